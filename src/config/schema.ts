@@ -1,0 +1,144 @@
+// The one schema of switchboard's configuration. The YAML file, the mcpServers JSON that hosts
+// use, CLI flags and the environment all compile into the `Config` this file defines.
+import { z } from 'zod';
+
+/** Backend names become tool prefixes and URI-scheme prefixes, so they keep to a safe alphabet. */
+export const BACKEND_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+export const NamespacingMode = z
+  .enum(['conditional', 'always', 'never'])
+  .describe(
+    'conditional: prefix names only when more than one backend is configured; always: always prefix; never: keep names as they are (they must then be unique)',
+  );
+
+const BackendCommon = {
+  description: z.string().optional().describe('Free text for operators; not sent to hosts.'),
+  disabled: z.boolean().default(false).describe('Keep the entry but do not start or connect to it.'),
+  prefix: z
+    .string()
+    .regex(BACKEND_NAME)
+    .optional()
+    .describe('Namespace prefix for this backend (default: its name).'),
+  namespacing: NamespacingMode.optional().describe('Overrides namespacing.mode for this backend.'),
+  priority: z
+    .number()
+    .int()
+    .default(0)
+    .describe('With namespacing.collisions = priority, the higher priority keeps a colliding name.'),
+};
+
+export const StdioBackend = z
+  .object({
+    type: z.literal('stdio').optional(),
+    command: z.string().min(1).describe('Executable to spawn (no shell is involved).'),
+    args: z.array(z.string()).default([]),
+    cwd: z.string().optional(),
+    env: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe('Environment of the child. The parent environment is not inherited wholesale.'),
+    inheritEnv: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'Names of parent environment variables passed through (default: PATH, HOME, USER, LANG, TERM, TMPDIR, SHELL, LOGNAME, and SystemRoot/APPDATA on Windows).',
+      ),
+    ...BackendCommon,
+  })
+  .strict();
+
+export const HttpBackend = z
+  .object({
+    type: z
+      .enum(['http', 'streamable-http', 'sse'])
+      .optional()
+      .describe('streamable-http (alias http, the default) or legacy HTTP+SSE.'),
+    url: z.url().describe('Endpoint of the backend.'),
+    headers: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe('Extra HTTP headers sent on every request.'),
+    ...BackendCommon,
+  })
+  .strict();
+
+export const Backend = z.union([StdioBackend, HttpBackend]);
+
+export const HttpFront = z
+  .object({
+    host: z.string().default('127.0.0.1').describe('Address the HTTP front binds to.'),
+    port: z.number().int().min(0).max(65535).default(7450),
+    path: z.string().startsWith('/').default('/mcp'),
+    dnsRebindingProtection: z
+      .boolean()
+      .default(true)
+      .describe('Check Host and Origin headers against the allowed lists.'),
+    allowedHosts: z
+      .array(z.string())
+      .default([])
+      .describe('Host header values accepted besides localhost, 127.0.0.1 and [::1] (with any port).'),
+    allowedOrigins: z
+      .array(z.string())
+      .default([])
+      .describe('Origin header values accepted besides http(s)://localhost, 127.0.0.1 and [::1].'),
+  })
+  .strict();
+
+export const Config = z
+  .object({
+    servers: z
+      .record(z.string().regex(BACKEND_NAME, 'a name of letters, digits, _ . - (at most 64)'), Backend)
+      .default({})
+      .describe('The MCP servers switchboard fronts, by name.'),
+    namespacing: z
+      .object({
+        mode: NamespacingMode.default('conditional'),
+        separator: z
+          .string()
+          .regex(/^[A-Za-z0-9_.-]{1,4}$/)
+          .default('_')
+          .describe('Placed between prefix and name.'),
+        collisions: z
+          .enum(['error', 'priority'])
+          .default('error')
+          .describe('What to do when two backends expose the same name: refuse, or keep the higher priority.'),
+      })
+      .strict()
+      .prefault({}),
+    http: HttpFront.prefault({}),
+    limits: z
+      .object({
+        maxMessageBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .default(4 * 1024 * 1024)
+          .describe('Largest JSON-RPC message accepted from a host or a backend.'),
+        startupTimeoutMs: z
+          .number()
+          .int()
+          .min(100)
+          .default(30_000)
+          .describe('How long a backend may take to complete its handshake.'),
+      })
+      .strict()
+      .prefault({}),
+    log: z
+      .object({
+        level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+export type Config = z.output<typeof Config>;
+export type ConfigInput = z.input<typeof Config>;
+export type BackendConfig = z.output<typeof Backend>;
+export type StdioBackendConfig = z.output<typeof StdioBackend>;
+export type HttpBackendConfig = z.output<typeof HttpBackend>;
+export type NamespacingMode = z.output<typeof NamespacingMode>;
+
+export function isStdioBackend(b: BackendConfig): b is StdioBackendConfig {
+  return 'command' in b;
+}

@@ -1,0 +1,182 @@
+// One configured MCP server as switchboard sees it: its connection and handshake, the calls in
+// flight to it (so what it asks mid-call reaches the right caller), and its lifecycle state.
+import type { BackendConfig } from '../config/schema.js';
+import { LocalError } from '../errors.js';
+import type { Channel } from '../jsonrpc/channel.js';
+import type { JsonRpcNotification, JsonRpcRequest, Params, RequestId, Result } from '../jsonrpc/message.js';
+import { RpcPeer, messageOf, type RequestOptions } from '../jsonrpc/peer.js';
+import type { Logger } from '../log.js';
+import type { CallContext } from '../pipeline/context.js';
+import { CLIENT_CAPABILITIES_TO_BACKENDS, LATEST_LEGACY, LEGACY_VERSIONS, SERVER_INFO } from '../protocol.js';
+import { backendKind, createChannel, type BackendKind } from './channels.js';
+
+export type BackendState = 'stopped' | 'starting' | 'ready' | 'failed';
+
+export interface ServerDescription {
+  protocolVersion: string;
+  capabilities: Record<string, unknown>;
+  serverInfo: Record<string, unknown>;
+  instructions?: string | undefined;
+}
+
+export interface BackendEvents {
+  notification(backend: Backend, n: JsonRpcNotification): void;
+  request(backend: Backend, req: JsonRpcRequest, signal: AbortSignal): Promise<Result>;
+  down(backend: Backend, reason: Error): void;
+}
+
+export interface BackendOptions {
+  log: Logger;
+  maxMessageBytes: number;
+  startupTimeoutMs: number;
+  events: BackendEvents;
+  /** Replaces the channel made from config (tests pass in-memory pairs). */
+  channel?: () => Channel;
+}
+
+export class Backend {
+  readonly kind: BackendKind;
+  state: BackendState = 'stopped';
+  server: ServerDescription | undefined;
+  lastError: string | undefined;
+  private peer: RpcPeer | undefined;
+  private readonly calls = new Map<RequestId, CallContext>();
+  private readonly log: Logger;
+
+  constructor(
+    readonly name: string,
+    readonly config: BackendConfig,
+    private readonly options: BackendOptions,
+  ) {
+    this.kind = backendKind(config);
+    this.log = options.log.child({ backend: name });
+  }
+
+  get capabilities(): Record<string, unknown> {
+    return this.server?.capabilities ?? {};
+  }
+
+  async start(): Promise<void> {
+    this.state = 'starting';
+    const { events, maxMessageBytes, startupTimeoutMs } = this.options;
+    const channel =
+      this.options.channel?.() ??
+      createChannel(this.config, { name: this.name, log: this.log, maxMessageBytes });
+    const peer = new RpcPeer(channel, this.log);
+    this.peer = peer;
+    peer.onNotification = (n) => events.notification(this, n);
+    peer.onRequest = (req, signal) => events.request(this, req, signal);
+    peer.onClose = (reason) => {
+      if (this.peer !== peer) return;
+      const wasReady = this.state === 'ready';
+      this.state = 'failed';
+      this.lastError = reason.message;
+      this.calls.clear();
+      if (wasReady) events.down(this, reason);
+    };
+    try {
+      await peer.start();
+      const init = await peer.request(
+        'initialize',
+        {
+          protocolVersion: LATEST_LEGACY,
+          capabilities: CLIENT_CAPABILITIES_TO_BACKENDS,
+          clientInfo: SERVER_INFO,
+        },
+        { signal: AbortSignal.timeout(startupTimeoutMs) },
+      );
+      const version = String(init.protocolVersion);
+      if (!(LEGACY_VERSIONS as readonly string[]).includes(version)) {
+        throw new Error(
+          `backend answered with protocol version ${version}, which switchboard does not speak`,
+        );
+      }
+      channel.setProtocolVersion?.(version);
+      this.server = {
+        protocolVersion: version,
+        capabilities: (init.capabilities as Record<string, unknown>) ?? {},
+        serverInfo: (init.serverInfo as Record<string, unknown>) ?? {},
+        instructions: typeof init.instructions === 'string' ? init.instructions : undefined,
+      };
+      await peer.notify('notifications/initialized');
+      this.state = 'ready';
+      this.lastError = undefined;
+      this.log.info({ version, server: this.server.serverInfo.name }, 'backend ready');
+    } catch (err) {
+      this.state = 'failed';
+      this.lastError = messageOf(err);
+      this.peer = undefined;
+      await peer.close();
+      throw new LocalError(
+        'backend_start_failed',
+        `backend ${this.name} failed to start: ${messageOf(err)}`,
+        {
+          cause: err,
+        },
+      );
+    }
+  }
+
+  async stop(): Promise<void> {
+    const peer = this.peer;
+    this.peer = undefined;
+    this.state = 'stopped';
+    await peer?.close();
+  }
+
+  /** A request switchboard makes for itself (catalog refresh, subscriptions, log level). */
+  request(method: string, params?: Params, options?: RequestOptions): Promise<Result> {
+    const peer = this.readyPeer();
+    return peer.request(method, params, options);
+  }
+
+  notify(method: string, params?: Params): Promise<void> {
+    return this.readyPeer().notify(method, params);
+  }
+
+  /**
+   * Forwards a caller's request. The caller's progress token is swapped for one of ours and
+   * mapped back, and the request id is remembered so what the backend asks mid-call is attributed.
+   */
+  async call(ctx: CallContext, method: string, params: Params): Promise<Result> {
+    const peer = this.readyPeer();
+    const token = params._meta?.progressToken;
+    let out = params;
+    if (token !== undefined) {
+      const { progressToken: _dropped, ...meta } = params._meta!;
+      out = { ...params, _meta: meta };
+      if (Object.keys(meta).length === 0) delete out._meta;
+    }
+    let id: RequestId | undefined;
+    try {
+      return await peer.request(method, out, {
+        signal: ctx.signal,
+        onProgress:
+          token === undefined
+            ? undefined
+            : (p) => ctx.reply.notify('notifications/progress', { ...p, progressToken: token }),
+        onSent: (sent) => {
+          id = sent;
+          this.calls.set(sent, ctx);
+        },
+      });
+    } finally {
+      if (id !== undefined) this.calls.delete(id);
+    }
+  }
+
+  /** The calls now waiting on this backend, oldest first. */
+  callsInFlight(): CallContext[] {
+    return [...this.calls.values()];
+  }
+
+  private readyPeer(): RpcPeer {
+    if (this.state !== 'ready' || !this.peer) {
+      throw new LocalError(
+        'backend_unavailable',
+        `Backend ${this.name} is unavailable${this.lastError ? `: ${this.lastError}` : ''}`,
+      );
+    }
+    return this.peer;
+  }
+}

@@ -1,0 +1,36 @@
+// Picks the channel kind for a backend's config. Adding a kind adds a case here and a file
+// beside this one; the `never` default makes a forgotten kind a compile error.
+import type { BackendConfig } from '../config/schema.js';
+import type { Channel } from '../jsonrpc/channel.js';
+import { assertNever } from '../jsonrpc/peer.js';
+import type { Logger } from '../log.js';
+import { sseChannel, streamableHttpChannel } from './http-channel.js';
+import { StdioChannel } from './stdio-channel.js';
+
+export type BackendKind = 'stdio' | 'streamable-http' | 'sse';
+
+export function backendKind(config: BackendConfig): BackendKind {
+  if ('command' in config) return 'stdio';
+  return config.type === 'sse' ? 'sse' : 'streamable-http';
+}
+
+export interface ChannelOptions {
+  name: string;
+  log: Logger;
+  maxMessageBytes: number;
+  extraEnv?: Record<string, string>;
+}
+
+export function createChannel(config: BackendConfig, options: ChannelOptions): Channel {
+  const kind = backendKind(config);
+  switch (kind) {
+    case 'stdio':
+      return new StdioChannel({ ...options, config: config as Extract<BackendConfig, { command: string }> });
+    case 'streamable-http':
+      return streamableHttpChannel(config as Extract<BackendConfig, { url: string }>);
+    case 'sse':
+      return sseChannel(config as Extract<BackendConfig, { url: string }>);
+    default:
+      return assertNever(kind);
+  }
+}

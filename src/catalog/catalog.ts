@@ -1,0 +1,195 @@
+// The merged view of every backend's tools, prompts, resources and templates, with the maps
+// that route an exposed name or URI back to its backend. Rebuilt whenever a backend's list changes.
+import type { Logger } from '../log.js';
+import type { Result } from '../jsonrpc/message.js';
+import { exposedName, exposedUri, splitUri, type Namespace } from './naming.js';
+
+export const LIST_KINDS = {
+  tools: { method: 'tools/list', capability: 'tools', key: 'tools', field: 'name' },
+  prompts: { method: 'prompts/list', capability: 'prompts', key: 'prompts', field: 'name' },
+  resources: { method: 'resources/list', capability: 'resources', key: 'resources', field: 'uri' },
+  resourceTemplates: {
+    method: 'resources/templates/list',
+    capability: 'resources',
+    key: 'resourceTemplates',
+    field: 'uriTemplate',
+  },
+} as const;
+export type ListKind = keyof typeof LIST_KINDS;
+export const LIST_KIND_NAMES = Object.keys(LIST_KINDS) as ListKind[];
+
+export type Item = Record<string, unknown>;
+
+export interface Target {
+  backend: string;
+  /** The backend's own name or URI. */
+  name: string;
+}
+
+export interface Collision {
+  kind: 'tools' | 'prompts';
+  exposed: string;
+  backends: string[];
+  /** The backend that keeps the name, or none when the policy is `error`. */
+  winner: string | undefined;
+}
+
+export interface CatalogOptions {
+  namespaces: Map<string, Namespace>;
+  collisions: 'error' | 'priority';
+  priorities: Map<string, number>;
+  log: Logger;
+}
+
+type Lists = Partial<Record<ListKind, Item[]>>;
+
+export class Catalog {
+  private readonly lists = new Map<string, Lists>();
+  private merged: Record<ListKind, Item[]> = { tools: [], prompts: [], resources: [], resourceTemplates: [] };
+  private readonly byName = { tools: new Map<string, Target>(), prompts: new Map<string, Target>() };
+  private collisionList: Collision[] = [];
+  private byUriPrefix = new Map<string, string>();
+
+  constructor(private readonly options: CatalogOptions) {
+    for (const ns of options.namespaces.values())
+      if (ns.prefixed) this.byUriPrefix.set(ns.uriPrefix, ns.backend);
+  }
+
+  get namespaces(): Map<string, Namespace> {
+    return this.options.namespaces;
+  }
+
+  /** Replaces one backend's list of one kind; returns whether the merged view changed. */
+  setList(backend: string, kind: ListKind, items: Item[]): boolean {
+    const lists = this.lists.get(backend) ?? {};
+    const before = JSON.stringify(this.merged[kind]);
+    lists[kind] = items;
+    this.lists.set(backend, lists);
+    this.rebuild(kind);
+    return JSON.stringify(this.merged[kind]) !== before;
+  }
+
+  /** Forgets a backend (it stopped or failed); returns the kinds whose merged view changed. */
+  removeBackend(backend: string): ListKind[] {
+    const lists = this.lists.get(backend);
+    if (!lists) return [];
+    this.lists.delete(backend);
+    const changed = (Object.keys(lists) as ListKind[]).filter((k) => (lists[k]?.length ?? 0) > 0);
+    for (const kind of LIST_KIND_NAMES) this.rebuild(kind);
+    return changed;
+  }
+
+  list(kind: ListKind): Result {
+    return { [LIST_KINDS[kind].key]: this.merged[kind] };
+  }
+
+  collisions(): readonly Collision[] {
+    return this.collisionList;
+  }
+
+  resolve(kind: 'tools' | 'prompts', exposed: string): Target | undefined {
+    return this.byName[kind].get(exposed);
+  }
+
+  /**
+   * Finds the backend of a URI: by its namespace prefix, else by an exact match in a backend's
+   * resources (links in results are not always rewritten, e.g. inside `_meta`), else by a template
+   * of an unprefixed backend, else the only unprefixed backend that serves resources.
+   */
+  resolveUri(uri: string): Target | { ambiguous: string[] } | undefined {
+    const split = splitUri(uri);
+    const owner = split && this.byUriPrefix.get(split.uriPrefix);
+    if (split && owner) return { backend: owner, name: split.uri };
+    const exact = this.owners((b, l) => (l.resources ?? []).some((r) => r.uri === uri));
+    if (exact.length === 1) return { backend: exact[0]!, name: uri };
+    const unprefixed = (b: string) => !this.options.namespaces.get(b)?.prefixed;
+    const templated = this.owners(
+      (b, l) =>
+        unprefixed(b) && (l.resourceTemplates ?? []).some((t) => templateMatches(String(t.uriTemplate), uri)),
+    );
+    if (templated.length === 1) return { backend: templated[0]!, name: uri };
+    const serving = this.owners(
+      (b, l) => unprefixed(b) && (l.resources !== undefined || l.resourceTemplates !== undefined),
+    );
+    if (serving.length === 1) return { backend: serving[0]!, name: uri };
+    const candidates = exact.length > 1 ? exact : templated;
+    return candidates.length > 1 ? { ambiguous: candidates } : undefined;
+  }
+
+  /** The URI a host sees for a backend's URI. */
+  exposeUri(backend: string, uri: string): string {
+    const ns = this.options.namespaces.get(backend);
+    return ns ? exposedUri(ns, uri) : uri;
+  }
+
+  private owners(test: (backend: string, lists: Lists) => boolean): string[] {
+    const out: string[] = [];
+    for (const [b, l] of this.lists) if (test(b, l)) out.push(b);
+    return out;
+  }
+
+  private rebuild(kind: ListKind): void {
+    if (kind === 'tools' || kind === 'prompts') this.rebuildNamed(kind);
+    else this.rebuildUris(kind);
+  }
+
+  private rebuildNamed(kind: 'tools' | 'prompts'): void {
+    const claims = new Map<string, { backend: string; item: Item; name: string }[]>();
+    for (const [backend, ns] of this.options.namespaces) {
+      for (const item of this.lists.get(backend)?.[kind] ?? []) {
+        const name = String(item.name);
+        const exposed = exposedName(ns, name);
+        const list = claims.get(exposed) ?? [];
+        list.push({ backend, item, name });
+        claims.set(exposed, list);
+      }
+    }
+    const map = this.byName[kind];
+    map.clear();
+    const items: Item[] = [];
+    this.collisionList = this.collisionList.filter((c) => c.kind !== kind);
+    for (const [exposed, list] of claims) {
+      let chosen = list[0]!;
+      const backends = [...new Set(list.map((c) => c.backend))];
+      if (backends.length > 1) {
+        const winner = this.options.collisions === 'priority' ? this.byPriority(list) : undefined;
+        this.collisionList.push({ kind, exposed, backends, winner: winner?.backend });
+        if (!winner) continue;
+        chosen = winner;
+      }
+      map.set(exposed, { backend: chosen.backend, name: chosen.name });
+      items.push(exposed === chosen.name ? chosen.item : { ...chosen.item, name: exposed });
+    }
+    this.merged[kind] = items;
+  }
+
+  /** Highest priority wins; a tie goes to the backend listed first in config. */
+  private byPriority<T extends { backend: string }>(list: T[]): T {
+    const p = (c: T) => this.options.priorities.get(c.backend) ?? 0;
+    return list.reduce((best, c) => (p(c) > p(best) ? c : best));
+  }
+
+  private rebuildUris(kind: 'resources' | 'resourceTemplates'): void {
+    const field = LIST_KINDS[kind].field;
+    const items: Item[] = [];
+    for (const [backend, ns] of this.options.namespaces) {
+      for (const item of this.lists.get(backend)?.[kind] ?? []) {
+        items.push(ns.prefixed ? { ...item, [field]: exposedUri(ns, String(item[field])) } : item);
+      }
+    }
+    this.merged[kind] = items;
+  }
+}
+
+/** RFC 6570 level-1 matching, enough to decide which backend a concrete URI belongs to. */
+export function templateMatches(template: string, uri: string): boolean {
+  const pattern = template
+    .split(/(\{[^}]*\})/)
+    .map((part) => (part.startsWith('{') ? (/^\{[+#]/.test(part) ? '.*' : '[^/?#]*') : escapeRegex(part)))
+    .join('');
+  return new RegExp(`^${pattern}$`).test(uri);
+}
+
+function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

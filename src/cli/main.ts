@@ -1,0 +1,158 @@
+#!/usr/bin/env node
+// The `switchboard` command: `up` starts the gateway (embedded defaults without --config),
+// `validate` checks a config file. Everything human-readable goes to stderr.
+import { parseArgs } from 'node:util';
+import { embeddedConfig } from '../config/defaults.js';
+import { loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { createLogger } from '../log.js';
+import { SERVER_INFO } from '../protocol.js';
+import { startSwitchboard } from '../switchboard.js';
+import { runValidate } from './validate.js';
+
+const USAGE = `Usage: switchboard <command> [options]
+
+Commands:
+  up          Start switchboard (without --config: the bundled example servers)
+  validate    Check a configuration file and exit
+
+Options:
+  --config FILE   switchboard.yaml, or an mcpServers JSON file (Claude Desktop, Cursor, VS Code)
+  --port N        HTTP port (default 7450; 0 picks a free one)
+  --host ADDR     HTTP bind address (default 127.0.0.1)
+  --stdio         Serve one host over stdin/stdout instead of HTTP (for Claude Desktop)
+  --log-level L   trace, debug, info, warn, error, silent (default info)
+  -h, --help      Show this help
+  -v, --version   Show the version`;
+
+function say(text: string): void {
+  process.stderr.write(text + '\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        config: { type: 'string', short: 'c' },
+        port: { type: 'string', short: 'p' },
+        host: { type: 'string' },
+        stdio: { type: 'boolean' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    });
+  } catch (err) {
+    say(`switchboard: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.version) {
+    say(SERVER_INFO.version);
+    return 0;
+  }
+  const command = positionals[0] ?? (values.help ? 'help' : 'up');
+  switch (command) {
+    case 'help':
+      say(USAGE);
+      return 0;
+    case 'validate':
+      if (!values.config) {
+        say('switchboard validate: --config FILE is required');
+        return 2;
+      }
+      return runValidate({ config: values.config });
+    case 'up':
+      return up(values);
+    default:
+      say(`switchboard: unknown command "${command}"\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+interface UpFlags {
+  config?: string | undefined;
+  port?: string | undefined;
+  host?: string | undefined;
+  stdio?: boolean | undefined;
+  'log-level'?: string | undefined;
+}
+
+async function up(flags: UpFlags): Promise<number> {
+  let config: Config;
+  if (flags.config) {
+    try {
+      const loaded = await loadConfig(flags.config);
+      for (const w of loaded.warnings) say(`warning: ${w}`);
+      config = loaded.config;
+    } catch (err) {
+      say((err as Error).message);
+      return 1;
+    }
+  } else {
+    config = embeddedConfig();
+  }
+  const port = flags.port === undefined ? config.http.port : Number(flags.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    say(`switchboard: --port expects a number from 0 to 65535, got "${flags.port}"`);
+    return 2;
+  }
+  config = { ...config, http: { ...config.http, port, host: flags.host ?? config.http.host } };
+  const log = createLogger(flags['log-level'] ?? config.log.level);
+  let sb;
+  try {
+    sb = await startSwitchboard({ config, log, stdio: flags.stdio === true });
+  } catch (err) {
+    say(`switchboard: ${(err as Error).message}`);
+    return 1;
+  }
+  const backends = [...sb.gateway.backends.values()];
+  const ready = backends.filter((b) => b.state === 'ready');
+  const tools = (sb.gateway.catalog.list('tools').tools as unknown[]).length;
+  say(
+    `switchboard ${SERVER_INFO.version}: fronting ${ready.length} of ${backends.length} servers` +
+      (ready.length ? ` (${ready.map((b) => b.name).join(', ')})` : '') +
+      `, ${tools} tools`,
+  );
+  for (const f of sb.failedBackends) say(`  ${f.name} failed to start: ${f.error}`);
+  if (sb.http) {
+    say(`Streamable HTTP: ${sb.http.url}`);
+    say(`Connect a host:`);
+    say(`  any MCP client over Streamable HTTP: ${sb.http.url}`);
+    say(
+      `  Claude Desktop (stdio), in claude_desktop_config.json: ` +
+        JSON.stringify({
+          mcpServers: {
+            switchboard: {
+              command: 'npx',
+              args: ['switchboard', 'up', '--stdio', ...(flags.config ? ['--config', flags.config] : [])],
+            },
+          },
+        }),
+    );
+  } else {
+    say('Serving one host over stdio.');
+  }
+  const stop = async (why: string) => {
+    say(`switchboard: ${why}, stopping`);
+    await sb.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  if (sb.stdioClosed) await sb.stdioClosed.then(() => stop('host closed stdin'));
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== 0) process.exit(code);
+  },
+  (err: unknown) => {
+    say(`switchboard: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exit(1);
+  },
+);

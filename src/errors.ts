@@ -1,0 +1,89 @@
+// The two kinds of error: wire errors (what a client may see) and local errors (stable codes with
+// a cause, mapped to the wire by one table so a backend's failure never reads as the caller's).
+import type { WireErrorBody } from './jsonrpc/message.js';
+
+/** JSON-RPC and MCP error codes switchboard sends. */
+export const WIRE = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  /** Implementation-defined server error range: a backend is unavailable or failed. */
+  BACKEND_UNAVAILABLE: -32001,
+  REQUEST_TIMEOUT: -32001,
+  RESOURCE_NOT_FOUND: -32002,
+  REQUEST_CANCELLED: -32800,
+} as const;
+
+/** An error whose code and message are meant for the client as they are. */
+export class WireError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = 'WireError';
+  }
+
+  toJSON(): WireErrorBody {
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
+  }
+}
+
+/** An error a backend itself answered with: passed to the caller untouched. */
+export class BackendWireError extends WireError {
+  constructor(body: WireErrorBody) {
+    super(body.code, body.message, body.data);
+    this.name = 'BackendWireError';
+  }
+}
+
+export type LocalCode =
+  | 'backend_unavailable'
+  | 'backend_closed'
+  | 'backend_start_failed'
+  | 'timeout'
+  | 'cancelled'
+  | 'message_too_large'
+  | 'internal';
+
+/** Local failures: a stable code for logs and tests, a cause, never sent as they are. */
+export class LocalError extends Error {
+  constructor(
+    readonly code: LocalCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'LocalError';
+  }
+}
+
+const LOCAL_TO_WIRE: Record<LocalCode, { code: number; http: number; expose: boolean }> = {
+  backend_unavailable: { code: WIRE.BACKEND_UNAVAILABLE, http: 502, expose: true },
+  backend_closed: { code: WIRE.BACKEND_UNAVAILABLE, http: 502, expose: true },
+  backend_start_failed: { code: WIRE.BACKEND_UNAVAILABLE, http: 502, expose: true },
+  timeout: { code: WIRE.REQUEST_TIMEOUT, http: 504, expose: true },
+  cancelled: { code: WIRE.REQUEST_CANCELLED, http: 499, expose: true },
+  message_too_large: { code: WIRE.INVALID_REQUEST, http: 413, expose: true },
+  internal: { code: WIRE.INTERNAL_ERROR, http: 500, expose: false },
+};
+
+/** Maps any thrown value to the body a client may see. Unknown errors never leak their text. */
+export function toWire(err: unknown): WireErrorBody {
+  if (err instanceof WireError) return err.toJSON();
+  if (err instanceof LocalError) {
+    const m = LOCAL_TO_WIRE[err.code];
+    return { code: m.code, message: m.expose ? err.message : 'Internal error' };
+  }
+  return { code: WIRE.INTERNAL_ERROR, message: 'Internal error' };
+}
+
+export function httpStatusOf(err: unknown): number {
+  if (err instanceof LocalError) return LOCAL_TO_WIRE[err.code].http;
+  return 500;
+}

@@ -1,0 +1,295 @@
+// The Streamable HTTP front (2025-11-25 sessions) on node:http. Each POSTed request is answered
+// as plain JSON unless something related to it must go out first (progress, a log line, a
+// request to the host): then, and only then, the answer becomes an SSE stream.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WIRE } from '../errors.js';
+import type { Gateway } from '../gateway/gateway.js';
+import { classify, type JsonRpcMessage, type RequestId } from '../jsonrpc/message.js';
+import type { Logger } from '../log.js';
+import { LEGACY_VERSIONS } from '../protocol.js';
+import { checkHostAndOrigin } from './http-guard.js';
+import type { HostSession } from './session.js';
+
+export interface HttpFrontOptions {
+  host: string;
+  port: number;
+  path: string;
+  maxMessageBytes: number;
+  dnsRebindingProtection: boolean;
+  allowedHosts: readonly string[];
+  allowedOrigins: readonly string[];
+  log: Logger;
+}
+
+export interface HttpFront {
+  readonly url: string;
+  readonly server: Server;
+  close(): Promise<void>;
+}
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+};
+
+/** One POSTed request waiting for its answer. */
+class Exchange {
+  private streaming = false;
+  done = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly id: RequestId,
+    private readonly headers: Record<string, string>,
+  ) {}
+
+  send(message: JsonRpcMessage): boolean {
+    if (this.done) return false;
+    const final = 'id' in message && message.id === this.id && ('result' in message || 'error' in message);
+    const body = JSON.stringify(message);
+    if (final && !this.streaming) {
+      this.done = true;
+      this.res.writeHead(200, { ...this.headers, 'content-type': 'application/json' }).end(body);
+      return true;
+    }
+    if (!this.streaming) {
+      this.streaming = true;
+      this.res.writeHead(200, { ...this.headers, ...SSE_HEADERS });
+    }
+    this.res.write(`event: message\ndata: ${body}\n\n`);
+    if (final) this.end();
+    return true;
+  }
+
+  end(): void {
+    if (this.done) return;
+    this.done = true;
+    if (!this.streaming && !this.res.headersSent)
+      this.res.writeHead(200, { ...this.headers, ...SSE_HEADERS });
+    this.res.end();
+  }
+}
+
+/** Transport state of one session: its open exchanges and its standalone GET stream. */
+class HttpSession {
+  readonly exchanges = new Map<RequestId, Exchange>();
+  stream: ServerResponse | undefined;
+  session!: HostSession;
+
+  send(message: JsonRpcMessage, related?: RequestId): boolean {
+    const ex = related === undefined ? undefined : this.exchanges.get(related);
+    if (ex?.send(message)) return true;
+    if (!this.stream) return false;
+    this.stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    return true;
+  }
+}
+
+export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Promise<HttpFront> {
+  const sessions = new Map<string, HttpSession>();
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      options.log.error({ err: err instanceof Error ? err.message : String(err) }, 'http front error');
+      if (!res.headersSent) fail(res, 500, WIRE.INTERNAL_ERROR, 'Internal error');
+      else res.end();
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (path !== options.path)
+      return fail(res, 404, WIRE.INVALID_REQUEST, `Not found; the MCP endpoint is ${options.path}`);
+    if (options.dnsRebindingProtection) {
+      const refused = checkHostAndOrigin(req.headers.host, req.headers.origin, options);
+      if (refused) return fail(res, 403, WIRE.INVALID_REQUEST, `Forbidden: ${refused}`);
+    }
+    switch (req.method) {
+      case 'POST':
+        return post(req, res);
+      case 'GET':
+        return get(req, res);
+      case 'DELETE':
+        return del(req, res);
+      default:
+        res.setHeader('allow', 'GET, POST, DELETE');
+        return fail(res, 405, WIRE.INVALID_REQUEST, 'Method not allowed');
+    }
+  }
+
+  function sessionOf(req: IncomingMessage, res: ServerResponse): HttpSession | undefined {
+    const id = req.headers['mcp-session-id'];
+    if (typeof id !== 'string') {
+      fail(res, 400, WIRE.INVALID_REQUEST, 'Bad Request: Mcp-Session-Id header is required');
+      return undefined;
+    }
+    const s = sessions.get(id);
+    if (!s) fail(res, 404, -32001, 'Session not found');
+    return s;
+  }
+
+  async function post(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const accept = req.headers.accept ?? '';
+    if (
+      !(accept.includes('application/json') || accept.includes('*/*')) ||
+      !(accept.includes('text/event-stream') || accept.includes('*/*'))
+    ) {
+      return fail(
+        res,
+        406,
+        WIRE.INVALID_REQUEST,
+        'Not Acceptable: Accept must list application/json and text/event-stream',
+      );
+    }
+    if (!(req.headers['content-type'] ?? '').includes('application/json')) {
+      return fail(
+        res,
+        415,
+        WIRE.INVALID_REQUEST,
+        'Unsupported Media Type: Content-Type must be application/json',
+      );
+    }
+    const body = await readBody(req, options.maxMessageBytes);
+    if (body === undefined) {
+      return fail(
+        res,
+        413,
+        WIRE.INVALID_REQUEST,
+        `Message exceeds the limit of ${options.maxMessageBytes} bytes`,
+      );
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return fail(res, 400, WIRE.PARSE_ERROR, 'Parse error: not valid JSON');
+    }
+    const c = classify(value);
+    if (c.kind === 'invalid') return fail(res, 400, WIRE.INVALID_REQUEST, c.reason, c.id);
+
+    let state: HttpSession | undefined;
+    const headers: Record<string, string> = {};
+    if (c.kind === 'request' && c.message.method === 'initialize') {
+      state = new HttpSession();
+      state.session = gateway.openSession({ send: (m, r) => state!.send(m, r) }, 'http');
+      sessions.set(state.session.id, state);
+      headers['mcp-session-id'] = state.session.id;
+    } else {
+      const version = req.headers['mcp-protocol-version'];
+      if (typeof version === 'string' && !(LEGACY_VERSIONS as readonly string[]).includes(version)) {
+        return fail(
+          res,
+          400,
+          WIRE.INVALID_REQUEST,
+          `Bad Request: unsupported MCP-Protocol-Version ${version}`,
+        );
+      }
+      state = sessionOf(req, res);
+      if (!state) return;
+    }
+    if (c.kind !== 'request') {
+      res.writeHead(202).end();
+      await state.session.receive(value);
+      return;
+    }
+    const id = c.message.id;
+    const exchange = new Exchange(res, id, headers);
+    state.exchanges.set(id, exchange);
+    // A closed connection is not a cancellation on this wire; what follows goes to the GET stream.
+    res.once('close', () => {
+      if (state.exchanges.get(id) === exchange) state.exchanges.delete(id);
+    });
+    await state.session.receive(value);
+    // A cancelled request gets no answer; its stream just ends.
+    exchange.end();
+    state.exchanges.delete(id);
+  }
+
+  function get(req: IncomingMessage, res: ServerResponse): void {
+    if (!(req.headers.accept ?? '').includes('text/event-stream')) {
+      return fail(res, 406, WIRE.INVALID_REQUEST, 'Not Acceptable: Accept must list text/event-stream');
+    }
+    const state = sessionOf(req, res);
+    if (!state) return;
+    if (state.stream)
+      return fail(res, 409, WIRE.INVALID_REQUEST, 'Conflict: this session already has a stream open');
+    res.writeHead(200, SSE_HEADERS);
+    res.flushHeaders();
+    state.stream = res;
+    res.once('close', () => {
+      if (state.stream === res) state.stream = undefined;
+    });
+  }
+
+  function del(req: IncomingMessage, res: ServerResponse): void {
+    const state = sessionOf(req, res);
+    if (!state) return;
+    sessions.delete(state.session.id);
+    state.session.close();
+    state.stream?.end();
+    res.writeHead(200).end();
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(
+              `port ${options.port} on ${options.host} is in use; choose another with --port (0 picks a free one)`,
+            )
+          : err,
+      );
+    });
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${port}${options.path}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sessions.values()) {
+          s.stream?.end();
+          s.session.close();
+        }
+        sessions.clear();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function fail(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  id: RequestId | null = null,
+): void {
+  if (res.headersSent) return void res.end();
+  res
+    .writeHead(status, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }));
+}
+
+/** Reads the body, or undefined once it passes the limit (the rest is drained, not kept). */
+async function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      req.resume();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,229 @@
+// One host's session on the legacy (2025-11-25) wire, whatever transport carries it: the
+// handshake, per-session log level, cancellation of its calls, and the requests switchboard makes
+// to the host on a backend's behalf. Transports only frame messages and hand them in here.
+import { WIRE, WireError, toWire, LocalError } from '../errors.js';
+import {
+  classify,
+  isFailure,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type Params,
+  type RequestId,
+  type Result,
+} from '../jsonrpc/message.js';
+import { newCallId, type Caller, type CallContext, type Reply } from '../pipeline/context.js';
+import { LEGACY_VERSIONS, LATEST_LEGACY, LOG_LEVELS, type LogLevel } from '../protocol.js';
+import { BackendWireError } from '../errors.js';
+import { randomUUID } from 'node:crypto';
+import type { Gateway } from '../gateway/gateway.js';
+
+/** Where a session's outgoing messages go; `related` names the host request they belong to. */
+export interface Sink {
+  /** Returns false when the message could not be delivered (no stream open to the host). */
+  send(message: JsonRpcMessage, related?: RequestId): boolean | void;
+}
+
+interface Outgoing {
+  resolve(result: Result): void;
+  reject(err: unknown): void;
+}
+
+export class HostSession {
+  readonly id: string;
+  clientCapabilities: Record<string, unknown> = {};
+  clientInfo: Record<string, unknown> | undefined;
+  protocolVersion: string = LATEST_LEGACY;
+  logLevel: LogLevel | undefined;
+  initialized = false;
+  closed = false;
+  private readonly calls = new Map<RequestId, AbortController>();
+  private readonly outgoing = new Map<RequestId, Outgoing>();
+  private nextId = 1;
+  private readonly caller: Caller;
+
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly sink: Sink,
+    principal: string,
+    id: string = randomUUID(),
+  ) {
+    this.id = id;
+    this.caller = { kind: 'host', id: principal };
+  }
+
+  /** Takes one parsed message from the host. Resolves when a request has been answered. */
+  async receive(value: unknown): Promise<void> {
+    const c = classify(value);
+    switch (c.kind) {
+      case 'request':
+        return this.serve(c.message);
+      case 'notification':
+        return this.notified(c.message);
+      case 'response': {
+        const r = c.message;
+        const p = r.id === null ? undefined : this.outgoing.get(r.id);
+        if (!p) return;
+        this.outgoing.delete(r.id as RequestId);
+        if (isFailure(r)) p.reject(new BackendWireError(r.error));
+        else p.resolve(r.result);
+        return;
+      }
+      case 'invalid':
+        this.sink.send({
+          jsonrpc: '2.0',
+          id: c.id,
+          error: { code: WIRE.INVALID_REQUEST, message: c.reason },
+        });
+        return;
+    }
+  }
+
+  /** Unrelated to any call: list changes, resource updates, log lines nobody's call caused. */
+  notify(method: string, params?: Params): void {
+    if (this.closed) return;
+    this.sink.send(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params });
+  }
+
+  /** The way back to this session for messages not tied to one of its calls. */
+  get reply(): Reply {
+    return this.replyFor(undefined);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const ac of this.calls.values()) ac.abort(new LocalError('cancelled', 'session closed'));
+    this.calls.clear();
+    for (const p of this.outgoing.values()) p.reject(new LocalError('cancelled', 'session closed'));
+    this.outgoing.clear();
+    this.gateway.sessionClosed(this);
+  }
+
+  private async serve(req: JsonRpcRequest): Promise<void> {
+    try {
+      const result = await this.answer(req);
+      if (result !== undefined) this.sink.send({ jsonrpc: '2.0', id: req.id, result }, req.id);
+    } catch (err) {
+      this.sink.send({ jsonrpc: '2.0', id: req.id, error: toWire(err) }, req.id);
+    }
+  }
+
+  /** `undefined` means the call was cancelled: per the spec, no response is sent. */
+  private async answer(req: JsonRpcRequest): Promise<Result | undefined> {
+    const params = req.params ?? {};
+    switch (req.method) {
+      case 'initialize':
+        return this.initialize(params);
+      case 'ping':
+        return {};
+      case 'logging/setLevel': {
+        const level = params.level;
+        if (!(LOG_LEVELS as readonly unknown[]).includes(level)) {
+          throw new WireError(WIRE.INVALID_PARAMS, `level must be one of ${LOG_LEVELS.join(', ')}`);
+        }
+        this.logLevel = level as LogLevel;
+        this.gateway.logLevelsChanged();
+        return {};
+      }
+    }
+    if (this.calls.has(req.id))
+      throw new WireError(WIRE.INVALID_REQUEST, `Request id ${req.id} is already in use`);
+    const ac = new AbortController();
+    this.calls.set(req.id, ac);
+    const ctx: CallContext = {
+      callId: newCallId(),
+      caller: this.caller,
+      method: req.method,
+      params,
+      signal: ac.signal,
+      reply: this.replyFor(req.id),
+      startedAt: performance.now(),
+    };
+    try {
+      await this.gateway.run(ctx);
+      return ac.signal.aborted ? undefined : (ctx.result ?? {});
+    } catch (err) {
+      if (ac.signal.aborted) return undefined;
+      throw err;
+    } finally {
+      this.calls.delete(req.id);
+    }
+  }
+
+  private initialize(params: Params): Result {
+    const requested = String(params.protocolVersion ?? '');
+    this.protocolVersion = (LEGACY_VERSIONS as readonly string[]).includes(requested)
+      ? requested
+      : LATEST_LEGACY;
+    this.clientCapabilities = (params.capabilities as Record<string, unknown>) ?? {};
+    this.clientInfo = params.clientInfo as Record<string, unknown> | undefined;
+    return this.gateway.initializeResult(this.protocolVersion);
+  }
+
+  private notified(n: JsonRpcNotification): void {
+    switch (n.method) {
+      case 'notifications/initialized':
+        this.initialized = true;
+        return;
+      case 'notifications/cancelled': {
+        const id = n.params?.requestId;
+        if (typeof id === 'string' || typeof id === 'number')
+          this.calls
+            .get(id)
+            ?.abort(new LocalError('cancelled', String(n.params?.reason ?? 'cancelled by host')));
+        return;
+      }
+      case 'notifications/roots/list_changed':
+        this.gateway.rootsChanged(this);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private replyFor(related: RequestId | undefined): Reply {
+    return {
+      sessionKey: this.id,
+      capabilities: this.clientCapabilities,
+      notify: (method, params) => {
+        if (!this.closed) this.sink.send({ jsonrpc: '2.0', method, params }, related);
+      },
+      request: (method, params, signal) => this.request(method, params, signal, related),
+    };
+  }
+
+  private request(
+    method: string,
+    params: Params | undefined,
+    signal: AbortSignal,
+    related?: RequestId,
+  ): Promise<Result> {
+    if (this.closed) return Promise.reject(new LocalError('cancelled', 'session closed'));
+    // Switchboard's own id space per session: ids from different backends can never collide.
+    const id = `sb-${this.nextId++}`;
+    return new Promise<Result>((resolve, reject) => {
+      const onAbort = () => {
+        if (!this.outgoing.delete(id)) return;
+        this.sink.send(
+          { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } },
+          related,
+        );
+        reject(new LocalError('cancelled', 'Request cancelled'));
+      };
+      if (signal.aborted) return reject(new LocalError('cancelled', 'Request cancelled'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.outgoing.set(id, {
+        resolve: (r) => (signal.removeEventListener('abort', onAbort), resolve(r)),
+        reject: (e) => (signal.removeEventListener('abort', onAbort), reject(e)),
+      });
+      const message: JsonRpcMessage =
+        params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+      if (this.sink.send(message, related) === false) {
+        this.outgoing.delete(id);
+        signal.removeEventListener('abort', onAbort);
+        reject(new WireError(WIRE.INTERNAL_ERROR, `The host has no open stream to receive ${method} on`));
+      }
+    });
+  }
+}

@@ -1,0 +1,53 @@
+// The stdio front: one host session over this process's stdin and stdout (stdout carries only
+// JSON-RPC). Lines that are not JSON or are too large get an error; the session goes on.
+import type { Readable, Writable } from 'node:stream';
+import { WIRE } from '../errors.js';
+import type { Gateway } from '../gateway/gateway.js';
+import { readLines } from '../jsonrpc/ndjson.js';
+import type { HostSession } from './session.js';
+
+export interface StdioFrontOptions {
+  input?: Readable;
+  output?: Writable;
+  maxMessageBytes: number;
+}
+
+export function serveStdio(
+  gateway: Gateway,
+  options: StdioFrontOptions,
+): { session: HostSession; closed: Promise<void> } {
+  const input = options.input ?? process.stdin;
+  const output = options.output ?? process.stdout;
+  const write = (m: unknown) => output.write(JSON.stringify(m) + '\n');
+  const session = gateway.openSession({ send: (m) => write(m) }, 'stdio', 'stdio');
+  readLines(input, options.maxMessageBytes, {
+    line: (text) => {
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        write({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: WIRE.PARSE_ERROR, message: 'Parse error: not valid JSON' },
+        });
+        return;
+      }
+      void session.receive(value);
+    },
+    oversized: (bytes) =>
+      write({
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: WIRE.INVALID_REQUEST,
+          message: `Message of ${bytes} bytes exceeds the limit of ${options.maxMessageBytes} bytes`,
+        },
+      }),
+  });
+  const closed = new Promise<void>((resolve) => {
+    input.once('end', resolve);
+    input.once('close', resolve);
+  }).then(() => session.close());
+  return { session, closed };
+}

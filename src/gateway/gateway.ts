@@ -1,0 +1,340 @@
+// Switchboard's core object: the backends, the catalog built from them, the host sessions, and
+// the pipeline every call passes. Fronts open sessions on it; backends report to it.
+import { Backend } from '../backends/backend.js';
+import { Catalog, LIST_KINDS, LIST_KIND_NAMES, type ListKind } from '../catalog/catalog.js';
+import { namespacesOf } from '../catalog/naming.js';
+import type { Config } from '../config/schema.js';
+import { WIRE, WireError } from '../errors.js';
+import type { Channel } from '../jsonrpc/channel.js';
+import type { JsonRpcNotification, JsonRpcRequest, Params, Result } from '../jsonrpc/message.js';
+import { messageOf } from '../jsonrpc/peer.js';
+import type { Logger } from '../log.js';
+import type { CallContext, Reply } from '../pipeline/context.js';
+import { createPipeline, type Pipeline } from '../pipeline/pipeline.js';
+import { LOG_LEVELS, SERVER_INFO, logLevelRank, type LogLevel } from '../protocol.js';
+import { HostSession, type Sink } from '../front/session.js';
+import { Subscriptions } from './subscriptions.js';
+import { mergeCapabilities, mergeInstructions } from './merge.js';
+
+export interface GatewayOptions {
+  config: Config;
+  log: Logger;
+  /** Replaces the channel made from a backend's config (tests). */
+  channel?: (name: string) => Channel | undefined;
+}
+
+/** Which capability a server-initiated request needs the host to have declared. */
+const HOST_CAPABILITY: Record<string, string> = {
+  'sampling/createMessage': 'sampling',
+  'elicitation/create': 'elicitation',
+  'roots/list': 'roots',
+};
+
+export class Gateway {
+  readonly catalog: Catalog;
+  readonly backends = new Map<string, Backend>();
+  readonly sessions = new Map<string, HostSession>();
+  readonly log: Logger;
+  private readonly pipeline: Pipeline;
+  private readonly subscriptions = new Subscriptions();
+  private readonly refreshing = new Map<string, Promise<void>>();
+  private readonly elicitations = new Map<string, Reply>();
+  private backendLogLevel: LogLevel | undefined;
+
+  constructor(private readonly options: GatewayOptions) {
+    const { config, log } = options;
+    this.log = log;
+    const priorities = new Map(Object.entries(config.servers).map(([n, b]) => [n, b.priority]));
+    this.catalog = new Catalog({
+      namespaces: namespacesOf(config),
+      collisions: config.namespacing.collisions,
+      priorities,
+      log,
+    });
+    for (const [name, b] of Object.entries(config.servers)) {
+      if (b.disabled) continue;
+      this.backends.set(
+        name,
+        new Backend(name, b, {
+          log,
+          maxMessageBytes: config.limits.maxMessageBytes,
+          startupTimeoutMs: config.limits.startupTimeoutMs,
+          channel: options.channel ? () => options.channel!(name)! : undefined,
+          events: {
+            notification: (backend, n) => this.backendNotified(backend, n),
+            request: (backend, req, signal) => this.backendAsked(backend, req, signal),
+            down: (backend, reason) => this.backendDown(backend, reason),
+          },
+        }),
+      );
+    }
+    this.pipeline = createPipeline({
+      catalog: this.catalog,
+      backend: (name) => this.backends.get(name),
+      list: (kind) => this.list(kind),
+      subscribe: (ctx, backend, uri) => this.subscribe(ctx, backend, uri),
+      unsubscribe: (ctx, backend, uri) => this.unsubscribe(ctx, backend, uri),
+    });
+  }
+
+  /** Starts every backend; one that fails is logged and left out, the rest serve. */
+  async start(): Promise<{ failed: { name: string; error: string }[] }> {
+    const failed: { name: string; error: string }[] = [];
+    await Promise.all(
+      [...this.backends.values()].map(async (b) => {
+        try {
+          await b.start();
+          await this.refresh(b, LIST_KIND_NAMES);
+          if (this.backendLogLevel && b.capabilities.logging) {
+            await b.request('logging/setLevel', { level: this.backendLogLevel }).catch(() => {});
+          }
+        } catch (err) {
+          failed.push({ name: b.name, error: messageOf(err) });
+          this.log.error(
+            { backend: b.name, err: messageOf(err) },
+            'backend failed to start; serving without it',
+          );
+        }
+      }),
+    );
+    return { failed };
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.sessions.values()) s.close();
+    await Promise.all([...this.backends.values()].map((b) => b.stop()));
+  }
+
+  run(ctx: CallContext): Promise<void> {
+    return this.pipeline(ctx);
+  }
+
+  openSession(sink: Sink, principal: string, id?: string): HostSession {
+    const session = new HostSession(this, sink, principal, id);
+    this.sessions.set(session.id, session);
+    return session;
+  }
+
+  sessionClosed(session: HostSession): void {
+    this.sessions.delete(session.id);
+    for (const { backend, uri } of this.subscriptions.removeSession(session.id)) {
+      const b = this.backends.get(backend);
+      if (b?.state === 'ready') void b.request('resources/unsubscribe', { uri }).catch(() => {});
+    }
+    this.logLevelsChanged();
+  }
+
+  initializeResult(protocolVersion: string): Result {
+    const ready = [...this.backends.values()].filter((b) => b.server);
+    const instructions = mergeInstructions(
+      ready.map((b) => ({ name: b.name, text: b.server!.instructions })),
+    );
+    return {
+      protocolVersion,
+      capabilities: mergeCapabilities(ready.map((b) => b.capabilities)),
+      serverInfo: SERVER_INFO,
+      ...(instructions ? { instructions } : {}),
+    };
+  }
+
+  /** The most verbose level any session asked for is what backends send; sessions filter. */
+  logLevelsChanged(): void {
+    const levels = [...this.sessions.values()].map((s) => s.logLevel).filter((l) => l !== undefined);
+    const level = levels.length ? LOG_LEVELS[Math.min(...levels.map(logLevelRank))] : undefined;
+    if (!level || level === this.backendLogLevel) return;
+    this.backendLogLevel = level;
+    for (const b of this.backends.values()) {
+      if (b.state === 'ready' && b.capabilities.logging) {
+        void b
+          .request('logging/setLevel', { level })
+          .catch((err) =>
+            this.log.warn({ backend: b.name, err: messageOf(err) }, 'backend refused logging/setLevel'),
+          );
+      }
+    }
+  }
+
+  rootsChanged(_session: HostSession): void {
+    for (const b of this.backends.values()) {
+      if (b.state === 'ready') void b.notify('notifications/roots/list_changed').catch(() => {});
+    }
+  }
+
+  /** Serves a list, first re-reading it from backends that would not tell us it changed. */
+  private async list(kind: ListKind): Promise<Result> {
+    const stale = [...this.backends.values()].filter(
+      (b) => b.state === 'ready' && b.capabilities[LIST_KINDS[kind].capability] && !announcesChanges(b, kind),
+    );
+    if (stale.length) await Promise.all(stale.map((b) => this.refresh(b, [kind])));
+    return this.catalog.list(kind);
+  }
+
+  /** Re-reads lists from a backend; concurrent refreshes of the same list share one run. */
+  private refresh(backend: Backend, kinds: readonly ListKind[]): Promise<void> {
+    return Promise.all(
+      kinds.map((kind) => {
+        const key = `${backend.name}\0${kind}`;
+        const running = this.refreshing.get(key);
+        if (running) return running;
+        const run = this.fetchList(backend, kind).finally(() => this.refreshing.delete(key));
+        this.refreshing.set(key, run);
+        return run;
+      }),
+    ).then(() => undefined);
+  }
+
+  private async fetchList(backend: Backend, kind: ListKind): Promise<void> {
+    const spec = LIST_KINDS[kind];
+    if (!backend.capabilities[spec.capability]) return;
+    const items: Record<string, unknown>[] = [];
+    let cursor: unknown;
+    try {
+      do {
+        const page = await backend.request(
+          spec.method,
+          cursor === undefined ? undefined : { cursor: cursor as string },
+        );
+        const got = page[spec.key];
+        if (Array.isArray(got)) items.push(...(got as Record<string, unknown>[]));
+        cursor = page.nextCursor;
+      } while (typeof cursor === 'string' && cursor.length > 0);
+    } catch (err) {
+      // A backend that lists templates but fails on them must not lose its tools.
+      this.log.warn({ backend: backend.name, method: spec.method, err: messageOf(err) }, 'list failed');
+      return;
+    }
+    if (this.catalog.setList(backend.name, kind, items)) this.listChanged(kind);
+    for (const c of this.catalog.collisions()) {
+      if (c.kind === kind && c.backends.includes(backend.name)) {
+        this.log.error(
+          { name: c.exposed, backends: c.backends, kept: c.winner ?? 'none' },
+          c.winner
+            ? 'name collision: kept the higher priority'
+            : 'name collision: withheld from every backend',
+        );
+      }
+    }
+  }
+
+  private listChanged(kind: ListKind): void {
+    const method = `notifications/${kind === 'resourceTemplates' ? 'resources' : kind}/list_changed`;
+    for (const s of this.sessions.values()) if (s.initialized) s.notify(method);
+  }
+
+  private backendNotified(backend: Backend, n: JsonRpcNotification): void {
+    const p = n.params ?? {};
+    switch (n.method) {
+      case 'notifications/tools/list_changed':
+        void this.refresh(backend, ['tools']);
+        return;
+      case 'notifications/prompts/list_changed':
+        void this.refresh(backend, ['prompts']);
+        return;
+      case 'notifications/resources/list_changed':
+        void this.refresh(backend, ['resources', 'resourceTemplates']);
+        return;
+      case 'notifications/resources/updated': {
+        const uri = String(p.uri);
+        const exposed = { ...p, uri: this.catalog.exposeUri(backend.name, uri) };
+        for (const id of this.subscriptions.subscribers(backend.name, uri)) {
+          this.sessions.get(id)?.notify(n.method, exposed);
+        }
+        return;
+      }
+      case 'notifications/message':
+        return this.relayLog(backend, p);
+      case 'notifications/elicitation/complete': {
+        const id = String(p.elicitationId);
+        this.elicitations.get(id)?.notify(n.method, p);
+        this.elicitations.delete(id);
+        return;
+      }
+      default:
+        // Unknown notifications pass through to every session untouched.
+        for (const s of this.sessions.values()) if (s.initialized) s.notify(n.method, n.params);
+    }
+  }
+
+  /** A log line goes with the call that caused it when that is certain, else to every session. */
+  private relayLog(backend: Backend, params: Params): void {
+    const rank = logLevelRank(params.level);
+    const wants = (s: HostSession) => s.logLevel === undefined || rank >= logLevelRank(s.logLevel);
+    const owner = this.attribute(backend, false);
+    if (owner) {
+      const s = this.sessions.get(owner.sessionKey);
+      if (s && wants(s)) owner.notify('notifications/message', params);
+      return;
+    }
+    for (const s of this.sessions.values())
+      if (s.initialized && wants(s)) s.notify('notifications/message', params);
+  }
+
+  /**
+   * The caller a backend's message belongs to: the session of its calls in flight when they all
+   * come from one session, or the only session there is. Undefined when it cannot be certain.
+   */
+  private attribute(backend: Backend, fallBackToOnlySession = true): Reply | undefined {
+    const calls = backend.callsInFlight();
+    const sessions = new Set(calls.map((c) => c.reply.sessionKey));
+    if (sessions.size === 1) return calls[calls.length - 1]!.reply;
+    if (sessions.size === 0 && fallBackToOnlySession && this.sessions.size === 1) {
+      return [...this.sessions.values()][0]!.reply;
+    }
+    return undefined;
+  }
+
+  private async backendAsked(backend: Backend, req: JsonRpcRequest, signal: AbortSignal): Promise<Result> {
+    if (req.method === 'ping') return {};
+    const reply = this.attribute(backend);
+    if (!reply) {
+      throw new WireError(
+        WIRE.INTERNAL_ERROR,
+        `switchboard cannot tell which host session ${req.method} from ${backend.name} is for`,
+      );
+    }
+    const needs = HOST_CAPABILITY[req.method];
+    if (needs && !reply.capabilities[needs]) {
+      throw new WireError(WIRE.METHOD_NOT_FOUND, `The host does not support ${needs}`);
+    }
+    const p = req.params ?? {};
+    if (req.method === 'elicitation/create' && p.mode === 'url' && typeof p.elicitationId === 'string') {
+      this.elicitations.set(p.elicitationId, reply);
+    }
+    return reply.request(req.method, req.params, signal);
+  }
+
+  private backendDown(backend: Backend, reason: Error): void {
+    this.log.error({ backend: backend.name, err: reason.message }, 'backend went down');
+    for (const kind of this.catalog.removeBackend(backend.name)) this.listChanged(kind);
+    this.subscriptions.dropBackend(backend.name);
+  }
+
+  private async subscribe(ctx: CallContext, backend: Backend, uri: string): Promise<Result> {
+    if (
+      !backend.capabilities.resources ||
+      !(backend.capabilities.resources as { subscribe?: boolean }).subscribe
+    ) {
+      throw new WireError(
+        WIRE.METHOD_NOT_FOUND,
+        `Backend ${backend.name} does not support resource subscriptions`,
+      );
+    }
+    if (!this.subscriptions.add(backend.name, uri, ctx.reply.sessionKey)) return {};
+    try {
+      return await backend.call(ctx, 'resources/subscribe', { ...ctx.params, uri });
+    } catch (err) {
+      this.subscriptions.remove(backend.name, uri, ctx.reply.sessionKey);
+      throw err;
+    }
+  }
+
+  private async unsubscribe(ctx: CallContext, backend: Backend, uri: string): Promise<Result> {
+    if (!this.subscriptions.remove(backend.name, uri, ctx.reply.sessionKey)) return {};
+    return backend.call(ctx, 'resources/unsubscribe', { ...ctx.params, uri });
+  }
+}
+
+function announcesChanges(b: Backend, kind: ListKind): boolean {
+  const cap = b.capabilities[LIST_KINDS[kind].capability] as { listChanged?: boolean } | undefined;
+  return cap?.listChanged === true;
+}

@@ -1,0 +1,15 @@
+// The message channel a peer talks over. Structurally the MCP SDK's Transport, so the SDK's
+// HTTP and SSE client transports plug in as they are, and our own stdio channel is one more kind.
+import type { JsonRpcMessage, RequestId } from './message.js';
+
+export interface Channel {
+  start(): Promise<void>;
+  send(message: JsonRpcMessage, options?: { relatedRequestId?: RequestId }): Promise<void>;
+  close(): Promise<void>;
+  /** Parsed but not yet classified: the peer decides what it is. */
+  onmessage?: ((message: unknown) => void) | undefined;
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  sessionId?: string | undefined;
+  setProtocolVersion?: ((version: string) => void) | undefined;
+}

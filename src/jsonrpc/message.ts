@@ -1,0 +1,93 @@
+// JSON-RPC 2.0 message shapes as switchboard forwards them: only what routing needs is typed,
+// everything else stays an open record so unknown fields pass through untouched.
+export type RequestId = string | number;
+export type Meta = Record<string, unknown>;
+export type Params = Record<string, unknown> & { _meta?: Meta };
+export type Result = Record<string, unknown> & { _meta?: Meta };
+
+export interface WireErrorBody {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  id: RequestId;
+  method: string;
+  params?: Params;
+}
+
+export interface JsonRpcNotification {
+  jsonrpc: '2.0';
+  method: string;
+  params?: Params;
+}
+
+export interface JsonRpcSuccess {
+  jsonrpc: '2.0';
+  id: RequestId;
+  result: Result;
+}
+
+export interface JsonRpcFailure {
+  jsonrpc: '2.0';
+  id: RequestId | null;
+  error: WireErrorBody;
+}
+
+export type JsonRpcResponse = JsonRpcSuccess | JsonRpcFailure;
+export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
+
+export type Classified =
+  | { kind: 'request'; message: JsonRpcRequest }
+  | { kind: 'notification'; message: JsonRpcNotification }
+  | { kind: 'response'; message: JsonRpcResponse }
+  | { kind: 'invalid'; id: RequestId | null; reason: string };
+
+function isId(v: unknown): v is RequestId {
+  return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Sorts a parsed value into a message kind without copying it; `invalid` keeps the id to answer. */
+export function classify(value: unknown): Classified {
+  if (!isObject(value)) {
+    return {
+      kind: 'invalid',
+      id: null,
+      reason: Array.isArray(value) ? 'JSON-RPC batches are not supported' : 'expected a JSON object',
+    };
+  }
+  const id = isId(value.id) ? value.id : null;
+  if (value.jsonrpc !== '2.0') return { kind: 'invalid', id, reason: 'jsonrpc must be "2.0"' };
+  if ('method' in value) {
+    if (typeof value.method !== 'string') return { kind: 'invalid', id, reason: 'method must be a string' };
+    if (value.params !== undefined && !isObject(value.params)) {
+      return { kind: 'invalid', id, reason: 'params must be an object' };
+    }
+    if (!('id' in value)) return { kind: 'notification', message: value as unknown as JsonRpcNotification };
+    if (id === null) return { kind: 'invalid', id: null, reason: 'id must be a string or a number' };
+    return { kind: 'request', message: value as unknown as JsonRpcRequest };
+  }
+  if ('result' in value || 'error' in value) {
+    if (!('id' in value)) return { kind: 'invalid', id: null, reason: 'a response needs an id' };
+    if ('error' in value && !isObject(value.error))
+      return { kind: 'invalid', id, reason: 'error must be an object' };
+    if ('result' in value && !isObject(value.result))
+      return { kind: 'invalid', id, reason: 'result must be an object' };
+    return { kind: 'response', message: value as unknown as JsonRpcResponse };
+  }
+  return { kind: 'invalid', id, reason: 'neither a request, a notification nor a response' };
+}
+
+export function isFailure(r: JsonRpcResponse): r is JsonRpcFailure {
+  return 'error' in r;
+}
+
+export function withMeta(params: Params | undefined, patch: Meta): Params {
+  return { ...params, _meta: { ...params?._meta, ...patch } };
+}

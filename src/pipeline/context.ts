@@ -1,0 +1,43 @@
+// What one call carries through the pipeline, whoever made it: a host, a backend over the bridge,
+// or a workflow. Stages read and fill it; the caller's side is reached only through `reply`.
+import type { Params, Result } from '../jsonrpc/message.js';
+import type { Target } from '../catalog/catalog.js';
+
+export type Caller =
+  { kind: 'host'; id: string } | { kind: 'backend'; id: string } | { kind: 'workflow'; id: string };
+
+/** The way back to the caller for everything a call produces before its result. */
+export interface Reply {
+  /** The caller's session; two calls with the same key came from the same session. */
+  readonly sessionKey: string;
+  /** Capabilities the caller declared (sampling, elicitation, roots, ...). */
+  readonly capabilities: Record<string, unknown>;
+  /** A notification that belongs to this call (progress, a log line during it). */
+  notify(method: string, params: Params): void;
+  /** A request to the caller on behalf of this call (sampling, elicitation, roots). */
+  request(method: string, params: Params | undefined, signal: AbortSignal): Promise<Result>;
+}
+
+export interface CallContext {
+  /** Unique per call within this process; names the call in logs, events and audit. */
+  readonly callId: string;
+  readonly caller: Caller;
+  readonly method: string;
+  /** As the caller sent them; stages may replace (never mutate) them. */
+  params: Params;
+  readonly signal: AbortSignal;
+  readonly reply: Reply;
+  readonly startedAt: number;
+  /** Set by the resolve stage for calls that have one owning backend. */
+  target?: (Target & { kind: TargetKind }) | undefined;
+  /** Set by the route stage. */
+  result?: Result | undefined;
+}
+
+export type TargetKind = 'tool' | 'prompt' | 'resource' | 'completion';
+
+let counter = 0;
+export function newCallId(): string {
+  counter = (counter + 1) % Number.MAX_SAFE_INTEGER;
+  return `${process.pid.toString(36)}-${Date.now().toString(36)}-${counter.toString(36)}`;
+}

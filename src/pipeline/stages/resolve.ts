@@ -1,0 +1,71 @@
+// Finds the backend that owns a call's tool, prompt or resource. A name the catalog does not
+// hold is answered as unknown, the same way whether it never existed or is withheld.
+import type { Catalog } from '../../catalog/catalog.js';
+import { WIRE, WireError } from '../../errors.js';
+import type { Stage } from '../compose.js';
+import type { CallContext } from '../context.js';
+
+export function resolveStage(catalog: Catalog): Stage {
+  return async (ctx, next) => {
+    resolveTarget(catalog, ctx);
+    await next();
+  };
+}
+
+export function resolveTarget(catalog: Catalog, ctx: CallContext): void {
+  const p = ctx.params;
+  switch (ctx.method) {
+    case 'tools/call': {
+      const t = catalog.resolve('tools', requireString(p.name, 'name'));
+      if (!t) throw new WireError(WIRE.INVALID_PARAMS, `Unknown tool: ${String(p.name)}`);
+      ctx.target = { ...t, kind: 'tool' };
+      return;
+    }
+    case 'prompts/get': {
+      const t = catalog.resolve('prompts', requireString(p.name, 'name'));
+      if (!t) throw new WireError(WIRE.INVALID_PARAMS, `Unknown prompt: ${String(p.name)}`);
+      ctx.target = { ...t, kind: 'prompt' };
+      return;
+    }
+    case 'resources/read':
+    case 'resources/subscribe':
+    case 'resources/unsubscribe': {
+      const uri = requireString(p.uri, 'uri');
+      ctx.target = { ...resolveUri(catalog, uri), kind: 'resource' };
+      return;
+    }
+    case 'completion/complete': {
+      const ref = p.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
+      if (ref?.type === 'ref/prompt') {
+        const t = catalog.resolve('prompts', requireString(ref.name, 'ref.name'));
+        if (!t) throw new WireError(WIRE.INVALID_PARAMS, `Unknown prompt: ${String(ref.name)}`);
+        ctx.target = { ...t, kind: 'completion' };
+      } else if (ref?.type === 'ref/resource') {
+        ctx.target = { ...resolveUri(catalog, requireString(ref.uri, 'ref.uri')), kind: 'completion' };
+      } else {
+        throw new WireError(WIRE.INVALID_PARAMS, 'ref.type must be ref/prompt or ref/resource');
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+function resolveUri(catalog: Catalog, uri: string) {
+  const found = catalog.resolveUri(uri);
+  if (!found) throw new WireError(WIRE.RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
+  if ('ambiguous' in found) {
+    throw new WireError(
+      WIRE.INVALID_PARAMS,
+      `Resource ${uri} could belong to ${found.ambiguous.join(', ')}; use the namespaced URI`,
+    );
+  }
+  return found;
+}
+
+function requireString(v: unknown, field: string): string {
+  if (typeof v !== 'string' || v.length === 0)
+    throw new WireError(WIRE.INVALID_PARAMS, `params.${field} must be a string`);
+  return v;
+}

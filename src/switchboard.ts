@@ -1,0 +1,79 @@
+// Starts a whole switchboard from a validated Config: the gateway with its backends, then the
+// fronts. The CLI is a thin layer over this; tests and embedders call it directly.
+import type { Config } from './config/schema.js';
+import { Gateway } from './gateway/gateway.js';
+import { serveHttp, type HttpFront } from './front/http.js';
+import { serveStdio } from './front/stdio.js';
+import { silentLogger, type Logger } from './log.js';
+import type { Readable, Writable } from 'node:stream';
+
+export interface StartOptions {
+  config: Config;
+  log?: Logger;
+  /** Serve one host over stdio (these streams, or the process's own). */
+  stdio?: boolean | { input: Readable; output: Writable };
+  /** Serve Streamable HTTP on config.http (default: on unless stdio is chosen). */
+  http?: boolean;
+}
+
+export interface Switchboard {
+  readonly gateway: Gateway;
+  readonly http: HttpFront | undefined;
+  /** Resolves when the stdio host closes its input. */
+  readonly stdioClosed: Promise<void> | undefined;
+  readonly failedBackends: { name: string; error: string }[];
+  stop(): Promise<void>;
+}
+
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+export async function startSwitchboard(options: StartOptions): Promise<Switchboard> {
+  const { config } = options;
+  const log = options.log ?? silentLogger;
+  const gateway = new Gateway({ config, log });
+  const { failed } = await gateway.start();
+  const unresolved = gateway.catalog.collisions().filter((c) => !c.winner);
+  if (unresolved.length && config.namespacing.collisions === 'error') {
+    await gateway.stop();
+    throw new StartupError(
+      `name collisions (namespacing.collisions is "error"):\n` +
+        unresolved
+          .map((c) => `  ${c.kind.slice(0, -1)} "${c.exposed}" is exposed by ${c.backends.join(' and ')}`)
+          .join('\n') +
+        `\nGive the backends prefixes (namespacing.mode: always), or set namespacing.collisions: priority.`,
+    );
+  }
+  let http: HttpFront | undefined;
+  let stdioClosed: Promise<void> | undefined;
+  try {
+    if (options.stdio) {
+      const streams = options.stdio === true ? {} : options.stdio;
+      stdioClosed = serveStdio(gateway, {
+        ...streams,
+        maxMessageBytes: config.limits.maxMessageBytes,
+      }).closed;
+    }
+    if (options.http ?? !options.stdio) {
+      http = await serveHttp(gateway, {
+        ...config.http,
+        maxMessageBytes: config.limits.maxMessageBytes,
+        log,
+      });
+    }
+  } catch (err) {
+    await gateway.stop();
+    throw err;
+  }
+  return {
+    gateway,
+    http,
+    stdioClosed,
+    failedBackends: failed,
+    stop: async () => {
+      await http?.close();
+      await gateway.stop();
+    },
+  };
+}

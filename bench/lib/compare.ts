@@ -1,0 +1,95 @@
+// Measures a baseline and its subjects in the same run, interleaved in rounds, so that a noisy
+// neighbour or a CPU-frequency change lands on both rather than skewing their ratio.
+import { cpuTimeMs, peakRssKiB } from './proc.js';
+import {
+  IN_FLIGHT,
+  rate,
+  summarize,
+  timeConcurrent,
+  timeSequential,
+  type Call,
+  type LatencySummary,
+  type ThroughputSummary,
+} from './runners.js';
+
+export interface Target {
+  readonly name: string;
+  readonly call: Call;
+  /** The process charged with this target's CPU and memory: the server, or the gateway in front of it. */
+  readonly pid?: number;
+}
+
+export interface Plan {
+  /** Untimed calls per target before anything is measured (JIT, connection pools, caches). */
+  readonly warmup: number;
+  /** Timed sequential calls per target. */
+  readonly calls: number;
+  /** Calls per target at `IN_FLIGHT` concurrency; 0 skips throughput. */
+  readonly throughputCalls: number;
+  /** How many slices the timed calls are cut into, alternating between targets. */
+  readonly rounds: number;
+}
+
+export interface Measurement {
+  readonly name: string;
+  readonly latency: LatencySummary;
+  readonly throughput?: ThroughputSummary;
+  /** CPU (user + system) of `pid` per timed call, sequential and concurrent together. */
+  readonly cpuMsPerCall?: number;
+  /** Peak resident set of `pid` over its whole life so far. */
+  readonly peakRssMiB?: number;
+}
+
+export async function measureInterleaved(targets: readonly Target[], plan: Plan): Promise<Measurement[]> {
+  for (const target of targets) {
+    await timeSequential(target.call, plan.warmup);
+    if (plan.throughputCalls > 0) await timeConcurrent(target.call, Math.min(plan.warmup, IN_FLIGHT * 4));
+  }
+
+  const cpuBefore = targets.map((t) => (t.pid === undefined ? undefined : cpuTimeMs(t.pid)));
+  const samples = targets.map(() => [] as number[]);
+  const seconds = targets.map(() => 0);
+  const rounds = Math.max(1, plan.rounds);
+  const latencySlices = slices(plan.calls, rounds);
+  const throughputSlices = slices(plan.throughputCalls, rounds);
+
+  for (let round = 0; round < rounds; round++) {
+    for (const i of turnOrder(targets.length, round)) {
+      samples[i]!.push(...(await timeSequential(targets[i]!.call, latencySlices[round]!)));
+    }
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (const i of turnOrder(targets.length, round)) {
+      if (throughputSlices[round]! > 0)
+        seconds[i]! += await timeConcurrent(targets[i]!.call, throughputSlices[round]!);
+    }
+  }
+
+  const timedCalls = plan.calls + plan.throughputCalls;
+  return targets.map((target, i) => {
+    const before = cpuBefore[i];
+    const after = target.pid === undefined ? undefined : cpuTimeMs(target.pid);
+    const rssKiB = target.pid === undefined ? undefined : peakRssKiB(target.pid);
+    return {
+      name: target.name,
+      latency: summarize(samples[i]!),
+      ...(plan.throughputCalls > 0 && { throughput: rate(plan.throughputCalls, seconds[i]!) }),
+      ...(before !== undefined && after !== undefined && { cpuMsPerCall: (after - before) / timedCalls }),
+      ...(rssKiB !== undefined && { peakRssMiB: rssKiB / 1024 }),
+    };
+  });
+}
+
+/** `total` cut into `count` near-equal parts. */
+function slices(total: number, count: number): number[] {
+  return Array.from(
+    { length: count },
+    (_, i) => Math.floor((total * (i + 1)) / count) - Math.floor((total * i) / count),
+  );
+}
+
+/** Forwards on even rounds and backwards on odd ones, so neither target always runs first (or warm). */
+function turnOrder(length: number, round: number): number[] {
+  const order = Array.from({ length }, (_, i) => i);
+  return round % 2 === 0 ? order : order.reverse();
+}

@@ -1,0 +1,96 @@
+// What a benchmark talks to: an SDK Client connected over stdio or Streamable HTTP, with the process it is charged to.
+import type { Readable } from 'node:stream';
+
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+
+import { ROOT } from './paths.js';
+import { adopt, endTree, noteDescendants, spawnChild, tailOf, type Child } from './processes.js';
+
+export interface Endpoint {
+  readonly client: Client;
+  /** The server (or gateway) process this endpoint's CPU and memory are read from. */
+  readonly pid: number;
+  stderrTail(): string;
+  /** Records what the process has started by now (a gateway's backends), so none outlives the run. */
+  noteChildren(): void;
+  close(): Promise<void>;
+}
+
+const CLIENT_INFO = { name: 'switchboard-bench', version: '0.1.0' };
+
+/** Spawns `command` through the SDK's stdio transport and connects a Client (2025-era `initialize`). */
+export async function openStdio(
+  label: string,
+  command: string,
+  args: string[],
+  connectTimeoutMs: number,
+): Promise<Endpoint> {
+  const transport = new StdioClientTransport({ command, args, cwd: ROOT, stderr: 'pipe' });
+  const stderrTail = tailOf(transport.stderr as Readable);
+  // Adopt the child the moment the transport spawns it (spawn happens synchronously inside
+  // start()), so Ctrl-C during a slow connect still finds it.
+  const start = transport.start.bind(transport);
+  transport.start = () => {
+    const started = start();
+    if (transport.pid !== null) adopt(label, transport.pid);
+    return started;
+  };
+  const client = new Client(CLIENT_INFO);
+  try {
+    await client.connect(transport, { timeout: connectTimeoutMs });
+  } catch (error) {
+    const pid = transport.pid;
+    await client.close().catch(() => undefined);
+    if (pid !== null) await endTree(pid);
+    throw new Error(`${label}: connect failed: ${messageOf(error)}\n${stderrTail()}`, { cause: error });
+  }
+  const pid = transport.pid!;
+  noteDescendants(pid);
+  return {
+    client,
+    pid,
+    stderrTail,
+    noteChildren: () => noteDescendants(pid),
+    async close() {
+      // Note the tree before the client ends the root: once it is gone its children belong to init.
+      noteDescendants(pid);
+      await client.close().catch(() => undefined);
+      await endTree(pid);
+    },
+  };
+}
+
+/** Starts a process that serves HTTP and prints its MCP URL on stderr, then connects a Client to it. */
+export async function openHttp(
+  label: string,
+  command: string,
+  args: string[],
+  connectTimeoutMs: number,
+): Promise<Endpoint> {
+  const child: Child = spawnChild(label, command, args, ROOT);
+  const client = new Client(CLIENT_INFO);
+  try {
+    const [url] = await child.waitForStderr(/http:\/\/127\.0\.0\.1:\d+\/mcp\b/, connectTimeoutMs);
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)), { timeout: connectTimeoutMs });
+  } catch (error) {
+    await client.close().catch(() => undefined);
+    await child.stop();
+    throw new Error(`${label}: ${messageOf(error)}\n${child.stderrTail()}`, { cause: error });
+  }
+  noteDescendants(child.pid);
+  return {
+    client,
+    pid: child.pid,
+    stderrTail: child.stderrTail,
+    noteChildren: () => noteDescendants(child.pid),
+    async close() {
+      await client.close().catch(() => undefined);
+      await child.stop();
+    },
+  };
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,49 @@
+// The gateway under test: whether it is built, how to start it, and a throwaway config of echo backends.
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+
+import { stringify } from 'yaml';
+
+import { ECHO_SERVER, GATEWAY_MAIN, ROOT } from './paths.js';
+
+/** Why the through-switchboard scenarios cannot run, or undefined when they can. */
+export function gatewayMissing(): string | undefined {
+  if (existsSync(GATEWAY_MAIN)) return undefined;
+  return `${relative(ROOT, GATEWAY_MAIN)} does not exist yet (build the gateway with \`npx tsc -p .\`, then rerun)`;
+}
+
+export interface EchoBackend {
+  readonly name: string;
+  /** Arguments of bench/fixtures/echo-server after its path, e.g. `['--stdio', '--tools', '20']`. */
+  readonly args: readonly string[];
+}
+
+const tempDirs = new Set<string>();
+process.on('exit', () => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Writes a config fronting the given echo backends (spawned with this very node) and returns its path. */
+export function writeGatewayConfig(
+  backends: readonly EchoBackend[],
+  extra: Record<string, unknown> = {},
+): string {
+  const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-'));
+  tempDirs.add(dir);
+  const servers = Object.fromEntries(
+    backends.map((backend) => [
+      backend.name,
+      { command: process.execPath, args: [ECHO_SERVER, ...backend.args] },
+    ]),
+  );
+  const path = join(dir, 'switchboard.yaml');
+  writeFileSync(path, stringify({ servers, ...extra }));
+  return path;
+}
+
+/** argv (after `node`) of `switchboard up` with a stdio front or an HTTP front on a free port. */
+export function gatewayArgs(configPath: string, front: 'stdio' | 'http'): string[] {
+  const frontArgs = front === 'stdio' ? ['--stdio'] : ['--port', '0'];
+  return [GATEWAY_MAIN, 'up', '--config', configPath, ...frontArgs];
+}

@@ -1,0 +1,9 @@
+// Where the benchmark finds the built gateway, its fixture and its results directory.
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// This file runs as dist/bench/lib/paths.js: three levels up is the repository root.
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const GATEWAY_MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+export const ECHO_SERVER = join(ROOT, 'dist', 'bench', 'fixtures', 'echo-server.js');
+export const RESULTS_DIR = join(ROOT, 'bench', 'results');

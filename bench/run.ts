@@ -1,0 +1,174 @@
+// `npm run bench [-- <scenario>… --calls N]`: each scenario next to a baseline measured in the same run.
+import { measureInterleaved, type Measurement } from './lib/compare.js';
+import { messageOf, type Endpoint } from './lib/endpoints.js';
+import { gatewayMissing } from './lib/gateway.js';
+import { RESULTS_DIR } from './lib/paths.js';
+import { installExitHooks, killEverything, survivors } from './lib/processes.js';
+import { formatTable, rowsForJson, writeResults, type Row, type Skip } from './lib/report.js';
+import { SCENARIOS, type Scenario, type Sizes } from './scenarios.js';
+
+interface Pick {
+  baseline: boolean;
+  subject: boolean;
+}
+
+interface Args {
+  readonly sizes: Sizes;
+  readonly picks: Map<Scenario, Pick>;
+}
+
+const DEFAULT_SIZES: Sizes = { calls: 2000, warmup: 200, rounds: 4 };
+
+const USAGE = `usage: npm run bench -- [scenario…] [--calls N] [--warmup N] [--rounds N]
+
+scenarios (default: all; naming a switchboard side also runs its baseline):
+${SCENARIOS.map((s) => `  ${s.name.padEnd(8)} ${s.baseline.name} + ${s.subject.name}: ${s.summary}`).join('\n')}
+
+  --calls N   timed sequential calls per side, and as many again at 32 in flight (default ${DEFAULT_SIZES.calls});
+              catalog listings are N/20
+  --warmup N  untimed calls per side first (default ${DEFAULT_SIZES.warmup})
+  --rounds N  slices the timed calls alternate in between the two sides (default ${DEFAULT_SIZES.rounds})
+
+Targets are reported, never enforced: the exit code is 0 unless something failed to run.`;
+
+function parseArgs(argv: readonly string[]): Args | string {
+  const sizes = { ...DEFAULT_SIZES };
+  const picks = new Map<Scenario, Pick>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--help' || arg === '-h') return USAGE;
+    const flag = /^--(calls|warmup|rounds)(?:=(.*))?$/.exec(arg);
+    if (flag !== null) {
+      const value = Number(flag[2] ?? argv[++i]);
+      const key = flag[1] as keyof Sizes;
+      if (!Number.isInteger(value) || value < (key === 'warmup' ? 0 : 1))
+        return `${arg}: expected a whole number`;
+      sizes[key] = value;
+      continue;
+    }
+    const scenario = SCENARIOS.find((s) => [s.name, s.baseline.name, s.subject.name].includes(arg));
+    if (scenario === undefined) return `unknown scenario or option: ${arg}\n\n${USAGE}`;
+    const pick = picks.get(scenario) ?? { baseline: true, subject: false };
+    if (arg !== scenario.baseline.name) pick.subject = true;
+    picks.set(scenario, pick);
+  }
+  if (picks.size === 0)
+    for (const scenario of SCENARIOS) picks.set(scenario, { baseline: true, subject: true });
+  return { sizes, picks };
+}
+
+interface Outcome {
+  rows: Row[];
+  skips: Skip[];
+  measurements: Measurement[];
+  failed: boolean;
+}
+
+async function runScenario(scenario: Scenario, pick: Pick, sizes: Sizes): Promise<Outcome> {
+  const outcome: Outcome = { rows: [], skips: [], measurements: [], failed: false };
+  const open: Endpoint[] = [];
+  try {
+    progress(`${scenario.name}: starting ${scenario.baseline.name}`);
+    const baseline = await scenario.baseline.open();
+    open.push(baseline);
+    await scenario.baseline.ready(baseline);
+
+    let subject: Endpoint | undefined;
+    const missing = pick.subject ? gatewayMissing() : undefined;
+    if (missing !== undefined) outcome.skips.push({ scenario: scenario.subject.name, reason: missing });
+    else if (pick.subject) {
+      progress(`${scenario.name}: starting ${scenario.subject.name}`);
+      try {
+        subject = await scenario.subject.open();
+        open.push(subject);
+        await scenario.subject.ready(subject);
+      } catch (error) {
+        // The baseline still gets measured: a broken gateway must not hide the reference figures.
+        outcome.skips.push({ scenario: scenario.subject.name, reason: `failed: ${messageOf(error)}` });
+        outcome.failed = true;
+        if (subject !== undefined) await open.pop()!.close();
+        subject = undefined;
+      }
+    }
+
+    const sides = [
+      { side: scenario.baseline, endpoint: baseline },
+      ...(subject === undefined ? [] : [{ side: scenario.subject, endpoint: subject }]),
+    ];
+    const plan = scenario.plan(sizes);
+    progress(
+      `${scenario.name}: measuring ${sides.map((s) => s.side.name).join(' vs ')} (${plan.calls} sequential` +
+        (plan.throughputCalls > 0 ? ` + ${plan.throughputCalls} concurrent` : '') +
+        ` calls each, ${plan.rounds} rounds)`,
+    );
+    const targets = sides.map(({ side, endpoint }) => ({
+      name: side.name,
+      call: scenario.call(endpoint.client),
+      pid: endpoint.pid,
+    }));
+    const [base, subj] = await measureInterleaved(targets, plan);
+    outcome.measurements.push(...[base!, ...(subj === undefined ? [] : [subj])]);
+    outcome.rows = scenario.rows(base!, subj);
+  } catch (error) {
+    outcome.skips.push({ scenario: scenario.name, reason: `failed: ${messageOf(error)}` });
+    outcome.failed = true;
+  } finally {
+    for (const endpoint of open.reverse()) await endpoint.close();
+  }
+  return outcome;
+}
+
+function progress(message: string): void {
+  console.error(`[bench] ${message}`);
+}
+
+async function main(): Promise<number> {
+  const args = parseArgs(process.argv.slice(2));
+  if (typeof args === 'string') {
+    const help = args === USAGE;
+    (help ? console.log : console.error)(args);
+    return help ? 0 : 2;
+  }
+  installExitHooks();
+  const all: Outcome = { rows: [], skips: [], measurements: [], failed: false };
+  for (const [scenario, pick] of args.picks) {
+    const outcome = await runScenario(scenario, pick, args.sizes);
+    all.rows.push(...outcome.rows);
+    all.skips.push(...outcome.skips);
+    all.measurements.push(...outcome.measurements);
+    all.failed ||= outcome.failed;
+  }
+
+  const left = survivors();
+  if (left.length > 0) {
+    all.skips.push({
+      scenario: 'cleanup',
+      reason: `processes outlived their scenario (now killed): ${left.join(', ')}`,
+    });
+    all.failed = true;
+    killEverything();
+  }
+
+  const { calls, warmup, rounds } = args.sizes;
+  console.log(
+    `\nswitchboard benchmark — ${calls} calls, ${warmup} warm-up, ${rounds} rounds, node ${process.version}`,
+  );
+  console.log('ratio = switchboard ÷ baseline from the same run; targets are reported, never enforced\n');
+  console.log(formatTable(all.rows, all.skips));
+  const path = writeResults(RESULTS_DIR, {
+    sizes: args.sizes,
+    rows: rowsForJson(all.rows),
+    skips: all.skips,
+    measurements: all.measurements,
+  });
+  console.log(`\nresults: ${path}`);
+  return all.failed ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error('bench failed:', error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,312 @@
+// The benchmark scenarios: each pairs a direct baseline with the same workload through switchboard.
+import type { Client } from '@modelcontextprotocol/client';
+
+import type { Measurement, Plan } from './lib/compare.js';
+import { openHttp, openStdio, type Endpoint } from './lib/endpoints.js';
+import { gatewayArgs, writeGatewayConfig } from './lib/gateway.js';
+import { ECHO_SERVER } from './lib/paths.js';
+import type { Row } from './lib/report.js';
+import type { Call } from './lib/runners.js';
+
+export interface Sizes {
+  /** Timed sequential calls per target (and as many again at 32 in flight). */
+  readonly calls: number;
+  readonly warmup: number;
+  readonly rounds: number;
+}
+
+export interface Side {
+  /** The name on the command line and in the table. */
+  readonly name: string;
+  /** Needs `dist/src/cli/main.js`. */
+  readonly gateway: boolean;
+  open(): Promise<Endpoint>;
+  /** Checks the endpoint answers correctly (and waits for a gateway's catalog to fill) before timing. */
+  ready(endpoint: Endpoint): Promise<void>;
+}
+
+export interface Scenario {
+  readonly name: string;
+  readonly summary: string;
+  readonly baseline: Side;
+  readonly subject: Side;
+  plan(sizes: Sizes): Plan;
+  call(client: Client): Call;
+  rows(baseline: Measurement, subject: Measurement | undefined): Row[];
+}
+
+const CALL_TIMEOUT_MS = 30_000;
+const CONNECT_TIMEOUT_MS = 60_000;
+// 100 node processes starting at once on a small shared machine take a while.
+const CATALOG_STARTUP_MS = 300_000;
+const CATALOG_BACKENDS = 100;
+const TOOLS_PER_BACKEND = 20;
+const CATALOG_TOOLS = CATALOG_BACKENDS * TOOLS_PER_BACKEND;
+
+const ECHO_ARGS = { text: 'hello from the switchboard benchmark' };
+
+function echoCall(client: Client): Call {
+  return async () => {
+    const result = await client.callTool(
+      { name: 'echo', arguments: ECHO_ARGS },
+      { timeout: CALL_TIMEOUT_MS },
+    );
+    if (result.isError === true) throw new Error(`echo failed: ${JSON.stringify(result.content)}`);
+  };
+}
+
+async function echoAnswers(endpoint: Endpoint): Promise<void> {
+  const result = await endpoint.client.callTool(
+    { name: 'echo', arguments: ECHO_ARGS },
+    { timeout: CALL_TIMEOUT_MS },
+  );
+  const [first] = result.content as { type: string; text?: string }[];
+  if (first?.type !== 'text' || first.text !== ECHO_ARGS.text) {
+    throw new Error(`echo answered ${JSON.stringify(result)} instead of its argument`);
+  }
+  endpoint.noteChildren();
+}
+
+function echoPlan(sizes: Sizes): Plan {
+  return { warmup: sizes.warmup, calls: sizes.calls, throughputCalls: sizes.calls, rounds: sizes.rounds };
+}
+
+const node = process.execPath;
+
+/** Rows shared by the two call scenarios: latency, throughput, CPU and memory of each side. */
+function callRows(
+  baseline: Measurement,
+  subject: Measurement | undefined,
+  goals: { p50: number; throughput?: number; cpu?: number },
+  cpuLabel: { baseline: string; subject: string },
+): Row[] {
+  const rows: Row[] = [
+    { scenario: baseline.name, metric: 'p50', value: baseline.latency.p50Ms, unit: 'ms' },
+    { scenario: baseline.name, metric: 'p99', value: baseline.latency.p99Ms, unit: 'ms' },
+    {
+      scenario: baseline.name,
+      metric: 'throughput',
+      value: baseline.throughput!.callsPerSecond,
+      unit: 'calls/s',
+    },
+  ];
+  if (baseline.cpuMsPerCall !== undefined) {
+    rows.push({
+      scenario: baseline.name,
+      metric: cpuLabel.baseline,
+      value: baseline.cpuMsPerCall,
+      unit: 'ms',
+    });
+  }
+  if (subject === undefined) return rows;
+  const against = (value: number): { name: string; value: number } => ({ name: baseline.name, value });
+  rows.push(
+    {
+      scenario: subject.name,
+      metric: 'p50',
+      value: subject.latency.p50Ms,
+      unit: 'ms',
+      baseline: against(baseline.latency.p50Ms),
+      goal: { op: '<=', ratio: goals.p50 },
+    },
+    {
+      scenario: subject.name,
+      metric: 'p99',
+      value: subject.latency.p99Ms,
+      unit: 'ms',
+      baseline: against(baseline.latency.p99Ms),
+    },
+    {
+      scenario: subject.name,
+      metric: 'throughput',
+      value: subject.throughput!.callsPerSecond,
+      unit: 'calls/s',
+      baseline: against(baseline.throughput!.callsPerSecond),
+      ...(goals.throughput !== undefined && { goal: { op: '>=', ratio: goals.throughput } }),
+    },
+  );
+  if (subject.cpuMsPerCall !== undefined) {
+    rows.push({
+      scenario: subject.name,
+      metric: cpuLabel.subject,
+      value: subject.cpuMsPerCall,
+      unit: 'ms',
+      ...(baseline.cpuMsPerCall !== undefined && { baseline: against(baseline.cpuMsPerCall) }),
+      ...(goals.cpu !== undefined && { goal: { op: '<=', ratio: goals.cpu } }),
+    });
+  }
+  if (subject.peakRssMiB !== undefined) {
+    rows.push({
+      scenario: subject.name,
+      metric: 'switchboard peak RSS',
+      value: subject.peakRssMiB,
+      unit: 'MiB',
+    });
+  }
+  return rows;
+}
+
+const stdio: Scenario = {
+  name: 'stdio',
+  summary: 'echo tool calls over stdio: direct vs host→switchboard (stdio) → echo backend (stdio)',
+  baseline: {
+    name: 'direct-stdio',
+    gateway: false,
+    open: () => openStdio('echo-server (stdio)', node, [ECHO_SERVER, '--stdio'], CONNECT_TIMEOUT_MS),
+    ready: echoAnswers,
+  },
+  subject: {
+    name: 'switchboard-stdio',
+    gateway: true,
+    open: () => {
+      // One backend: no name prefix is added, so the tool is still `echo`.
+      const config = writeGatewayConfig([{ name: 'echo', args: ['--stdio'] }]);
+      return openStdio('switchboard (stdio front)', node, gatewayArgs(config, 'stdio'), CONNECT_TIMEOUT_MS);
+    },
+    ready: echoAnswers,
+  },
+  plan: echoPlan,
+  call: echoCall,
+  rows: (baseline, subject) =>
+    callRows(
+      baseline,
+      subject,
+      { p50: 1.3, throughput: 0.8 },
+      { baseline: 'server CPU/call', subject: 'switchboard CPU/call' },
+    ),
+};
+
+const http: Scenario = {
+  name: 'http',
+  summary: 'echo tool calls over Streamable HTTP: direct vs host→switchboard (HTTP) → echo backend (stdio)',
+  baseline: {
+    name: 'direct-http',
+    gateway: false,
+    open: () => openHttp('echo-server (http)', node, [ECHO_SERVER, '--http', '0'], CONNECT_TIMEOUT_MS),
+    ready: echoAnswers,
+  },
+  subject: {
+    name: 'switchboard-http',
+    gateway: true,
+    open: () => {
+      const config = writeGatewayConfig([{ name: 'echo', args: ['--stdio'] }]);
+      return openHttp('switchboard (http front)', node, gatewayArgs(config, 'http'), CONNECT_TIMEOUT_MS);
+    },
+    ready: echoAnswers,
+  },
+  plan: echoPlan,
+  call: echoCall,
+  rows: (baseline, subject) =>
+    callRows(
+      baseline,
+      subject,
+      { p50: 1.0, cpu: 0.5 },
+      { baseline: 'server CPU/call', subject: 'switchboard CPU/call' },
+    ),
+};
+
+function listCall(client: Client): Call {
+  return async () => {
+    // 'bypass': every listing goes over the wire, never to the client's own cache.
+    await client.listTools(undefined, { cacheMode: 'bypass', timeout: CALL_TIMEOUT_MS });
+  };
+}
+
+/** Waits until the listing holds the whole catalog (a gateway may still be starting backends). */
+async function catalogComplete(endpoint: Endpoint): Promise<void> {
+  const deadline = Date.now() + CATALOG_STARTUP_MS;
+  for (;;) {
+    const { tools } = await endpoint.client.listTools(undefined, {
+      cacheMode: 'bypass',
+      timeout: CALL_TIMEOUT_MS,
+    });
+    const unique = new Set(tools.map((tool) => tool.name)).size;
+    if (tools.length === CATALOG_TOOLS && unique === CATALOG_TOOLS) break;
+    if (tools.length > CATALOG_TOOLS || unique !== tools.length) {
+      throw new Error(
+        `catalog lists ${tools.length} tools (${unique} distinct names), expected ${CATALOG_TOOLS}`,
+      );
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `catalog still lists ${tools.length} of ${CATALOG_TOOLS} tools after ${CATALOG_STARTUP_MS} ms`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  endpoint.noteChildren();
+}
+
+const catalog: Scenario = {
+  name: 'catalog',
+  summary: `tools/list of ${CATALOG_TOOLS} tools: one server vs switchboard fronting ${CATALOG_BACKENDS} × ${TOOLS_PER_BACKEND}`,
+  baseline: {
+    name: 'catalog-direct',
+    gateway: false,
+    open: () =>
+      openStdio(
+        'echo-server (catalog)',
+        node,
+        [ECHO_SERVER, '--stdio', '--tools', String(CATALOG_TOOLS), '--no-echo'],
+        CONNECT_TIMEOUT_MS,
+      ),
+    ready: catalogComplete,
+  },
+  subject: {
+    name: 'catalog-switchboard',
+    gateway: true,
+    open: () => {
+      const backends = Array.from({ length: CATALOG_BACKENDS }, (_, i) => ({
+        name: `b${String(i).padStart(3, '0')}`,
+        args: ['--stdio', '--tools', String(TOOLS_PER_BACKEND), '--no-echo'],
+      }));
+      const config = writeGatewayConfig(backends, { limits: { startupTimeoutMs: CATALOG_STARTUP_MS } });
+      return openStdio('switchboard (catalog)', node, gatewayArgs(config, 'stdio'), CATALOG_STARTUP_MS);
+    },
+    ready: catalogComplete,
+  },
+  // A listing of 2,000 tools costs ~100× an echo call: scale the counts down to keep the run short.
+  plan: (sizes) => ({
+    warmup: Math.max(5, Math.round(sizes.warmup / 20)),
+    calls: Math.max(20, Math.round(sizes.calls / 20)),
+    throughputCalls: 0,
+    rounds: sizes.rounds,
+  }),
+  call: listCall,
+  rows: (baseline, subject) => {
+    const rows: Row[] = [
+      { scenario: baseline.name, metric: 'p50', value: baseline.latency.p50Ms, unit: 'ms' },
+      { scenario: baseline.name, metric: 'p99', value: baseline.latency.p99Ms, unit: 'ms' },
+    ];
+    if (subject === undefined) return rows;
+    const against = (value: number): { name: string; value: number } => ({ name: baseline.name, value });
+    rows.push(
+      {
+        scenario: subject.name,
+        metric: 'p50',
+        value: subject.latency.p50Ms,
+        unit: 'ms',
+        baseline: against(baseline.latency.p50Ms),
+        goal: { op: '<=', ratio: 1.5 },
+      },
+      {
+        scenario: subject.name,
+        metric: 'p99',
+        value: subject.latency.p99Ms,
+        unit: 'ms',
+        baseline: against(baseline.latency.p99Ms),
+      },
+    );
+    if (subject.peakRssMiB !== undefined) {
+      rows.push({
+        scenario: subject.name,
+        metric: 'switchboard peak RSS',
+        value: subject.peakRssMiB,
+        unit: 'MiB',
+      });
+    }
+    return rows;
+  },
+};
+
+export const SCENARIOS: readonly Scenario[] = [stdio, http, catalog];

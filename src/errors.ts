@@ -14,6 +14,12 @@ export const WIRE = {
   REQUEST_TIMEOUT: -32001,
   RESOURCE_NOT_FOUND: -32002,
   REQUEST_CANCELLED: -32800,
+  /** Bridge: the first message was not a valid bridge/authenticate. */
+  AUTH_FAILED: -32030,
+  /** Bridge: the call would revisit a backend already in its chain. */
+  CALL_CYCLE: -32031,
+  /** Bridge: the call chain would exceed bridge.maxDepth. */
+  CALL_TOO_DEEP: -32032,
 } as const;
 
 /** An error whose code and message are meant for the client as they are. */

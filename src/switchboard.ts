@@ -6,6 +6,8 @@ import { serveHttp, type HttpFront } from './front/http.js';
 import { serveStdio } from './front/stdio.js';
 import { silentLogger, type Logger } from './log.js';
 import type { Readable, Writable } from 'node:stream';
+import { BridgeServer } from './bridge/server.js';
+import { builtInExtensions } from './extensions/index.js';
 
 export interface StartOptions {
   config: Config;
@@ -22,6 +24,8 @@ export interface Switchboard {
   /** Resolves when the stdio host closes its input. */
   readonly stdioClosed: Promise<void> | undefined;
   readonly failedBackends: { name: string; error: string }[];
+  /** The bridge socket's path, when the bridge is on. */
+  readonly bridgePath: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -33,10 +37,38 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   const { config } = options;
   const log = options.log ?? silentLogger;
   const gateway = new Gateway({ config, log });
+  for (const ext of builtInExtensions) {
+    await ext.setup({
+      config,
+      log: log.child({ extension: ext.name }),
+      handle: (method, handler) => gateway.handlers.register(method, handler, ext.name),
+      dispatch: (method, params, signal) =>
+        gateway.dispatch({ kind: 'extension', id: ext.name }, method, params, signal),
+    });
+  }
+  // The bridge listens before backends start: a backend may call it while it initializes.
+  let bridge: BridgeServer | undefined;
+  if (config.bridge.enabled) {
+    bridge = new BridgeServer(gateway, {
+      socket: config.bridge.socket,
+      maxMessageBytes: config.limits.maxMessageBytes,
+      log,
+    });
+    await bridge.listen();
+    for (const [name, b] of Object.entries(config.servers))
+      if (b.bridge.token) bridge.tokens.set(name, b.bridge.token);
+    const spawned = new Set(
+      Object.entries(config.servers)
+        .filter(([, b]) => 'command' in b)
+        .map(([n]) => n),
+    );
+    gateway.bridgeEnv = (name) => (spawned.has(name) ? bridge!.environmentFor(name) : {});
+  }
   const { failed } = await gateway.start();
   const unresolved = gateway.catalog.collisions().filter((c) => !c.winner);
   if (unresolved.length && config.namespacing.collisions === 'error') {
     await gateway.stop();
+    await bridge?.close();
     throw new StartupError(
       `name collisions (namespacing.collisions is "error"):\n` +
         unresolved
@@ -64,6 +96,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     }
   } catch (err) {
     await gateway.stop();
+    await bridge?.close();
     throw err;
   }
   return {
@@ -71,9 +104,11 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     http,
     stdioClosed,
     failedBackends: failed,
+    bridgePath: bridge?.path,
     stop: async () => {
       await http?.close();
       await gateway.stop();
+      await bridge?.close();
     },
   };
 }

@@ -31,7 +31,9 @@ export interface BackendOptions {
   startupTimeoutMs: number;
   events: BackendEvents;
   /** Replaces the channel made from config (tests pass in-memory pairs). */
-  channel?: () => Channel;
+  channel?: (() => Channel) | undefined;
+  /** Extra environment for a spawned backend, asked anew at each start. */
+  env?: () => Record<string, string>;
 }
 
 export class Backend {
@@ -61,7 +63,12 @@ export class Backend {
     const { events, maxMessageBytes, startupTimeoutMs } = this.options;
     const channel =
       this.options.channel?.() ??
-      createChannel(this.config, { name: this.name, log: this.log, maxMessageBytes });
+      createChannel(this.config, {
+        name: this.name,
+        log: this.log,
+        maxMessageBytes,
+        extraEnv: this.options.env?.(),
+      });
     const peer = new RpcPeer(channel, this.log);
     this.peer = peer;
     peer.onNotification = (n) => events.notification(this, n);

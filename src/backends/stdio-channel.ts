@@ -91,12 +91,12 @@ export class StdioChannel implements Channel {
         ),
     });
     readLines(child.stderr, 64 * 1024, {
-      line: (text) => log.info({ backend: name, stderr: text }, 'backend stderr'),
+      line: (text) => log.info({ stderr: text }, 'backend stderr'),
       oversized: () => {},
     });
     child.on('exit', (code, signal) => {
       this.exited = true;
-      log.info({ backend: name, code, signal }, 'backend process exited');
+      log.info({ code, signal }, 'backend process exited');
       this.onclose?.();
     });
     const spawned = once(child, 'spawn');

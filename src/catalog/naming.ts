@@ -42,17 +42,30 @@ export function namespacesOf(config: Config): Map<string, Namespace> {
   return out;
 }
 
-/** The name a host sees for a backend's tool or prompt. */
+/**
+ * The name a host sees for a backend's tool or prompt. When it is too long, the prefix gives way
+ * first: a model picks tools by their own names, so cutting those would leave a long-prefixed
+ * backend's tools told apart by hashes alone.
+ */
 export function exposedName(ns: Namespace, name: string): string {
-  const full = ns.prefixed ? `${ns.prefix}${ns.separator}${name}` : name;
-  return shorten(full);
+  if (!ns.prefixed) return shorten(name);
+  const full = `${ns.prefix}${ns.separator}${name}`;
+  if (full.length <= MAX_NAME_LENGTH) return full;
+  const tail = `_${hashOf(full)}${ns.separator}${name}`;
+  return tail.length < MAX_NAME_LENGTH
+    ? ns.prefix.slice(0, MAX_NAME_LENGTH - tail.length) + tail
+    : shorten(full);
 }
 
 /** Names over the limit keep a readable head and end in a hash of the whole name. */
 export function shorten(name: string): string {
   if (name.length <= MAX_NAME_LENGTH) return name;
-  const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
+  const hash = hashOf(name);
   return `${name.slice(0, MAX_NAME_LENGTH - hash.length - 1)}_${hash}`;
+}
+
+function hashOf(name: string): string {
+  return createHash('sha256').update(name).digest('hex').slice(0, 8);
 }
 
 /** `memory+file:///x`: reversible, and URI templates stay templates. */

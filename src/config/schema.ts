@@ -16,10 +16,29 @@ const BackendCommon = {
   disabled: z.boolean().default(false).describe('Keep the entry but do not start or connect to it.'),
   prefix: z
     .string()
-    .regex(BACKEND_NAME)
+    .regex(BACKEND_NAME, 'a name of letters, digits, _ . - (at most 64)')
     .optional()
     .describe('Namespace prefix for this backend (default: its name).'),
   namespacing: NamespacingMode.optional().describe('Overrides namespacing.mode for this backend.'),
+  bridge: z
+    .object({
+      allow: z
+        .array(z.string().min(1))
+        .default([])
+        .describe(
+          'What this backend may reach through the bridge: patterns over exposed tool and prompt names, resource URIs and handler methods (* matches any run of characters). Default: nothing.',
+        ),
+      token: z
+        .string()
+        .min(24)
+        .optional()
+        .describe(
+          'Bridge token for a backend switchboard does not spawn (a remote one); spawned backends get a fresh token each start.',
+        ),
+    })
+    .strict()
+    .prefault({})
+    .describe('The backend as a caller over the bridge.'),
   priority: z
     .number()
     .int()
@@ -29,10 +48,10 @@ const BackendCommon = {
 
 export const StdioBackend = z
   .object({
-    type: z.literal('stdio').optional(),
+    type: z.literal('stdio').optional().describe('Optional: an entry with a command is always stdio.'),
     command: z.string().min(1).describe('Executable to spawn (no shell is involved).'),
-    args: z.array(z.string()).default([]),
-    cwd: z.string().optional(),
+    args: z.array(z.string()).default([]).describe('Arguments of the command, one argv entry each.'),
+    cwd: z.string().optional().describe("Working directory of the child (default: switchboard's own)."),
     env: z
       .record(z.string(), z.string())
       .default({})
@@ -53,7 +72,8 @@ export const HttpBackend = z
       .enum(['http', 'streamable-http', 'sse'])
       .optional()
       .describe('streamable-http (alias http, the default) or legacy HTTP+SSE.'),
-    url: z.url().describe('Endpoint of the backend.'),
+    // Only http(s): z.url() alone would accept file:, data: or javascript: URLs.
+    url: z.url({ protocol: /^https?$/ }).describe('Endpoint of the backend (http:// or https://).'),
     headers: z
       .record(z.string(), z.string())
       .default({})
@@ -67,8 +87,8 @@ export const Backend = z.union([StdioBackend, HttpBackend]);
 export const HttpFront = z
   .object({
     host: z.string().default('127.0.0.1').describe('Address the HTTP front binds to.'),
-    port: z.number().int().min(0).max(65535).default(7450),
-    path: z.string().startsWith('/').default('/mcp'),
+    port: z.number().int().min(0).max(65535).default(7450).describe('TCP port (0 picks a free one).'),
+    path: z.string().startsWith('/').default('/mcp').describe('URL path of the MCP endpoint.'),
     dnsRebindingProtection: z
       .boolean()
       .default(true)
@@ -101,7 +121,9 @@ export const Config = z
         collisions: z
           .enum(['error', 'priority'])
           .default('error')
-          .describe('What to do when two backends expose the same name: refuse, or keep the higher priority.'),
+          .describe(
+            'What to do when two backends expose the same name: refuse, or keep the higher priority.',
+          ),
       })
       .strict()
       .prefault({}),
@@ -123,9 +145,67 @@ export const Config = z
       })
       .strict()
       .prefault({}),
+    bridge: z
+      .object({
+        enabled: z
+          .boolean()
+          .default(true)
+          .describe('Listen on the bridge socket so backends can call each other.'),
+        socket: z
+          .string()
+          .optional()
+          .describe(
+            'Path of the Unix socket (default: in a fresh directory of mode 0700 under the temp dir).',
+          ),
+        maxDepth: z
+          .number()
+          .int()
+          .min(1)
+          .max(64)
+          .default(8)
+          .describe('Longest chain of backends one call may pass through (A -> B -> C is 3).'),
+      })
+      .strict()
+      .prefault({}),
+    vault: z
+      .object({
+        keys: z
+          .record(
+            z.string().regex(BACKEND_NAME),
+            z.discriminatedUnion('type', [
+              z
+                .object({
+                  type: z.literal('hmac-sha256'),
+                  secret: z
+                    .string()
+                    .min(16)
+                    .describe('The key material (use a ${VAR} reference, never a literal).'),
+                })
+                .strict(),
+              z
+                .object({
+                  type: z.literal('ed25519'),
+                  privateKey: z
+                    .string()
+                    .optional()
+                    .describe('PKCS#8 PEM; without it a fresh key is generated at each start.'),
+                })
+                .strict(),
+            ]),
+          )
+          .default({})
+          .describe(
+            'Named keys used inside switchboard (vault.sign, vault.verify); they never leave its process.',
+          ),
+      })
+      .strict()
+      .prefault({}),
     log: z
       .object({
-        level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+        level: z
+          .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
+          .default('info')
+          .describe('Least severe log level written (logs go to stderr).'),
       })
       .strict()
       .prefault({}),
@@ -138,6 +218,7 @@ export type BackendConfig = z.output<typeof Backend>;
 export type StdioBackendConfig = z.output<typeof StdioBackend>;
 export type HttpBackendConfig = z.output<typeof HttpBackend>;
 export type NamespacingMode = z.output<typeof NamespacingMode>;
+export type VaultKeyConfig = Config['vault']['keys'][string];
 
 export function isStdioBackend(b: BackendConfig): b is StdioBackendConfig {
   return 'command' in b;

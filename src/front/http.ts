@@ -172,7 +172,10 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     const headers: Record<string, string> = {};
     if (c.kind === 'request' && c.message.method === 'initialize') {
       state = new HttpSession();
-      state.session = gateway.openSession({ send: (m, r) => state!.send(m, r) }, 'http');
+      state.session = gateway.openSession(
+        { send: (m, r) => state!.send(m, r) },
+        { kind: 'host', id: 'http' },
+      );
       sessions.set(state.session.id, state);
       headers['mcp-session-id'] = state.session.id;
     } else {

@@ -40,16 +40,15 @@ export class HostSession {
   private readonly calls = new Map<RequestId, AbortController>();
   private readonly outgoing = new Map<RequestId, Outgoing>();
   private nextId = 1;
-  private readonly caller: Caller;
 
   constructor(
     private readonly gateway: Gateway,
     private readonly sink: Sink,
-    principal: string,
+    /** Who calls through this session: a host, or a backend on the bridge. */
+    readonly caller: Caller,
     id: string = randomUUID(),
   ) {
     this.id = id;
-    this.caller = { kind: 'host', id: principal };
   }
 
   /** Takes one parsed message from the host. Resolves when a request has been answered. */
@@ -138,6 +137,7 @@ export class HostSession {
       params,
       signal: ac.signal,
       reply: this.replyFor(req.id),
+      path: [],
       startedAt: performance.now(),
     };
     try {

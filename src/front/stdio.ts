@@ -19,7 +19,7 @@ export function serveStdio(
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
   const write = (m: unknown) => output.write(JSON.stringify(m) + '\n');
-  const session = gateway.openSession({ send: (m) => write(m) }, 'stdio', 'stdio');
+  const session = gateway.openSession({ send: (m) => write(m) }, { kind: 'host', id: 'stdio' }, 'stdio');
   readLines(input, options.maxMessageBytes, {
     line: (text) => {
       let value: unknown;

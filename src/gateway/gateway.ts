@@ -9,11 +9,13 @@ import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcNotification, JsonRpcRequest, Params, Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
-import type { CallContext, Reply } from '../pipeline/context.js';
+import { newCallId, type Caller, type CallContext, type Reply } from '../pipeline/context.js';
 import { createPipeline, type Pipeline } from '../pipeline/pipeline.js';
 import { LOG_LEVELS, SERVER_INFO, logLevelRank, type LogLevel } from '../protocol.js';
 import { HostSession, type Sink } from '../front/session.js';
 import { Subscriptions } from './subscriptions.js';
+import { HandlerChain } from '../bridge/handlers.js';
+import { CHAIN_META } from '../pipeline/stages/chain.js';
 import { mergeCapabilities, mergeInstructions } from './merge.js';
 
 export interface GatewayOptions {
@@ -40,6 +42,13 @@ export class Gateway {
   private readonly refreshing = new Map<string, Promise<void>>();
   private readonly elicitations = new Map<string, Reply>();
   private backendLogLevel: LogLevel | undefined;
+  /** Methods served inside switchboard; extensions register into it. */
+  readonly handlers = new HandlerChain();
+  private readonly live = new Map<string, CallContext>();
+  /** Backends whose start (handshake and first lists) is under way. */
+  private readonly starting = new Map<string, Promise<void>>();
+  /** Environment each spawned backend gets at each start (the bridge socket and a fresh token). */
+  bridgeEnv: ((backend: string) => Record<string, string>) | undefined;
 
   constructor(private readonly options: GatewayOptions) {
     const { config, log } = options;
@@ -60,6 +69,7 @@ export class Gateway {
           maxMessageBytes: config.limits.maxMessageBytes,
           startupTimeoutMs: config.limits.startupTimeoutMs,
           channel: options.channel ? () => options.channel!(name)! : undefined,
+          env: () => this.bridgeEnv?.(name) ?? {},
           events: {
             notification: (backend, n) => this.backendNotified(backend, n),
             request: (backend, req, signal) => this.backendAsked(backend, req, signal),
@@ -74,30 +84,96 @@ export class Gateway {
       list: (kind) => this.list(kind),
       subscribe: (ctx, backend, uri) => this.subscribe(ctx, backend, uri),
       unsubscribe: (ctx, backend, uri) => this.unsubscribe(ctx, backend, uri),
+      handlers: this.handlers,
+      dispatch: (parent, method, params) => this.dispatchChild(parent, method, params),
+      live: this.live,
+      tellChain: config.bridge.enabled,
+      starting: (ctx) => this.startingFor(ctx),
+      grants: (caller) =>
+        caller.kind === 'backend' ? (config.servers[caller.id]?.bridge.allow ?? []) : 'all',
+      chain: {
+        maxDepth: config.bridge.maxDepth,
+        // Without a chain in _meta, a bridge call belongs to the backend's only call in flight, if any.
+        inferParent: (backend) => {
+          const calls = this.backends.get(backend)?.callsInFlight() ?? [];
+          return calls.length === 1 ? calls[0] : undefined;
+        },
+      },
     });
+  }
+
+  /**
+   * Makes a call in-process, through the same pipeline as every other call: what extensions and
+   * workflows use. The caller cannot be asked anything back (no sampling or elicitation).
+   */
+  async dispatch(caller: Caller, method: string, params: Params = {}, signal?: AbortSignal): Promise<Result> {
+    const ctx: CallContext = {
+      callId: newCallId(),
+      caller,
+      method,
+      params,
+      signal: signal ?? new AbortController().signal,
+      reply: inProcessReply(caller),
+      path: [],
+      startedAt: performance.now(),
+    };
+    await this.pipeline(ctx);
+    return ctx.result ?? {};
+  }
+
+  /** A call made while serving `parent` (by a handler): same caller, same chain, same fate. */
+  private async dispatchChild(parent: CallContext, method: string, params: Params = {}): Promise<Result> {
+    const meta = { ...params._meta, [CHAIN_META]: { id: parent.callId, path: [...parent.path] } };
+    const ctx: CallContext = {
+      callId: newCallId(),
+      caller: parent.caller,
+      method,
+      params: { ...params, _meta: meta },
+      signal: parent.signal,
+      reply: parent.reply,
+      path: parent.path,
+      startedAt: performance.now(),
+    };
+    await this.pipeline(ctx);
+    return ctx.result ?? {};
   }
 
   /** Starts every backend; one that fails is logged and left out, the rest serve. */
   async start(): Promise<{ failed: { name: string; error: string }[] }> {
     const failed: { name: string; error: string }[] = [];
     await Promise.all(
-      [...this.backends.values()].map(async (b) => {
-        try {
-          await b.start();
-          await this.refresh(b, LIST_KIND_NAMES);
-          if (this.backendLogLevel && b.capabilities.logging) {
-            await b.request('logging/setLevel', { level: this.backendLogLevel }).catch(() => {});
-          }
-        } catch (err) {
-          failed.push({ name: b.name, error: messageOf(err) });
-          this.log.error(
-            { backend: b.name, err: messageOf(err) },
-            'backend failed to start; serving without it',
-          );
-        }
+      [...this.backends.values()].map((b) => {
+        const run = this.startBackend(b)
+          .catch((err: unknown) => {
+            failed.push({ name: b.name, error: messageOf(err) });
+            this.log.error(
+              { backend: b.name, err: messageOf(err) },
+              'backend failed to start; serving without it',
+            );
+          })
+          .finally(() => this.starting.delete(b.name));
+        this.starting.set(b.name, run);
+        return run;
       }),
     );
     return { failed };
+  }
+
+  private async startBackend(b: Backend): Promise<void> {
+    await b.start();
+    await this.refresh(b, LIST_KIND_NAMES);
+    if (this.backendLogLevel && b.capabilities.logging) {
+      await b.request('logging/setLevel', { level: this.backendLogLevel }).catch(() => {});
+    }
+  }
+
+  /** What a call must wait for before the catalog is whole for it: every start but its caller's own. */
+  private startingFor(ctx: CallContext): Promise<void> | undefined {
+    if (this.starting.size === 0) return undefined;
+    const others = [...this.starting].filter(
+      ([name]) => !(ctx.caller.kind === 'backend' && ctx.caller.id === name),
+    );
+    return others.length ? Promise.all(others.map(([, p]) => p)).then(() => undefined) : undefined;
   }
 
   async stop(): Promise<void> {
@@ -109,8 +185,8 @@ export class Gateway {
     return this.pipeline(ctx);
   }
 
-  openSession(sink: Sink, principal: string, id?: string): HostSession {
-    const session = new HostSession(this, sink, principal, id);
+  openSession(sink: Sink, caller: Caller, id?: string): HostSession {
+    const session = new HostSession(this, sink, caller, id);
     this.sessions.set(session.id, session);
     return session;
   }
@@ -265,8 +341,9 @@ export class Gateway {
       if (s && wants(s)) owner.notify('notifications/message', params);
       return;
     }
-    for (const s of this.sessions.values())
-      if (s.initialized && wants(s)) s.notify('notifications/message', params);
+    for (const s of this.sessions.values()) {
+      if (s.caller.kind === 'host' && s.initialized && wants(s)) s.notify('notifications/message', params);
+    }
   }
 
   /**
@@ -277,8 +354,9 @@ export class Gateway {
     const calls = backend.callsInFlight();
     const sessions = new Set(calls.map((c) => c.reply.sessionKey));
     if (sessions.size === 1) return calls[calls.length - 1]!.reply;
-    if (sessions.size === 0 && fallBackToOnlySession && this.sessions.size === 1) {
-      return [...this.sessions.values()][0]!.reply;
+    if (sessions.size === 0 && fallBackToOnlySession) {
+      const hosts = [...this.sessions.values()].filter((s) => s.caller.kind === 'host');
+      if (hosts.length === 1) return hosts[0]!.reply;
     }
     return undefined;
   }
@@ -332,6 +410,16 @@ export class Gateway {
     if (!this.subscriptions.remove(backend.name, uri, ctx.reply.sessionKey)) return {};
     return backend.call(ctx, 'resources/unsubscribe', { ...ctx.params, uri });
   }
+}
+
+function inProcessReply(caller: Caller): Reply {
+  return {
+    sessionKey: `in-process:${caller.kind}:${caller.id}`,
+    capabilities: {},
+    notify: () => {},
+    request: (method) =>
+      Promise.reject(new WireError(WIRE.METHOD_NOT_FOUND, `An in-process caller cannot answer ${method}`)),
+  };
 }
 
 function announcesChanges(b: Backend, kind: ListKind): boolean {

@@ -4,7 +4,10 @@ import type { Params, Result } from '../jsonrpc/message.js';
 import type { Target } from '../catalog/catalog.js';
 
 export type Caller =
-  { kind: 'host'; id: string } | { kind: 'backend'; id: string } | { kind: 'workflow'; id: string };
+  | { kind: 'host'; id: string }
+  | { kind: 'backend'; id: string }
+  | { kind: 'workflow'; id: string }
+  | { kind: 'extension'; id: string };
 
 /** The way back to the caller for everything a call produces before its result. */
 export interface Reply {
@@ -25,8 +28,11 @@ export interface CallContext {
   readonly method: string;
   /** As the caller sent them; stages may replace (never mutate) them. */
   params: Params;
-  readonly signal: AbortSignal;
+  /** Aborts when the caller cancels, or when the call this one was made for is cancelled. */
+  signal: AbortSignal;
   readonly reply: Reply;
+  /** Backends the call passed through before reaching its target (empty for a host's call). */
+  path: readonly string[];
   readonly startedAt: number;
   /** Set by the resolve stage for calls that have one owning backend. */
   target?: (Target & { kind: TargetKind }) | undefined;

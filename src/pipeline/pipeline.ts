@@ -1,25 +1,38 @@
 // The one pipeline every call passes, host or bridge. The order of stages is fixed here:
 //
 //   observe   outermost, so it times and reports every call, including ones refused later;
-//   resolve   finds the owning backend before anything decides on the call, because policy,
-//             approval and audit (later stages) judge the target, not the name the caller used;
-//   route     innermost: sends the call to its backend or answers it from the catalog.
+//   resolve   finds the owning backend before anything decides on the call, because the later
+//             stages judge the target, not the name the caller used;
+//   grant     decides what the caller may reach, before the loop guard, so a denied target is
+//             indistinguishable from an unknown one whatever chain it would close;
+//   chain     the loop guard for bridge calls: refuses cycles and over-deep chains, and ties the
+//             call's cancellation to the call it was made for;
+//   route     innermost: sends the call to its backend, a handler, or answers from the catalog.
 //
-// Policy, approval, audit and redaction slot in between resolve and route; redaction must sit
-// inside audit so audit records never hold what redaction removes.
-import { compose, type Stage } from './compose.js';
+// Approval, audit and redaction slot in between chain and route; redaction must sit inside audit
+// so audit records never hold what redaction removes.
+import { compose } from './compose.js';
 import type { CallContext } from './context.js';
+import { chainStage, type ChainOptions } from './stages/chain.js';
+import { grantStage, type Grants } from './stages/grant.js';
 import { observeStage } from './stages/observe.js';
 import { resolveStage } from './stages/resolve.js';
 import { routeStage, type RouteServices } from './stages/route.js';
 
 export type Pipeline = (ctx: CallContext) => Promise<void>;
 
-export function createPipeline(services: RouteServices, extra: { beforeRoute?: Stage[] } = {}): Pipeline {
+export interface PipelineServices extends RouteServices {
+  grants: Grants;
+  starting: (ctx: CallContext) => Promise<void> | undefined;
+  chain: Omit<ChainOptions, 'live'>;
+}
+
+export function createPipeline(services: PipelineServices): Pipeline {
   return compose([
     observeStage(),
-    resolveStage(services.catalog),
-    ...(extra.beforeRoute ?? []),
+    resolveStage(services.catalog, services.starting),
+    grantStage(services.grants, (m) => services.handlers.find(m) !== undefined),
+    chainStage({ ...services.chain, live: services.live }),
     routeStage(services),
   ]);
 }

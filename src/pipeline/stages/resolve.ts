@@ -5,8 +5,17 @@ import { WIRE, WireError } from '../../errors.js';
 import type { Stage } from '../compose.js';
 import type { CallContext } from '../context.js';
 
-export function resolveStage(catalog: Catalog): Stage {
+/**
+ * `starting` tells, for a caller, whether backends it may be calling are still starting; a call
+ * made over the bridge while switchboard starts waits for them rather than missing their names.
+ */
+export function resolveStage(
+  catalog: Catalog,
+  starting: (ctx: CallContext) => Promise<void> | undefined,
+): Stage {
   return async (ctx, next) => {
+    const wait = starting(ctx);
+    if (wait) await wait;
     resolveTarget(catalog, ctx);
     await next();
   };

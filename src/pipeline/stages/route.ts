@@ -5,8 +5,10 @@ import type { Catalog, ListKind } from '../../catalog/catalog.js';
 import { exposeResultUris } from '../../catalog/result-uris.js';
 import { WIRE, WireError } from '../../errors.js';
 import type { Params, Result } from '../../jsonrpc/message.js';
+import type { HandlerChain } from '../../bridge/handlers.js';
 import type { Stage } from '../compose.js';
 import type { CallContext } from '../context.js';
+import { CHAIN_META } from './chain.js';
 
 export interface RouteServices {
   catalog: Catalog;
@@ -15,6 +17,13 @@ export interface RouteServices {
   list(kind: ListKind, ctx: CallContext): Promise<Result>;
   subscribe(ctx: CallContext, backend: Backend, uri: string): Promise<Result>;
   unsubscribe(ctx: CallContext, backend: Backend, uri: string): Promise<Result>;
+  handlers: HandlerChain;
+  /** A further call by the same caller, as a child of `parent` (handlers use it). */
+  dispatch(parent: CallContext, method: string, params?: Params): Promise<Result>;
+  /** Calls under way, by call id, so calls made on their behalf can find them. */
+  live: Map<string, CallContext>;
+  /** Whether forwarded calls carry the call chain in _meta (only when the bridge is on). */
+  tellChain: boolean;
 }
 
 const LISTS: Record<string, ListKind> = {
@@ -26,7 +35,13 @@ const LISTS: Record<string, ListKind> = {
 
 export function routeStage(services: RouteServices): Stage {
   return async (ctx) => {
-    ctx.result = await route(services, ctx);
+    // While a call is under way, calls made on its behalf (bridge, handlers) find it here.
+    services.live.set(ctx.callId, ctx);
+    try {
+      ctx.result = await route(services, ctx);
+    } finally {
+      services.live.delete(ctx.callId);
+    }
   };
 }
 
@@ -39,7 +54,16 @@ async function route(services: RouteServices, ctx: CallContext): Promise<Result>
   }
   if (ctx.method === 'ping') return {};
   const target = ctx.target;
-  if (!target) throw new WireError(WIRE.METHOD_NOT_FOUND, `Method not found: ${ctx.method}`);
+  if (!target) {
+    const handler = services.handlers.find(ctx.method);
+    if (!handler) throw new WireError(WIRE.METHOD_NOT_FOUND, `Method not found: ${ctx.method}`);
+    return handler(ctx.params, {
+      caller: ctx.caller,
+      callId: ctx.callId,
+      signal: ctx.signal,
+      dispatch: (method, params) => services.dispatch(ctx, method, params),
+    });
+  }
   const backend = services.backend(target.backend);
   if (!backend) throw new WireError(WIRE.INVALID_PARAMS, `Unknown target: ${target.name}`);
   switch (ctx.method) {
@@ -48,7 +72,14 @@ async function route(services: RouteServices, ctx: CallContext): Promise<Result>
     case 'resources/unsubscribe':
       return services.unsubscribe(ctx, backend, target.name);
     default: {
-      const result = await backend.call(ctx, ctx.method, backendParams(ctx));
+      let params = backendParams(ctx);
+      if (services.tellChain) {
+        params = {
+          ...params,
+          _meta: { ...params._meta, [CHAIN_META]: { id: ctx.callId, path: [...ctx.path, backend.name] } },
+        };
+      }
+      const result = await backend.call(ctx, ctx.method, params);
       return exposeResultUris(services.catalog, backend.name, ctx.method, result);
     }
   }

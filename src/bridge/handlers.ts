@@ -1,0 +1,48 @@
+// The handler chain: methods served inside switchboard (vault.sign, context.get, ...). Extensions
+// register them by name or by `prefix.*`; the first registration that claims a method serves it.
+import type { Params, Result } from '../jsonrpc/message.js';
+import type { Caller } from '../pipeline/context.js';
+
+export interface HandlerContext {
+  readonly caller: Caller;
+  readonly callId: string;
+  readonly signal: AbortSignal;
+  /** Makes a further call as the same caller, as a child of this one (same pipeline). */
+  dispatch(method: string, params?: Params): Promise<Result>;
+}
+
+export type Handler = (params: Params, ctx: HandlerContext) => Promise<Result> | Result;
+
+interface Registration {
+  pattern: string;
+  owner: string;
+  handler: Handler;
+}
+
+/** Handler methods are namespaced `<extension>.<operation>`; MCP's own methods use `/`. */
+export const HANDLER_METHOD = /^[a-z][a-z0-9_-]*(\.[A-Za-z0-9_-]+)+$/;
+
+export class HandlerChain {
+  private readonly chain: Registration[] = [];
+
+  register(pattern: string, handler: Handler, owner = 'switchboard'): void {
+    const check = pattern.endsWith('.*') ? `${pattern.slice(0, -2)}.x` : pattern;
+    if (!HANDLER_METHOD.test(check)) {
+      throw new Error(`handler name "${pattern}" must look like "extension.operation" (or "extension.*")`);
+    }
+    this.chain.push({ pattern, owner, handler });
+  }
+
+  find(method: string): Handler | undefined {
+    for (const r of this.chain) {
+      if (r.pattern === method) return r.handler;
+      if (r.pattern.endsWith('.*') && method.startsWith(r.pattern.slice(0, -1))) return r.handler;
+    }
+    return undefined;
+  }
+
+  /** The registered names, for `switchboard` diagnostics and docs. */
+  names(): { pattern: string; owner: string }[] {
+    return this.chain.map(({ pattern, owner }) => ({ pattern, owner }));
+  }
+}

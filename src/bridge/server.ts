@@ -1,0 +1,168 @@
+// The bridge: a Unix socket, in a directory only switchboard's user can open, where backends call
+// each other and switchboard's handlers. A connection proves its identity with its first message;
+// after that it is a session like a host's, passing the same pipeline with the backend as caller.
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { WIRE } from '../errors.js';
+import type { Gateway } from '../gateway/gateway.js';
+import { classify } from '../jsonrpc/message.js';
+import { LineSplitter } from '../jsonrpc/ndjson.js';
+import type { Logger } from '../log.js';
+import type { HostSession } from '../front/session.js';
+import { BridgeTokens } from './tokens.js';
+
+export const BRIDGE_PROTOCOL = 'switchboard-bridge/1';
+export const ENV_SOCKET = 'SWITCHBOARD_BRIDGE';
+export const ENV_TOKEN = 'SWITCHBOARD_BRIDGE_TOKEN';
+
+/** A client that stops reading is cut off once this much is waiting to be written to it. */
+const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
+
+export interface BridgeOptions {
+  /** Socket path; default: `bridge.sock` in a fresh 0700 directory under the temp dir. */
+  socket?: string | undefined;
+  maxMessageBytes: number;
+  log: Logger;
+}
+
+export class BridgeServer {
+  readonly tokens = new BridgeTokens();
+  private server: Server | undefined;
+  private ownedDir: string | undefined;
+  private readonly connections = new Set<Socket>();
+  path = '';
+
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly options: BridgeOptions,
+  ) {}
+
+  async listen(): Promise<string> {
+    let path = this.options.socket;
+    if (!path) {
+      this.ownedDir = mkdtempSync(join(tmpdir(), 'switchboard-'));
+      path = join(this.ownedDir, 'bridge.sock');
+    } else {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      rmSync(path, { force: true });
+    }
+    // The directory's mode is the access control: only our user can reach the socket at all.
+    chmodSync(dirname(path), 0o700);
+    const server = createServer((socket) => this.accept(socket));
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => resolve());
+    });
+    chmodSync(path, 0o600);
+    this.path = path;
+    return path;
+  }
+
+  /** The environment a spawned backend gets: where the bridge is and its token for this start. */
+  environmentFor(identity: string): Record<string, string> {
+    if (!this.path) return {};
+    return { [ENV_SOCKET]: this.path, [ENV_TOKEN]: this.tokens.mint(identity) };
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.connections) socket.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    if (this.ownedDir) rmSync(this.ownedDir, { recursive: true, force: true });
+    else if (this.path) rmSync(this.path, { force: true });
+  }
+
+  private accept(socket: Socket): void {
+    this.connections.add(socket);
+    const log = this.options.log;
+    let session: HostSession | undefined;
+    let refused = false;
+    const write = (m: object): boolean => {
+      if (socket.destroyed) return false;
+      if (socket.writableLength > MAX_UNREAD_BYTES) {
+        log.warn({ identity: session?.caller.id }, 'bridge client is not reading; connection closed');
+        socket.destroy();
+        return false;
+      }
+      // Backpressure: stop reading new requests from a client until it takes what we wrote.
+      if (!socket.write(JSON.stringify(m) + '\n') && !socket.isPaused()) {
+        socket.pause();
+        socket.once('drain', () => socket.resume());
+      }
+      return true;
+    };
+    const lines = new LineSplitter(this.options.maxMessageBytes, {
+      line: (text) => {
+        if (refused) return;
+        let value: unknown;
+        try {
+          value = JSON.parse(text);
+        } catch {
+          if (!session) return void (refused = this.refuse(socket, write, null));
+          write({
+            jsonrpc: '2.0',
+            id: null,
+            error: { code: WIRE.PARSE_ERROR, message: 'Parse error: not valid JSON' },
+          });
+          return;
+        }
+        if (session) return void session.receive(value);
+        session = this.authenticate(value, socket, write);
+        refused = session === undefined;
+      },
+      oversized: (bytes) => {
+        if (refused) return;
+        if (!session) return void (refused = this.refuse(socket, write, null));
+        write({
+          jsonrpc: '2.0',
+          id: null,
+          error: {
+            code: WIRE.INVALID_REQUEST,
+            message: `Message of ${bytes} bytes exceeds the limit of ${this.options.maxMessageBytes} bytes`,
+          },
+        });
+      },
+    });
+    socket.on('data', (chunk: Buffer) => lines.push(chunk));
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => {
+      this.connections.delete(socket);
+      session?.close();
+    });
+  }
+
+  private authenticate(
+    value: unknown,
+    socket: Socket,
+    write: (m: object) => boolean,
+  ): HostSession | undefined {
+    const c = classify(value);
+    const id = c.kind === 'invalid' ? c.id : 'id' in c.message ? c.message.id : null;
+    const identity =
+      c.kind === 'request' && c.message.method === 'bridge/authenticate'
+        ? this.tokens.identify(c.message.params?.token)
+        : undefined;
+    if (!identity) {
+      this.refuse(socket, write, id);
+      return undefined;
+    }
+    const session = this.gateway.openSession({ send: (m) => write(m) }, { kind: 'backend', id: identity });
+    write({
+      jsonrpc: '2.0',
+      id,
+      result: { identity, protocol: BRIDGE_PROTOCOL, maxMessageBytes: this.options.maxMessageBytes },
+    });
+    this.options.log.debug({ identity }, 'bridge connection authenticated');
+    return session;
+  }
+
+  /** Answers the first message with an authentication error, and nothing else, then hangs up. */
+  private refuse(socket: Socket, write: (m: object) => boolean, id: unknown): true {
+    write({ jsonrpc: '2.0', id, error: { code: WIRE.AUTH_FAILED, message: 'Authentication failed' } });
+    socket.end();
+    return true;
+  }
+}

@@ -1,0 +1,20 @@
+// The extension interface: an extension registers handler methods into the handler chain and may
+// call anything through the same pipeline as everyone else (as a workflow-kind caller of its name).
+import type { Handler } from '../bridge/handlers.js';
+import type { Config } from '../config/schema.js';
+import type { Params, Result } from '../jsonrpc/message.js';
+import type { Logger } from '../log.js';
+
+export interface ExtensionApi {
+  readonly config: Config;
+  readonly log: Logger;
+  /** Serves `method` (e.g. `vault.sign`) or a family (`vault.*`) inside switchboard. */
+  handle(method: string, handler: Handler): void;
+  /** Calls a tool, resource, prompt or handler as this extension, through the pipeline. */
+  dispatch(method: string, params?: Params, signal?: AbortSignal): Promise<Result>;
+}
+
+export interface Extension {
+  readonly name: string;
+  setup(api: ExtensionApi): void | Promise<void>;
+}

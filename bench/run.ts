@@ -17,6 +17,9 @@ interface Args {
   readonly picks: Map<Scenario, Pick>;
 }
 
+// How much of a failing gateway's stderr goes into the report: enough for the first clue.
+const STDERR_LINES = 8;
+
 const DEFAULT_SIZES: Sizes = { calls: 2000, warmup: 200, rounds: 4 };
 
 const USAGE = `usage: npm run bench -- [scenario…] [--calls N] [--warmup N] [--rounds N]
@@ -84,7 +87,12 @@ async function runScenario(scenario: Scenario, pick: Pick, sizes: Sizes): Promis
         await scenario.subject.ready(subject);
       } catch (error) {
         // The baseline still gets measured: a broken gateway must not hide the reference figures.
-        outcome.skips.push({ scenario: scenario.subject.name, reason: `failed: ${messageOf(error)}` });
+        const tail = subject?.stderrTail().split('\n').slice(-STDERR_LINES).join('\n    ');
+        const stderr = tail ? `\n    switchboard stderr (last lines):\n    ${tail}` : '';
+        outcome.skips.push({
+          scenario: scenario.subject.name,
+          reason: `failed: ${messageOf(error)}${stderr}`,
+        });
         outcome.failed = true;
         if (subject !== undefined) await open.pop()!.close();
         subject = undefined;

@@ -5,7 +5,7 @@ import type { Measurement, Plan } from './lib/compare.js';
 import { openHttp, openStdio, type Endpoint } from './lib/endpoints.js';
 import { gatewayArgs, writeGatewayConfig } from './lib/gateway.js';
 import { ECHO_SERVER } from './lib/paths.js';
-import type { Row } from './lib/report.js';
+import type { Goal, Row } from './lib/report.js';
 import type { Call } from './lib/runners.js';
 
 export interface Sizes {
@@ -73,75 +73,62 @@ function echoPlan(sizes: Sizes): Plan {
 
 const node = process.execPath;
 
-/** Rows shared by the two call scenarios: latency, throughput, CPU and memory of each side. */
-function callRows(
-  baseline: Measurement,
-  subject: Measurement | undefined,
-  goals: { p50: number; throughput?: number; cpu?: number },
-  cpuLabel: { baseline: string; subject: string },
-): Row[] {
-  const rows: Row[] = [
-    { scenario: baseline.name, metric: 'p50', value: baseline.latency.p50Ms, unit: 'ms' },
-    { scenario: baseline.name, metric: 'p99', value: baseline.latency.p99Ms, unit: 'ms' },
+interface Goals {
+  readonly p50: number;
+  readonly throughput?: number;
+  readonly cpu?: number;
+}
+
+interface Metric {
+  readonly name: (gateway: boolean) => string;
+  readonly unit: string;
+  readonly pick: (m: Measurement) => number | undefined;
+  readonly goal?: Goal | undefined;
+}
+
+/**
+ * One scenario's rows: latency, throughput (when measured), CPU per call of the charged process
+ * and the gateway's peak RSS. Every switchboard row carries its baseline's figure, so its ratio
+ * comes from two numbers taken in the same run.
+ */
+function rowsOf(baseline: Measurement, subject: Measurement | undefined, goals: Goals, per = 'call'): Row[] {
+  const goal = (op: Goal['op'], ratio: number | undefined): Goal | undefined =>
+    ratio === undefined ? undefined : { op, ratio };
+  const metrics: Metric[] = [
+    { name: () => 'p50', unit: 'ms', pick: (m) => m.latency.p50Ms, goal: goal('<=', goals.p50) },
+    { name: () => 'p99', unit: 'ms', pick: (m) => m.latency.p99Ms },
     {
-      scenario: baseline.name,
-      metric: 'throughput',
-      value: baseline.throughput!.callsPerSecond,
+      name: () => 'throughput',
       unit: 'calls/s',
+      pick: (m) => m.throughput?.callsPerSecond,
+      goal: goal('>=', goals.throughput),
+    },
+    {
+      name: (gateway) => `${gateway ? 'switchboard' : 'server'} CPU/${per}`,
+      unit: 'ms',
+      pick: (m) => m.cpuMsPerCall,
+      goal: goal('<=', goals.cpu),
     },
   ];
-  if (baseline.cpuMsPerCall !== undefined) {
-    rows.push({
-      scenario: baseline.name,
-      metric: cpuLabel.baseline,
-      value: baseline.cpuMsPerCall,
-      unit: 'ms',
-    });
-  }
-  if (subject === undefined) return rows;
-  const against = (value: number): { name: string; value: number } => ({ name: baseline.name, value });
-  rows.push(
-    {
-      scenario: subject.name,
-      metric: 'p50',
-      value: subject.latency.p50Ms,
-      unit: 'ms',
-      baseline: against(baseline.latency.p50Ms),
-      goal: { op: '<=', ratio: goals.p50 },
-    },
-    {
-      scenario: subject.name,
-      metric: 'p99',
-      value: subject.latency.p99Ms,
-      unit: 'ms',
-      baseline: against(baseline.latency.p99Ms),
-    },
-    {
-      scenario: subject.name,
-      metric: 'throughput',
-      value: subject.throughput!.callsPerSecond,
-      unit: 'calls/s',
-      baseline: against(baseline.throughput!.callsPerSecond),
-      ...(goals.throughput !== undefined && { goal: { op: '>=', ratio: goals.throughput } }),
-    },
-  );
-  if (subject.cpuMsPerCall !== undefined) {
-    rows.push({
-      scenario: subject.name,
-      metric: cpuLabel.subject,
-      value: subject.cpuMsPerCall,
-      unit: 'ms',
-      ...(baseline.cpuMsPerCall !== undefined && { baseline: against(baseline.cpuMsPerCall) }),
-      ...(goals.cpu !== undefined && { goal: { op: '<=', ratio: goals.cpu } }),
-    });
-  }
-  if (subject.peakRssMiB !== undefined) {
-    rows.push({
-      scenario: subject.name,
-      metric: 'switchboard peak RSS',
-      value: subject.peakRssMiB,
-      unit: 'MiB',
-    });
+  const rows: Row[] = [];
+  for (const m of subject === undefined ? [baseline] : [baseline, subject]) {
+    const gateway = m === subject;
+    for (const metric of metrics) {
+      const value = metric.pick(m);
+      if (value === undefined) continue;
+      const base = gateway ? metric.pick(baseline) : undefined;
+      rows.push({
+        scenario: m.name,
+        metric: metric.name(gateway),
+        value,
+        unit: metric.unit,
+        ...(base !== undefined && { baseline: { name: baseline.name, value: base } }),
+        ...(base !== undefined && metric.goal !== undefined && { goal: metric.goal }),
+      });
+    }
+    if (gateway && m.peakRssMiB !== undefined) {
+      rows.push({ scenario: m.name, metric: 'switchboard peak RSS', value: m.peakRssMiB, unit: 'MiB' });
+    }
   }
   return rows;
 }
@@ -167,13 +154,7 @@ const stdio: Scenario = {
   },
   plan: echoPlan,
   call: echoCall,
-  rows: (baseline, subject) =>
-    callRows(
-      baseline,
-      subject,
-      { p50: 1.3, throughput: 0.8 },
-      { baseline: 'server CPU/call', subject: 'switchboard CPU/call' },
-    ),
+  rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.3, throughput: 0.8 }),
 };
 
 const http: Scenario = {
@@ -196,13 +177,7 @@ const http: Scenario = {
   },
   plan: echoPlan,
   call: echoCall,
-  rows: (baseline, subject) =>
-    callRows(
-      baseline,
-      subject,
-      { p50: 1.0, cpu: 0.5 },
-      { baseline: 'server CPU/call', subject: 'switchboard CPU/call' },
-    ),
+  rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.0, cpu: 0.5 }),
 };
 
 function listCall(client: Client): Call {
@@ -273,40 +248,7 @@ const catalog: Scenario = {
     rounds: sizes.rounds,
   }),
   call: listCall,
-  rows: (baseline, subject) => {
-    const rows: Row[] = [
-      { scenario: baseline.name, metric: 'p50', value: baseline.latency.p50Ms, unit: 'ms' },
-      { scenario: baseline.name, metric: 'p99', value: baseline.latency.p99Ms, unit: 'ms' },
-    ];
-    if (subject === undefined) return rows;
-    const against = (value: number): { name: string; value: number } => ({ name: baseline.name, value });
-    rows.push(
-      {
-        scenario: subject.name,
-        metric: 'p50',
-        value: subject.latency.p50Ms,
-        unit: 'ms',
-        baseline: against(baseline.latency.p50Ms),
-        goal: { op: '<=', ratio: 1.5 },
-      },
-      {
-        scenario: subject.name,
-        metric: 'p99',
-        value: subject.latency.p99Ms,
-        unit: 'ms',
-        baseline: against(baseline.latency.p99Ms),
-      },
-    );
-    if (subject.peakRssMiB !== undefined) {
-      rows.push({
-        scenario: subject.name,
-        metric: 'switchboard peak RSS',
-        value: subject.peakRssMiB,
-        unit: 'MiB',
-      });
-    }
-    return rows;
-  },
+  rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.5 }, 'listing'),
 };
 
 export const SCENARIOS: readonly Scenario[] = [stdio, http, catalog];

@@ -46,7 +46,7 @@ export function formatTable(rows: readonly Row[], skips: readonly Skip[]): strin
       `${format(row.value)} ${row.unit}`,
       row.baseline === undefined ? '' : `${format(row.baseline.value)} ${row.unit} (${row.baseline.name})`,
       ratio === undefined ? '' : `${ratio.toFixed(2)}×`,
-      row.goal === undefined ? '' : `${row.goal.op === '<=' ? '≤' : '≥'} ${row.goal.ratio}×`,
+      row.goal === undefined ? '' : `${row.goal.op === '<=' ? '≤' : '≥'} ${ratioText(row.goal.ratio)}×`,
       met === undefined ? '' : met ? 'met' : 'NOT met',
     ];
   });
@@ -61,6 +61,11 @@ export function formatTable(rows: readonly Row[], skips: readonly Skip[]): strin
   const out = [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)];
   for (const skip of skips) out.push(`skipped ${skip.scenario}: ${skip.reason}`);
   return out.join('\n');
+}
+
+/** 1 → "1.0", 1.3 → "1.3": targets read as ratios, not counts. */
+function ratioText(ratio: number): string {
+  return Number.isInteger(ratio) ? ratio.toFixed(1) : String(ratio);
 }
 
 /** Three significant digits, whatever the magnitude (0.0123 ms, 1.23 ms, 12,300 calls/s). */

@@ -1,0 +1,72 @@
+// `switchboard validate`: checks a configuration file and says, on stderr, what is wrong or which backends it found.
+import { ConfigError, formatIssue, type ConfigIssue } from '../config/errors.js';
+import { loadConfig, type LoadedConfig } from '../config/load.js';
+import { isStdioBackend, type BackendConfig } from '../config/schema.js';
+
+/**
+ * A further check of a configuration that loaded: e.g. starting the backends to find tool-name
+ * collisions, which need live backends. Returns the issues it found; throwing counts as one issue.
+ */
+export type ValidateCheck = (
+  loaded: LoadedConfig,
+) => Promise<readonly ConfigIssue[]> | readonly ConfigIssue[];
+
+export interface ValidateArgs {
+  readonly config: string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly checks?: readonly ValidateCheck[];
+  /** Where the report goes (default: stderr, since stdout may carry JSON-RPC). */
+  readonly write?: (line: string) => void;
+}
+
+/** Exit code: 0 when the file is valid and every check passed, 1 otherwise. */
+export async function runValidate(args: ValidateArgs): Promise<number> {
+  const write = args.write ?? ((line: string) => process.stderr.write(`${line}\n`));
+  let loaded: LoadedConfig;
+  try {
+    loaded = await loadConfig(args.config, args.env === undefined ? {} : { env: args.env });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    for (const issue of err.issues) write(formatIssue(issue));
+    write(`${args.config}: not valid (${count(err.issues.length, 'problem')})`);
+    return 1;
+  }
+
+  for (const warning of loaded.warnings) write(`warning: ${formatIssue(warning)}`);
+  const issues: ConfigIssue[] = [];
+  for (const check of args.checks ?? []) {
+    try {
+      issues.push(...(await check(loaded)));
+    } catch (err) {
+      issues.push({ file: args.config, path: '', message: `check failed: ${(err as Error).message}` });
+    }
+  }
+  for (const issue of issues) write(formatIssue(issue));
+
+  const servers = Object.entries(loaded.config.servers);
+  const verdict = issues.length === 0 ? 'valid' : `not valid (${count(issues.length, 'problem')})`;
+  write(`${args.config}: ${verdict}; ${loaded.format} format, ${count(servers.length, 'backend')}`);
+  const width = Math.max(0, ...servers.map(([name]) => name.length));
+  for (const [name, backend] of servers) {
+    const disabled = backend.disabled ? '  (disabled)' : '';
+    write(`  ${name.padEnd(width)}  ${kindOf(backend).padEnd(5)}  ${target(backend)}${disabled}`);
+  }
+  return issues.length === 0 ? 0 : 1;
+}
+
+function kindOf(backend: BackendConfig): 'stdio' | 'http' | 'sse' {
+  if (isStdioBackend(backend)) return 'stdio';
+  return backend.type === 'sse' ? 'sse' : 'http';
+}
+
+function target(backend: BackendConfig): string {
+  if (isStdioBackend(backend)) return [backend.command, ...backend.args].join(' ');
+  // Credentials ride in URLs (user:pass@, ?api_key=): show where the backend is, not how it is unlocked.
+  const url = new URL(backend.url);
+  const query = url.search === '' ? '' : '?…';
+  return `${url.protocol}//${url.host}${url.pathname}${query}`;
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}

@@ -1,0 +1,151 @@
+// Validation errors name the file, the path inside it and what was expected, in words a person can act on.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError } from '../../src/config/errors.js';
+import { issueAt, rejects } from './helpers.js';
+
+test('a string where an array is expected names the file, the path, the expectation and what was found', () => {
+  const err = rejects('servers:\n  memory:\n    command: npx\n    args: -y\n', 'switchboard.yaml');
+  assert.ok(err instanceof ConfigError);
+  assert.equal(
+    err.message,
+    'switchboard.yaml: servers.memory.args: expected an array of strings, got a string ("-y") (line 4)',
+  );
+});
+
+test('an unknown key close to a known one is reported with a suggestion', () => {
+  const err = rejects('servers:\n  memory:\n    command: npx\n    agrs: [-y]\n', 'switchboard.yaml');
+  assert.equal(issueAt(err, 'servers.memory').message, "unknown key 'agrs' (did you mean 'args'?)");
+});
+
+test('a server entry with neither command nor url says both shapes and suggests the misspelt key', () => {
+  const err = rejects('servers:\n  memory:\n    comand: npx\n', 'switchboard.yaml');
+  assert.equal(
+    issueAt(err, 'servers.memory').message,
+    "expected either a stdio server (command, args, env) or a remote server (url, headers), got a mapping with 'comand'; unknown key 'comand' (did you mean 'command'?)",
+  );
+});
+
+test('a server entry that is not a mapping says both shapes', () => {
+  const err = rejects('servers:\n  memory: npx server-memory\n', 'switchboard.yaml');
+  assert.equal(
+    issueAt(err, 'servers.memory').message,
+    'expected either a stdio server (command, args, env) or a remote server (url, headers), got a string ("npx server-memory")',
+  );
+});
+
+test('an unknown key with no close match lists the keys that are allowed', () => {
+  const err = rejects('http:\n  bind: 0.0.0.0\n', 'switchboard.yaml');
+  assert.equal(
+    issueAt(err, 'http').message,
+    "unknown key 'bind' (expected one of: host, port, path, dnsRebindingProtection, allowedHosts, allowedOrigins)",
+  );
+});
+
+test('a remote-server key on a stdio server says which kind of server it belongs to', () => {
+  const err = rejects('servers:\n  a:\n    command: x\n    headers: {}\n', 'switchboard.yaml');
+  assert.match(issueAt(err, 'servers.a').message, /unknown key 'headers': it belongs to remote servers/);
+});
+
+test('a server with both command and url is told to be one or the other', () => {
+  const err = rejects('servers:\n  a: { command: x, url: "https://x.example" }\n', 'switchboard.yaml');
+  assert.match(issueAt(err, 'servers.a').message, /got both a command and a url/);
+});
+
+test('a number where a string is expected says to quote it', () => {
+  const err = rejects('servers:\n  a:\n    command: x\n    args: [--port, 8080]\n', 'switchboard.yaml');
+  assert.equal(
+    issueAt(err, 'servers.a.args[1]').message,
+    'expected a string, got a number (8080) (quote it to make it a string: "8080")',
+  );
+});
+
+test('a misspelt enum value gets a suggestion and the list of allowed values', () => {
+  const err = rejects('namespacing:\n  mode: alwys\n', 'switchboard.yaml');
+  assert.equal(
+    issueAt(err, 'namespacing.mode').message,
+    'expected one of "conditional", "always", "never", got a string ("alwys") (did you mean "always"?)',
+  );
+});
+
+test('out-of-range numbers, bad URLs and bad names say what would be accepted', () => {
+  const text = [
+    'servers:',
+    '  "bad name": { command: x }',
+    '  web: { url: "file:///etc/passwd" }',
+    '  a: { command: "" }',
+    'http: { port: 70000, path: mcp }',
+  ].join('\n');
+  const err = rejects(text, 'switchboard.yaml');
+  assert.equal(issueAt(err, 'http.port').message, 'expected at most 65535, got a number (70000)');
+  assert.equal(issueAt(err, 'http.path').message, 'expected text starting with "/", got a string ("mcp")');
+  assert.equal(
+    issueAt(err, 'servers.web.url').message,
+    'expected an http:// or https:// URL, got a string ("file:///etc/passwd")',
+  );
+  assert.equal(issueAt(err, 'servers.a.command').message, 'expected a non-empty string, got an empty string');
+  assert.equal(
+    issueAt(err, 'servers').message,
+    'invalid name "bad name": expected a name of letters, digits, _ . - (at most 64)',
+  );
+  assert.equal(issueAt(err, 'servers').line, 2);
+});
+
+test('a top level that is not a mapping is rejected naming the file', () => {
+  const err = rejects('- a\n- b\n', 'switchboard.yaml');
+  assert.equal(
+    err.message,
+    'switchboard.yaml: expected a mapping at the top level (servers: …, or mcpServers: … as Claude Desktop writes it), got an array',
+  );
+});
+
+test('a YAML syntax error names the file, the line and the column', () => {
+  const err = rejects('servers:\n  a:\n    command: "npx\n    args: []\n  b: [\n', 'switchboard.yaml');
+  const first = err.issues[0];
+  assert.ok(first);
+  assert.equal(first.file, 'switchboard.yaml');
+  assert.ok(first.line !== undefined && first.line >= 3, err.message);
+  assert.ok(first.column !== undefined, err.message);
+  assert.match(err.message, /^switchboard\.yaml: line \d+, column \d+: invalid YAML: /);
+});
+
+test('a duplicate YAML key is an error at the second occurrence', () => {
+  const err = rejects('servers:\n  a: { command: x }\n  a: { command: y }\n', 'switchboard.yaml');
+  assert.match(err.message, /^switchboard\.yaml: line 3, column 3: invalid YAML: map keys must be unique/);
+});
+
+test('a JSON syntax error names the file, the line and the column in JSON terms', () => {
+  const err = rejects(
+    '{\n  "mcpServers": {\n    "fs": { "command": "npx" "args": [] }\n  }\n}\n',
+    'claude_desktop_config.json',
+  );
+  assert.equal(err.issues.length, 1);
+  const issue = err.issues[0];
+  assert.equal(issue?.line, 3);
+  assert.equal(issue?.column, 30);
+  assert.match(err.message, /^claude_desktop_config\.json: line 3, column 30: invalid JSON: /);
+});
+
+test('lists every problem in the file, one per line', () => {
+  const err = rejects(
+    'servers:\n  a: { command: x, args: y }\nlog: { level: loud }\nlimits: { startupTimeoutMs: 5 }\n',
+    's.yaml',
+  );
+  assert.deepEqual(
+    err.issues.map((i) => i.path),
+    ['servers.a.args', 'limits.startupTimeoutMs', 'log.level'],
+  );
+  assert.equal(err.message.split('\n').length, 3);
+});
+
+test('a literal value under a credential name is described but not echoed', () => {
+  const err = rejects(
+    'servers:\n  a:\n    url: "https://x.example"\n    headers: { Authorization: 12345678 }\n',
+    's.yaml',
+  );
+  assert.equal(
+    issueAt(err, 'servers.a.headers.Authorization').message,
+    'expected a string, got a number (not shown) (quote it to make it a string)',
+  );
+  assert.doesNotMatch(err.message, /12345678/);
+});

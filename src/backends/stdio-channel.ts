@@ -103,7 +103,13 @@ export class StdioChannel implements Channel {
     const failed = once(child, 'error').then(([err]) => {
       throw err;
     });
-    await Promise.race([spawned, failed]);
+    try {
+      await Promise.race([spawned, failed]);
+    } catch (err) {
+      // A child that never started emits no exit: mark it gone so close() does not wait for one.
+      this.exited = true;
+      throw err;
+    }
     child.on('error', (err) => this.onerror?.(err));
   }
 

@@ -1,6 +1,7 @@
 // Exposed names are a pure function of configuration: prefix (or not), separator, and a
 // deterministic short form that keeps every name within MCP's 64-character limit.
 import { createHash } from 'node:crypto';
+import { uriPrefix } from '../config/prefixes.js';
 import type { Config, BackendConfig, NamespacingMode } from '../config/schema.js';
 
 export const MAX_NAME_LENGTH = 64;
@@ -14,10 +15,6 @@ export interface Namespace {
   readonly separator: string;
   /** Scheme-safe form of the prefix used on resource URIs. */
   readonly uriPrefix: string;
-}
-
-export function uriPrefixOf(prefix: string): string {
-  return prefix.toLowerCase().replace(/_/g, '-');
 }
 
 function modeOf(config: Config, b: BackendConfig): NamespacingMode {
@@ -36,7 +33,7 @@ export function namespacesOf(config: Config): Map<string, Namespace> {
       prefixed: mode === 'always' || (mode === 'conditional' && enabled.length > 1),
       prefix,
       separator: config.namespacing.separator,
-      uriPrefix: uriPrefixOf(prefix),
+      uriPrefix: uriPrefix(name, b),
     });
   }
   return out;

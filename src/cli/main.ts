@@ -9,18 +9,21 @@ import { createLogger } from '../log.js';
 import { SERVER_INFO } from '../protocol.js';
 import { startSwitchboard } from '../switchboard.js';
 import { runValidate } from './validate.js';
+import { liveCheck } from './live-check.js';
+import { formatIssue } from '../config/errors.js';
 
 const USAGE = `Usage: switchboard <command> [options]
 
 Commands:
   up          Start switchboard (without --config: the bundled example servers)
-  validate    Check a configuration file and exit
+  validate    Check a configuration file, start its servers once to find name collisions, and exit
 
 Options:
   --config FILE   switchboard.yaml, or an mcpServers JSON file (Claude Desktop, Cursor, VS Code)
   --port N        HTTP port (default 7450; 0 picks a free one)
   --host ADDR     HTTP bind address (default 127.0.0.1)
   --stdio         Serve one host over stdin/stdout instead of HTTP (for Claude Desktop)
+  --offline       validate: check the file only, without starting the servers
   --log-level L   trace, debug, info, warn, error, silent (default info)
   -h, --help      Show this help
   -v, --version   Show the version`;
@@ -40,6 +43,7 @@ async function main(argv: string[]): Promise<number> {
         port: { type: 'string', short: 'p' },
         host: { type: 'string' },
         stdio: { type: 'boolean' },
+        offline: { type: 'boolean' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
@@ -64,7 +68,10 @@ async function main(argv: string[]): Promise<number> {
         say('switchboard validate: --config FILE is required');
         return 2;
       }
-      return runValidate({ config: values.config });
+      return runValidate({
+        config: values.config,
+        checks: values.offline ? [] : [(loaded) => liveCheck(loaded)],
+      });
     case 'up':
       return up(values);
     default:
@@ -82,25 +89,29 @@ interface UpFlags {
 }
 
 async function up(flags: UpFlags): Promise<number> {
+  const port = flags.port === undefined ? undefined : Number(flags.port);
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
+    say(`switchboard: --port expects a number from 0 to 65535, got "${flags.port}"`);
+    return 2;
+  }
+  const http = {
+    ...(port === undefined ? {} : { port }),
+    ...(flags.host === undefined ? {} : { host: flags.host }),
+  };
   let config: Config;
   if (flags.config) {
     try {
-      const loaded = await loadConfig(flags.config);
-      for (const w of loaded.warnings) say(`warning: ${w}`);
+      const loaded = await loadConfig(flags.config, { overrides: { http } });
+      for (const w of loaded.warnings) say(`warning: ${formatIssue(w)}`);
       config = loaded.config;
     } catch (err) {
       say((err as Error).message);
       return 1;
     }
   } else {
-    config = embeddedConfig();
+    const base = embeddedConfig();
+    config = { ...base, http: { ...base.http, ...http } };
   }
-  const port = flags.port === undefined ? config.http.port : Number(flags.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    say(`switchboard: --port expects a number from 0 to 65535, got "${flags.port}"`);
-    return 2;
-  }
-  config = { ...config, http: { ...config.http, port, host: flags.host ?? config.http.host } };
   const log = createLogger(flags['log-level'] ?? config.log.level);
   let sb;
   try {

@@ -1,0 +1,40 @@
+// The part of `switchboard validate` that needs the servers running: it starts every backend (no
+// fronts), reads their catalogs, and reports the ones that fail and the names that collide.
+import type { LoadedConfig } from '../config/load.js';
+import type { ConfigIssue } from '../config/errors.js';
+import { startSwitchboard } from '../switchboard.js';
+
+export async function liveCheck(
+  loaded: LoadedConfig,
+  note: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): Promise<ConfigIssue[]> {
+  const { config, file } = loaded;
+  // Collisions are reported here rather than refused, so every one of them is listed.
+  const sb = await startSwitchboard({
+    config: { ...config, namespacing: { ...config.namespacing, collisions: 'priority' } },
+    http: false,
+  });
+  try {
+    const issues: ConfigIssue[] = sb.failedBackends.map((f) => ({
+      file,
+      path: `servers.${f.name}`,
+      message: `the server did not start: ${f.error}`,
+    }));
+    for (const c of sb.gateway.catalog.collisions()) {
+      const what = `${c.kind === 'tools' ? 'tool' : 'prompt'} name "${c.exposed}" is exposed by ${c.backends.join(' and ')}`;
+      if (config.namespacing.collisions === 'priority') {
+        // Resolved by policy, so not an error; still said, since nothing is shadowed silently.
+        note(`${file}: note: ${what}; with collisions: priority, ${c.winner} keeps it`);
+      } else {
+        issues.push({
+          file,
+          path: `servers.${c.backends[0]}`,
+          message: `${what}; give the servers prefixes (namespacing.mode: always) or set namespacing.collisions: priority`,
+        });
+      }
+    }
+    return issues;
+  } finally {
+    await sb.stop();
+  }
+}

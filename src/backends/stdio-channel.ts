@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import type { StdioBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
-import { readLines } from '../jsonrpc/ndjson.js';
+import { LineWriter, readLines } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
 
 /** Parent variables a child gets unless its config names its own list. */
@@ -52,6 +52,7 @@ export class StdioChannel implements Channel {
   onerror?: (error: Error) => void;
   private child: ChildProcess | undefined;
   private exited = false;
+  private writer: LineWriter | undefined;
 
   constructor(private readonly options: StdioChannelOptions) {}
 
@@ -69,6 +70,7 @@ export class StdioChannel implements Channel {
       windowsHide: true,
     });
     this.child = child;
+    this.writer = new LineWriter(child.stdin);
     child.stdin.on('error', (err) => this.onerror?.(err));
     readLines(child.stdout, maxMessageBytes, {
       line: (text) => {
@@ -117,7 +119,7 @@ export class StdioChannel implements Channel {
     const stdin = this.child?.stdin;
     if (!stdin || this.exited || !stdin.writable)
       return Promise.reject(new Error('backend process is not running'));
-    if (stdin.write(JSON.stringify(message) + '\n')) return Promise.resolve();
+    if (this.writer!.write(message)) return Promise.resolve();
     return once(stdin, 'drain').then(() => undefined);
   }
 

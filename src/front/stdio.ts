@@ -3,7 +3,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { WIRE } from '../errors.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { readLines } from '../jsonrpc/ndjson.js';
+import { LineWriter, readLines } from '../jsonrpc/ndjson.js';
 import type { HostSession } from './session.js';
 
 export interface StdioFrontOptions {
@@ -18,7 +18,8 @@ export function serveStdio(
 ): { session: HostSession; closed: Promise<void> } {
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
-  const write = (m: unknown) => output.write(JSON.stringify(m) + '\n');
+  const writer = new LineWriter(output);
+  const write = (m: unknown) => writer.write(m);
   const session = gateway.openSession({ send: (m) => write(m) }, { kind: 'host', id: 'stdio' }, 'stdio');
   readLines(input, options.maxMessageBytes, {
     line: (text) => {

@@ -1,6 +1,6 @@
 // Newline-delimited JSON framing (MCP's stdio framing, also the bridge's), with a size limit
 // that drops an oversized line without losing the ones after it.
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 
 export interface LineHandlers {
   line(text: string): void;
@@ -68,4 +68,28 @@ export class LineSplitter {
 export function readLines(stream: Readable, maxBytes: number, handlers: LineHandlers): void {
   const splitter = new LineSplitter(maxBytes, handlers);
   stream.on('data', (chunk: Buffer) => splitter.push(chunk));
+}
+
+/**
+ * Writes NDJSON lines, coalescing every line written in one turn of the event loop into one write:
+ * under load that is one system call for many messages instead of one each, at no added latency
+ * (the flush runs in the same turn, after I/O callbacks).
+ */
+export class LineWriter {
+  private queue: string[] = [];
+
+  constructor(private readonly stream: Writable) {}
+
+  /** Queues one message; false when the stream wants the writer to wait for 'drain'. */
+  write(message: unknown): boolean {
+    if (this.queue.length === 0) setImmediate(this.flush);
+    this.queue.push(JSON.stringify(message));
+    return !this.stream.writableNeedDrain;
+  }
+
+  private readonly flush = (): void => {
+    const lines = this.queue;
+    this.queue = [];
+    if (lines.length > 0 && this.stream.writable) this.stream.write(lines.join('\n') + '\n');
+  };
 }

@@ -6,7 +6,7 @@ import { serveHttp, type HttpFront } from './front/http.js';
 import { serveStdio } from './front/stdio.js';
 import { silentLogger, type Logger } from './log.js';
 import type { Readable, Writable } from 'node:stream';
-import { BridgeServer } from './bridge/server.js';
+import { BridgeServer, ENV_TOKEN } from './bridge/server.js';
 import { builtInExtensions } from './extensions/index.js';
 
 export interface StartOptions {
@@ -55,14 +55,16 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       log,
     });
     await bridge.listen();
+    // A disabled server is off in every direction: it gets no bridge identity either.
     for (const [name, b] of Object.entries(config.servers))
-      if (b.bridge.token) bridge.tokens.set(name, b.bridge.token);
+      if (b.bridge.token && !b.disabled) bridge.tokens.set(name, b.bridge.token);
     const spawned = new Set(
       Object.entries(config.servers)
         .filter(([, b]) => 'command' in b)
         .map(([n]) => n),
     );
     gateway.bridgeEnv = (name) => (spawned.has(name) ? bridge!.environmentFor(name) : {});
+    gateway.bridgeEnded = (name, env) => bridge!.release(name, env[ENV_TOKEN]);
   }
   const { failed } = await gateway.start();
   const unresolved = gateway.catalog.collisions().filter((c) => !c.winner);

@@ -34,6 +34,8 @@ export interface BackendOptions {
   channel?: (() => Channel) | undefined;
   /** Extra environment for a spawned backend, asked anew at each start. */
   env?: () => Record<string, string>;
+  /** Told when the start that got `env` is over (closed, stopped or failed), with that env. */
+  ended?: (env: Record<string, string>) => void;
 }
 
 export class Backend {
@@ -61,19 +63,22 @@ export class Backend {
   async start(): Promise<void> {
     this.state = 'starting';
     const { events, maxMessageBytes, startupTimeoutMs } = this.options;
+    let extraEnv: Record<string, string> | undefined;
     const channel =
       this.options.channel?.() ??
       createChannel(this.config, {
         name: this.name,
         log: this.log,
         maxMessageBytes,
-        extraEnv: this.options.env?.(),
+        extraEnv: (extraEnv = this.options.env?.()),
       });
     const peer = new RpcPeer(channel, this.log);
     this.peer = peer;
     peer.onNotification = (n) => events.notification(this, n);
     peer.onRequest = (req, signal) => events.request(this, req, signal);
     peer.onClose = (reason) => {
+      // Whatever ended this start (a crash, stop(), a failed handshake), what it was given ends too.
+      if (extraEnv) this.options.ended?.(extraEnv);
       if (this.peer !== peer) return;
       const wasReady = this.state === 'ready';
       this.state = 'failed';

@@ -12,7 +12,7 @@ import { classify } from '../jsonrpc/message.js';
 import { LineSplitter } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
 import type { HostSession } from '../front/session.js';
-import { BridgeTokens } from './tokens.js';
+import { BridgeTokens, tokenDigest } from './tokens.js';
 
 export const BRIDGE_PROTOCOL = 'switchboard-bridge/1';
 export const ENV_SOCKET = 'SWITCHBOARD_BRIDGE';
@@ -33,6 +33,8 @@ export class BridgeServer {
   private server: Server | undefined;
   private ownedDir: string | undefined;
   private readonly connections = new Set<Socket>();
+  /** Who each authenticated connection is, and (as a digest) the token it proved that with. */
+  private readonly authenticated = new Map<Socket, { identity: string; token: Buffer }>();
   path = '';
 
   constructor(
@@ -66,6 +68,19 @@ export class BridgeServer {
   environmentFor(identity: string): Record<string, string> {
     if (!this.path) return {};
     return { [ENV_SOCKET]: this.path, [ENV_TOKEN]: this.tokens.mint(identity) };
+  }
+
+  /**
+   * Ends what one start of a backend was given: its token stops authenticating and connections
+   * made with it close, so nothing outlives the process it was minted for.
+   */
+  release(identity: string, token: string | undefined): void {
+    if (!token) return;
+    this.tokens.revoke(identity, token);
+    const digest = tokenDigest(token);
+    for (const [socket, who] of this.authenticated) {
+      if (who.identity === identity && who.token.equals(digest)) socket.destroy();
+    }
   }
 
   async close(): Promise<void> {
@@ -130,6 +145,7 @@ export class BridgeServer {
     socket.on('error', () => socket.destroy());
     socket.on('close', () => {
       this.connections.delete(socket);
+      this.authenticated.delete(socket);
       session?.close();
     });
   }
@@ -141,14 +157,16 @@ export class BridgeServer {
   ): HostSession | undefined {
     const c = classify(value);
     const id = c.kind === 'invalid' ? c.id : 'id' in c.message ? c.message.id : null;
-    const identity =
+    const token =
       c.kind === 'request' && c.message.method === 'bridge/authenticate'
-        ? this.tokens.identify(c.message.params?.token)
+        ? c.message.params?.token
         : undefined;
-    if (!identity) {
+    const identity = this.tokens.identify(token);
+    if (!identity || typeof token !== 'string') {
       this.refuse(socket, write, id);
       return undefined;
     }
+    this.authenticated.set(socket, { identity, token: tokenDigest(token) });
     const session = this.gateway.openSession({ send: (m) => write(m) }, { kind: 'backend', id: identity });
     write({
       jsonrpc: '2.0',

@@ -2,7 +2,9 @@
 // a remote one), and a presented token is checked against every known one in constant time.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-const digest = (token: string) => createHash('sha256').update(token, 'utf8').digest();
+/** What is kept of a token: enough to recognise it, nothing to present. */
+export const tokenDigest = (token: string) => createHash('sha256').update(token, 'utf8').digest();
+const digest = tokenDigest;
 
 export class BridgeTokens {
   /** identity → SHA-256 of its current token (the token itself is not kept). */
@@ -19,8 +21,16 @@ export class BridgeTokens {
     this.byIdentity.set(identity, digest(token));
   }
 
-  revoke(identity: string): void {
+  /**
+   * Forgets the identity's token; with `token`, only while that is still the current one, so the
+   * late end of an earlier start cannot end the token of a newer one.
+   */
+  revoke(identity: string, token?: string): boolean {
+    const current = this.byIdentity.get(identity);
+    if (!current) return false;
+    if (token !== undefined && !timingSafeEqual(digest(token), current)) return false;
     this.byIdentity.delete(identity);
+    return true;
   }
 
   /** The identity whose token this is. Every entry is compared, so timing tells nothing. */

@@ -49,6 +49,8 @@ export class Gateway {
   private readonly starting = new Map<string, Promise<void>>();
   /** Environment each spawned backend gets at each start (the bridge socket and a fresh token). */
   bridgeEnv: ((backend: string) => Record<string, string>) | undefined;
+  /** Told when a start of a spawned backend is over, with the environment that start got. */
+  bridgeEnded: ((backend: string, env: Record<string, string>) => void) | undefined;
 
   constructor(private readonly options: GatewayOptions) {
     const { config, log } = options;
@@ -70,6 +72,7 @@ export class Gateway {
           startupTimeoutMs: config.limits.startupTimeoutMs,
           channel: options.channel ? () => options.channel!(name)! : undefined,
           env: () => this.bridgeEnv?.(name) ?? {},
+          ended: (env) => this.bridgeEnded?.(name, env),
           events: {
             notification: (backend, n) => this.backendNotified(backend, n),
             request: (backend, req, signal) => this.backendAsked(backend, req, signal),

@@ -35,8 +35,10 @@ export function chainStage(options: ChainOptions): Stage {
     if (ctx.caller.kind === 'backend') {
       const self = ctx.caller.id;
       const meta = readChain(ctx.params);
-      const parent = meta ? options.live.get(meta.id) : options.inferParent(self);
-      let path = meta?.path ?? (parent ? [...parent.path, self] : [self]);
+      const parent = meta ? parentOf(options.live.get(meta.id), self) : options.inferParent(self);
+      // A chain switchboard can vouch for beats the one the backend tells: a backend must not be
+      // able to shorten its own chain (and so run a loop) by sending a shorter path.
+      let path = parent ? chainOf(parent, self) : (meta?.path ?? [self]);
       // A backend speaks only for itself: the chain always ends with the caller.
       if (path[path.length - 1] !== self) path = [...path, self];
       ctx.path = path;
@@ -47,13 +49,31 @@ export function chainStage(options: ChainOptions): Stage {
           path: [...path, target],
         });
       }
-      if (path.length + 1 > options.maxDepth) {
+      // Only backends count: a handler or a list answered inside switchboard adds no hop.
+      if (target && path.length + 1 > options.maxDepth) {
         throw new WireError(
           WIRE.CALL_TOO_DEEP,
-          `Call chain too deep: ${[...path, target ?? ctx.method].join(' -> ')} exceeds ${options.maxDepth}`,
+          `Call chain too deep: ${[...path, target].join(' -> ')} exceeds ${options.maxDepth}`,
         );
       }
     }
     await next();
   };
+}
+
+/**
+ * The live call a bridge call names as its parent, if it can be one: a call that was sent to this
+ * backend, or one this backend made itself (a handler's further calls). Any other id is not its
+ * to claim, whether guessed or passed along from elsewhere.
+ */
+function parentOf(call: CallContext | undefined, self: string): CallContext | undefined {
+  if (!call) return undefined;
+  if (call.target?.backend === self) return call;
+  if (call.caller.kind === 'backend' && call.caller.id === self) return call;
+  return undefined;
+}
+
+/** The chain a call made while serving `parent` belongs to, as switchboard itself recorded it. */
+function chainOf(parent: CallContext, self: string): string[] {
+  return parent.target?.backend === self ? [...parent.path, self] : [...parent.path];
 }

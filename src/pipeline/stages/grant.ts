@@ -62,6 +62,15 @@ function denied(ctx: CallContext): WireError {
       return new WireError(WIRE.RESOURCE_NOT_FOUND, `Resource not found: ${String(ctx.params.uri)}`, {
         uri: ctx.params.uri,
       });
+    case 'completion/complete': {
+      // Answered as resolve answers a reference it cannot find, so a completion cannot probe either.
+      const ref = ctx.params.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
+      if (ref?.type === 'ref/prompt')
+        return new WireError(WIRE.INVALID_PARAMS, `Unknown prompt: ${String(ref.name)}`);
+      return new WireError(WIRE.RESOURCE_NOT_FOUND, `Resource not found: ${String(ref?.uri)}`, {
+        uri: ref?.uri,
+      });
+    }
     default:
       return new WireError(WIRE.METHOD_NOT_FOUND, `Method not found: ${ctx.method}`);
   }

@@ -1,0 +1,59 @@
+// Example backend "vault": offers hosts signature checks and the public key, served by switchboard's vault handlers over the bridge.
+import { McpServer } from '@modelcontextprotocol/server';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { z } from 'zod';
+// Outside this repository the same module is `mcp-switchboard/bridge`.
+import { connectBridge, type BridgeClient } from '../../src/bridge/client.js';
+
+let bridge: Promise<BridgeClient> | undefined;
+function bridgeClient(): Promise<BridgeClient> {
+  bridge ??= connectBridge().catch((err: unknown) => {
+    bridge = undefined;
+    throw err;
+  });
+  return bridge;
+}
+
+const server = new McpServer({ name: 'vault', version: '1.0.0' });
+
+server.registerTool(
+  'verify_signature',
+  {
+    description: 'Checks a base64 signature over UTF-8 data with a vault key (the key stays in switchboard).',
+    inputSchema: z.object({
+      data: z.string(),
+      signature: z.string().describe('Base64, as search_and_store returned it.'),
+      key: z.string().default('records'),
+    }),
+    annotations: { readOnlyHint: true },
+  },
+  async ({ data, signature, key }, ctx) => {
+    const client = await bridgeClient();
+    const { valid } = await client.call<{ valid: boolean }>(
+      'vault.verify',
+      { key, data, signature },
+      { parent: ctx.mcpReq._meta, signal: ctx.mcpReq.signal },
+    );
+    return { content: [{ type: 'text', text: JSON.stringify({ valid, key }) }] };
+  },
+);
+
+server.registerTool(
+  'public_key',
+  {
+    description: 'The PEM public key of an asymmetric vault key, for checking signatures elsewhere.',
+    inputSchema: z.object({ key: z.string().default('records') }),
+    annotations: { readOnlyHint: true },
+  },
+  async ({ key }, ctx) => {
+    const client = await bridgeClient();
+    const { publicKey, algorithm } = await client.call<{ publicKey: string; algorithm: string }>(
+      'vault.publicKey',
+      { key },
+      { parent: ctx.mcpReq._meta, signal: ctx.mcpReq.signal },
+    );
+    return { content: [{ type: 'text', text: JSON.stringify({ key, algorithm, publicKey }) }] };
+  },
+);
+
+await server.connect(new StdioServerTransport());

@@ -1,0 +1,188 @@
+// End to end: the search → memory → vault example, one host call, every pipe and socket captured, no key material on any of them.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, randomBytes, verify } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { Writable } from 'node:stream';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { loadConfig } from '../../src/config/load.js';
+import { Config, isStdioBackend } from '../../src/config/schema.js';
+import { startSwitchboard, type Switchboard } from '../../src/switchboard.js';
+import { privateKeyForms, readCaptures, secretForms, startTcpTap, TAP, type TcpTap } from './wiretap.js';
+
+const EXAMPLE = fileURLToPath(
+  new URL('../../../examples/search-memory-vault/switchboard.yaml', import.meta.url),
+);
+
+type Json = Record<string, unknown>;
+
+function textOf(result: { content?: unknown }): string {
+  const first = (result.content as { type: string; text?: string }[] | undefined)?.[0];
+  assert.equal(first?.type, 'text', JSON.stringify(result));
+  return first.text!;
+}
+
+let dir: string;
+let captureDir: string;
+let sb: Switchboard | undefined;
+let tcp: TcpTap | undefined;
+let host: Client | undefined;
+const logLines: Buffer[] = [];
+const keys = generateKeyPairSync('ed25519');
+const secret = randomBytes(24).toString('base64url');
+let answer: { entity: string; result: string; signature: string; algorithm: string };
+let graph: Json;
+let verified: Json;
+let tampered: Json;
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'sb-smv-'));
+  captureDir = join(dir, 'captures');
+  await mkdir(captureDir);
+  // The example's own file, with the test's secrets in its ${VAR} references.
+  const loaded = await loadConfig(EXAMPLE, {
+    env: { ...process.env, SIGNING_SECRET: secret, MEMORY_FILE_PATH: join(dir, 'memory.jsonl') },
+  });
+  const input = structuredClone(loaded.config) as Json & { servers: Record<string, Json> };
+  for (const [name, server] of Object.entries(loaded.config.servers)) {
+    assert.ok(isStdioBackend(server));
+    // Every backend runs behind the tap: its stdio and its bridge socket are copied to files.
+    input.servers[name] = {
+      ...input.servers[name],
+      command: process.execPath,
+      args: [TAP, captureDir, name, '--', server.command, ...server.args],
+    };
+  }
+  const privateKey = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const config = Config.parse({
+    ...input,
+    http: { ...loaded.config.http, port: 0 },
+    vault: { keys: { ...loaded.config.vault.keys, records: { type: 'ed25519', privateKey } } },
+  });
+  const log = pino(
+    { level: 'trace' },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        logLines.push(Buffer.from(chunk));
+        done();
+      },
+    }),
+  );
+  sb = await startSwitchboard({ config, log, http: true });
+  assert.deepEqual(sb.failedBackends, []);
+  tcp = await startTcpTap(Number(new URL(sb.http!.url).port));
+  host = new Client({ name: 'smv-host', version: '1.0.0' });
+  await host.connect(
+    new StreamableHTTPClientTransport(
+      new URL(`http://127.0.0.1:${tcp.port}${new URL(sb.http!.url).pathname}`),
+    ),
+  );
+
+  // The one call the scenario is about; everything after it only reads what it left behind.
+  const out = await host.callTool({
+    name: 'search_search_and_store',
+    arguments: { query: 'vault signature' },
+  });
+  answer = JSON.parse(textOf(out)) as typeof answer;
+  graph = JSON.parse(
+    textOf(await host.callTool({ name: 'memory_open_nodes', arguments: { names: [answer.entity] } })),
+  ) as Json;
+  verified = JSON.parse(
+    textOf(
+      await host.callTool({
+        name: 'vault_verify_signature',
+        arguments: { data: answer.result, signature: answer.signature },
+      }),
+    ),
+  ) as Json;
+  tampered = JSON.parse(
+    textOf(
+      await host.callTool({
+        name: 'vault_verify_signature',
+        arguments: { data: answer.result + ' ', signature: answer.signature },
+      }),
+    ),
+  ) as Json;
+  // Stopping ends every tap, so the capture files are complete before anything reads them.
+  await host.close();
+  host = undefined;
+  await sb.stop();
+  sb = undefined;
+});
+
+after(async () => {
+  await host?.close().catch(() => {});
+  await sb?.stop();
+  await tcp?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('the search result is stored in memory as the entity search named', () => {
+  const entities = graph.entities as { name: string; entityType: string; observations: string[] }[];
+  assert.equal(entities.length, 1);
+  assert.equal(entities[0]!.name, answer.entity);
+  assert.deepEqual(entities[0]!.observations, [answer.result]);
+  assert.match(answer.result, /"id":"vault"/);
+});
+
+test('the signature verifies through the vault server, and with the public key alone', () => {
+  assert.equal(answer.algorithm, 'ed25519');
+  assert.deepEqual(verified, { valid: true, key: 'records' });
+  assert.deepEqual(tampered, { valid: false, key: 'records' });
+  const ok = verify(
+    null,
+    Buffer.from(answer.result),
+    keys.publicKey,
+    Buffer.from(answer.signature, 'base64'),
+  );
+  assert.ok(ok, 'signed with the configured key');
+});
+
+test('no key material crosses any pipe or socket, though the signature does', () => {
+  const files = readCaptures(captureDir);
+  const http = tcp!.captured();
+  const captures = new Map<string, Buffer>([
+    ...files,
+    ['host http (sent)', http.sent],
+    ['host http (received)', http.received],
+    ['switchboard log', Buffer.concat(logLines)],
+  ]);
+  // Every channel the call used was captured and carried something.
+  for (const name of [
+    'search.stdin',
+    'search.stdout',
+    'search.bridge-out',
+    'search.bridge-in',
+    'memory.stdin',
+    'memory.stdout',
+    'vault.stdin',
+    'vault.stdout',
+    'vault.bridge-out',
+    'vault.bridge-in',
+    'host http (sent)',
+    'host http (received)',
+  ]) {
+    assert.ok((captures.get(name)?.length ?? 0) > 0, `${name} captured nothing`);
+  }
+  // The signature travelled: vault.sign answered over search's bridge, and on to the host and to vault.
+  const signature = Buffer.from(answer.signature);
+  for (const name of [
+    'search.bridge-in',
+    'search.stdout',
+    'host http (received)',
+    'vault.stdin',
+    'vault.bridge-out',
+  ]) {
+    assert.ok(captures.get(name)!.includes(signature), `signature missing from ${name}`);
+  }
+  const forms = [...privateKeyForms(keys.privateKey), ...secretForms(secret)];
+  for (const [name, bytes] of captures) {
+    for (const form of forms) {
+      assert.ok(!bytes.includes(form), `key material (${form.length} bytes) found in ${name}`);
+    }
+  }
+});

@@ -5,7 +5,12 @@ import { gatewayMissing } from './lib/gateway.js';
 import { RESULTS_DIR } from './lib/paths.js';
 import { installExitHooks, killEverything, survivors } from './lib/processes.js';
 import { formatTable, rowsForJson, writeResults, type Row, type Skip } from './lib/report.js';
-import { SCENARIOS, type Scenario, type Sizes } from './scenarios.js';
+import { BRIDGE_SCENARIOS } from './bridge.js';
+import { SCENARIOS as ECHO_SCENARIOS, type Scenario as AnyScenario, type Sizes } from './scenarios.js';
+
+// Each scenario names the client it drives (an SDK Client, or a bridge client); the runner only hands it back.
+type Scenario = AnyScenario<unknown>;
+const SCENARIOS: readonly Scenario[] = [...ECHO_SCENARIOS, ...BRIDGE_SCENARIOS];
 
 interface Pick {
   baseline: boolean;
@@ -25,7 +30,7 @@ const DEFAULT_SIZES: Sizes = { calls: 2000, warmup: 200, rounds: 4 };
 const USAGE = `usage: npm run bench -- [scenario…] [--calls N] [--warmup N] [--rounds N]
 
 scenarios (default: all; naming a switchboard side also runs its baseline):
-${SCENARIOS.map((s) => `  ${s.name.padEnd(8)} ${s.baseline.name} + ${s.subject.name}: ${s.summary}`).join('\n')}
+${SCENARIOS.map((s) => `  ${s.name.padEnd(12)} ${s.baseline.name} + ${s.subject.name}: ${s.summary}`).join('\n')}
 
   --calls N   timed sequential calls per side, and as many again at 32 in flight (default ${DEFAULT_SIZES.calls});
               catalog listings are N/20
@@ -69,14 +74,14 @@ interface Outcome {
 
 async function runScenario(scenario: Scenario, pick: Pick, sizes: Sizes): Promise<Outcome> {
   const outcome: Outcome = { rows: [], skips: [], measurements: [], failed: false };
-  const open: Endpoint[] = [];
+  const open: Endpoint<unknown>[] = [];
   try {
     progress(`${scenario.name}: starting ${scenario.baseline.name}`);
     const baseline = await scenario.baseline.open();
     open.push(baseline);
     await scenario.baseline.ready(baseline);
 
-    let subject: Endpoint | undefined;
+    let subject: Endpoint<unknown> | undefined;
     const missing = pick.subject ? gatewayMissing() : undefined;
     if (missing !== undefined) outcome.skips.push({ scenario: scenario.subject.name, reason: missing });
     else if (pick.subject) {

@@ -15,23 +15,23 @@ export interface Sizes {
   readonly rounds: number;
 }
 
-export interface Side {
+export interface Side<C = Client> {
   /** The name on the command line and in the table. */
   readonly name: string;
   /** Needs `dist/src/cli/main.js`. */
   readonly gateway: boolean;
-  open(): Promise<Endpoint>;
+  open(): Promise<Endpoint<C>>;
   /** Checks the endpoint answers correctly (and waits for a gateway's catalog to fill) before timing. */
-  ready(endpoint: Endpoint): Promise<void>;
+  ready(endpoint: Endpoint<C>): Promise<void>;
 }
 
-export interface Scenario {
+export interface Scenario<C = Client> {
   readonly name: string;
   readonly summary: string;
-  readonly baseline: Side;
-  readonly subject: Side;
+  readonly baseline: Side<C>;
+  readonly subject: Side<C>;
   plan(sizes: Sizes): Plan;
-  call(client: Client): Call;
+  call(client: C): Call;
   rows(baseline: Measurement, subject: Measurement | undefined): Row[];
 }
 
@@ -73,7 +73,7 @@ function echoPlan(sizes: Sizes): Plan {
 
 const node = process.execPath;
 
-interface Goals {
+export interface Goals {
   readonly p50: number;
   readonly throughput?: number;
   readonly cpu?: number;
@@ -91,7 +91,12 @@ interface Metric {
  * and the gateway's peak RSS. Every switchboard row carries its baseline's figure, so its ratio
  * comes from two numbers taken in the same run.
  */
-function rowsOf(baseline: Measurement, subject: Measurement | undefined, goals: Goals, per = 'call'): Row[] {
+export function rowsOf(
+  baseline: Measurement,
+  subject: Measurement | undefined,
+  goals: Goals,
+  per = 'call',
+): Row[] {
   const goal = (op: Goal['op'], ratio: number | undefined): Goal | undefined =>
     ratio === undefined ? undefined : { op, ratio };
   const metrics: Metric[] = [

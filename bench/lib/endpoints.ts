@@ -7,8 +7,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { ROOT } from './paths.js';
 import { adopt, endTree, noteDescendants, spawnChild, tailOf, type Child } from './processes.js';
 
-export interface Endpoint {
-  readonly client: Client;
+/** `C` is what the benchmark talks through: an SDK Client unless a scenario says otherwise. */
+export interface Endpoint<C = Client> {
+  readonly client: C;
   /** The server (or gateway) process this endpoint's CPU and memory are read from. */
   readonly pid: number;
   stderrTail(): string;

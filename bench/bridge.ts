@@ -1,0 +1,162 @@
+// Bridge scenarios: a bridge handler against a raw NDJSON socket echo, and a cross-backend tools/call over the bridge against the direct stdio call.
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+
+import { Client } from '@modelcontextprotocol/client';
+
+import { connectBridge, createBridgeTransport, type BridgeClient } from '../src/bridge/client.js';
+import type { Measurement, Plan } from './lib/compare.js';
+import { messageOf, openStdio, type Endpoint } from './lib/endpoints.js';
+import { ECHO_SERVER, ROOT } from './lib/paths.js';
+import { noteDescendants, spawnChild } from './lib/processes.js';
+import type { Row } from './lib/report.js';
+import type { Call } from './lib/runners.js';
+import { rowsOf, type Scenario, type Sizes } from './scenarios.js';
+
+const CONNECT_TIMEOUT_MS = 60_000;
+const FIXTURES = join(ROOT, 'dist', 'bench', 'fixtures');
+const RAW_ECHO = join(FIXTURES, 'raw-echo.js');
+const BRIDGE_GATEWAY = join(FIXTURES, 'bridge-gateway.js');
+const ARGS = { text: 'hello from the switchboard benchmark' };
+/** The absolute target for calls on one bridge connection, many in flight. */
+const PIPELINED_TARGET = 40_000;
+
+// The gateway fixture reads the token of its `caller` identity from here; a child inherits it.
+const TOKEN_ENV = 'SWITCHBOARD_BENCH_TOKEN';
+process.env[TOKEN_ENV] ??= randomBytes(24).toString('base64url');
+const token = (): string => process.env[TOKEN_ENV]!;
+
+/** Starts a process that prints a socket path on stderr, then connects `connect` to that path. */
+async function openSocketProcess<C>(
+  label: string,
+  script: string,
+  pattern: RegExp,
+  connect: (path: string) => Promise<C>,
+  close: (client: C) => Promise<void>,
+): Promise<Endpoint<C>> {
+  const child = spawnChild(label, process.execPath, [script], ROOT);
+  let client: C;
+  try {
+    const [, path] = await child.waitForStderr(pattern, CONNECT_TIMEOUT_MS);
+    client = await connect(path!);
+  } catch (error) {
+    await child.stop();
+    throw new Error(`${label}: ${messageOf(error)}\n${child.stderrTail()}`, { cause: error });
+  }
+  noteDescendants(child.pid);
+  return {
+    client,
+    pid: child.pid,
+    stderrTail: child.stderrTail,
+    noteChildren: () => noteDescendants(child.pid),
+    async close() {
+      await close(client).catch(() => undefined);
+      await child.stop();
+    },
+  };
+}
+
+const openRawEcho = () =>
+  openSocketProcess(
+    'raw-echo',
+    RAW_ECHO,
+    /listening on (\S+)/,
+    (path) => connectBridge({ path, token: 'unused' }),
+    (c) => c.close(),
+  );
+
+const openGatewayHandler = () =>
+  openSocketProcess(
+    'switchboard (bridge)',
+    BRIDGE_GATEWAY,
+    /bridge on (\S+)/,
+    (path) => connectBridge({ path, token: token() }),
+    (c) => c.close(),
+  );
+
+const openGatewayMcp = () =>
+  openSocketProcess(
+    'switchboard (bridge)',
+    BRIDGE_GATEWAY,
+    /bridge on (\S+)/,
+    async (path) => {
+      // An ordinary SDK Client over the bridge transport: what a backend written with the SDK uses.
+      const client = new Client({ name: 'switchboard-bench', version: '0.1.0' });
+      await client.connect(createBridgeTransport({ path, token: token() }), { timeout: CONNECT_TIMEOUT_MS });
+      return client;
+    },
+    (c) => c.close(),
+  );
+
+function handlerCall(client: BridgeClient): Call {
+  return async () => {
+    const result = await client.request<{ text?: unknown }>('bench.echo', ARGS);
+    if (result.text !== ARGS.text) throw new Error(`bench.echo answered ${JSON.stringify(result)}`);
+  };
+}
+
+async function handlerAnswers(endpoint: Endpoint<BridgeClient>): Promise<void> {
+  await handlerCall(endpoint.client)();
+  endpoint.noteChildren();
+}
+
+function echoToolCall(client: Client): Call {
+  return async () => {
+    const result = await client.callTool({ name: 'echo', arguments: ARGS });
+    const [first] = result.content as { type: string; text?: string }[];
+    if (first?.text !== ARGS.text) throw new Error(`echo answered ${JSON.stringify(result)}`);
+  };
+}
+
+async function echoToolAnswers(endpoint: Endpoint): Promise<void> {
+  await echoToolCall(endpoint.client)();
+  endpoint.noteChildren();
+}
+
+function plan(sizes: Sizes): Plan {
+  return { warmup: sizes.warmup, calls: sizes.calls, throughputCalls: sizes.calls, rounds: sizes.rounds };
+}
+
+const handler: Scenario<BridgeClient> = {
+  name: 'bridge',
+  summary:
+    'NDJSON calls on one Unix socket: a raw echo server in plain Node vs the bench.echo handler inside switchboard',
+  baseline: { name: 'raw-echo', gateway: false, open: openRawEcho, ready: handlerAnswers },
+  subject: { name: 'bridge-handler', gateway: true, open: openGatewayHandler, ready: handlerAnswers },
+  plan,
+  call: handlerCall,
+  rows: (baseline: Measurement, subject: Measurement | undefined): Row[] => {
+    const rows = rowsOf(baseline, subject, { p50: 2 });
+    const perSecond = subject?.throughput?.callsPerSecond;
+    if (subject !== undefined && perSecond !== undefined) {
+      rows.push({
+        scenario: subject.name,
+        metric: 'throughput (absolute)',
+        value: perSecond,
+        unit: 'calls/s',
+        baseline: { name: 'target', value: PIPELINED_TARGET },
+        goal: { op: '>=', ratio: 1 },
+      });
+    }
+    return rows;
+  },
+};
+
+const cross: Scenario = {
+  name: 'bridge-cross',
+  summary:
+    'echo tool calls: direct over stdio vs a backend calling it through the bridge (SDK Client on the bridge transport)',
+  baseline: {
+    name: 'echo-stdio',
+    gateway: false,
+    open: () =>
+      openStdio('echo-server (stdio)', process.execPath, [ECHO_SERVER, '--stdio'], CONNECT_TIMEOUT_MS),
+    ready: echoToolAnswers,
+  },
+  subject: { name: 'bridge-tools-call', gateway: true, open: openGatewayMcp, ready: echoToolAnswers },
+  plan,
+  call: echoToolCall,
+  rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.5 }),
+};
+
+export const BRIDGE_SCENARIOS: readonly Scenario<unknown>[] = [handler, cross];

@@ -21,6 +21,9 @@ export const ENV_TOKEN = 'SWITCHBOARD_BRIDGE_TOKEN';
 /** A client that stops reading is cut off once this much is waiting to be written to it. */
 const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
 
+/** A connection that has not authenticated by then is closed: it holds a descriptor for nothing. */
+export const AUTH_TIMEOUT_MS = 10_000;
+
 export interface BridgeOptions {
   /** Socket path; default: `bridge.sock` in a fresh 0700 directory under the temp dir. */
   socket?: string | undefined;
@@ -146,7 +149,12 @@ export class BridgeServer {
     });
     socket.on('data', (chunk: Buffer) => lines.push(chunk));
     socket.on('error', () => socket.destroy());
+    const authTimer = setTimeout(() => {
+      if (!session) socket.destroy();
+    }, AUTH_TIMEOUT_MS);
+    authTimer.unref();
     socket.on('close', () => {
+      clearTimeout(authTimer);
       this.connections.delete(socket);
       this.authenticated.delete(socket);
       session?.close();

@@ -50,6 +50,7 @@ export class StdioChannel implements Channel {
   onmessage?: (message: unknown) => void;
   onclose?: () => void;
   onerror?: (error: Error) => void;
+  closeReason: string | undefined;
   private child: ChildProcess | undefined;
   private exited = false;
   private writer: LineWriter | undefined;
@@ -86,11 +87,16 @@ export class StdioChannel implements Channel {
         }
         this.onmessage?.(value);
       },
-      oversized: (bytes) =>
-        log.warn(
-          { backend: name, bytes, limit: maxMessageBytes },
-          'backend message over the size limit; dropped',
-        ),
+      oversized: (bytes) => {
+        // A dropped line may be the answer a caller waits for, and which one cannot be told:
+        // stopping the backend fails its calls now instead of leaving one waiting forever.
+        this.closeReason ??= `backend ${name} sent a message of ${bytes} bytes, over limits.maxMessageBytes (${maxMessageBytes}); switchboard stopped it`;
+        log.error(
+          { bytes, limit: maxMessageBytes },
+          'backend message over the size limit; stopping the backend',
+        );
+        child.kill();
+      },
     });
     readLines(child.stderr, 64 * 1024, {
       line: (text) => log.info({ stderr: text }, 'backend stderr'),
@@ -98,6 +104,7 @@ export class StdioChannel implements Channel {
     });
     child.on('exit', (code, signal) => {
       this.exited = true;
+      this.closeReason ??= `backend ${name} exited ${signal ? `on ${signal}` : `with code ${code}`}`;
       log.info({ code, signal }, 'backend process exited');
       this.onclose?.();
     });

@@ -39,7 +39,7 @@ export class Gateway {
   readonly log: Logger;
   private readonly pipeline: Pipeline;
   private readonly subscriptions = new Subscriptions();
-  private readonly refreshing = new Map<string, Promise<void>>();
+  private readonly refreshing = new Map<string, { done: Promise<void>; again?: Promise<void> }>();
   private readonly elicitations = new Map<string, Reply>();
   private backendLogLevel: LogLevel | undefined;
   /** Methods served inside switchboard; extensions register into it. */
@@ -248,18 +248,22 @@ export class Gateway {
     return this.catalog.list(kind);
   }
 
-  /** Re-reads lists from a backend; concurrent refreshes of the same list share one run. */
+  /** Re-reads lists from a backend. */
   private refresh(backend: Backend, kinds: readonly ListKind[]): Promise<void> {
-    return Promise.all(
-      kinds.map((kind) => {
-        const key = `${backend.name}\0${kind}`;
-        const running = this.refreshing.get(key);
-        if (running) return running;
-        const run = this.fetchList(backend, kind).finally(() => this.refreshing.delete(key));
-        this.refreshing.set(key, run);
-        return run;
-      }),
-    ).then(() => undefined);
+    return Promise.all(kinds.map((kind) => this.refreshList(backend, kind))).then(() => undefined);
+  }
+
+  /**
+   * A change announced while a read is in flight may postdate the answer to it, so joining that
+   * read would lose the change: one more read is queued behind it, shared by later requests.
+   */
+  private refreshList(backend: Backend, kind: ListKind): Promise<void> {
+    const key = `${backend.name}\0${kind}`;
+    const running = this.refreshing.get(key);
+    if (running) return (running.again ??= running.done.then(() => this.refreshList(backend, kind)));
+    const done = this.fetchList(backend, kind).finally(() => this.refreshing.delete(key));
+    this.refreshing.set(key, { done });
+    return done;
   }
 
   private async fetchList(backend: Backend, kind: ListKind): Promise<void> {

@@ -9,6 +9,8 @@ export interface Channel {
   /** Parsed but not yet classified: the peer decides what it is. */
   onmessage?: ((message: unknown) => void) | undefined;
   onclose?: (() => void) | undefined;
+  /** Why the channel closed, when it knows better than "connection closed" (a child's exit). */
+  readonly closeReason?: string | undefined;
   onerror?: ((error: Error) => void) | undefined;
   sessionId?: string | undefined;
   setProtocolVersion?: ((version: string) => void) | undefined;

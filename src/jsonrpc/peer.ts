@@ -48,7 +48,8 @@ export class RpcPeer {
     private readonly log: Logger,
   ) {
     channel.onmessage = (m) => this.receive(m);
-    channel.onclose = () => this.shutDown(new LocalError('backend_closed', 'connection closed'));
+    channel.onclose = () =>
+      this.shutDown(new LocalError('backend_closed', channel.closeReason ?? 'connection closed'));
     channel.onerror = (e) => this.log.debug({ err: e.message }, 'channel error');
   }
 

@@ -1,0 +1,85 @@
+// Backends that fail: one that cannot start, one that dies mid-call, one that talks too much; the rest go on serving.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Client } from '@modelcontextprotocol/client';
+import { connectHttp, httpUrl, Inbox, probe, startGateway, textJson } from './harness.js';
+
+async function names(client: Client): Promise<string[]> {
+  return (await client.listTools()).tools.map((x) => x.name);
+}
+
+test('a backend whose command does not exist is reported and the others still serve', async (t) => {
+  const sb = await startGateway(t, {
+    servers: { ghost: { command: '/nonexistent/switchboard-ghost-server' }, b: probe('b') },
+  });
+  assert.deepEqual(
+    sb.failedBackends.map((f) => f.name),
+    ['ghost'],
+  );
+  assert.match(sb.failedBackends[0]!.error, /ghost.*ENOENT|ENOENT.*ghost/s);
+  const { client } = await connectHttp(t, httpUrl(sb));
+  assert.ok((await names(client)).includes('b_echo'));
+  assert.equal(textJson(await client.callTool({ name: 'b_echo', arguments: {} })).server, 'b');
+  await assert.rejects(client.callTool({ name: 'ghost_echo', arguments: {} }), /Unknown tool: ghost_echo/);
+});
+
+test('a backend that crashes mid-call fails that call with a clear error and the others still serve', async (t) => {
+  const sb = await startGateway(t, { servers: { a: probe('a'), b: probe('b') } });
+  const changed = new Inbox<string>();
+  const host = await connectHttp(t, httpUrl(sb), {
+    setup: (c) => c.setNotificationHandler('notifications/tools/list_changed', () => changed.push('tools')),
+  });
+  await host.streamOpen;
+  const { client } = host;
+  // b is busy when a dies: its call must come through untouched.
+  const waiting = new Inbox<string>();
+  const stop = new AbortController();
+  const busy = client.callTool(
+    { name: 'b_wait', arguments: {} },
+    { signal: stop.signal, onprogress: () => waiting.push('b') },
+  );
+  await waiting.next();
+
+  await assert.rejects(
+    client.callTool({ name: 'a_crash', arguments: {} }),
+    (err: Error & { code?: number }) => {
+      assert.equal(err.code, -32001);
+      assert.match(err.message, /\ba\b/, 'names the backend');
+      assert.match(err.message, /exit|closed/i);
+      return true;
+    },
+  );
+  await changed.next();
+  const after = await names(client);
+  assert.ok(!after.some((n) => n.startsWith('a_')), 'the dead backend’s tools are withdrawn');
+  assert.ok(after.includes('b_echo'));
+  await assert.rejects(client.callTool({ name: 'a_echo', arguments: {} }), /Unknown tool: a_echo/);
+
+  stop.abort();
+  await assert.rejects(busy);
+  assert.deepEqual((await client.callTool({ name: 'b_cancelled_count', arguments: {} })).structuredContent, {
+    cancelled: 1,
+  });
+});
+
+test('a backend answer over the message size limit fails its call instead of leaving it waiting', async (t) => {
+  const sb = await startGateway(t, {
+    servers: { a: probe('a'), b: probe('b') },
+    limits: { maxMessageBytes: 8192 },
+  });
+  const { client } = await connectHttp(t, httpUrl(sb));
+  // Small enough to send, but echo answers with it three times over.
+  const text = 'x'.repeat(3000);
+  await assert.rejects(
+    client.callTool({ name: 'a_echo', arguments: { text } }),
+    (err: Error & { code?: number }) => {
+      assert.equal(err.code, -32001);
+      assert.match(
+        err.message,
+        /backend a sent a message of \d+ bytes, over limits\.maxMessageBytes \(8192\)/,
+      );
+      return true;
+    },
+  );
+  assert.equal(textJson(await client.callTool({ name: 'b_echo', arguments: { text: 'small' } })).server, 'b');
+});

@@ -1,0 +1,227 @@
+// Bad input from a host gets the right JSON-RPC error (and HTTP status), and switchboard keeps serving everyone.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import {
+  connectHttp,
+  httpUrl,
+  initialize,
+  PROBE,
+  probe,
+  rawPost,
+  rawSession,
+  rawStdio,
+  readMessages,
+  responseTo,
+  startGateway,
+  textJson,
+} from './harness.js';
+
+const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+const LIMIT = 8192;
+const SERVERS = { a: probe('a'), b: probe('b') };
+
+const req = (id: number | string, method: string, params?: object) =>
+  JSON.stringify({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
+const errorOf = (m: Record<string, unknown>) => m.error as { code: number; message: string };
+
+test('bad input over stdio is answered with the right error and the session goes on', async (t) => {
+  const { write, inbox } = await rawStdio(t, { servers: SERVERS, limits: { maxMessageBytes: LIMIT } });
+  write(initialize());
+  await inbox.next((m) => m.id === 'init');
+  const next = async () => {
+    const seen = inbox.items.length;
+    return inbox.next(() => inbox.items.length > seen).then(() => inbox.items.at(-1)!);
+  };
+
+  let got = next();
+  write('{"jsonrpc":"2.0","id":1,"method":');
+  assert.deepEqual(await got, {
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32700, message: 'Parse error: not valid JSON' },
+  });
+  got = next();
+  write('42');
+  assert.equal(errorOf(await got).code, -32600);
+  got = next();
+  write(`[${req(2, 'ping')}]`);
+  assert.match(errorOf(await got).message, /batch/i);
+  assert.equal(errorOf(inbox.items.at(-1)!).code, -32600);
+  got = next();
+  write(req(3, 'tools/explode'));
+  assert.deepEqual(await got, {
+    jsonrpc: '2.0',
+    id: 3,
+    error: { code: -32601, message: 'Method not found: tools/explode' },
+  });
+  got = next();
+  write(req(4, 'tools/call', { name: 'a_echo', arguments: { text: 'x'.repeat(LIMIT) } }));
+  const big = await got;
+  assert.equal(errorOf(big).code, -32600);
+  assert.match(errorOf(big).message, new RegExp(`exceeds the limit of ${LIMIT} bytes`));
+  got = next();
+  write(req(5, 'tools/call', { name: 'nobody_echo', arguments: {} }));
+  assert.deepEqual(await got, {
+    jsonrpc: '2.0',
+    id: 5,
+    error: { code: -32602, message: 'Unknown tool: nobody_echo' },
+  });
+
+  write(req(6, 'tools/call', { name: 'b_echo', arguments: { still: 'here' } }));
+  const fine = await inbox.next((m) => m.id === 6);
+  assert.deepEqual(textJson(fine.result).arguments, { still: 'here' });
+});
+
+test('bad input over HTTP gets the right status and error and other hosts are still served', async (t) => {
+  const sb = await startGateway(t, { servers: SERVERS, limits: { maxMessageBytes: LIMIT } });
+  const url = httpUrl(sb);
+  const session = await rawSession(url);
+  const headers = { 'mcp-session-id': session };
+
+  const malformed = await rawPost(url, '{"jsonrpc":"2.0","id":1,', headers);
+  assert.equal(malformed.status, 400);
+  assert.equal(errorOf(malformed.messages[0]!).code, -32700);
+
+  const scalar = await rawPost(url, '42', headers);
+  assert.equal(scalar.status, 400);
+  assert.equal(errorOf(scalar.messages[0]!).code, -32600);
+
+  const batch = await rawPost(url, `[${req(2, 'ping')}]`, headers);
+  assert.equal(batch.status, 400);
+  assert.equal(errorOf(batch.messages[0]!).code, -32600);
+  assert.match(errorOf(batch.messages[0]!).message, /batch/i);
+
+  const unknownMethod = await rawPost(url, req(3, 'tools/explode'), headers);
+  assert.equal(unknownMethod.status, 200);
+  assert.equal(errorOf(responseTo(unknownMethod.messages, 3)).code, -32601);
+
+  const unknownTool = await rawPost(
+    url,
+    req(4, 'tools/call', { name: 'nobody_echo', arguments: {} }),
+    headers,
+  );
+  assert.equal(errorOf(responseTo(unknownTool.messages, 4)).code, -32602);
+
+  const oversized = req(5, 'tools/call', { name: 'a_echo', arguments: { text: 'x'.repeat(LIMIT) } });
+  const declared = await rawPost(url, oversized, headers);
+  assert.equal(declared.status, 413);
+  assert.match(errorOf(declared.messages[0]!).message, new RegExp(`limit of ${LIMIT} bytes`));
+  // Without a Content-Length the limit is enforced while reading.
+  const streamed = await fetch(url, {
+    method: 'POST',
+    headers: {
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      ...headers,
+    },
+    body: new Blob([oversized]).stream(),
+    duplex: 'half',
+  } as RequestInit);
+  assert.equal(streamed.status, 413);
+  await streamed.body?.cancel();
+
+  const again = await rawPost(
+    url,
+    req(6, 'tools/call', { name: 'a_echo', arguments: { ok: true } }),
+    headers,
+  );
+  assert.deepEqual(textJson(responseTo(again.messages, 6).result).arguments, { ok: true });
+  const { client } = await connectHttp(t, url);
+  assert.equal(textJson(await client.callTool({ name: 'b_echo', arguments: {} })).server, 'b');
+});
+
+test('requests without a session, or with an unknown one, are refused with 400 and 404', async (t) => {
+  const sb = await startGateway(t, { servers: SERVERS });
+  const url = httpUrl(sb);
+  const missing = await rawPost(url, req(1, 'tools/list'));
+  assert.equal(missing.status, 400);
+  assert.match(errorOf(missing.messages[0]!).message, /Mcp-Session-Id/);
+  const unknown = await rawPost(url, req(1, 'tools/list'), { 'mcp-session-id': 'no-such-session' });
+  assert.equal(unknown.status, 404);
+  const get = await fetch(url, {
+    headers: { accept: 'text/event-stream', 'mcp-session-id': 'no-such-session' },
+  });
+  assert.equal(get.status, 404);
+  await get.body?.cancel();
+  const session = await rawSession(url);
+  const closed = await fetch(url, { method: 'DELETE', headers: { 'mcp-session-id': session } });
+  assert.equal(closed.status, 200);
+  assert.equal((await rawPost(url, req(2, 'tools/list'), { 'mcp-session-id': session })).status, 404);
+});
+
+/** A POST with the Host and Origin given (fetch will not let a caller set Host). */
+function postWith(url: string, host: string, origin?: string): Promise<number> {
+  const body = initialize();
+  return new Promise((resolve, reject) => {
+    const r = request(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          host,
+          ...(origin ? { origin } : {}),
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    r.on('error', reject);
+    r.end(body);
+  });
+}
+
+test('a foreign Host or Origin is refused with 403', async (t) => {
+  const sb = await startGateway(t, { servers: SERVERS });
+  const url = httpUrl(sb);
+  const port = new URL(url).port;
+  assert.equal(await postWith(url, `evil.example:${port}`), 403);
+  assert.equal(await postWith(url, `localhost:${port}`, 'https://evil.example'), 403);
+  assert.equal(await postWith(url, `localhost:${port}`, `http://localhost:5173`), 200);
+  assert.equal(await postWith(url, `127.0.0.1:${port}`), 200);
+});
+
+test('the switchboard command on stdio answers malformed input and keeps serving', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'switchboard-stdio-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const config = join(dir, 'switchboard.yaml');
+  await writeFile(
+    config,
+    [
+      'servers:',
+      '  a:',
+      `    command: ${JSON.stringify(process.execPath)}`,
+      `    args: [${JSON.stringify(PROBE)}, --name, a]`,
+    ].join('\n'),
+  );
+  const child = spawn(process.execPath, [CLI, 'up', '--stdio', '--config', config, '--log-level', 'silent'], {
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill();
+  });
+  const inbox = readMessages(child.stdout);
+  child.stdin.write(initialize() + '\n');
+  await inbox.next((m) => m.id === 'init');
+  child.stdin.write('not json at all\n');
+  const parseError = await inbox.next((m) => m.id === null);
+  assert.equal(errorOf(parseError).code, -32700);
+  child.stdin.write(req(1, 'tools/call', { name: 'echo', arguments: { via: 'cli' } }) + '\n');
+  const answer = await inbox.next((m) => m.id === 1);
+  assert.deepEqual(textJson(answer.result).arguments, { via: 'cli' });
+  // Closing stdin is how a host stops it: switchboard and its backends exit.
+  child.stdin.end();
+  const [code] = (await once(child, 'exit')) as [number | null];
+  assert.equal(code, 0);
+});

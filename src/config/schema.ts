@@ -164,6 +164,12 @@ export const Config = z
           .max(64)
           .default(8)
           .describe('Longest chain of backends one call may pass through (A -> B -> C is 3).'),
+        handlerTimeoutMs: z
+          .number()
+          .int()
+          .min(1)
+          .default(30_000)
+          .describe('How long a handler (vault.sign, ...) may take before its caller gets a timeout error.'),
       })
       .strict()
       .prefault({}),

@@ -88,6 +88,7 @@ export class Gateway {
       subscribe: (ctx, backend, uri) => this.subscribe(ctx, backend, uri),
       unsubscribe: (ctx, backend, uri) => this.unsubscribe(ctx, backend, uri),
       handlers: this.handlers,
+      handlerTimeoutMs: config.bridge.handlerTimeoutMs,
       dispatch: (parent, method, params) => this.dispatchChild(parent, method, params),
       live: this.live,
       tellChain: config.bridge.enabled,

@@ -3,9 +3,9 @@
 import type { Backend } from '../../backends/backend.js';
 import type { Catalog, ListKind } from '../../catalog/catalog.js';
 import { exposeResultUris } from '../../catalog/result-uris.js';
-import { WIRE, WireError } from '../../errors.js';
+import { LocalError, WIRE, WireError } from '../../errors.js';
 import type { Params, Result } from '../../jsonrpc/message.js';
-import type { HandlerChain } from '../../bridge/handlers.js';
+import type { Handler, HandlerChain } from '../../bridge/handlers.js';
 import type { Stage } from '../compose.js';
 import type { CallContext } from '../context.js';
 import { CHAIN_META } from './chain.js';
@@ -18,6 +18,8 @@ export interface RouteServices {
   subscribe(ctx: CallContext, backend: Backend, uri: string): Promise<Result>;
   unsubscribe(ctx: CallContext, backend: Backend, uri: string): Promise<Result>;
   handlers: HandlerChain;
+  /** How long a handler may take. */
+  handlerTimeoutMs: number;
   /** A further call by the same caller, as a child of `parent` (handlers use it). */
   dispatch(parent: CallContext, method: string, params?: Params): Promise<Result>;
   /** Calls under way, by call id, so calls made on their behalf can find them. */
@@ -57,12 +59,7 @@ async function route(services: RouteServices, ctx: CallContext): Promise<Result>
   if (!target) {
     const handler = services.handlers.find(ctx.method);
     if (!handler) throw new WireError(WIRE.METHOD_NOT_FOUND, `Method not found: ${ctx.method}`);
-    return handler(ctx.params, {
-      caller: ctx.caller,
-      callId: ctx.callId,
-      signal: ctx.signal,
-      dispatch: (method, params) => services.dispatch(ctx, method, params),
-    });
+    return runHandler(services, ctx, handler);
   }
   const backend = services.backend(target.backend);
   if (!backend) throw new WireError(WIRE.INVALID_PARAMS, `Unknown target: ${target.name}`);
@@ -82,6 +79,37 @@ async function route(services: RouteServices, ctx: CallContext): Promise<Result>
       const result = await backend.call(ctx, ctx.method, params);
       return exposeResultUris(services.catalog, backend.name, ctx.method, result);
     }
+  }
+}
+
+/**
+ * Runs a handler under the caller's cancellation and the handler time limit: the caller gets its
+ * answer or an error in time even from a handler that ignores its signal.
+ */
+async function runHandler(services: RouteServices, ctx: CallContext, handler: Handler): Promise<Result> {
+  const limit = services.handlerTimeoutMs;
+  const expired = new AbortController();
+  const signal = AbortSignal.any([ctx.signal, expired.signal]);
+  let timer: NodeJS.Timeout | undefined;
+  const stopped = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new LocalError('timeout', `Handler ${ctx.method} did not answer within ${limit} ms`));
+      expired.abort();
+    }, limit);
+    signal.addEventListener('abort', () => reject(new LocalError('cancelled', 'Request cancelled')), {
+      once: true,
+    });
+  });
+  try {
+    const answer = handler(ctx.params, {
+      caller: ctx.caller,
+      callId: ctx.callId,
+      signal,
+      dispatch: (method, params) => services.dispatch(ctx, method, params),
+    });
+    return await Promise.race([answer, stopped]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -9,6 +9,7 @@ import type { Handler, HandlerChain } from '../../bridge/handlers.js';
 import type { Stage } from '../compose.js';
 import type { CallContext } from '../context.js';
 import { CHAIN_META } from './chain.js';
+import { linkSignals } from '../signals.js';
 
 export interface RouteServices {
   catalog: Catalog;
@@ -88,15 +89,14 @@ async function route(services: RouteServices, ctx: CallContext): Promise<Result>
  */
 async function runHandler(services: RouteServices, ctx: CallContext, handler: Handler): Promise<Result> {
   const limit = services.handlerTimeoutMs;
-  const expired = new AbortController();
-  const signal = AbortSignal.any([ctx.signal, expired.signal]);
+  const link = linkSignals([ctx.signal]);
   let timer: NodeJS.Timeout | undefined;
   const stopped = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       reject(new LocalError('timeout', `Handler ${ctx.method} did not answer within ${limit} ms`));
-      expired.abort();
+      link.abort();
     }, limit);
-    signal.addEventListener('abort', () => reject(new LocalError('cancelled', 'Request cancelled')), {
+    link.signal.addEventListener('abort', () => reject(new LocalError('cancelled', 'Request cancelled')), {
       once: true,
     });
   });
@@ -104,12 +104,13 @@ async function runHandler(services: RouteServices, ctx: CallContext, handler: Ha
     const answer = handler(ctx.params, {
       caller: ctx.caller,
       callId: ctx.callId,
-      signal,
+      signal: link.signal,
       dispatch: (method, params) => services.dispatch(ctx, method, params),
     });
     return await Promise.race([answer, stopped]);
   } finally {
     clearTimeout(timer);
+    link.unlink();
   }
 }
 

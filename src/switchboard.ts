@@ -8,6 +8,7 @@ import { silentLogger, type Logger } from './log.js';
 import type { Readable, Writable } from 'node:stream';
 import { BridgeServer, ENV_TOKEN } from './bridge/server.js';
 import { builtInExtensions } from './extensions/index.js';
+import { openTrust, type Trust } from './trust/trust.js';
 
 export interface StartOptions {
   config: Config;
@@ -26,6 +27,10 @@ export interface Switchboard {
   readonly failedBackends: { name: string; error: string }[];
   /** The bridge socket's path, when the bridge is on. */
   readonly bridgePath: string | undefined;
+  /** The SQLite file of the audit chain and the pins, when either is on. */
+  readonly trustPath: string | undefined;
+  /** Re-reads tool pins now (e.g. on SIGHUP) rather than at the next poll. */
+  recheckPins(): void;
   stop(): Promise<void>;
 }
 
@@ -36,7 +41,17 @@ export class StartupError extends Error {
 export async function startSwitchboard(options: StartOptions): Promise<Switchboard> {
   const { config } = options;
   const log = options.log ?? silentLogger;
-  const gateway = new Gateway({ config, log });
+  let trust: Trust;
+  try {
+    trust = openTrust(config, log);
+  } catch (err) {
+    // Asked for an audit trail or pins and cannot keep them: refuse to run without them.
+    throw new StartupError(
+      `cannot open the audit/pins database ${config.audit.path ?? '(default path)'}: ${(err as Error).message}` +
+        `\nSet audit.path to a writable file, or turn audit.enabled and pinning.enabled off.`,
+    );
+  }
+  const gateway = new Gateway({ config, log, audit: trust.audit, admit: trust.screen?.screen });
   for (const ext of builtInExtensions) {
     await ext.setup({
       config,
@@ -71,6 +86,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   if (unresolved.length && config.namespacing.collisions === 'error') {
     await gateway.stop();
     await bridge?.close();
+    trust.close();
     throw new StartupError(
       `name collisions (namespacing.collisions is "error"):\n` +
         unresolved
@@ -99,18 +115,23 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   } catch (err) {
     await gateway.stop();
     await bridge?.close();
+    trust.close();
     throw err;
   }
+  trust.watchPins(() => gateway.readmit());
   return {
     gateway,
     http,
     stdioClosed,
     failedBackends: failed,
     bridgePath: bridge?.path,
+    trustPath: trust.path,
+    recheckPins: () => gateway.readmit(),
     stop: async () => {
       await http?.close();
       await gateway.stop();
       await bridge?.close();
+      trust.close();
     },
   };
 }

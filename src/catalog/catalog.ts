@@ -39,12 +39,19 @@ export interface CatalogOptions {
   collisions: 'error' | 'priority';
   priorities: Map<string, number>;
   log: Logger;
+  /**
+   * Decides which of the items a backend lists enter the catalog (tool pinning). Every list
+   * passes it, so a withheld item is neither listed nor resolvable: callers cannot tell it exists.
+   */
+  admit?: ((backend: string, kind: ListKind, items: Item[]) => Item[]) | undefined;
 }
 
 type Lists = Partial<Record<ListKind, Item[]>>;
 
 export class Catalog {
   private readonly lists = new Map<string, Lists>();
+  /** Lists as the backends served them, before `admit`: what a re-admission starts from. */
+  private readonly served = new Map<string, Lists>();
   private merged: Record<ListKind, Item[]> = { tools: [], prompts: [], resources: [], resourceTemplates: [] };
   private readonly byName = { tools: new Map<string, Target>(), prompts: new Map<string, Target>() };
   private collisionList: Collision[] = [];
@@ -61,12 +68,26 @@ export class Catalog {
 
   /** Replaces one backend's list of one kind; returns whether the merged view changed. */
   setList(backend: string, kind: ListKind, items: Item[]): boolean {
+    const served = this.served.get(backend) ?? {};
+    served[kind] = items;
+    this.served.set(backend, served);
     const lists = this.lists.get(backend) ?? {};
     const before = JSON.stringify(this.merged[kind]);
-    lists[kind] = items;
+    lists[kind] = this.options.admit ? this.options.admit(backend, kind, items) : items;
     this.lists.set(backend, lists);
     this.rebuild(kind);
     return JSON.stringify(this.merged[kind]) !== before;
+  }
+
+  /** Runs every held list through `admit` again (a tool was re-pinned); returns the kinds that changed. */
+  readmit(): ListKind[] {
+    const changed = new Set<ListKind>();
+    for (const [backend, served] of this.served) {
+      for (const kind of Object.keys(served) as ListKind[]) {
+        if (this.setList(backend, kind, served[kind]!)) changed.add(kind);
+      }
+    }
+    return [...changed];
   }
 
   /** Forgets a backend (it stopped or failed); returns the kinds whose merged view changed. */
@@ -74,6 +95,7 @@ export class Catalog {
     const lists = this.lists.get(backend);
     if (!lists) return [];
     this.lists.delete(backend);
+    this.served.delete(backend);
     const changed = (Object.keys(lists) as ListKind[]).filter((k) => (lists[k]?.length ?? 0) > 0);
     for (const kind of LIST_KIND_NAMES) this.rebuild(kind);
     return changed;

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `switchboard` command: `up` starts the gateway (embedded defaults without --config),
-// `validate` checks a config file. Everything human-readable goes to stderr.
+// `validate` checks a config file, `audit` and `pins` read and tend the trust database. Everything
+// human-readable from `up` goes to stderr.
 import { parseArgs } from 'node:util';
 import { embeddedConfig } from '../config/defaults.js';
 import { loadConfig } from '../config/load.js';
@@ -11,12 +12,16 @@ import { startSwitchboard } from '../switchboard.js';
 import { runValidate } from './validate.js';
 import { liveCheck } from './live-check.js';
 import { formatIssue } from '../config/errors.js';
+import { runAudit } from './audit.js';
+import { runPins } from './pins.js';
 
 const USAGE = `Usage: switchboard <command> [options]
 
 Commands:
   up          Start switchboard (without --config: the bundled example servers)
   validate    Check a configuration file, start its servers once to find name collisions, and exit
+  audit       tail, query or verify the audit chain (switchboard audit --help)
+  pins        list, diff or approve tool pins (switchboard pins --help)
 
 Options:
   --config FILE   switchboard.yaml, or an mcpServers JSON file (Claude Desktop, Cursor, VS Code)
@@ -33,6 +38,9 @@ function say(text: string): void {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // These take their own options; everything after the command is theirs.
+  if (argv[0] === 'audit') return runAudit(argv.slice(1));
+  if (argv[0] === 'pins') return runPins(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({
@@ -154,6 +162,8 @@ async function up(flags: UpFlags): Promise<number> {
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
+  // Pins approved with `switchboard pins approve` are picked up within a second; SIGHUP: at once.
+  process.on('SIGHUP', () => sb.recheckPins());
   if (sb.stdioClosed) await sb.stdioClosed.then(() => stop('host closed stdin'));
   return 0;
 }

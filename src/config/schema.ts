@@ -206,6 +206,43 @@ export const Config = z
       })
       .strict()
       .prefault({}),
+    audit: z
+      .object({
+        enabled: z
+          .boolean()
+          .default(true)
+          .describe('Write one hash-chained record per call (host or bridge, allowed or refused).'),
+        path: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            'SQLite file of the audit chain and the tool pins (default: $XDG_STATE_HOME/switchboard/audit.sqlite, else ~/.local/state/switchboard/audit.sqlite).',
+          ),
+        values: z
+          .boolean()
+          .default(false)
+          .describe('Also store the canonical arguments of each call, not only their SHA-256.'),
+      })
+      .strict()
+      .prefault({}),
+    pinning: z
+      .object({
+        enabled: z
+          .boolean()
+          .default(false)
+          .describe(
+            "Pin each tool's definition on first sight (in audit.path) and quarantine it when it changes.",
+          ),
+        onChange: z
+          .enum(['hide', 'approve'])
+          .default('hide')
+          .describe(
+            'What a changed tool becomes until an operator re-pins it: hidden from every caller, or (once approval exists) callable only with approval; approve currently hides.',
+          ),
+      })
+      .strict()
+      .prefault({}),
     log: z
       .object({
         level: z

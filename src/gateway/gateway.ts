@@ -1,7 +1,13 @@
 // Switchboard's core object: the backends, the catalog built from them, the host sessions, and
 // the pipeline every call passes. Fronts open sessions on it; backends report to it.
 import { Backend } from '../backends/backend.js';
-import { Catalog, LIST_KINDS, LIST_KIND_NAMES, type ListKind } from '../catalog/catalog.js';
+import {
+  Catalog,
+  LIST_KINDS,
+  LIST_KIND_NAMES,
+  type CatalogOptions,
+  type ListKind,
+} from '../catalog/catalog.js';
 import { namespacesOf } from '../catalog/naming.js';
 import type { Config } from '../config/schema.js';
 import { WIRE, WireError } from '../errors.js';
@@ -17,12 +23,17 @@ import { Subscriptions } from './subscriptions.js';
 import { HandlerChain } from '../bridge/handlers.js';
 import { CHAIN_META } from '../pipeline/stages/chain.js';
 import { mergeCapabilities, mergeInstructions } from './merge.js';
+import type { AuditWriter } from '../trust/audit-writer.js';
 
 export interface GatewayOptions {
   config: Config;
   log: Logger;
   /** Replaces the channel made from a backend's config (tests). */
   channel?: (name: string) => Channel | undefined;
+  /** Where call records go (audit); none: calls are not audited. */
+  audit?: AuditWriter | undefined;
+  /** Which listed items enter the catalog (tool pinning). */
+  admit?: CatalogOptions['admit'];
 }
 
 /** Which capability a server-initiated request needs the host to have declared. */
@@ -61,6 +72,7 @@ export class Gateway {
       collisions: config.namespacing.collisions,
       priorities,
       log,
+      admit: options.admit,
     });
     for (const [name, b] of Object.entries(config.servers)) {
       if (b.disabled) continue;
@@ -92,6 +104,7 @@ export class Gateway {
       dispatch: (parent, method, params) => this.dispatchChild(parent, method, params),
       live: this.live,
       tellChain: config.bridge.enabled,
+      audit: options.audit,
       starting: (ctx) => this.startingFor(ctx),
       grants: (caller) =>
         caller.kind === 'backend' ? (config.servers[caller.id]?.bridge.allow ?? []) : 'all',
@@ -298,6 +311,11 @@ export class Gateway {
         );
       }
     }
+  }
+
+  /** Runs the held lists through `admit` again (a tool was re-pinned); hosts hear what changed. */
+  readmit(): void {
+    for (const kind of this.catalog.readmit()) this.listChanged(kind);
   }
 
   private listChanged(kind: ListKind): void {

@@ -38,6 +38,14 @@ export interface CallContext {
   target?: (Target & { kind: TargetKind }) | undefined;
   /** Set by the route stage. */
   result?: Result | undefined;
+  /** What decided whether the call may go on, and which rule did: what the audit record names. */
+  decision?: Decision | undefined;
+}
+
+export interface Decision {
+  effect: 'allow' | 'deny';
+  /** The rule that decided, e.g. `grant` (a host's default), `bridge.allow`, `chain.cycle`. */
+  rule: string;
 }
 
 export type TargetKind = 'tool' | 'prompt' | 'resource' | 'completion';

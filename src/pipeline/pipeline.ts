@@ -1,6 +1,8 @@
 // The one pipeline every call passes, host or bridge. The order of stages is fixed here:
 //
 //   observe   outermost, so it times and reports every call, including ones refused later;
+//   audit     next, so every call has a record whoever refuses it (resolve, grant, the loop
+//             guard, later policy and approval) and whatever the backend answers; optional;
 //   resolve   finds the owning backend before anything decides on the call, because the later
 //             stages judge the target, not the name the caller used;
 //   grant     decides what the caller may reach, before the loop guard, so a denied target is
@@ -9,15 +11,17 @@
 //             call's cancellation to the call it was made for;
 //   route     innermost: sends the call to its backend, a handler, or answers from the catalog.
 //
-// Approval, audit and redaction slot in between chain and route; redaction must sit inside audit
-// so audit records never hold what redaction removes.
+// Policy and approval slot in between chain and route, and redaction just outside route: inside
+// audit, so audit records never hold what redaction removes.
 import { compose } from './compose.js';
 import type { CallContext } from './context.js';
+import { auditStage } from './stages/audit.js';
 import { chainStage, type ChainOptions } from './stages/chain.js';
 import { grantStage, type Grants } from './stages/grant.js';
 import { observeStage } from './stages/observe.js';
 import { resolveStage } from './stages/resolve.js';
 import { routeStage, type RouteServices } from './stages/route.js';
+import type { AuditWriter } from '../trust/audit-writer.js';
 
 export type Pipeline = (ctx: CallContext) => Promise<void>;
 
@@ -25,11 +29,14 @@ export interface PipelineServices extends RouteServices {
   grants: Grants;
   starting: (ctx: CallContext) => Promise<void> | undefined;
   chain: Omit<ChainOptions, 'live'>;
+  /** Where call records go; without it calls are not audited. */
+  audit?: AuditWriter | undefined;
 }
 
 export function createPipeline(services: PipelineServices): Pipeline {
   return compose([
     observeStage(),
+    ...(services.audit ? [auditStage(services.audit)] : []),
     resolveStage(services.catalog, services.starting),
     grantStage(services.grants, (m) => services.handlers.find(m) !== undefined),
     chainStage({ ...services.chain, live: services.live }),

@@ -45,12 +45,14 @@ export function chainStage(options: ChainOptions): Stage {
       if (parent) ctx.signal = AbortSignal.any([ctx.signal, parent.signal]);
       const target = ctx.target?.backend;
       if (target && path.includes(target)) {
+        ctx.decision = { effect: 'deny', rule: 'chain.cycle' };
         throw new WireError(WIRE.CALL_CYCLE, `Call cycle: ${[...path, target].join(' -> ')}`, {
           path: [...path, target],
         });
       }
       // Only backends count: a handler or a list answered inside switchboard adds no hop.
       if (target && path.length + 1 > options.maxDepth) {
+        ctx.decision = { effect: 'deny', rule: 'chain.depth' };
         throw new WireError(
           WIRE.CALL_TOO_DEEP,
           `Call chain too deep: ${[...path, target].join(' -> ')} exceeds ${options.maxDepth}`,

@@ -78,18 +78,31 @@ function denied(ctx: CallContext): WireError {
 
 export function grantStage(grants: Grants, isHandler: (method: string) => boolean): Stage {
   return async (ctx, next) => {
-    if (ALWAYS.has(ctx.method)) return next();
+    if (ALWAYS.has(ctx.method)) {
+      ctx.decision = { effect: 'allow', rule: 'always' };
+      return next();
+    }
     const granted = grants(ctx.caller);
     if (granted === 'all') {
-      if (ctx.caller.kind === 'host' && isHandler(ctx.method)) throw denied(ctx);
+      if (ctx.caller.kind === 'host' && isHandler(ctx.method)) {
+        ctx.decision = { effect: 'deny', rule: 'grant' };
+        throw denied(ctx);
+      }
+      ctx.decision = { effect: 'allow', rule: 'grant' };
       return next();
     }
     const allowed = patternMatcher(granted);
     const list = LIST_FIELD[ctx.method];
     if (!list) {
-      if (!allowed(grantSubject(ctx))) throw denied(ctx);
+      if (!allowed(grantSubject(ctx))) {
+        ctx.decision = { effect: 'deny', rule: 'bridge.allow' };
+        throw denied(ctx);
+      }
+      ctx.decision = { effect: 'allow', rule: 'bridge.allow' };
       return next();
     }
+    // A list is allowed and filtered: what it leaves out is decided item by item below.
+    ctx.decision = { effect: 'allow', rule: 'bridge.allow' };
     await next();
     const items = ctx.result?.[list.key];
     if (Array.isArray(items)) {

@@ -1,0 +1,113 @@
+// The read side of the audit chain: the latest records, filtered queries, and verification of the
+// whole chain, naming the first record that was edited, deleted or moved.
+import { GENESIS_HASH, fromRow, recordHash, type AuditRecord, type AuditRow } from './audit-record.js';
+import type { TrustDb } from './trust-db.js';
+
+export interface AuditFilter {
+  /** `kind:id` or just the id. */
+  caller?: string | undefined;
+  /** A backend, a target name, or `backend/name`. */
+  target?: string | undefined;
+  method?: string | undefined;
+  decision?: 'allow' | 'deny' | undefined;
+  /** ms since the epoch, inclusive. */
+  since?: number | undefined;
+  until?: number | undefined;
+  /** Only records after this sequence number (for --follow). */
+  afterSeq?: number | undefined;
+  /** The latest this many matching records. */
+  limit?: number | undefined;
+}
+
+/** Matching records, oldest first (the latest `limit` of them). */
+export function queryAudit(db: TrustDb, filter: AuditFilter = {}): AuditRecord[] {
+  const where: string[] = [];
+  const args: Record<string, unknown> = {};
+  if (filter.caller !== undefined) {
+    where.push(`(caller_kind || ':' || caller_id = @caller OR caller_id = @caller)`);
+    args.caller = filter.caller;
+  }
+  if (filter.target !== undefined) {
+    where.push(
+      `(target_backend = @target OR target_name = @target OR target_backend || '/' || target_name = @target)`,
+    );
+    args.target = filter.target;
+  }
+  if (filter.method !== undefined) {
+    where.push('method = @method');
+    args.method = filter.method;
+  }
+  if (filter.decision !== undefined) {
+    where.push('decision = @decision');
+    args.decision = filter.decision;
+  }
+  if (filter.since !== undefined) {
+    where.push('ts >= @since');
+    args.since = filter.since;
+  }
+  if (filter.until !== undefined) {
+    where.push('ts <= @until');
+    args.until = filter.until;
+  }
+  if (filter.afterSeq !== undefined) {
+    where.push('seq > @afterSeq');
+    args.afterSeq = filter.afterSeq;
+  }
+  const sql =
+    `SELECT * FROM audit ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC` +
+    (filter.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(filter.limit))}` : '');
+  const rows = db.prepare(sql).all(args) as AuditRow[];
+  return rows.reverse().map(fromRow);
+}
+
+export type VerifyResult =
+  { ok: true; records: number; head: string } | { ok: false; records: number; seq: number; problem: string };
+
+/**
+ * Walks the chain in order. Each record must carry the next sequence number, name its
+ * predecessor's hash, and hash to what it says; the head kept beside the chain must match its
+ * last record, so records deleted from the end are found too.
+ */
+export function verifyAudit(db: TrustDb): VerifyResult {
+  let expected = 1;
+  let prev = GENESIS_HASH;
+  let records = 0;
+  for (const row of db.prepare('SELECT * FROM audit ORDER BY seq').iterate() as Iterable<AuditRow>) {
+    const bad = (problem: string, seq = row.seq): VerifyResult => ({ ok: false, records, seq, problem });
+    if (row.seq !== expected)
+      return bad(`record #${expected} is missing (deleted): the next record is #${row.seq}`, expected);
+    if (row.prev_hash !== prev)
+      return bad(
+        expected === 1
+          ? 'record #1 does not start the chain (records before it were deleted, or it was moved)'
+          : `record #${row.seq} does not follow record #${row.seq - 1} (a record was deleted, moved or rewritten)`,
+      );
+    if (recordHash(fromRow(row), row.seq, row.prev_hash) !== row.hash)
+      return bad(`record #${row.seq} does not match its hash (a field was edited)`);
+    prev = row.hash;
+    expected++;
+    records++;
+  }
+  const head = db.prepare('SELECT seq, hash FROM audit_head WHERE id = 1').get() as
+    { seq: number; hash: string } | undefined;
+  const last = expected - 1;
+  if (!head) {
+    if (records > 0)
+      return { ok: false, records, seq: 1, problem: 'the chain head is missing (it was deleted)' };
+  } else if (head.seq > last) {
+    return {
+      ok: false,
+      records,
+      seq: last + 1,
+      problem: `records #${last + 1} to #${head.seq} are missing (deleted from the end)`,
+    };
+  } else if (head.seq !== last || head.hash !== prev) {
+    return {
+      ok: false,
+      records,
+      seq: head.seq,
+      problem: `the chain head names record #${head.seq}, but the chain ends at #${last} (the head or the chain was rewritten)`,
+    };
+  }
+  return { ok: true, records, head: prev };
+}

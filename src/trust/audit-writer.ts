@@ -1,0 +1,133 @@
+// Appends audit records to the chain in SQLite. Calls are queued as they end and written at the
+// next turn of the event loop in one transaction, so the reply goes out first, a burst of calls
+// costs one commit, and (WAL, synchronous=NORMAL) no commit waits for an fsync.
+import { LocalError, WireError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { CallContext } from '../pipeline/context.js';
+import { grantSubject } from '../pipeline/stages/grant.js';
+import { canonicalJson, sha256 } from './canonical-json.js';
+import { GENESIS_HASH, recordHash, type AuditEntry } from './audit-record.js';
+import type { TrustDb } from './trust-db.js';
+
+export interface AuditOptions {
+  /** Store the canonical arguments themselves, not only their hash. */
+  values: boolean;
+  log: Logger;
+}
+
+interface Ended {
+  ctx: CallContext;
+  ts: number;
+  durationMs: number;
+  error: unknown;
+}
+
+/** Methods whose subject is a name or URI the caller chose (the rest are housekeeping or handlers). */
+const SUBJECT_METHODS = new Set([
+  'tools/call',
+  'prompts/get',
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'completion/complete',
+]);
+
+export class AuditWriter {
+  private queue: Ended[] = [];
+  private scheduled: NodeJS.Immediate | undefined;
+  private readonly insert;
+  private readonly head;
+  private readonly setHead;
+  private readonly append;
+
+  constructor(
+    private readonly db: TrustDb,
+    private readonly options: AuditOptions,
+  ) {
+    this.insert = db.prepare(
+      `INSERT INTO audit (seq, ts, call_id, caller_kind, caller_id, method, target_backend, target_name,
+         decision, rule, duration_ms, outcome, error_code, args_sha256, args, prev_hash, hash)
+       VALUES (@seq, @ts, @callId, @callerKind, @callerId, @method, @targetBackend, @targetName,
+         @decision, @rule, @durationMs, @outcome, @errorCode, @argsSha256, @args, @prevHash, @hash)`,
+    );
+    this.head = db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
+    this.setHead = db.prepare(
+      'INSERT INTO audit_head (id, seq, hash) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash',
+    );
+    // The head is read inside the write transaction: another process appending to the same file
+    // (two switchboards, one state dir) then extends the same chain rather than forking it.
+    this.append = db.transaction((entries: AuditEntry[]) => {
+      const last = this.head.get() as { seq: number; hash: string } | undefined;
+      let seq = last?.seq ?? 0;
+      let prevHash = last?.hash ?? GENESIS_HASH;
+      for (const entry of entries) {
+        seq++;
+        const hash = recordHash(entry, seq, prevHash);
+        this.insert.run({ ...entry, seq, prevHash, hash });
+        prevHash = hash;
+      }
+      this.setHead.run(seq, prevHash);
+    });
+  }
+
+  /** Queues the record of a call that has ended; never throws. */
+  ended(ctx: CallContext, durationMs: number, error: unknown): void {
+    this.queue.push({ ctx, ts: Date.now() - durationMs, durationMs, error });
+    this.scheduled ??= setImmediate(() => this.flush());
+  }
+
+  /** Writes what is queued. A failed write is logged and never reaches a caller. */
+  flush(): void {
+    if (this.scheduled) clearImmediate(this.scheduled);
+    this.scheduled = undefined;
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 0) return;
+    try {
+      this.append.immediate(batch.map((e) => this.entry(e)));
+    } catch (err) {
+      this.options.log.error(
+        { err: err instanceof Error ? err.message : String(err), records: batch.length },
+        'audit write failed; these calls have no audit record',
+      );
+    }
+  }
+
+  private entry({ ctx, ts, durationMs, error }: Ended): AuditEntry {
+    const args = canonicalJson(argumentsOf(ctx));
+    const decided = ctx.decision;
+    const target = ctx.target;
+    const isToolError = !error && ctx.result?.isError === true;
+    return {
+      ts: Math.round(ts),
+      callId: ctx.callId,
+      callerKind: ctx.caller.kind,
+      callerId: ctx.caller.id,
+      method: ctx.method,
+      targetBackend: target?.backend ?? null,
+      targetName: target?.name ?? (SUBJECT_METHODS.has(ctx.method) ? grantSubject(ctx) : null),
+      // A call refused before any decision (an unknown name) is a refusal all the same.
+      decision: decided?.effect ?? (error ? 'deny' : 'allow'),
+      rule: decided?.rule ?? (error ? 'resolve' : null),
+      durationMs: Math.round(durationMs * 1000) / 1000,
+      outcome: error || isToolError ? 'error' : 'ok',
+      errorCode: error ? errorCode(error) : isToolError ? 'tool_error' : null,
+      argsSha256: sha256(args),
+      args: this.options.values ? args : null,
+    };
+  }
+}
+
+/** A tool's or prompt's arguments; for other methods, the params without _meta. */
+function argumentsOf(ctx: CallContext): unknown {
+  const p = ctx.params;
+  if (ctx.method === 'tools/call' || ctx.method === 'prompts/get') return p.arguments ?? {};
+  const { _meta: _, ...rest } = p;
+  return rest;
+}
+
+function errorCode(err: unknown): string {
+  if (err instanceof WireError) return String(err.code);
+  if (err instanceof LocalError) return err.code;
+  return 'internal';
+}

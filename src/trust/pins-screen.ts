@@ -1,0 +1,75 @@
+// Tool pinning at the one place lists enter the catalog: each tool a backend lists is checked
+// against its pin, and a tool whose definition changed since it was pinned is left out of the
+// catalog (so it is neither listed nor callable) until an operator re-pins it.
+import type { Item, ListKind } from '../catalog/catalog.js';
+import type { Logger } from '../log.js';
+import { pinOf } from './pins-definition.js';
+import type { Flag, PinStore } from './pins-store.js';
+import type { TrustDb } from './trust-db.js';
+
+export interface PinScreenOptions {
+  onChange: 'hide' | 'approve';
+  log: Logger;
+  /** Flags a definition on arrival (the scanner); none by default. */
+  scan?: ((backend: string, item: Item) => Flag[]) | undefined;
+}
+
+export class PinScreen {
+  private readonly screenTools;
+  private readonly quarantined = new Set<string>();
+  private notedApprove = false;
+
+  constructor(
+    db: TrustDb,
+    private readonly store: PinStore,
+    private readonly options: PinScreenOptions,
+  ) {
+    // One transaction per list: a refresh of a hundred tools is one commit, not a hundred.
+    this.screenTools = db.transaction((backend: string, items: Item[]) =>
+      items.filter((item) => this.admit(backend, item)),
+    );
+  }
+
+  /** The hook the catalog calls with every list a backend serves; only tools are pinned. */
+  screen = (backend: string, kind: ListKind, items: Item[]): Item[] => {
+    if (kind !== 'tools') return items;
+    try {
+      return this.screenTools.immediate(backend, items);
+    } catch (err) {
+      // Fails closed: a tool that cannot be checked against its pin is not served.
+      this.options.log.error(
+        { backend, err: err instanceof Error ? err.message : String(err) },
+        'tool pins could not be checked; withholding this backend’s tools',
+      );
+      return [];
+    }
+  };
+
+  private admit(backend: string, item: Item): boolean {
+    const tool = String(item.name);
+    const pin = pinOf(item);
+    const flags = this.options.scan?.(backend, item) ?? [];
+    const verdict = this.store.check(backend, tool, { ...pin, flags });
+    const key = `${backend}\0${tool}`;
+    if (verdict !== 'changed') {
+      if (this.quarantined.delete(key)) this.options.log.info({ backend, tool }, 'tool re-admitted');
+      if (verdict === 'new' && flags.length)
+        this.options.log.warn({ backend, tool, flags }, 'new tool pinned with scanner flags');
+      return true;
+    }
+    if (!this.quarantined.has(key)) {
+      this.quarantined.add(key);
+      this.options.log.warn(
+        { backend, tool, pinned: this.store.get(backend, tool)?.sha256, now: pin.sha256 },
+        `tool definition changed since it was pinned; hidden until re-pinned (switchboard pins diff ${backend} ${tool})`,
+      );
+    }
+    if (this.options.onChange === 'approve' && !this.notedApprove) {
+      this.notedApprove = true;
+      this.options.log.warn(
+        'pinning.onChange is "approve", but approval is not built yet: changed tools are hidden',
+      );
+    }
+    return false;
+  }
+}

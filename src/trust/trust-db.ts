@@ -1,0 +1,78 @@
+// The SQLite file that holds the audit chain and the tool pins: opened in WAL mode so readers
+// (the CLI, `audit tail --follow`) never block the running switchboard's writes.
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+export type TrustDb = Database.Database;
+
+/** $XDG_STATE_HOME/switchboard/audit.sqlite, else ~/.local/state/switchboard/audit.sqlite. */
+export function defaultTrustDbPath(env: NodeJS.ProcessEnv = process.env): string {
+  const state = env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
+  return join(state, 'switchboard', 'audit.sqlite');
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS audit (
+  seq INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  call_id TEXT NOT NULL,
+  caller_kind TEXT NOT NULL,
+  caller_id TEXT NOT NULL,
+  method TEXT NOT NULL,
+  target_backend TEXT,
+  target_name TEXT,
+  decision TEXT NOT NULL,
+  rule TEXT,
+  duration_ms REAL NOT NULL,
+  outcome TEXT NOT NULL,
+  error_code TEXT,
+  args_sha256 TEXT NOT NULL,
+  args TEXT,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_ts ON audit (ts);
+CREATE TABLE IF NOT EXISTS audit_head (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  seq INTEGER NOT NULL,
+  hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pins (
+  backend TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  definition TEXT NOT NULL,
+  flags TEXT NOT NULL DEFAULT '[]',
+  pinned_at INTEGER NOT NULL,
+  PRIMARY KEY (backend, tool)
+);
+CREATE TABLE IF NOT EXISTS pin_changes (
+  backend TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  definition TEXT NOT NULL,
+  flags TEXT NOT NULL DEFAULT '[]',
+  seen_at INTEGER NOT NULL,
+  PRIMARY KEY (backend, tool)
+);
+CREATE TABLE IF NOT EXISTS pins_generation (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  n INTEGER NOT NULL
+);
+`;
+
+export function openTrustDb(path: string, options: { readonly?: boolean } = {}): TrustDb {
+  if (!options.readonly) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const readonly = options.readonly ?? false;
+  const db = new Database(path, { readonly, fileMustExist: readonly });
+  db.pragma('busy_timeout = 5000');
+  if (!options.readonly) {
+    db.pragma('journal_mode = WAL');
+    // In WAL mode NORMAL commits without an fsync (only checkpoints sync): no fsync per call.
+    db.pragma('synchronous = NORMAL');
+    db.exec(SCHEMA);
+  }
+  return db;
+}

@@ -1,0 +1,70 @@
+// Opens what the trust boundary keeps on disk for one switchboard: the audit writer and the pin
+// screen over one SQLite file, and the watch that re-admits tools an operator re-pins meanwhile.
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../log.js';
+import { AuditWriter } from './audit-writer.js';
+import { PinScreen } from './pins-screen.js';
+import { PinStore } from './pins-store.js';
+import { defaultTrustDbPath, openTrustDb, type TrustDb } from './trust-db.js';
+
+export interface Trust {
+  readonly path: string | undefined;
+  readonly audit: AuditWriter | undefined;
+  readonly screen: PinScreen | undefined;
+  /** Calls `readmit` whenever pins were approved elsewhere (the CLI); polls cheaply. */
+  watchPins(readmit: () => void, intervalMs?: number): void;
+  close(): void;
+}
+
+export function openTrust(config: Config, log: Logger): Trust {
+  if (!config.audit.enabled && !config.pinning.enabled) {
+    return { path: undefined, audit: undefined, screen: undefined, watchPins: () => {}, close: () => {} };
+  }
+  const path = config.audit.path ?? defaultTrustDbPath();
+  const db = openTrustDb(path);
+  // Short, since better-sqlite3 waits synchronously: another process holding the file long
+  // must cost a logged failed write, not a stalled event loop.
+  db.pragma('busy_timeout = 1000');
+  const audit = config.audit.enabled
+    ? new AuditWriter(db, { values: config.audit.values, log: log.child({ component: 'audit' }) })
+    : undefined;
+  const store = config.pinning.enabled ? new PinStore(db) : undefined;
+  const screen = store
+    ? new PinScreen(db, store, { onChange: config.pinning.onChange, log: log.child({ component: 'pins' }) })
+    : undefined;
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    path,
+    audit,
+    screen,
+    watchPins(readmit, intervalMs = 1000) {
+      if (!store) return;
+      let generation = store.generation();
+      let version = dataVersion(db);
+      timer = setInterval(() => {
+        try {
+          // data_version moves only when another connection commits: one cheap read per poll.
+          const v = dataVersion(db);
+          if (v === version) return;
+          version = v;
+          const g = store.generation();
+          if (g === generation) return;
+          generation = g;
+          readmit();
+        } catch (err) {
+          log.warn({ err: err instanceof Error ? err.message : String(err) }, 'checking pins failed');
+        }
+      }, intervalMs);
+      timer.unref();
+    },
+    close() {
+      clearInterval(timer);
+      audit?.flush();
+      db.close();
+    },
+  };
+}
+
+function dataVersion(db: TrustDb): number {
+  return db.pragma('data_version', { simple: true }) as number;
+}

@@ -1,0 +1,26 @@
+// Shared by the trust tests: a temp directory for the SQLite file, removed when the test ends.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+export const SHIFTING = fileURLToPath(new URL('../fixtures/shifting-server.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+export async function tempDbPath(t: TestContext): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'switchboard-trust-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return join(dir, 'audit.sqlite');
+}
+
+/** Captures what a CLI command writes. */
+export function captureIo(): {
+  out: string[];
+  err: string[];
+  io: { out(l: string): void; err(l: string): void };
+} {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, io: { out: (l) => void out.push(l), err: (l) => void err.push(l) } };
+}

@@ -4,7 +4,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { Measurement, Plan } from './lib/compare.js';
 import { openHttp, openStdio, type Endpoint } from './lib/endpoints.js';
 import { gatewayArgs, writeGatewayConfig } from './lib/gateway.js';
-import { ECHO_SERVER } from './lib/paths.js';
+import { ECHO_SERVER, PIPE_PROXY } from './lib/paths.js';
 import type { Goal, Row } from './lib/report.js';
 import type { Call } from './lib/runners.js';
 
@@ -74,9 +74,11 @@ function echoPlan(sizes: Sizes): Plan {
 const node = process.execPath;
 
 export interface Goals {
-  readonly p50: number;
+  readonly p50?: number;
   readonly throughput?: number;
   readonly cpu?: number;
+  /** What the subject's own rows call it (default: switchboard). */
+  readonly label?: string;
 }
 
 interface Metric {
@@ -109,7 +111,7 @@ export function rowsOf(
       goal: goal('>=', goals.throughput),
     },
     {
-      name: (gateway) => `${gateway ? 'switchboard' : 'server'} CPU/${per}`,
+      name: (gateway) => `${gateway ? (goals.label ?? 'switchboard') : 'server'} CPU/${per}`,
       unit: 'ms',
       pick: (m) => m.cpuMsPerCall,
       goal: goal('<=', goals.cpu),
@@ -132,7 +134,12 @@ export function rowsOf(
       });
     }
     if (gateway && m.peakRssMiB !== undefined) {
-      rows.push({ scenario: m.name, metric: 'switchboard peak RSS', value: m.peakRssMiB, unit: 'MiB' });
+      rows.push({
+        scenario: m.name,
+        metric: `${goals.label ?? 'switchboard'} peak RSS`,
+        value: m.peakRssMiB,
+        unit: 'MiB',
+      });
     }
   }
   return rows;
@@ -160,6 +167,25 @@ const stdio: Scenario = {
   plan: echoPlan,
   call: echoCall,
   rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.3, throughput: 0.8 }),
+};
+
+/**
+ * What one extra Node process costs before any proxy logic: a pipe-through proxy that parses
+ * nothing. Read next to `stdio`, it separates the cost of the hop from the cost of switchboard.
+ */
+const stdioFloor: Scenario = {
+  name: 'stdio-floor',
+  summary: 'echo tool calls over stdio: direct vs through a Node process that only pipes bytes (no parsing)',
+  baseline: stdio.baseline,
+  subject: {
+    name: 'pipe-proxy',
+    gateway: false,
+    open: () => openStdio('pipe proxy (stdio)', node, [PIPE_PROXY], CONNECT_TIMEOUT_MS),
+    ready: echoAnswers,
+  },
+  plan: echoPlan,
+  call: echoCall,
+  rows: (baseline, subject) => rowsOf(baseline, subject, { label: 'proxy' }),
 };
 
 const http: Scenario = {
@@ -256,4 +282,4 @@ const catalog: Scenario = {
   rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.5 }, 'listing'),
 };
 
-export const SCENARIOS: readonly Scenario[] = [stdio, http, catalog];
+export const SCENARIOS: readonly Scenario[] = [stdio, stdioFloor, http, catalog];

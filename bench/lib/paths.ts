@@ -6,4 +6,5 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const GATEWAY_MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 export const ECHO_SERVER = join(ROOT, 'dist', 'bench', 'fixtures', 'echo-server.js');
+export const PIPE_PROXY = join(ROOT, 'dist', 'bench', 'fixtures', 'pipe-proxy.js');
 export const RESULTS_DIR = join(ROOT, 'bench', 'results');

@@ -8,7 +8,10 @@ import { RpcPeer, messageOf, type RequestOptions } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 import type { CallContext } from '../pipeline/context.js';
 import { CLIENT_CAPABILITIES_TO_BACKENDS, LATEST_LEGACY, LEGACY_VERSIONS, SERVER_INFO } from '../protocol.js';
+import { linkSignals } from '../pipeline/signals.js';
+import { CallTimer, callLimits } from './call-timer.js';
 import { backendKind, createChannel, type BackendKind } from './channels.js';
+import type { ProcessGroups } from './watchdog.js';
 
 export type BackendState = 'stopped' | 'starting' | 'ready' | 'failed';
 
@@ -36,6 +39,8 @@ export interface BackendOptions {
   env?: () => Record<string, string>;
   /** Told when the start that got `env` is over (closed, stopped or failed), with that env. */
   ended?: (env: Record<string, string>) => void;
+  /** Where spawned children's process groups are registered (the parent-death watchdog). */
+  groups?: ProcessGroups | undefined;
 }
 
 export class Backend {
@@ -71,6 +76,7 @@ export class Backend {
         log: this.log,
         maxMessageBytes,
         extraEnv: (extraEnv = this.options.env?.()),
+        groups: this.options.groups,
       });
     const peer = new RpcPeer(channel, this.log);
     this.peer = peer;
@@ -149,6 +155,7 @@ export class Backend {
   /**
    * Forwards a caller's request. The caller's progress token is swapped for one of ours and
    * mapped back, and the request id is remembered so what the backend asks mid-call is attributed.
+   * The call runs under the backend's time limits; one that runs out cancels it at the backend.
    */
   async call(ctx: CallContext, method: string, params: Params): Promise<Result> {
     const peer = this.readyPeer();
@@ -160,19 +167,38 @@ export class Backend {
       if (Object.keys(meta).length === 0) delete out._meta;
     }
     let id: RequestId | undefined;
+    const limits = callLimits(this.config.timeouts, method, params);
+    const timer = new CallTimer(limits);
+    // Progress is what resets the idle limit, so with one the backend is asked for progress even
+    // when the caller did not ask; without a caller's token it goes no further.
+    const wantsProgress = token !== undefined || limits.idleMs !== undefined;
+    const linked = linkSignals([ctx.signal, timer.signal]);
     try {
       return await peer.request(method, out, {
-        signal: ctx.signal,
-        onProgress:
-          token === undefined
-            ? undefined
-            : (p) => ctx.reply.notify('notifications/progress', { ...p, progressToken: token }),
+        signal: linked.signal,
+        onProgress: !wantsProgress
+          ? undefined
+          : (p) => {
+              timer.touch();
+              if (token !== undefined)
+                ctx.reply.notify('notifications/progress', { ...p, progressToken: token });
+            },
         onSent: (sent) => {
           id = sent;
           this.calls.set(sent, ctx);
         },
       });
+    } catch (err) {
+      if (timer.expired && !ctx.signal.aborted) {
+        const what = method === 'tools/call' ? `tool ${String(params.name)}` : method;
+        throw new LocalError('timeout', `Backend ${this.name} timed out on ${what}: it ${timer.expired}`, {
+          cause: err,
+        });
+      }
+      throw err;
     } finally {
+      timer.dispose();
+      linked.unlink();
       if (id !== undefined) this.calls.delete(id);
     }
   }

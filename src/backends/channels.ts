@@ -6,6 +6,7 @@ import { assertNever } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 import { sseChannel, streamableHttpChannel } from './http-channel.js';
 import { StdioChannel } from './stdio-channel.js';
+import type { ProcessGroups } from './watchdog.js';
 
 export type BackendKind = 'stdio' | 'streamable-http' | 'sse';
 
@@ -19,6 +20,7 @@ export interface ChannelOptions {
   log: Logger;
   maxMessageBytes: number;
   extraEnv?: Record<string, string>;
+  groups?: ProcessGroups | undefined;
 }
 
 export function createChannel(config: BackendConfig, options: ChannelOptions): Channel {

@@ -1,5 +1,6 @@
 // A backend spawned as a child process speaking NDJSON JSON-RPC on its stdin/stdout. Spawned
-// without a shell and with an explicit environment; its stderr goes to our log, labelled.
+// without a shell, with an explicit environment, in a process group of its own that is ended
+// whole; its stderr goes to our log, labelled and rate-limited.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import type { StdioBackendConfig } from '../config/schema.js';
@@ -7,6 +8,13 @@ import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
 import { LineWriter, readLines } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
+import { StderrLimiter } from './stderr-limiter.js';
+import type { ProcessGroups } from './watchdog.js';
+
+/** How often a child's suppressed stderr lines are counted in the log. */
+const SUPPRESSED_REPORT_MS = 10_000;
+/** Process groups exist everywhere but Windows. */
+const GROUPS = process.platform !== 'win32';
 
 /** Parent variables a child gets unless its config names its own list. */
 export const DEFAULT_INHERITED_ENV = [
@@ -44,6 +52,8 @@ export interface StdioChannelOptions {
   parentEnv?: NodeJS.ProcessEnv;
   /** Variables switchboard adds for this start (the bridge socket and token). */
   extraEnv?: Record<string, string>;
+  /** Told each child's process group, so a switchboard that dies cannot leave it behind. */
+  groups?: ProcessGroups | undefined;
 }
 
 export class StdioChannel implements Channel {
@@ -69,8 +79,13 @@ export class StdioChannel implements Channel {
       stdio: ['pipe', 'pipe', 'pipe'],
       shell: false,
       windowsHide: true,
+      // Its own process group: the child and whatever it spawns are ended together, and a
+      // terminal's Ctrl-C reaches switchboard only, which then stops its children in order.
+      detached: GROUPS,
     });
     this.child = child;
+    const pgid = GROUPS ? child.pid : undefined;
+    if (pgid !== undefined) this.options.groups?.add(pgid);
     this.writer = new LineWriter(child.stdin);
     child.stdin.on('error', (err) => this.onerror?.(err));
     readLines(child.stdout, maxMessageBytes, {
@@ -95,14 +110,29 @@ export class StdioChannel implements Channel {
           { bytes, limit: maxMessageBytes },
           'backend message over the size limit; stopping the backend',
         );
-        child.kill();
+        this.kill('SIGKILL');
       },
     });
+    const limiter = new StderrLimiter(config.stderr);
+    const report = () => {
+      const n = limiter.drain();
+      if (n > 0) log.warn({ suppressed: n }, `backend stderr: ${n} lines suppressed (rate limit)`);
+    };
+    const reporter = setInterval(report, SUPPRESSED_REPORT_MS).unref();
     readLines(child.stderr, 64 * 1024, {
-      line: (text) => log.info({ stderr: text }, 'backend stderr'),
-      oversized: () => {},
+      line: (text) => {
+        if (limiter.take()) log.info({ stderr: text }, 'backend stderr');
+      },
+      oversized: () => void limiter.take(),
     });
     child.on('exit', (code, signal) => {
+      clearInterval(reporter);
+      report();
+      // What the child left running in its group (its own children) goes with it.
+      if (pgid !== undefined) {
+        killGroup(pgid, 'SIGKILL');
+        this.options.groups?.remove(pgid);
+      }
       this.exited = true;
       this.closeReason ??= `backend ${name} exited ${signal ? `on ${signal}` : `with code ${code}`}`;
       log.info({ code, signal }, 'backend process exited');
@@ -136,12 +166,28 @@ export class StdioChannel implements Channel {
     // Closing stdin is the polite stop for an MCP stdio server; escalate if it lingers.
     child.stdin?.end();
     const exited = once(child, 'exit');
-    const timer = setTimeout(() => child.kill('SIGTERM'), 2000);
-    const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    const timer = setTimeout(() => this.kill('SIGTERM'), 2000);
+    const killer = setTimeout(() => this.kill('SIGKILL'), 5000);
     timer.unref();
     killer.unref();
     await exited;
     clearTimeout(timer);
     clearTimeout(killer);
+  }
+
+  /** Signals the child's whole process group (the child alone where there are no groups). */
+  private kill(signal: NodeJS.Signals): void {
+    const child = this.child;
+    if (!child || this.exited) return;
+    if (GROUPS && child.pid !== undefined) killGroup(child.pid, signal);
+    else child.kill(signal);
+  }
+}
+
+function killGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: nothing left in the group.
   }
 }

@@ -44,6 +44,55 @@ const BackendCommon = {
     .int()
     .default(0)
     .describe('With namespacing.collisions = priority, the higher priority keeps a colliding name.'),
+  restart: z
+    .object({
+      initialMs: z
+        .number()
+        .int()
+        .min(10)
+        .default(500)
+        .describe('Wait before the first restart (or retry of a failed start); doubles with each failure.'),
+      maxMs: z.number().int().min(10).default(30_000).describe('Longest wait between two restarts.'),
+      stableMs: z
+        .number()
+        .int()
+        .min(0)
+        .default(60_000)
+        .describe('A backend up this long before it went down starts again from initialMs.'),
+    })
+    .strict()
+    .prefault({})
+    .describe('Restarting a backend that exited or failed to start: exponential backoff with jitter.'),
+  timeouts: z
+    .object({
+      callMs: z
+        .number()
+        .int()
+        .min(1)
+        .default(600_000)
+        .describe('Absolute cap on one call to this backend, progress or not.'),
+      idleMs: z
+        .number()
+        .int()
+        .min(1)
+        .optional()
+        .describe('A call fails when the backend sends no progress for this long (default: no idle limit).'),
+      tools: z
+        .record(
+          z.string().min(1),
+          z
+            .object({
+              callMs: z.number().int().min(1).optional().describe('Replaces callMs for this tool.'),
+              idleMs: z.number().int().min(1).optional().describe('Replaces idleMs for this tool.'),
+            })
+            .strict(),
+        )
+        .default({})
+        .describe("Per tool, by the backend's own tool name: limits that replace the backend's."),
+    })
+    .strict()
+    .prefault({})
+    .describe('How long calls to this backend may take.'),
 };
 
 export const StdioBackend = z
@@ -62,6 +111,18 @@ export const StdioBackend = z
       .describe(
         'Names of parent environment variables passed through (default: PATH, HOME, USER, LANG, TERM, TMPDIR, SHELL, LOGNAME, and SystemRoot/APPDATA on Windows).',
       ),
+    stderr: z
+      .object({
+        linesPerSecond: z
+          .number()
+          .min(0)
+          .default(20)
+          .describe("Lines of the child's stderr logged per second in the long run."),
+        burst: z.number().int().min(1).default(200).describe('Lines logged at once before the rate applies.'),
+      })
+      .strict()
+      .prefault({})
+      .describe("Rate limit on logging the child's stderr; what is dropped is counted in the log."),
     ...BackendCommon,
   })
   .strict();

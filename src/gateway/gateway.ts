@@ -24,6 +24,10 @@ import { HandlerChain } from '../bridge/handlers.js';
 import { CHAIN_META } from '../pipeline/stages/chain.js';
 import { mergeCapabilities, mergeInstructions } from './merge.js';
 import type { AuditWriter } from '../trust/audit-writer.js';
+import { Watchdog } from '../backends/watchdog.js';
+import { isStdioBackend } from '../config/schema.js';
+import { AbsentNames } from './absent-names.js';
+import { Supervisor } from './supervisor.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -58,6 +62,11 @@ export class Gateway {
   private readonly live = new Map<string, CallContext>();
   /** Backends whose start (handshake and first lists) is under way. */
   private readonly starting = new Map<string, Promise<void>>();
+  /** Restarts backends that went down; their names stay resolvable meanwhile, to fail fast. */
+  private readonly supervisor: Supervisor;
+  private readonly absent = new AbsentNames();
+  /** Ends spawned children's process groups if switchboard dies without doing so. */
+  private readonly watchdog: Watchdog | undefined;
   /** Environment each spawned backend gets at each start (the bridge socket and a fresh token). */
   bridgeEnv: ((backend: string) => Record<string, string>) | undefined;
   /** Told when a start of a spawned backend is over, with the environment that start got. */
@@ -74,6 +83,9 @@ export class Gateway {
       log,
       admit: options.admit,
     });
+    this.supervisor = new Supervisor({ log, restart: (b) => this.restartBackend(b) });
+    const spawns = Object.values(config.servers).some((b) => !b.disabled && isStdioBackend(b));
+    this.watchdog = spawns && !options.channel ? Watchdog.start() : undefined;
     for (const [name, b] of Object.entries(config.servers)) {
       if (b.disabled) continue;
       this.backends.set(
@@ -85,6 +97,7 @@ export class Gateway {
           channel: options.channel ? () => options.channel!(name)! : undefined,
           env: () => this.bridgeEnv?.(name) ?? {},
           ended: (env) => this.bridgeEnded?.(name, env),
+          groups: this.watchdog,
           events: {
             notification: (backend, n) => this.backendNotified(backend, n),
             request: (backend, req, signal) => this.backendAsked(backend, req, signal),
@@ -106,6 +119,7 @@ export class Gateway {
       tellChain: config.bridge.enabled,
       audit: options.audit,
       starting: (ctx) => this.startingFor(ctx),
+      absent: (kind, exposed) => this.absent.find(kind, exposed),
       grants: (caller) =>
         caller.kind === 'backend' ? (config.servers[caller.id]?.bridge.allow ?? []) : 'all',
       chain: {
@@ -161,12 +175,14 @@ export class Gateway {
     await Promise.all(
       [...this.backends.values()].map((b) => {
         const run = this.startBackend(b)
+          .then(() => this.supervisor.up(b))
           .catch((err: unknown) => {
             failed.push({ name: b.name, error: messageOf(err) });
             this.log.error(
               { backend: b.name, err: messageOf(err) },
-              'backend failed to start; serving without it',
+              'backend failed to start; serving without it until a retry succeeds',
             );
+            this.supervisor.down(b, messageOf(err));
           })
           .finally(() => this.starting.delete(b.name));
         this.starting.set(b.name, run);
@@ -184,6 +200,17 @@ export class Gateway {
     }
   }
 
+  /** A restart: the backend's names return to the catalog and its subscriptions are renewed. */
+  private async restartBackend(b: Backend): Promise<void> {
+    await this.startBackend(b);
+    this.absent.forget(b.name);
+    for (const uri of this.subscriptions.uris(b.name)) {
+      await b.request('resources/subscribe', { uri }).catch((err: unknown) => {
+        this.log.warn({ backend: b.name, uri, err: messageOf(err) }, 'could not renew a subscription');
+      });
+    }
+  }
+
   /** What a call must wait for before the catalog is whole for it: every start but its caller's own. */
   private startingFor(ctx: CallContext): Promise<void> | undefined {
     if (this.starting.size === 0) return undefined;
@@ -194,8 +221,10 @@ export class Gateway {
   }
 
   async stop(): Promise<void> {
+    this.supervisor.stop();
     for (const s of this.sessions.values()) s.close();
     await Promise.all([...this.backends.values()].map((b) => b.stop()));
+    await this.watchdog?.close();
   }
 
   run(ctx: CallContext): Promise<void> {
@@ -409,8 +438,10 @@ export class Gateway {
 
   private backendDown(backend: Backend, reason: Error): void {
     this.log.error({ backend: backend.name, err: reason.message }, 'backend went down');
+    this.absent.remember(this.catalog, backend.name);
     for (const kind of this.catalog.removeBackend(backend.name)) this.listChanged(kind);
-    this.subscriptions.dropBackend(backend.name);
+    // Subscriptions are kept: they are renewed when the backend is back.
+    this.supervisor.down(backend, reason.message);
   }
 
   private async subscribe(ctx: CallContext, backend: Backend, uri: string): Promise<Result> {

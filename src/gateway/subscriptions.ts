@@ -43,6 +43,11 @@ export class Subscriptions {
     return this.byBackend.get(backend)?.get(uri) ?? new Set();
   }
 
+  /** The backend URIs someone holds a subscription to (re-established when the backend returns). */
+  uris(backend: string): string[] {
+    return [...(this.byBackend.get(backend)?.keys() ?? [])];
+  }
+
   /** Forgets a backend's subscriptions (it went away; its new instance starts with none). */
   dropBackend(backend: string): Map<string, Set<string>> {
     const uris = this.byBackend.get(backend) ?? new Map<string, Set<string>>();

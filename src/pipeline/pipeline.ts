@@ -19,7 +19,7 @@ import { auditStage } from './stages/audit.js';
 import { chainStage, type ChainOptions } from './stages/chain.js';
 import { grantStage, type Grants } from './stages/grant.js';
 import { observeStage } from './stages/observe.js';
-import { resolveStage } from './stages/resolve.js';
+import { resolveStage, type AbsentLookup } from './stages/resolve.js';
 import { routeStage, type RouteServices } from './stages/route.js';
 import type { AuditWriter } from '../trust/audit-writer.js';
 
@@ -29,6 +29,8 @@ export interface PipelineServices extends RouteServices {
   grants: Grants;
   starting: (ctx: CallContext) => Promise<void> | undefined;
   chain: Omit<ChainOptions, 'live'>;
+  /** Owners of names whose backend is down, so calls to them fail fast and say why. */
+  absent?: AbsentLookup | undefined;
   /** Where call records go; without it calls are not audited. */
   audit?: AuditWriter | undefined;
 }
@@ -37,7 +39,7 @@ export function createPipeline(services: PipelineServices): Pipeline {
   return compose([
     observeStage(),
     ...(services.audit ? [auditStage(services.audit)] : []),
-    resolveStage(services.catalog, services.starting),
+    resolveStage(services.catalog, services.starting, services.absent),
     grantStage(services.grants, (m) => services.handlers.find(m) !== undefined),
     chainStage({ ...services.chain, live: services.live }),
     routeStage(services),

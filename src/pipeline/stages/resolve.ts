@@ -1,9 +1,12 @@
 // Finds the backend that owns a call's tool, prompt or resource. A name the catalog does not
 // hold is answered as unknown, the same way whether it never existed or is withheld.
-import type { Catalog } from '../../catalog/catalog.js';
+import type { Catalog, Target } from '../../catalog/catalog.js';
 import { WIRE, WireError } from '../../errors.js';
 import type { Stage } from '../compose.js';
 import type { CallContext } from '../context.js';
+
+/** The owner of a name that left the catalog because its backend is down (it fails fast there). */
+export type AbsentLookup = (kind: 'tools' | 'prompts', exposed: string) => Target | undefined;
 
 /**
  * `starting` tells, for a caller, whether backends it may be calling are still starting; a call
@@ -12,26 +15,32 @@ import type { CallContext } from '../context.js';
 export function resolveStage(
   catalog: Catalog,
   starting: (ctx: CallContext) => Promise<void> | undefined,
+  absent: AbsentLookup = () => undefined,
 ): Stage {
   return async (ctx, next) => {
     const wait = starting(ctx);
     if (wait) await wait;
-    resolveTarget(catalog, ctx);
+    resolveTarget(catalog, ctx, absent);
     await next();
   };
 }
 
-export function resolveTarget(catalog: Catalog, ctx: CallContext): void {
+export function resolveTarget(
+  catalog: Catalog,
+  ctx: CallContext,
+  absent: AbsentLookup = () => undefined,
+): void {
   const p = ctx.params;
   switch (ctx.method) {
     case 'tools/call': {
-      const t = catalog.resolve('tools', requireString(p.name, 'name'));
+      const t = catalog.resolve('tools', requireString(p.name, 'name')) ?? absent('tools', String(p.name));
       if (!t) throw new WireError(WIRE.INVALID_PARAMS, `Unknown tool: ${String(p.name)}`);
       ctx.target = { ...t, kind: 'tool' };
       return;
     }
     case 'prompts/get': {
-      const t = catalog.resolve('prompts', requireString(p.name, 'name'));
+      const t =
+        catalog.resolve('prompts', requireString(p.name, 'name')) ?? absent('prompts', String(p.name));
       if (!t) throw new WireError(WIRE.INVALID_PARAMS, `Unknown prompt: ${String(p.name)}`);
       ctx.target = { ...t, kind: 'prompt' };
       return;

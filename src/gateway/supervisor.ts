@@ -1,0 +1,73 @@
+// Brings backends back: one that went down or failed to start is started again after a backoff
+// delay, again and again, until it stays up or switchboard stops. Every other backend is untouched.
+import { Backoff } from '../backends/backoff.js';
+import type { Backend } from '../backends/backend.js';
+import { messageOf } from '../jsonrpc/peer.js';
+import type { Logger } from '../log.js';
+
+export interface SupervisorOptions {
+  log: Logger;
+  /** Starts a backend again and makes it whole (catalog, subscriptions, log level). */
+  restart(backend: Backend): Promise<void>;
+}
+
+export class Supervisor {
+  private readonly backoffs = new Map<string, Backoff>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private stopped = false;
+
+  constructor(private readonly options: SupervisorOptions) {}
+
+  /** The backend is up (its backoff resets once it has stayed up long enough). */
+  up(backend: Backend): void {
+    this.backoff(backend).up();
+  }
+
+  /** The backend is down or did not start: try again later. One pending restart per backend. */
+  down(backend: Backend, why: string): void {
+    if (this.stopped || this.timers.has(backend.name)) return;
+    const delay = this.backoff(backend).next();
+    this.options.log.warn(
+      { backend: backend.name, err: why, delayMs: delay },
+      'backend down; restarting it later',
+    );
+    const timer = setTimeout(() => {
+      this.timers.delete(backend.name);
+      void this.attempt(backend);
+    }, delay);
+    // A pending restart alone must not keep a switchboard that has nothing else to do alive.
+    timer.unref();
+    this.timers.set(backend.name, timer);
+  }
+
+  /** No more restarts (switchboard is stopping). */
+  stop(): void {
+    this.stopped = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  private async attempt(backend: Backend): Promise<void> {
+    if (this.stopped) return;
+    try {
+      await this.options.restart(backend);
+    } catch (err) {
+      this.down(backend, messageOf(err));
+      return;
+    }
+    if (this.stopped) {
+      await backend.stop();
+      return;
+    }
+    // It may have fallen again while its lists were read; that fall scheduled the next try.
+    if (backend.state !== 'ready') return this.down(backend, backend.lastError ?? 'down again');
+    this.up(backend);
+    this.options.log.info({ backend: backend.name }, 'backend is back');
+  }
+
+  private backoff(backend: Backend): Backoff {
+    let b = this.backoffs.get(backend.name);
+    if (!b) this.backoffs.set(backend.name, (b = new Backoff(backend.config.restart)));
+    return b;
+  }
+}

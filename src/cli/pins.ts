@@ -83,7 +83,11 @@ function pretty(canonical: string): string[] {
 }
 
 function describe(p: PinRow): string[] {
-  const state = p.changed ? `QUARANTINED (changed ${new Date(p.changed.seenAt).toISOString()})` : 'pinned';
+  const state = !p.changed
+    ? 'pinned'
+    : p.sha256 === ''
+      ? `QUARANTINED (flagged on first sight ${new Date(p.changed.seenAt).toISOString()}; never pinned)`
+      : `QUARANTINED (changed ${new Date(p.changed.seenAt).toISOString()})`;
   const lines = [`${p.backend}  ${p.tool}  sha256:${p.sha256.slice(0, 16)}  ${state}`];
   const flag = (f: Flag, when: string) => `    flag ${f.kind}${when}: ${f.reason}`;
   for (const f of p.flags) lines.push(flag(f, ''));

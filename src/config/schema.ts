@@ -301,6 +301,18 @@ export const Config = z
           .describe(
             'What a changed tool becomes until an operator re-pins it: hidden from every caller, or (once approval exists) callable only with approval; approve currently hides.',
           ),
+        scan: z
+          .boolean()
+          .default(true)
+          .describe(
+            'Scan tool definitions on arrival for hidden instructions, invisible or confusable characters, secret files, exfiltration URLs and look-alike names.',
+          ),
+        flagged: z
+          .enum(['show', 'hide'])
+          .default('show')
+          .describe(
+            'A tool the scanner flags on first sight: pinned with its flags shown (switchboard pins list), or quarantined until approved.',
+          ),
       })
       .strict()
       .prefault({}),

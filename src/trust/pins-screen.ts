@@ -4,19 +4,24 @@
 import type { Item, ListKind } from '../catalog/catalog.js';
 import type { Logger } from '../log.js';
 import { pinOf } from './pins-definition.js';
+import type { ScanContext } from './pins-scan.js';
 import type { Flag, PinStore } from './pins-store.js';
 import type { TrustDb } from './trust-db.js';
 
 export interface PinScreenOptions {
   onChange: 'hide' | 'approve';
+  /** What a tool the scanner flags on first sight becomes: pinned with its flags shown, or quarantined. */
+  flagged: 'show' | 'hide';
   log: Logger;
-  /** Flags a definition on arrival (the scanner); none by default. */
-  scan?: ((backend: string, item: Item) => Flag[]) | undefined;
+  /** Flags a definition on arrival (the scanner); none when absent. */
+  scan?: ((item: Item, context: ScanContext) => Flag[]) | undefined;
 }
 
 export class PinScreen {
   private readonly screenTools;
   private readonly quarantined = new Set<string>();
+  /** The tools each backend last listed: what the scanner compares names against. */
+  private readonly seen = new Map<string, string[]>();
   private notedApprove = false;
 
   constructor(
@@ -33,6 +38,10 @@ export class PinScreen {
   /** The hook the catalog calls with every list a backend serves; only tools are pinned. */
   screen = (backend: string, kind: ListKind, items: Item[]): Item[] => {
     if (kind !== 'tools') return items;
+    this.seen.set(
+      backend,
+      items.map((i) => String(i.name)),
+    );
     try {
       return this.screenTools.immediate(backend, items);
     } catch (err) {
@@ -45,11 +54,17 @@ export class PinScreen {
     }
   };
 
+  private othersThan(backend: string): Map<string, string[]> {
+    const others = new Map(this.seen);
+    others.delete(backend);
+    return others;
+  }
+
   private admit(backend: string, item: Item): boolean {
     const tool = String(item.name);
     const pin = pinOf(item);
-    const flags = this.options.scan?.(backend, item) ?? [];
-    const verdict = this.store.check(backend, tool, { ...pin, flags });
+    const flags = this.options.scan?.(item, { others: this.othersThan(backend) }) ?? [];
+    const verdict = this.store.check(backend, tool, { ...pin, flags }, this.options.flagged === 'hide');
     const key = `${backend}\0${tool}`;
     if (verdict !== 'changed') {
       if (this.quarantined.delete(key)) this.options.log.info({ backend, tool }, 'tool re-admitted');
@@ -60,8 +75,14 @@ export class PinScreen {
     if (!this.quarantined.has(key)) {
       this.quarantined.add(key);
       this.options.log.warn(
-        { backend, tool, pinned: this.store.get(backend, tool)?.sha256, now: pin.sha256 },
-        `tool definition changed since it was pinned; hidden until re-pinned (switchboard pins diff ${backend} ${tool})`,
+        {
+          backend,
+          tool,
+          pinned: this.store.get(backend, tool)?.sha256 || 'none (flagged on arrival)',
+          now: pin.sha256,
+          flags,
+        },
+        `tool quarantined (changed since pinned, or flagged); hidden until re-pinned: switchboard pins diff ${backend} ${tool}`,
       );
     }
     if (this.options.onChange === 'approve' && !this.notedApprove) {

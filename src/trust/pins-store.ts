@@ -76,10 +76,17 @@ export class PinStore {
     backend: string,
     tool: string,
     pin: { sha256: string; definition: string; flags: Flag[] },
+    quarantineFlagged = false,
   ): PinVerdict {
     const pinned = this.getPin.get(backend, tool) as { sha256: string } | undefined;
     const flags = JSON.stringify(pin.flags);
     if (!pinned) {
+      if (quarantineFlagged && pin.flags.length > 0) {
+        // Never pinned: an empty pin that matches nothing, with the definition waiting for review.
+        this.putPin.run(backend, tool, '', 'null', '[]', Date.now());
+        this.putChange.run(backend, tool, pin.sha256, pin.definition, flags, Date.now());
+        return 'changed';
+      }
       this.putPin.run(backend, tool, pin.sha256, pin.definition, flags, Date.now());
       return 'new';
     }

@@ -3,6 +3,7 @@
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { AuditWriter } from './audit-writer.js';
+import { scanDefinition } from './pins-scan.js';
 import { PinScreen } from './pins-screen.js';
 import { PinStore } from './pins-store.js';
 import { defaultTrustDbPath, openTrustDb, type TrustDb } from './trust-db.js';
@@ -30,7 +31,12 @@ export function openTrust(config: Config, log: Logger): Trust {
     : undefined;
   const store = config.pinning.enabled ? new PinStore(db) : undefined;
   const screen = store
-    ? new PinScreen(db, store, { onChange: config.pinning.onChange, log: log.child({ component: 'pins' }) })
+    ? new PinScreen(db, store, {
+        onChange: config.pinning.onChange,
+        flagged: config.pinning.flagged,
+        log: log.child({ component: 'pins' }),
+        scan: config.pinning.scan ? scanDefinition : undefined,
+      })
     : undefined;
   let timer: NodeJS.Timeout | undefined;
   return {

@@ -11,6 +11,7 @@ import { CLIENT_CAPABILITIES_TO_BACKENDS, LATEST_LEGACY, LEGACY_VERSIONS, SERVER
 import { linkSignals } from '../pipeline/signals.js';
 import { CallTimer, callLimits } from './call-timer.js';
 import { backendKind, createChannel, type BackendKind } from './channels.js';
+import { Prober } from './prober.js';
 import type { ProcessGroups } from './watchdog.js';
 
 export type BackendState = 'stopped' | 'starting' | 'ready' | 'failed';
@@ -26,6 +27,8 @@ export interface BackendEvents {
   notification(backend: Backend, n: JsonRpcNotification): void;
   request(backend: Backend, req: JsonRpcRequest, signal: AbortSignal): Promise<Result>;
   down(backend: Backend, reason: Error): void;
+  /** A remote backend's session was renewed: what it held for the old one must be set again. */
+  renewed?(backend: Backend): void;
 }
 
 export interface BackendOptions {
@@ -49,6 +52,8 @@ export class Backend {
   server: ServerDescription | undefined;
   lastError: string | undefined;
   private peer: RpcPeer | undefined;
+  private prober: Prober | undefined;
+  private renewing: Promise<void> | undefined;
   private readonly calls = new Map<RequestId, CallContext>();
   private readonly log: Logger;
 
@@ -86,6 +91,7 @@ export class Backend {
       // Whatever ended this start (a crash, stop(), a failed handshake), what it was given ends too.
       if (extraEnv) this.options.ended?.(extraEnv);
       if (this.peer !== peer) return;
+      this.prober?.stop();
       const wasReady = this.state === 'ready';
       this.state = 'failed';
       this.lastError = reason.message;
@@ -119,6 +125,12 @@ export class Backend {
       await peer.notify('notifications/initialized');
       this.state = 'ready';
       this.lastError = undefined;
+      this.prober = new Prober(
+        this.config.health,
+        (signal) => peer.request('ping', undefined, { signal }),
+        (why) => this.fail(peer, why),
+      );
+      this.prober.start();
       this.log.info({ version, server: this.server.serverInfo.name }, 'backend ready');
     } catch (err) {
       this.state = 'failed';
@@ -136,16 +148,26 @@ export class Backend {
   }
 
   async stop(): Promise<void> {
+    this.prober?.stop();
     const peer = this.peer;
     this.peer = undefined;
     this.state = 'stopped';
     await peer?.close();
   }
 
+  /**
+   * Treats the backend as down although its connection is open (it stopped answering): the
+   * connection is closed with the reason, which fails its calls and reports it down.
+   */
+  private fail(peer: RpcPeer, why: string): void {
+    if (this.peer !== peer) return;
+    this.log.error({ reason: why }, 'backend unresponsive; closing it');
+    void peer.close(new LocalError('backend_unavailable', `backend ${this.name} ${why}`));
+  }
+
   /** A request switchboard makes for itself (catalog refresh, subscriptions, log level). */
   request(method: string, params?: Params, options?: RequestOptions): Promise<Result> {
-    const peer = this.readyPeer();
-    return peer.request(method, params, options);
+    return this.withSession((peer) => peer.request(method, params, options));
   }
 
   notify(method: string, params?: Params): Promise<void> {
@@ -157,8 +179,11 @@ export class Backend {
    * mapped back, and the request id is remembered so what the backend asks mid-call is attributed.
    * The call runs under the backend's time limits; one that runs out cancels it at the backend.
    */
-  async call(ctx: CallContext, method: string, params: Params): Promise<Result> {
-    const peer = this.readyPeer();
+  call(ctx: CallContext, method: string, params: Params): Promise<Result> {
+    return this.withSession((peer) => this.forward(peer, ctx, method, params));
+  }
+
+  private async forward(peer: RpcPeer, ctx: CallContext, method: string, params: Params): Promise<Result> {
     const token = params._meta?.progressToken;
     let out = params;
     if (token !== undefined) {
@@ -208,6 +233,41 @@ export class Backend {
     return [...this.calls.values()];
   }
 
+  /**
+   * Runs a request on the current connection; when a remote backend answers 404 because it
+   * forgot our session, opens a new session and runs it once more. A 404 means the request was
+   * not served, so sending it again cannot run it twice.
+   */
+  private async withSession(run: (peer: RpcPeer) => Promise<Result>): Promise<Result> {
+    const peer = this.readyPeer();
+    try {
+      return await run(peer);
+    } catch (err) {
+      if (this.kind === 'stdio' || !sessionExpired(err)) throw err;
+      await this.renewSession(peer);
+      return run(this.readyPeer());
+    }
+  }
+
+  /** One renewal for every request that met the expired session. */
+  private renewSession(old: RpcPeer): Promise<void> {
+    if (old !== this.peer) return this.renewing ?? Promise.resolve();
+    this.renewing ??= (async () => {
+      this.log.warn('backend session expired (HTTP 404); opening a new one');
+      try {
+        await this.start();
+      } catch (err) {
+        this.options.events.down(this, err as Error);
+        throw err;
+      } finally {
+        this.renewing = undefined;
+        void old.close();
+      }
+      this.options.events.renewed?.(this);
+    })();
+    return this.renewing;
+  }
+
   private readyPeer(): RpcPeer {
     if (this.state !== 'ready' || !this.peer) {
       throw new LocalError(
@@ -217,4 +277,11 @@ export class Backend {
     }
     return this.peer;
   }
+}
+
+/** A send the remote backend refused with 404: it no longer knows our session id. */
+function sessionExpired(err: unknown): boolean {
+  if (!(err instanceof LocalError) || err.code !== 'backend_unavailable') return false;
+  const cause = err.cause as { status?: unknown } | undefined;
+  return cause?.status === 404;
 }

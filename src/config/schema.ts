@@ -93,6 +93,25 @@ const BackendCommon = {
     .strict()
     .prefault({})
     .describe('How long calls to this backend may take.'),
+  health: z
+    .object({
+      intervalMs: z
+        .number()
+        .int()
+        .min(0)
+        .default(15_000)
+        .describe('How often the backend is pinged while it is up (0: never).'),
+      timeoutMs: z.number().int().min(1).default(5_000).describe('How long one ping may take.'),
+      misses: z
+        .number()
+        .int()
+        .min(1)
+        .default(3)
+        .describe('Pings missed in a row after which the backend is treated as down and restarted.'),
+    })
+    .strict()
+    .prefault({})
+    .describe('Liveness probes: a backend that stops answering is restarted (stdio) or reconnected (HTTP).'),
 };
 
 export const StdioBackend = z

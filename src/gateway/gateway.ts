@@ -102,6 +102,7 @@ export class Gateway {
             notification: (backend, n) => this.backendNotified(backend, n),
             request: (backend, req, signal) => this.backendAsked(backend, req, signal),
             down: (backend, reason) => this.backendDown(backend, reason),
+            renewed: (backend) => void this.restore(backend),
           },
         }),
       );
@@ -200,10 +201,22 @@ export class Gateway {
     }
   }
 
-  /** A restart: the backend's names return to the catalog and its subscriptions are renewed. */
+  /** A restart: the backend's names return to the catalog and what it held is set again. */
   private async restartBackend(b: Backend): Promise<void> {
-    await this.startBackend(b);
+    await b.start();
+    await this.restore(b);
+  }
+
+  /**
+   * Sets again what a backend held for switchboard, after a restart or a renewed session: its
+   * lists (hosts hear what changed), the log level, and the subscriptions hosts hold on it.
+   */
+  private async restore(b: Backend): Promise<void> {
+    await this.refresh(b, LIST_KIND_NAMES);
     this.absent.forget(b.name);
+    if (this.backendLogLevel && b.capabilities.logging) {
+      await b.request('logging/setLevel', { level: this.backendLogLevel }).catch(() => {});
+    }
     for (const uri of this.subscriptions.uris(b.name)) {
       await b.request('resources/subscribe', { uri }).catch((err: unknown) => {
         this.log.warn({ backend: b.name, uri, err: messageOf(err) }, 'could not renew a subscription');

@@ -108,8 +108,9 @@ export class RpcPeer {
     );
   }
 
-  async close(): Promise<void> {
-    this.shutDown(new LocalError('backend_closed', 'connection closed'));
+  /** Ends the connection; `reason` is what pending and later requests fail with. */
+  async close(reason: Error = new LocalError('backend_closed', 'connection closed')): Promise<void> {
+    this.shutDown(reason);
     await this.channel.close().catch(() => {});
   }
 

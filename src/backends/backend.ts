@@ -71,6 +71,8 @@ export class Backend {
   }
 
   async start(): Promise<void> {
+    // A renewed session replaces a connection that may still be probed.
+    this.prober?.stop();
     this.state = 'starting';
     const { events, maxMessageBytes, startupTimeoutMs } = this.options;
     let extraEnv: Record<string, string> | undefined;

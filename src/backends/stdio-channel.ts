@@ -125,9 +125,12 @@ export class StdioChannel implements Channel {
       },
       oversized: () => void limiter.take(),
     });
-    child.on('exit', (code, signal) => {
+    // The stream, not the exit: lines may still be read after the child has exited.
+    child.stderr.on('close', () => {
       clearInterval(reporter);
       report();
+    });
+    child.on('exit', (code, signal) => {
       // What the child left running in its group (its own children) goes with it.
       if (pgid !== undefined) {
         killGroup(pgid, 'SIGKILL');

@@ -208,12 +208,11 @@ export class Gateway {
   }
 
   /**
-   * Sets again what a backend held for switchboard, after a restart or a renewed session: its
-   * lists (hosts hear what changed), the log level, and the subscriptions hosts hold on it.
+   * Sets again what a backend held for switchboard, after a restart or a renewed session: the log
+   * level and the subscriptions hosts hold on it first, then its lists, so that hosts hearing
+   * list_changed find it whole.
    */
   private async restore(b: Backend): Promise<void> {
-    await this.refresh(b, LIST_KIND_NAMES);
-    this.absent.forget(b.name);
     if (this.backendLogLevel && b.capabilities.logging) {
       await b.request('logging/setLevel', { level: this.backendLogLevel }).catch(() => {});
     }
@@ -222,6 +221,8 @@ export class Gateway {
         this.log.warn({ backend: b.name, uri, err: messageOf(err) }, 'could not renew a subscription');
       });
     }
+    await this.refresh(b, LIST_KIND_NAMES);
+    this.absent.forget(b.name);
   }
 
   /** What a call must wait for before the catalog is whole for it: every start but its caller's own. */

@@ -31,6 +31,8 @@ export interface Switchboard {
   readonly trustPath: string | undefined;
   /** Re-reads tool pins now (e.g. on SIGHUP) rather than at the next poll. */
   recheckPins(): void;
+  /** Writes the audit records still waiting for their batch (they are written within ms anyway). */
+  flushAudit(): void;
   stop(): Promise<void>;
 }
 
@@ -127,6 +129,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     bridgePath: bridge?.path,
     trustPath: trust.path,
     recheckPins: () => gateway.readmit(),
+    flushAudit: () => trust.audit?.flush(),
     stop: async () => {
       await http?.close();
       await gateway.stop();

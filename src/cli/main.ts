@@ -137,6 +137,10 @@ async function up(flags: UpFlags): Promise<number> {
       `, ${tools} tools`,
   );
   for (const f of sb.failedBackends) say(`  ${f.name} failed to start: ${f.error}`);
+  if (sb.trustPath)
+    say(
+      `Audit ${config.audit.enabled ? 'on' : 'off'}, pinning ${config.pinning.enabled ? 'on' : 'off'}: ${sb.trustPath}`,
+    );
   if (sb.http) {
     say(`Streamable HTTP: ${sb.http.url}`);
     say(`Connect a host:`);

@@ -1,6 +1,8 @@
-// Appends audit records to the chain in SQLite. Calls are queued as they end and written at the
-// next turn of the event loop in one transaction, so the reply goes out first, a burst of calls
-// costs one commit, and (WAL, synchronous=NORMAL) no commit waits for an fsync.
+// Appends audit records to the chain in SQLite. Calls are queued as they end and written together
+// in one transaction a few milliseconds later (sooner when many are queued), so the reply goes out
+// first, many calls share one commit, and (WAL, synchronous=NORMAL) no commit waits for an fsync.
+// Writing every turn of the event loop cost sequential callers a commit per call (~25% of a p50
+// proxied call in a quick measurement); a short window makes that cost vanish into the batch.
 import { LocalError, WireError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CallContext } from '../pipeline/context.js';
@@ -13,7 +15,12 @@ export interface AuditOptions {
   /** Store the canonical arguments themselves, not only their hash. */
   values: boolean;
   log: Logger;
+  /** How long a record may wait for others to share its commit (default 20 ms). */
+  batchMs?: number;
 }
+
+/** Queued records that are written at once, without waiting for the window. */
+const BATCH_MAX = 512;
 
 interface Ended {
   ctx: CallContext;
@@ -34,7 +41,7 @@ const SUBJECT_METHODS = new Set([
 
 export class AuditWriter {
   private queue: Ended[] = [];
-  private scheduled: NodeJS.Immediate | undefined;
+  private scheduled: NodeJS.Timeout | undefined;
   private readonly insert;
   private readonly head;
   private readonly setHead;
@@ -73,12 +80,19 @@ export class AuditWriter {
   /** Queues the record of a call that has ended; never throws. */
   ended(ctx: CallContext, durationMs: number, error: unknown): void {
     this.queue.push({ ctx, ts: Date.now() - durationMs, durationMs, error });
-    this.scheduled ??= setImmediate(() => this.flush());
+    if (this.queue.length >= BATCH_MAX) {
+      clearTimeout(this.scheduled);
+      this.scheduled = setTimeout(() => this.flush(), 0);
+    } else if (!this.scheduled) {
+      this.scheduled = setTimeout(() => this.flush(), this.options.batchMs ?? 20);
+      // A pending batch must not keep the process alive; stop() and process exit flush it.
+      this.scheduled.unref();
+    }
   }
 
   /** Writes what is queued. A failed write is logged and never reaches a caller. */
   flush(): void {
-    if (this.scheduled) clearImmediate(this.scheduled);
+    clearTimeout(this.scheduled);
     this.scheduled = undefined;
     const batch = this.queue;
     this.queue = [];

@@ -39,6 +39,9 @@ export function openTrust(config: Config, log: Logger): Trust {
       })
     : undefined;
   let timer: NodeJS.Timeout | undefined;
+  // better-sqlite3 writes synchronously, so even an exiting process can write its last batch.
+  const flushOnExit = () => audit?.flush();
+  if (audit) process.on('exit', flushOnExit);
   return {
     path,
     audit,
@@ -65,6 +68,8 @@ export function openTrust(config: Config, log: Logger): Trust {
     },
     close() {
       clearInterval(timer);
+      process.off('exit', flushOnExit);
+      if (!db.open) return;
       audit?.flush();
       db.close();
     },

@@ -28,7 +28,7 @@ test('a bridge call is recorded with the calling backend as caller, allowed or d
     );
   assert.ok(!('error' in (await relay('p_echo'))));
   assert.ok('error' in (await relay('p_progress')));
-  await new Promise((resolve) => setImmediate(resolve));
+  sb.flushAudit();
 
   const db = openTrustDb(path);
   t.after(() => db.close());

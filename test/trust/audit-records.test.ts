@@ -8,8 +8,6 @@ import { canonicalJson, sha256 } from '../../src/trust/canonical-json.js';
 import { runAudit } from '../../src/cli/audit.js';
 import { captureIo, tempDbPath } from './helpers.js';
 
-const nextTick = () => new Promise((resolve) => setImmediate(resolve));
-
 test('every call, allowed or refused, host or bridge, gets one chained record', async (t) => {
   const path = await tempDbPath(t);
   const sb = await startGateway(t, { servers: { p: probe('p') }, audit: { path } });
@@ -18,7 +16,7 @@ test('every call, allowed or refused, host or bridge, gets one chained record', 
   await client.callTool({ name: 'echo', arguments: { b: 2, a: 'secret-value' } });
   await assert.rejects(client.callTool({ name: 'nope', arguments: {} }));
   await assert.rejects(sb.gateway.dispatch({ kind: 'backend', id: 'p' }, 'tools/call', { name: 'echo' }));
-  await nextTick();
+  sb.flushAudit();
 
   const db = openTrustDb(path);
   t.after(() => db.close());
@@ -46,7 +44,7 @@ test('audit.values stores the canonical arguments beside their hash', async (t) 
   const sb = await startGateway(t, { servers: { p: probe('p') }, audit: { path, values: true } });
   const { client } = await connectHttp(t, httpUrl(sb));
   await client.callTool({ name: 'echo', arguments: { z: 1, y: [true] } });
-  await nextTick();
+  sb.flushAudit();
   const db = openTrustDb(path);
   t.after(() => db.close());
   const [call] = queryAudit(db, { method: 'tools/call' });
@@ -60,7 +58,7 @@ test('audit query filters by caller, target, decision and time; tail shows the l
   await client.callTool({ name: 'echo', arguments: {} });
   await client.callTool({ name: 'progress', arguments: { steps: 1 } });
   await assert.rejects(sb.gateway.dispatch({ kind: 'backend', id: 'p' }, 'tools/call', { name: 'echo' }));
-  await nextTick();
+  sb.flushAudit();
 
   const denied = captureIo();
   assert.equal(await runAudit(['query', '--db', path, '--decision', 'deny', '--json'], denied.io), 0);
@@ -92,7 +90,7 @@ test('audit tail --follow prints records written after it started', async (t) =>
   const sb = await startGateway(t, { servers: { p: probe('p') }, audit: { path } });
   const { client } = await connectHttp(t, httpUrl(sb));
   await client.callTool({ name: 'echo', arguments: {} });
-  await nextTick();
+  sb.flushAudit();
   let stop!: () => void;
   const stopped = new Promise<void>((resolve) => (stop = resolve));
   const lines: string[] = [];

@@ -3,7 +3,7 @@
 // A stage rather than a subscriber of the observe stage's diagnostics channel: those channels are
 // process-wide, so two switchboards in one process (tests, embedders) would each record the
 // other's calls, and a subscriber cannot tell whose call it sees. The stage belongs to one
-// pipeline and costs one queue push per call; hashing and SQLite wait for the next tick.
+// pipeline and costs one queue push per call; hashing and SQLite wait for the batch.
 import type { AuditWriter } from '../../trust/audit-writer.js';
 import type { Stage } from '../compose.js';
 

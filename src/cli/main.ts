@@ -167,7 +167,8 @@ async function up(flags: UpFlags): Promise<number> {
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
   // Pins approved with `switchboard pins approve` are picked up within a second; SIGHUP: at once.
-  process.on('SIGHUP', () => sb.recheckPins());
+  // Only with pinning on: otherwise SIGHUP keeps its default (a closed terminal ends switchboard).
+  if (config.pinning.enabled) process.on('SIGHUP', () => sb.recheckPins());
   if (sb.stdioClosed) await sb.stdioClosed.then(() => stop('host closed stdin'));
   return 0;
 }

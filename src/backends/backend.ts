@@ -54,6 +54,8 @@ export class Backend {
   private peer: RpcPeer | undefined;
   private prober: Prober | undefined;
   private renewing: Promise<void> | undefined;
+  /** Calls waiting for the backend to be ready again (reads to re-send). */
+  private readonly readyWaiters = new Set<() => void>();
   private readonly calls = new Map<RequestId, CallContext>();
   private readonly log: Logger;
 
@@ -133,6 +135,7 @@ export class Backend {
         (why) => this.fail(peer, why),
       );
       this.prober.start();
+      for (const wake of [...this.readyWaiters]) wake();
       this.log.info({ version, server: this.server.serverInfo.name }, 'backend ready');
     } catch (err) {
       this.state = 'failed';
@@ -181,8 +184,50 @@ export class Backend {
    * mapped back, and the request id is remembered so what the backend asks mid-call is attributed.
    * The call runs under the backend's time limits; one that runs out cancels it at the backend.
    */
-  call(ctx: CallContext, method: string, params: Params): Promise<Result> {
-    return this.withSession((peer) => this.forward(peer, ctx, method, params));
+  /**
+   * A read cut off by the backend going down (never any other call: it may have had effects) is
+   * sent again once the backend is back, within the call's time cap. A call made while the backend
+   * is already down fails at once.
+   */
+  async call(ctx: CallContext, method: string, params: Params): Promise<Result> {
+    let retries = IDEMPOTENT_READS.has(method) ? this.config.retries.reads : 0;
+    for (;;) {
+      let reached = false;
+      try {
+        return await this.withSession((peer) => {
+          reached = true;
+          return this.forward(peer, ctx, method, params);
+        });
+      } catch (err) {
+        if (!reached || retries-- <= 0 || !wentDown(err) || ctx.signal.aborted) throw err;
+        this.log.info(
+          { method },
+          'a read was cut off by the backend going down; re-sending it once it is back',
+        );
+        const limit = callLimits(this.config.timeouts, method, params).callMs;
+        await this.whenReady(AbortSignal.any([ctx.signal, AbortSignal.timeout(limit)])).catch(() => {
+          throw err;
+        });
+      }
+    }
+  }
+
+  /** Resolves when the backend is ready (now, or after its restart); rejects if `signal` aborts first. */
+  private whenReady(signal: AbortSignal): Promise<void> {
+    if (this.state === 'ready') return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const wake = () => {
+        this.readyWaiters.delete(wake);
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        this.readyWaiters.delete(wake);
+        reject(signal.reason as Error);
+      };
+      this.readyWaiters.add(wake);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   private async forward(peer: RpcPeer, ctx: CallContext, method: string, params: Params): Promise<Result> {
@@ -286,4 +331,12 @@ function sessionExpired(err: unknown): boolean {
   if (!(err instanceof LocalError) || err.code !== 'backend_unavailable') return false;
   const cause = err.cause as { status?: unknown } | undefined;
   return cause?.status === 404;
+}
+
+/** Reads that may be sent twice without harm. Lists are re-read by the gateway on return anyway. */
+const IDEMPOTENT_READS = new Set(['resources/read', 'prompts/get']);
+
+/** The connection failed under the call (not a timeout, a cancellation or the backend's own error). */
+function wentDown(err: unknown): boolean {
+  return err instanceof LocalError && (err.code === 'backend_closed' || err.code === 'backend_unavailable');
 }

@@ -112,6 +112,21 @@ const BackendCommon = {
     .strict()
     .prefault({})
     .describe('Liveness probes: a backend that stops answering is restarted (stdio) or reconnected (HTTP).'),
+  retries: z
+    .object({
+      reads: z
+        .number()
+        .int()
+        .min(0)
+        .max(10)
+        .default(1)
+        .describe(
+          'Times a read (resources/read, prompts/get) cut off by the backend going down is sent again once it is back; other calls are never re-sent.',
+        ),
+    })
+    .strict()
+    .prefault({})
+    .describe('Re-sending idempotent reads that a backend failure cut off.'),
 };
 
 export const StdioBackend = z

@@ -180,14 +180,9 @@ export class Backend {
   }
 
   /**
-   * Forwards a caller's request. The caller's progress token is swapped for one of ours and
-   * mapped back, and the request id is remembered so what the backend asks mid-call is attributed.
-   * The call runs under the backend's time limits; one that runs out cancels it at the backend.
-   */
-  /**
-   * A read cut off by the backend going down (never any other call: it may have had effects) is
-   * sent again once the backend is back, within the call's time cap. A call made while the backend
-   * is already down fails at once.
+   * Forwards a caller's request. A read cut off by the backend going down (never any other call:
+   * it may have had effects) is sent again once the backend is back, within the call's time cap;
+   * a call made while the backend is already down fails at once.
    */
   async call(ctx: CallContext, method: string, params: Params): Promise<Result> {
     let retries = IDEMPOTENT_READS.has(method) ? this.config.retries.reads : 0;
@@ -230,6 +225,11 @@ export class Backend {
     });
   }
 
+  /**
+   * One try of a call. The caller's progress token is swapped for one of ours and mapped back,
+   * and the request id is remembered so what the backend asks mid-call is attributed. The call
+   * runs under the backend's time limits; one that runs out cancels it at the backend.
+   */
   private async forward(peer: RpcPeer, ctx: CallContext, method: string, params: Params): Promise<Result> {
     const token = params._meta?.progressToken;
     let out = params;

@@ -14,7 +14,8 @@ export const AUDIT_USAGE = `Usage: switchboard audit <tail|query|verify> [option
       --method M              e.g. tools/call
       --decision allow|deny
       --since T, --until T    an ISO time, or an age such as 30s, 15m, 2h, 7d
-  verify                      Check the hash chain; exit 1 naming the first bad record
+  verify [--anchor HASH]      Check the hash chain; exit 1 naming the first bad record. With --anchor,
+                              the chain must also pass through a head hash printed by an earlier verify
 
 Options: --db FILE (default: audit.path of --config FILE, else ~/.local/state/switchboard/audit.sqlite),
          --json (one JSON object per record)`;
@@ -48,6 +49,7 @@ export async function runAudit(argv: string[], io: CommandIo = processIo): Promi
         since: { type: 'string' },
         until: { type: 'string' },
         json: { type: 'boolean' },
+        anchor: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -87,12 +89,16 @@ export async function runAudit(argv: string[], io: CommandIo = processIo): Promi
   try {
     switch (sub) {
       case 'verify': {
-        const result = verifyAudit(db);
+        const result = verifyAudit(db, { anchor: v.anchor });
         if (result.ok) {
           io.out(`${path}: ${result.records} records, chain intact; head ${result.head}`);
           return 0;
         }
-        io.err(`${path}: chain broken at record #${result.seq}: ${result.problem}`);
+        io.err(
+          v.anchor !== undefined && result.problem.startsWith('no record has the anchor')
+            ? `${path}: ${result.problem}`
+            : `${path}: chain broken at record #${result.seq}: ${result.problem}`,
+        );
         io.err(`  (${result.records} records before it verified)`);
         return 1;
       }

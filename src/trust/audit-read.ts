@@ -68,10 +68,11 @@ export type VerifyResult =
  * predecessor's hash, and hash to what it says; the head kept beside the chain must match its
  * last record, so records deleted from the end are found too.
  */
-export function verifyAudit(db: TrustDb): VerifyResult {
+export function verifyAudit(db: TrustDb, options: { anchor?: string | undefined } = {}): VerifyResult {
   let expected = 1;
   let prev = GENESIS_HASH;
   let records = 0;
+  let anchored = options.anchor === undefined;
   for (const row of db.prepare('SELECT * FROM audit ORDER BY seq').iterate() as Iterable<AuditRow>) {
     const bad = (problem: string, seq = row.seq): VerifyResult => ({ ok: false, records, seq, problem });
     if (row.seq !== expected)
@@ -84,9 +85,19 @@ export function verifyAudit(db: TrustDb): VerifyResult {
       );
     if (recordHash(fromRow(row), row.seq, row.prev_hash) !== row.hash)
       return bad(`record #${row.seq} does not match its hash (a field was edited)`);
+    if (row.hash === options.anchor) anchored = true;
     prev = row.hash;
     expected++;
     records++;
+  }
+  if (!anchored) {
+    // The chain is whole but no longer passes through a head noted earlier: it was rebuilt.
+    return {
+      ok: false,
+      records,
+      seq: 1,
+      problem: `no record has the anchor hash ${options.anchor} (the chain was rewritten from some record on)`,
+    };
   }
   const head = db.prepare('SELECT seq, hash FROM audit_head WHERE id = 1').get() as
     { seq: number; hash: string } | undefined;

@@ -7,6 +7,7 @@ import { silentLogger } from '../../src/log.js';
 import { AuditWriter } from '../../src/trust/audit-writer.js';
 import { verifyAudit } from '../../src/trust/audit-read.js';
 import { openTrustDb, type TrustDb } from '../../src/trust/trust-db.js';
+import { fromRow, recordHash, type AuditRow } from '../../src/trust/audit-record.js';
 import { newCallId, type CallContext } from '../../src/pipeline/context.js';
 import { CLI, tempDbPath } from './helpers.js';
 
@@ -98,4 +99,23 @@ test('audit verify exits 1 on a tampered file and names the first bad record', a
     assert.match(e.stderr, /chain broken at record #4/);
     return true;
   });
+});
+
+test('a chain rebuilt after tampering passes alone but fails against an anchor noted before', async (t) => {
+  const { db } = await chain(t, 4);
+  const before = verifyAudit(db);
+  assert.ok(before.ok);
+  // The attacker edits record 2 and recomputes every hash from there on, and the head.
+  db.prepare("UPDATE audit SET decision = 'deny' WHERE seq = 2").run();
+  let prev = (db.prepare('SELECT hash FROM audit WHERE seq = 1').get() as { hash: string }).hash;
+  for (const row of db.prepare('SELECT * FROM audit WHERE seq >= 2 ORDER BY seq').all() as AuditRow[]) {
+    const hash = recordHash(fromRow(row), row.seq, prev);
+    db.prepare('UPDATE audit SET prev_hash = ?, hash = ? WHERE seq = ?').run(prev, hash, row.seq);
+    prev = hash;
+  }
+  db.prepare('UPDATE audit_head SET hash = ?').run(prev);
+  assert.equal(verifyAudit(db).ok, true, 'a full rewrite is consistent on its own');
+  const anchored = verifyAudit(db, { anchor: before.ok ? before.head : '' });
+  assert.equal(anchored.ok, false);
+  assert.match(!anchored.ok ? anchored.problem : '', /no record has the anchor hash/);
 });

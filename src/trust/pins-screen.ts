@@ -63,8 +63,9 @@ export class PinScreen {
   private admit(backend: string, item: Item): boolean {
     const tool = String(item.name);
     const pin = pinOf(item);
-    const flags = this.options.scan?.(item, { others: this.othersThan(backend) }) ?? [];
-    const verdict = this.store.check(backend, tool, { ...pin, flags }, this.options.flagged === 'hide');
+    let flags: Flag[] = [];
+    const scan = () => (flags = this.options.scan?.(item, { others: this.othersThan(backend) }) ?? []);
+    const verdict = this.store.check(backend, tool, { ...pin, flags: scan }, this.options.flagged === 'hide');
     const key = `${backend}\0${tool}`;
     if (verdict !== 'changed') {
       if (this.quarantined.delete(key)) this.options.log.info({ backend, tool }, 'tool re-admitted');

@@ -75,26 +75,30 @@ export class PinStore {
   check(
     backend: string,
     tool: string,
-    pin: { sha256: string; definition: string; flags: Flag[] },
+    pin: { sha256: string; definition: string; flags: Flag[] | (() => Flag[]) },
     quarantineFlagged = false,
   ): PinVerdict {
     const pinned = this.getPin.get(backend, tool) as { sha256: string } | undefined;
-    const flags = JSON.stringify(pin.flags);
-    if (!pinned) {
-      if (quarantineFlagged && pin.flags.length > 0) {
-        // Never pinned: an empty pin that matches nothing, with the definition waiting for review.
-        this.putPin.run(backend, tool, '', 'null', '[]', Date.now());
-        this.putChange.run(backend, tool, pin.sha256, pin.definition, flags, Date.now());
-        return 'changed';
-      }
-      this.putPin.run(backend, tool, pin.sha256, pin.definition, flags, Date.now());
-      return 'new';
-    }
-    if (pinned.sha256 === pin.sha256) {
+    if (pinned?.sha256 === pin.sha256) {
       this.dropChange.run(backend, tool);
       return 'pinned';
     }
-    this.putChange.run(backend, tool, pin.sha256, pin.definition, flags, Date.now());
+    // Flags are worked out only for a definition that is new or changed: the common case, a tool
+    // that matches its pin, costs no scan.
+    const found = typeof pin.flags === 'function' ? pin.flags() : pin.flags;
+    const flags = JSON.stringify(found);
+    const now = Date.now();
+    if (!pinned) {
+      if (quarantineFlagged && found.length > 0) {
+        // Never pinned: an empty pin that matches nothing, with the definition waiting for review.
+        this.putPin.run(backend, tool, '', 'null', '[]', now);
+        this.putChange.run(backend, tool, pin.sha256, pin.definition, flags, now);
+        return 'changed';
+      }
+      this.putPin.run(backend, tool, pin.sha256, pin.definition, flags, now);
+      return 'new';
+    }
+    this.putChange.run(backend, tool, pin.sha256, pin.definition, flags, now);
     return 'changed';
   }
 

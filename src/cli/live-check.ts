@@ -9,9 +9,16 @@ export async function liveCheck(
   note: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
 ): Promise<ConfigIssue[]> {
   const { config, file } = loaded;
-  // Collisions are reported here rather than refused, so every one of them is listed.
+  // Collisions are reported here rather than refused, so every one of them is listed. A check
+  // leaves no trace in the trust database: it audits nothing, and pins nothing on first sight
+  // before the operator has decided to trust these servers.
   const sb = await startSwitchboard({
-    config: { ...config, namespacing: { ...config.namespacing, collisions: 'priority' } },
+    config: {
+      ...config,
+      namespacing: { ...config.namespacing, collisions: 'priority' },
+      audit: { ...config.audit, enabled: false },
+      pinning: { ...config.pinning, enabled: false },
+    },
     http: false,
   });
   try {

@@ -1,7 +1,7 @@
 // The SQLite file that holds the audit chain and the tool pins: opened in WAL mode so readers
 // (the CLI, `audit tail --follow`) never block the running switchboard's writes.
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -66,7 +66,11 @@ CREATE TABLE IF NOT EXISTS pins_generation (
 export function openTrustDb(path: string, options: { readonly?: boolean } = {}): TrustDb {
   if (!options.readonly) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const readonly = options.readonly ?? false;
+  const created = !readonly && !existsSync(path);
   const db = new Database(path, { readonly, fileMustExist: readonly });
+  // Records name callers and targets (and arguments with audit.values): for the owner's eyes only.
+  // SQLite gives the -wal and -shm files the database file's mode.
+  if (created) chmodSync(path, 0o600);
   db.pragma('busy_timeout = 5000');
   if (!options.readonly) {
     db.pragma('journal_mode = WAL');

@@ -3,6 +3,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { statSync } from 'node:fs';
 import { silentLogger } from '../../src/log.js';
 import { AuditWriter } from '../../src/trust/audit-writer.js';
 import { verifyAudit } from '../../src/trust/audit-read.js';
@@ -118,4 +119,9 @@ test('a chain rebuilt after tampering passes alone but fails against an anchor n
   const anchored = verifyAudit(db, { anchor: before.ok ? before.head : '' });
   assert.equal(anchored.ok, false);
   assert.match(!anchored.ok ? anchored.problem : '', /no record has the anchor hash/);
+});
+
+test('a new audit database is readable by its owner only', async (t) => {
+  const { path } = await chain(t, 1);
+  assert.equal(statSync(path).mode & 0o777, 0o600);
 });

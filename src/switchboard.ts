@@ -33,7 +33,8 @@ export interface Switchboard {
   recheckPins(): void;
   /** Writes the audit records still waiting for their batch (they are written within ms anyway). */
   flushAudit(): void;
-  stop(): Promise<void>;
+  /** Drains host calls (up to shutdown.drainMs), then ends everything; tells which calls it cut. */
+  stop(): Promise<{ cut: string[] }>;
 }
 
 export class StartupError extends Error {
@@ -131,10 +132,18 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     recheckPins: () => gateway.readmit(),
     flushAudit: () => trust.audit?.flush(),
     stop: async () => {
+      const cut = await gateway.drain(config.shutdown.drainMs);
+      if (cut.length > 0) {
+        log.warn(
+          { cut },
+          `shutdown cut ${cut.length} calls still under way after ${config.shutdown.drainMs} ms`,
+        );
+      }
       await http?.close();
       await gateway.stop();
       await bridge?.close();
       trust.close();
+      return { cut };
     },
   };
 }

@@ -160,9 +160,11 @@ async function up(flags: UpFlags): Promise<number> {
     say('Serving one host over stdio.');
   }
   const stop = async (why: string) => {
-    say(`switchboard: ${why}, stopping`);
-    await sb.stop();
-    process.exit(0);
+    say(`switchboard: ${why}, stopping (host calls under way may finish within shutdown.drainMs)`);
+    const { cut } = await sb.stop();
+    // A stop that cut calls short is not a clean one: say which, and exit non-zero.
+    for (const call of cut) say(`  cut short: ${call}`);
+    process.exit(cut.length > 0 ? 1 : 0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));

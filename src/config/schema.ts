@@ -350,6 +350,19 @@ export const Config = z
       })
       .strict()
       .prefault({}),
+    shutdown: z
+      .object({
+        drainMs: z
+          .number()
+          .int()
+          .min(0)
+          .default(10_000)
+          .describe(
+            'On stop, how long host calls under way may take to finish (new ones are refused) before backends are ended.',
+          ),
+      })
+      .strict()
+      .prefault({}),
     log: z
       .object({
         level: z

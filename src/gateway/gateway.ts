@@ -67,6 +67,10 @@ export class Gateway {
   private readonly absent = new AbsentNames();
   /** Ends spawned children's process groups if switchboard dies without doing so. */
   private readonly watchdog: Watchdog | undefined;
+  /** Host calls under way, and whether a stop is draining them. */
+  private readonly hostCalls = new Set<CallContext>();
+  private draining = false;
+  private drained: (() => void) | undefined;
   /** Environment each spawned backend gets at each start (the bridge socket and a fresh token). */
   bridgeEnv: ((backend: string) => Record<string, string>) | undefined;
   /** Told when a start of a spawned backend is over, with the environment that start got. */
@@ -241,8 +245,42 @@ export class Gateway {
     await this.watchdog?.close();
   }
 
+  /**
+   * Runs a call from a session. Host calls are counted so a stop can drain them; once draining,
+   * new ones are refused, while bridge calls go on (a draining call may need them to finish).
+   */
   run(ctx: CallContext): Promise<void> {
-    return this.pipeline(ctx);
+    if (ctx.caller.kind !== 'host') return this.pipeline(ctx);
+    if (this.draining) {
+      return Promise.reject(new WireError(WIRE.BACKEND_UNAVAILABLE, 'switchboard is shutting down'));
+    }
+    this.hostCalls.add(ctx);
+    return this.pipeline(ctx).finally(() => {
+      this.hostCalls.delete(ctx);
+      this.drained?.();
+    });
+  }
+
+  /** Refuses new host calls and waits up to `ms` for those under way; returns the ones it cut. */
+  async drain(ms: number): Promise<string[]> {
+    this.draining = true;
+    if (this.hostCalls.size > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        this.drained = () => {
+          if (this.hostCalls.size > 0) return;
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.drained = undefined;
+      // An answer is written in the turn its call settles in: let the last ones leave before the
+      // fronts close their connections.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return [...this.hostCalls].map(
+      (c) => `${c.method}${c.target ? ` ${c.target.backend}/${c.target.name}` : ''}`,
+    );
   }
 
   openSession(sink: Sink, caller: Caller, id?: string): HostSession {

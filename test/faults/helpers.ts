@@ -19,7 +19,7 @@ export async function start(t: TestContext, input: ConfigInput): Promise<Switchb
     config: Config.parse({ ...input, http: { port: 0 }, log: { level: 'silent' } }),
     http: true,
   });
-  let stopped: Promise<void> | undefined;
+  let stopped: Promise<{ cut: string[] }> | undefined;
   const stop = () => (stopped ??= sb.stop());
   t.after(stop);
   return { ...sb, stop };

@@ -1,4 +1,4 @@
-// Publishes the start and end of every call on a diagnostics channel. Metrics, logs and audit
+// Publishes the start and end of every call on a diagnostics channel. Metrics and logs
 // subscribe there, so observability costs nothing on the request path when nobody listens.
 import { channel } from 'node:diagnostics_channel';
 import type { Stage } from '../compose.js';

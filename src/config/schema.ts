@@ -237,6 +237,14 @@ export const Config = z
           .min(100)
           .default(30_000)
           .describe('How long a backend may take to complete its handshake.'),
+        maxCallsPerSession: z
+          .number()
+          .int()
+          .min(1)
+          .default(256)
+          .describe(
+            "Calls one host session or bridge connection may have under way at once; more are refused with -32001, so one flooding caller cannot take everyone else's capacity.",
+          ),
       })
       .strict()
       .prefault({}),

@@ -71,6 +71,8 @@ export class Gateway {
   private readonly hostCalls = new Set<CallContext>();
   private draining = false;
   private drained: (() => void) | undefined;
+  /** Calls under way per session, against limits.maxCallsPerSession. */
+  private readonly perSession = new Map<string, number>();
   /** Environment each spawned backend gets at each start (the bridge socket and a fresh token). */
   bridgeEnv: ((backend: string) => Record<string, string>) | undefined;
   /** Told when a start of a spawned backend is over, with the environment that start got. */
@@ -246,16 +248,33 @@ export class Gateway {
   }
 
   /**
-   * Runs a call from a session. Host calls are counted so a stop can drain them; once draining,
-   * new ones are refused, while bridge calls go on (a draining call may need them to finish).
+   * Runs a call from a session, within the session's share of concurrent calls. Host calls are
+   * counted so a stop can drain them; once draining, new ones are refused, while bridge calls go
+   * on (a draining call may need them to finish).
    */
   run(ctx: CallContext): Promise<void> {
-    if (ctx.caller.kind !== 'host') return this.pipeline(ctx);
-    if (this.draining) {
+    const key = ctx.reply.sessionKey;
+    const under = this.perSession.get(key) ?? 0;
+    const max = this.options.config.limits.maxCallsPerSession;
+    if (under >= max) {
+      return Promise.reject(
+        new WireError(
+          WIRE.BACKEND_UNAVAILABLE,
+          `Too many calls under way in this session (limits.maxCallsPerSession: ${max})`,
+        ),
+      );
+    }
+    const host = ctx.caller.kind === 'host';
+    if (host && this.draining) {
       return Promise.reject(new WireError(WIRE.BACKEND_UNAVAILABLE, 'switchboard is shutting down'));
     }
-    this.hostCalls.add(ctx);
+    this.perSession.set(key, under + 1);
+    if (host) this.hostCalls.add(ctx);
     return this.pipeline(ctx).finally(() => {
+      const left = (this.perSession.get(key) ?? 1) - 1;
+      if (left > 0) this.perSession.set(key, left);
+      else this.perSession.delete(key);
+      if (!host) return;
       this.hostCalls.delete(ctx);
       this.drained?.();
     });

@@ -8,7 +8,7 @@ import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
 import { LineWriter, readLines } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
-import { StderrLimiter } from './stderr-limiter.js';
+import { TokenBucket } from './token-bucket.js';
 import type { ProcessGroups } from './watchdog.js';
 
 /** How often a child's suppressed stderr lines are counted in the log. */
@@ -113,7 +113,7 @@ export class StdioChannel implements Channel {
         this.kill('SIGKILL');
       },
     });
-    const limiter = new StderrLimiter(config.stderr);
+    const limiter = new TokenBucket({ perSecond: config.stderr.linesPerSecond, burst: config.stderr.burst });
     const report = () => {
       const n = limiter.drain();
       if (n > 0) log.warn({ suppressed: n }, `backend stderr: ${n} lines suppressed (rate limit)`);

@@ -237,6 +237,16 @@ export const Config = z
           .min(100)
           .default(30_000)
           .describe('How long a backend may take to complete its handshake.'),
+        sessionRate: z
+          .object({
+            perSecond: z.number().positive().describe('Calls per second in the long run.'),
+            burst: z.number().int().min(1).default(100).describe('Calls at once before the rate applies.'),
+          })
+          .strict()
+          .optional()
+          .describe(
+            'Rate limit on the calls of one host session or bridge connection (default: none); calls over it are refused with -32001.',
+          ),
         maxCallsPerSession: z
           .number()
           .int()

@@ -28,6 +28,7 @@ import { Watchdog } from '../backends/watchdog.js';
 import { isStdioBackend } from '../config/schema.js';
 import { AbsentNames } from './absent-names.js';
 import { Supervisor } from './supervisor.js';
+import { TokenBucket } from '../backends/token-bucket.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -73,6 +74,8 @@ export class Gateway {
   private drained: (() => void) | undefined;
   /** Calls under way per session, against limits.maxCallsPerSession. */
   private readonly perSession = new Map<string, number>();
+  /** Each session's token bucket, against limits.sessionRate. */
+  private readonly rates = new Map<string, TokenBucket>();
   /** Environment each spawned backend gets at each start (the bridge socket and a fresh token). */
   bridgeEnv: ((backend: string) => Record<string, string>) | undefined;
   /** Told when a start of a spawned backend is over, with the environment that start got. */
@@ -264,6 +267,19 @@ export class Gateway {
         ),
       );
     }
+    const rate = this.options.config.limits.sessionRate;
+    if (rate) {
+      let bucket = this.rates.get(key);
+      if (!bucket) this.rates.set(key, (bucket = new TokenBucket(rate)));
+      if (!bucket.take()) {
+        return Promise.reject(
+          new WireError(
+            WIRE.BACKEND_UNAVAILABLE,
+            `Rate limit: this session may make ${rate.perSecond} calls per second (limits.sessionRate)`,
+          ),
+        );
+      }
+    }
     const host = ctx.caller.kind === 'host';
     if (host && this.draining) {
       return Promise.reject(new WireError(WIRE.BACKEND_UNAVAILABLE, 'switchboard is shutting down'));
@@ -310,6 +326,7 @@ export class Gateway {
 
   sessionClosed(session: HostSession): void {
     this.sessions.delete(session.id);
+    this.rates.delete(session.reply.sessionKey);
     for (const { backend, uri } of this.subscriptions.removeSession(session.id)) {
       const b = this.backends.get(backend);
       if (b?.state === 'ready') void b.request('resources/unsubscribe', { uri }).catch(() => {});

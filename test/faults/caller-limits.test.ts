@@ -29,3 +29,20 @@ test('a session over limits.maxCallsPerSession is refused while another session 
   await Promise.allSettled(held);
   assert.deepEqual(json(await greedy.callTool({ name: 'echo', arguments: { b: 2 } })).arguments, { b: 2 });
 });
+
+test('a session over limits.sessionRate is refused while another session is served', async (t) => {
+  // A rate so low that nothing refills during the test: the burst is all a session gets.
+  const sb = await start(t, {
+    servers: { f: faulty() },
+    limits: { sessionRate: { perSecond: 0.001, burst: 3 } },
+  });
+  const greedy = await connect(t, sb);
+  for (let i = 0; i < 3; i++) assert.ok(json(await greedy.callTool({ name: 'echo', arguments: {} })));
+  await assert.rejects(greedy.callTool({ name: 'echo', arguments: {} }), (err: Error & { code?: number }) => {
+    assert.equal(err.code, -32001);
+    assert.match(err.message, /Rate limit: this session may make 0\.001 calls per second/);
+    return true;
+  });
+  const other = await connect(t, sb);
+  assert.deepEqual(json(await other.callTool({ name: 'echo', arguments: { a: 1 } })).arguments, { a: 1 });
+});

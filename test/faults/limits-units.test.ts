@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Backoff } from '../../src/backends/backoff.js';
-import { StderrLimiter } from '../../src/backends/stderr-limiter.js';
+import { TokenBucket } from '../../src/backends/token-bucket.js';
 
 test('restart delays double up to the cap, with jitter taking at most half a step', () => {
   const clock = 0;
@@ -46,7 +46,7 @@ test('a backend that stayed up for stableMs starts again from the first delay', 
 
 test('stderr lines beyond the burst are refused and counted until the rate refills the bucket', () => {
   let clock = 0;
-  const limiter = new StderrLimiter({ linesPerSecond: 10, burst: 5 }, () => clock);
+  const limiter = new TokenBucket({ perSecond: 10, burst: 5 }, () => clock);
   const taken = Array.from({ length: 8 }, () => limiter.take()).filter(Boolean).length;
   assert.equal(taken, 5);
   assert.equal(limiter.drain(), 3);

@@ -54,6 +54,8 @@ export class Backend {
   private peer: RpcPeer | undefined;
   private prober: Prober | undefined;
   private renewing: Promise<void> | undefined;
+  /** Requests in a row that could not be sent (the circuit breaker's count). */
+  private sendFailures = 0;
   /** Calls waiting for the backend to be ready again (reads to re-send). */
   private readonly readyWaiters = new Set<() => void>();
   private readonly calls = new Map<RequestId, CallContext>();
@@ -288,12 +290,29 @@ export class Backend {
   private async withSession(run: (peer: RpcPeer) => Promise<Result>): Promise<Result> {
     const peer = this.readyPeer();
     try {
-      return await run(peer);
+      const result = await run(peer);
+      this.sendFailures = 0;
+      return result;
     } catch (err) {
-      if (this.kind === 'stdio' || !sessionExpired(err)) throw err;
-      await this.renewSession(peer);
-      return run(this.readyPeer());
+      if (this.kind !== 'stdio' && sessionExpired(err)) {
+        await this.renewSession(peer);
+        return run(this.readyPeer());
+      }
+      if (sendFailed(err)) this.sendFailed(peer);
+      throw err;
     }
+  }
+
+  /**
+   * The circuit breaker: requests that cannot reach the backend (a remote answering 5xx, a
+   * refused connection) while its connection is nominally open open the circuit after
+   * health.misses in a row; the backend is then down, its calls fail fast, and the supervisor's
+   * restarts with backoff are the half-open probes that close it again.
+   */
+  private sendFailed(peer: RpcPeer): void {
+    if (++this.sendFailures < this.config.health.misses) return;
+    this.sendFailures = 0;
+    this.fail(peer, `failed to take ${this.config.health.misses} requests in a row`);
   }
 
   /** One renewal for every request that met the expired session. */
@@ -339,4 +358,14 @@ const IDEMPOTENT_READS = new Set(['resources/read', 'prompts/get']);
 /** The connection failed under the call (not a timeout, a cancellation or the backend's own error). */
 function wentDown(err: unknown): boolean {
   return err instanceof LocalError && (err.code === 'backend_closed' || err.code === 'backend_unavailable');
+}
+
+/** A request that never reached the backend: the transport refused it (not a 404 session). */
+function sendFailed(err: unknown): boolean {
+  return (
+    err instanceof LocalError &&
+    err.code === 'backend_unavailable' &&
+    err.cause !== undefined &&
+    !sessionExpired(err)
+  );
 }

@@ -107,7 +107,9 @@ const BackendCommon = {
         .int()
         .min(1)
         .default(3)
-        .describe('Pings missed in a row after which the backend is treated as down and restarted.'),
+        .describe(
+          'Pings missed, or requests failing to reach it, in a row after which the backend is treated as down and restarted.',
+        ),
     })
     .strict()
     .prefault({})

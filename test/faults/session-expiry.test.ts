@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { serveExpiring } from '../fixtures/expiring-http-server.js';
-import { connect, start } from './helpers.js';
+import { connect, eventually, start } from './helpers.js';
 
 const textOf = (r: unknown) => (r as { content: { text: string }[] }).content[0]!.text;
 
@@ -24,4 +24,35 @@ test('a remote backend answering 404 for an expired session is re-initialised tr
     (await client.listTools()).tools.map((x) => x.name),
     ['whoami'],
   );
+});
+
+test('a remote backend failing request after request opens its circuit, fails fast, and comes back', async (t) => {
+  const remote = await serveExpiring();
+  t.after(() => remote.close());
+  const sb = await start(t, {
+    servers: { r: { url: remote.url, health: { intervalMs: 0, misses: 2 }, restart: { initialMs: 50 } } },
+  });
+  const client = await connect(t, sb);
+  assert.ok(textOf(await client.callTool({ name: 'whoami', arguments: {} })));
+  remote.outage(true);
+  for (let i = 0; i < 2; i++) {
+    await assert.rejects(client.callTool({ name: 'whoami', arguments: {} }), /503|send failed/);
+  }
+  // The circuit is open: the backend is down and calls to it fail at once, saying so.
+  await assert.rejects(
+    client.callTool({ name: 'whoami', arguments: {} }),
+    (err: Error & { code?: number }) => {
+      assert.equal(err.code, -32001);
+      assert.match(err.message, /Backend r is unavailable/);
+      return true;
+    },
+  );
+  remote.outage(false);
+  await eventually('r to be back', async () => {
+    try {
+      return textOf(await client.callTool({ name: 'whoami', arguments: {} })).length > 0;
+    } catch {
+      return false;
+    }
+  });
 });

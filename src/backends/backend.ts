@@ -242,11 +242,12 @@ export class Backend {
     }
     let id: RequestId | undefined;
     const limits = callLimits(this.config.timeouts, method, params);
-    const timer = new CallTimer(limits);
+    const linked = linkSignals([ctx.signal]);
+    const timer = new CallTimer(limits, (reason) => linked.abort(reason));
     // Progress is what resets the idle limit, so with one the backend is asked for progress even
     // when the caller did not ask; without a caller's token it goes no further.
     const wantsProgress = token !== undefined || limits.idleMs !== undefined;
-    const linked = linkSignals([ctx.signal, timer.signal]);
+
     try {
       return await peer.request(method, out, {
         signal: linked.signal,

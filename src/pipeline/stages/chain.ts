@@ -4,6 +4,7 @@
 import { WIRE, WireError } from '../../errors.js';
 import type { Params } from '../../jsonrpc/message.js';
 import type { Stage } from '../compose.js';
+import { linkSignals, type LinkedSignal } from '../signals.js';
 import type { CallContext } from '../context.js';
 
 export const CHAIN_META = 'io.switchboard/chain';
@@ -32,6 +33,7 @@ export interface ChainOptions {
 
 export function chainStage(options: ChainOptions): Stage {
   return async (ctx, next) => {
+    let link: LinkedSignal | undefined;
     if (ctx.caller.kind === 'backend') {
       const self = ctx.caller.id;
       const meta = readChain(ctx.params);
@@ -42,7 +44,6 @@ export function chainStage(options: ChainOptions): Stage {
       // A backend speaks only for itself: the chain always ends with the caller.
       if (path[path.length - 1] !== self) path = [...path, self];
       ctx.path = path;
-      if (parent) ctx.signal = AbortSignal.any([ctx.signal, parent.signal]);
       const target = ctx.target?.backend;
       if (target && path.includes(target)) {
         ctx.decision = { effect: 'deny', rule: 'chain.cycle' };
@@ -58,8 +59,17 @@ export function chainStage(options: ChainOptions): Stage {
           `Call chain too deep: ${[...path, target].join(' -> ')} exceeds ${options.maxDepth}`,
         );
       }
+      // Linked only once the call is allowed to go on, so a refusal leaves nothing attached.
+      if (parent) {
+        link = linkSignals([ctx.signal, parent.signal]);
+        ctx.signal = link.signal;
+      }
     }
-    await next();
+    try {
+      await next();
+    } finally {
+      link?.unlink();
+    }
   };
 }
 

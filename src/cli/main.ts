@@ -2,6 +2,8 @@
 // The `switchboard` command: `up` starts the gateway (embedded defaults without --config),
 // `validate` checks a config file, `audit` and `pins` read and tend the trust database. Everything
 // human-readable from `up` goes to stderr.
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { embeddedConfig } from '../config/defaults.js';
 import { loadConfig } from '../config/load.js';
@@ -149,9 +151,16 @@ async function up(flags: UpFlags): Promise<number> {
       `  Claude Desktop (stdio), in claude_desktop_config.json: ` +
         JSON.stringify({
           mcpServers: {
+            // Absolute paths: a host starts this without our shell, cwd or PATH (and `npx switchboard`
+            // would fetch an unrelated package of that name from the registry).
             switchboard: {
-              command: 'npx',
-              args: ['switchboard', 'up', '--stdio', ...(flags.config ? ['--config', flags.config] : [])],
+              command: process.execPath,
+              args: [
+                fileURLToPath(import.meta.url),
+                'up',
+                '--stdio',
+                ...(flags.config ? ['--config', resolve(flags.config)] : []),
+              ],
             },
           },
         }),

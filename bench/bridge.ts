@@ -6,9 +6,8 @@ import { Client } from '@modelcontextprotocol/client';
 
 import { connectBridge, createBridgeTransport, type BridgeClient } from '../src/bridge/client.js';
 import type { Measurement, Plan } from './lib/compare.js';
-import { messageOf, openStdio, type Endpoint } from './lib/endpoints.js';
+import { openFromStderr, openStdio, type Endpoint } from './lib/endpoints.js';
 import { ECHO_SERVER, ROOT } from './lib/paths.js';
-import { noteDescendants, spawnChild } from './lib/processes.js';
 import type { Row } from './lib/report.js';
 import type { Call } from './lib/runners.js';
 import { rowsOf, type Scenario, type Sizes } from './scenarios.js';
@@ -27,33 +26,14 @@ process.env[TOKEN_ENV] ??= randomBytes(24).toString('base64url');
 const token = (): string => process.env[TOKEN_ENV]!;
 
 /** Starts a process that prints a socket path on stderr, then connects `connect` to that path. */
-async function openSocketProcess<C>(
+function openSocketProcess<C>(
   label: string,
   script: string,
   pattern: RegExp,
   connect: (path: string) => Promise<C>,
   close: (client: C) => Promise<void>,
 ): Promise<Endpoint<C>> {
-  const child = spawnChild(label, process.execPath, [script], ROOT);
-  let client: C;
-  try {
-    const [, path] = await child.waitForStderr(pattern, CONNECT_TIMEOUT_MS);
-    client = await connect(path!);
-  } catch (error) {
-    await child.stop();
-    throw new Error(`${label}: ${messageOf(error)}\n${child.stderrTail()}`, { cause: error });
-  }
-  noteDescendants(child.pid);
-  return {
-    client,
-    pid: child.pid,
-    stderrTail: child.stderrTail,
-    noteChildren: () => noteDescendants(child.pid),
-    async close() {
-      await close(client).catch(() => undefined);
-      await child.stop();
-    },
-  };
+  return openFromStderr(label, process.execPath, [script], pattern, CONNECT_TIMEOUT_MS, connect, close);
 }
 
 const openRawEcho = () =>

@@ -62,20 +62,25 @@ export async function openStdio(
   };
 }
 
-/** Starts a process that serves HTTP and prints its MCP URL on stderr, then connects a Client to it. */
-export async function openHttp(
+/**
+ * Starts a process that prints where it listens on stderr (the first capture of `pattern`, or
+ * the whole match), then connects to that with `connect`; on any failure the process is stopped.
+ */
+export async function openFromStderr<C>(
   label: string,
   command: string,
   args: string[],
+  pattern: RegExp,
   connectTimeoutMs: number,
-): Promise<Endpoint> {
+  connect: (where: string) => Promise<C>,
+  close: (client: C) => Promise<void>,
+): Promise<Endpoint<C>> {
   const child: Child = spawnChild(label, command, args, ROOT);
-  const client = new Client(CLIENT_INFO);
+  let client: C;
   try {
-    const [url] = await child.waitForStderr(/http:\/\/127\.0\.0\.1:\d+\/mcp\b/, connectTimeoutMs);
-    await client.connect(new StreamableHTTPClientTransport(new URL(url)), { timeout: connectTimeoutMs });
+    const [match, capture] = await child.waitForStderr(pattern, connectTimeoutMs);
+    client = await connect(capture ?? match!);
   } catch (error) {
-    await client.close().catch(() => undefined);
     await child.stop();
     throw new Error(`${label}: ${messageOf(error)}\n${child.stderrTail()}`, { cause: error });
   }
@@ -86,10 +91,37 @@ export async function openHttp(
     stderrTail: child.stderrTail,
     noteChildren: () => noteDescendants(child.pid),
     async close() {
-      await client.close().catch(() => undefined);
+      await close(client).catch(() => undefined);
       await child.stop();
     },
   };
+}
+
+/** Starts a process that serves HTTP and prints its MCP URL on stderr, then connects a Client to it. */
+export function openHttp(
+  label: string,
+  command: string,
+  args: string[],
+  connectTimeoutMs: number,
+): Promise<Endpoint> {
+  return openFromStderr(
+    label,
+    command,
+    args,
+    /http:\/\/127\.0\.0\.1:\d+\/mcp\b/,
+    connectTimeoutMs,
+    async (url) => {
+      const client = new Client(CLIENT_INFO);
+      try {
+        await client.connect(new StreamableHTTPClientTransport(new URL(url)), { timeout: connectTimeoutMs });
+      } catch (error) {
+        await client.close().catch(() => undefined);
+        throw error;
+      }
+      return client;
+    },
+    (client) => client.close(),
+  );
 }
 
 export function messageOf(error: unknown): string {

@@ -22,3 +22,21 @@ export function compose(stages: readonly Stage[]): (ctx: CallContext) => Promise
     return dispatch(0);
   };
 }
+
+/**
+ * A stage that only watches: it lets the call run, then tells `ended` how long it took and what
+ * it threw (undefined when it succeeded), whatever the outcome. The error still propagates.
+ */
+export function whenEnded(ended: (ctx: CallContext, durationMs: number, error: unknown) => void): Stage {
+  return async (ctx, next) => {
+    let error: unknown;
+    try {
+      await next();
+    } catch (err) {
+      error = err;
+      throw err;
+    } finally {
+      ended(ctx, performance.now() - ctx.startedAt, error);
+    }
+  };
+}

@@ -5,18 +5,8 @@
 // other's calls, and a subscriber cannot tell whose call it sees. The stage belongs to one
 // pipeline and costs one queue push per call; hashing and SQLite wait for the batch.
 import type { AuditWriter } from '../../trust/audit-writer.js';
-import type { Stage } from '../compose.js';
+import { whenEnded, type Stage } from '../compose.js';
 
 export function auditStage(writer: AuditWriter): Stage {
-  return async (ctx, next) => {
-    let error: unknown;
-    try {
-      await next();
-    } catch (err) {
-      error = err;
-      throw err;
-    } finally {
-      writer.ended(ctx, performance.now() - ctx.startedAt, error);
-    }
-  };
+  return whenEnded((ctx, durationMs, error) => writer.ended(ctx, durationMs, error));
 }

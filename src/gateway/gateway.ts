@@ -1,13 +1,7 @@
 // Switchboard's core object: the backends, the catalog built from them, the host sessions, and
 // the pipeline every call passes. Fronts open sessions on it; backends report to it.
 import { Backend } from '../backends/backend.js';
-import {
-  Catalog,
-  LIST_KINDS,
-  LIST_KIND_NAMES,
-  type CatalogOptions,
-  type ListKind,
-} from '../catalog/catalog.js';
+import { Catalog, LIST_KIND_NAMES, type CatalogOptions, type ListKind } from '../catalog/catalog.js';
 import { namespacesOf } from '../catalog/naming.js';
 import type { Config } from '../config/schema.js';
 import { WIRE, WireError } from '../errors.js';
@@ -28,7 +22,8 @@ import { Watchdog } from '../backends/watchdog.js';
 import { isStdioBackend } from '../config/schema.js';
 import { AbsentNames } from './absent-names.js';
 import { Supervisor } from './supervisor.js';
-import { TokenBucket } from '../backends/token-bucket.js';
+import { Admission } from './admission.js';
+import { CatalogSync } from './catalog-sync.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -55,7 +50,7 @@ export class Gateway {
   readonly log: Logger;
   private readonly pipeline: Pipeline;
   private readonly subscriptions = new Subscriptions();
-  private readonly refreshing = new Map<string, { done: Promise<void>; again?: Promise<void> }>();
+  private readonly sync: CatalogSync;
   private readonly elicitations = new Map<string, Reply>();
   private backendLogLevel: LogLevel | undefined;
   /** Methods served inside switchboard; extensions register into it. */
@@ -68,14 +63,8 @@ export class Gateway {
   private readonly absent = new AbsentNames();
   /** Ends spawned children's process groups if switchboard dies without doing so. */
   private readonly watchdog: Watchdog | undefined;
-  /** Host calls under way, and whether a stop is draining them. */
-  private readonly hostCalls = new Set<CallContext>();
-  private draining = false;
-  private drained: (() => void) | undefined;
-  /** Calls under way per session, against limits.maxCallsPerSession. */
-  private readonly perSession = new Map<string, number>();
-  /** Each session's token bucket, against limits.sessionRate. */
-  private readonly rates = new Map<string, TokenBucket>();
+  /** Per-session limits, and the host calls a stop drains. */
+  private readonly admission: Admission;
   /** Environment each spawned backend gets at each start (the bridge socket and a fresh token). */
   bridgeEnv: ((backend: string) => Record<string, string>) | undefined;
   /** Told when a start of a spawned backend is over, with the environment that start got. */
@@ -84,6 +73,7 @@ export class Gateway {
   constructor(private readonly options: GatewayOptions) {
     const { config, log } = options;
     this.log = log;
+    this.admission = new Admission(config.limits);
     const priorities = new Map(Object.entries(config.servers).map(([n, b]) => [n, b.priority]));
     this.catalog = new Catalog({
       namespaces: namespacesOf(config),
@@ -92,6 +82,7 @@ export class Gateway {
       log,
       admit: options.admit,
     });
+    this.sync = new CatalogSync(this.catalog, log, (kind) => this.listChanged(kind));
     this.supervisor = new Supervisor({ log, restart: (b) => this.restartBackend(b) });
     const spawns = Object.values(config.servers).some((b) => !b.disabled && isStdioBackend(b));
     this.watchdog = spawns && !options.channel ? Watchdog.start() : undefined;
@@ -119,7 +110,7 @@ export class Gateway {
     this.pipeline = createPipeline({
       catalog: this.catalog,
       backend: (name) => this.backends.get(name),
-      list: (kind) => this.list(kind),
+      list: (kind) => this.sync.list(kind, this.backends.values()),
       subscribe: (ctx, backend, uri) => this.subscribe(ctx, backend, uri),
       unsubscribe: (ctx, backend, uri) => this.unsubscribe(ctx, backend, uri),
       handlers: this.handlers,
@@ -204,7 +195,7 @@ export class Gateway {
 
   private async startBackend(b: Backend): Promise<void> {
     await b.start();
-    await this.refresh(b, LIST_KIND_NAMES);
+    await this.sync.refresh(b, LIST_KIND_NAMES);
     if (this.backendLogLevel && b.capabilities.logging) {
       await b.request('logging/setLevel', { level: this.backendLogLevel }).catch(() => {});
     }
@@ -230,7 +221,7 @@ export class Gateway {
         this.log.warn({ backend: b.name, uri, err: messageOf(err) }, 'could not renew a subscription');
       });
     }
-    await this.refresh(b, LIST_KIND_NAMES);
+    await this.sync.refresh(b, LIST_KIND_NAMES);
     this.absent.forget(b.name);
   }
 
@@ -250,72 +241,20 @@ export class Gateway {
     await this.watchdog?.close();
   }
 
-  /**
-   * Runs a call from a session, within the session's share of concurrent calls. Host calls are
-   * counted so a stop can drain them; once draining, new ones are refused, while bridge calls go
-   * on (a draining call may need them to finish).
-   */
+  /** Runs a call from a session, if the session's limits and a draining stop admit it. */
   run(ctx: CallContext): Promise<void> {
-    const key = ctx.reply.sessionKey;
-    const under = this.perSession.get(key) ?? 0;
-    const max = this.options.config.limits.maxCallsPerSession;
-    if (under >= max) {
-      return Promise.reject(
-        new WireError(
-          WIRE.BACKEND_UNAVAILABLE,
-          `Too many calls under way in this session (limits.maxCallsPerSession: ${max})`,
-        ),
-      );
+    let release: () => void;
+    try {
+      release = this.admission.admit(ctx);
+    } catch (err) {
+      return Promise.reject(err);
     }
-    const rate = this.options.config.limits.sessionRate;
-    if (rate) {
-      let bucket = this.rates.get(key);
-      if (!bucket) this.rates.set(key, (bucket = new TokenBucket(rate)));
-      if (!bucket.take()) {
-        return Promise.reject(
-          new WireError(
-            WIRE.BACKEND_UNAVAILABLE,
-            `Rate limit: this session may make ${rate.perSecond} calls per second (limits.sessionRate)`,
-          ),
-        );
-      }
-    }
-    const host = ctx.caller.kind === 'host';
-    if (host && this.draining) {
-      return Promise.reject(new WireError(WIRE.BACKEND_UNAVAILABLE, 'switchboard is shutting down'));
-    }
-    this.perSession.set(key, under + 1);
-    if (host) this.hostCalls.add(ctx);
-    return this.pipeline(ctx).finally(() => {
-      const left = (this.perSession.get(key) ?? 1) - 1;
-      if (left > 0) this.perSession.set(key, left);
-      else this.perSession.delete(key);
-      if (!host) return;
-      this.hostCalls.delete(ctx);
-      this.drained?.();
-    });
+    return this.pipeline(ctx).finally(release);
   }
 
   /** Refuses new host calls and waits up to `ms` for those under way; returns the ones it cut. */
-  async drain(ms: number): Promise<string[]> {
-    this.draining = true;
-    if (this.hostCalls.size > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, ms);
-        this.drained = () => {
-          if (this.hostCalls.size > 0) return;
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.drained = undefined;
-      // An answer is written in the turn its call settles in: let the last ones leave before the
-      // fronts close their connections.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    return [...this.hostCalls].map(
-      (c) => `${c.method}${c.target ? ` ${c.target.backend}/${c.target.name}` : ''}`,
-    );
+  drain(ms: number): Promise<string[]> {
+    return this.admission.drain(ms);
   }
 
   openSession(sink: Sink, caller: Caller, id?: string): HostSession {
@@ -326,7 +265,7 @@ export class Gateway {
 
   sessionClosed(session: HostSession): void {
     this.sessions.delete(session.id);
-    this.rates.delete(session.reply.sessionKey);
+    this.admission.sessionClosed(session.reply.sessionKey);
     for (const { backend, uri } of this.subscriptions.removeSession(session.id)) {
       const b = this.backends.get(backend);
       if (b?.state === 'ready') void b.request('resources/unsubscribe', { uri }).catch(() => {});
@@ -370,66 +309,6 @@ export class Gateway {
     }
   }
 
-  /** Serves a list, first re-reading it from backends that would not tell us it changed. */
-  private async list(kind: ListKind): Promise<Result> {
-    const stale = [...this.backends.values()].filter(
-      (b) => b.state === 'ready' && b.capabilities[LIST_KINDS[kind].capability] && !announcesChanges(b, kind),
-    );
-    if (stale.length) await Promise.all(stale.map((b) => this.refresh(b, [kind])));
-    return this.catalog.list(kind);
-  }
-
-  /** Re-reads lists from a backend. */
-  private refresh(backend: Backend, kinds: readonly ListKind[]): Promise<void> {
-    return Promise.all(kinds.map((kind) => this.refreshList(backend, kind))).then(() => undefined);
-  }
-
-  /**
-   * A change announced while a read is in flight may postdate the answer to it, so joining that
-   * read would lose the change: one more read is queued behind it, shared by later requests.
-   */
-  private refreshList(backend: Backend, kind: ListKind): Promise<void> {
-    const key = `${backend.name}\0${kind}`;
-    const running = this.refreshing.get(key);
-    if (running) return (running.again ??= running.done.then(() => this.refreshList(backend, kind)));
-    const done = this.fetchList(backend, kind).finally(() => this.refreshing.delete(key));
-    this.refreshing.set(key, { done });
-    return done;
-  }
-
-  private async fetchList(backend: Backend, kind: ListKind): Promise<void> {
-    const spec = LIST_KINDS[kind];
-    if (!backend.capabilities[spec.capability]) return;
-    const items: Record<string, unknown>[] = [];
-    let cursor: unknown;
-    try {
-      do {
-        const page = await backend.request(
-          spec.method,
-          cursor === undefined ? undefined : { cursor: cursor as string },
-        );
-        const got = page[spec.key];
-        if (Array.isArray(got)) items.push(...(got as Record<string, unknown>[]));
-        cursor = page.nextCursor;
-      } while (typeof cursor === 'string' && cursor.length > 0);
-    } catch (err) {
-      // A backend that lists templates but fails on them must not lose its tools.
-      this.log.warn({ backend: backend.name, method: spec.method, err: messageOf(err) }, 'list failed');
-      return;
-    }
-    if (this.catalog.setList(backend.name, kind, items)) this.listChanged(kind);
-    for (const c of this.catalog.collisions()) {
-      if (c.kind === kind && c.backends.includes(backend.name)) {
-        this.log.error(
-          { name: c.exposed, backends: c.backends, kept: c.winner ?? 'none' },
-          c.winner
-            ? 'name collision: kept the higher priority'
-            : 'name collision: withheld from every backend',
-        );
-      }
-    }
-  }
-
   /** Runs the held lists through `admit` again (a tool was re-pinned); hosts hear what changed. */
   readmit(): void {
     for (const kind of this.catalog.readmit()) this.listChanged(kind);
@@ -444,13 +323,13 @@ export class Gateway {
     const p = n.params ?? {};
     switch (n.method) {
       case 'notifications/tools/list_changed':
-        void this.refresh(backend, ['tools']);
+        void this.sync.refresh(backend, ['tools']);
         return;
       case 'notifications/prompts/list_changed':
-        void this.refresh(backend, ['prompts']);
+        void this.sync.refresh(backend, ['prompts']);
         return;
       case 'notifications/resources/list_changed':
-        void this.refresh(backend, ['resources', 'resourceTemplates']);
+        void this.sync.refresh(backend, ['resources', 'resourceTemplates']);
         return;
       case 'notifications/resources/updated': {
         const uri = String(p.uri);
@@ -565,9 +444,4 @@ function inProcessReply(caller: Caller): Reply {
     request: (method) =>
       Promise.reject(new WireError(WIRE.METHOD_NOT_FOUND, `An in-process caller cannot answer ${method}`)),
   };
-}
-
-function announcesChanges(b: Backend, kind: ListKind): boolean {
-  const cap = b.capabilities[LIST_KINDS[kind].capability] as { listChanged?: boolean } | undefined;
-  return cap?.listChanged === true;
 }

@@ -1,0 +1,83 @@
+// Keeps the catalog in step with the backends: reads every page of a backend's lists, re-reads
+// them when it announces a change (or, when it never does, each time a host lists), and tells
+// the gateway which merged lists changed so hosts hear list_changed.
+import type { Backend } from '../backends/backend.js';
+import { LIST_KINDS, type Catalog, type ListKind } from '../catalog/catalog.js';
+import type { Result } from '../jsonrpc/message.js';
+import { messageOf } from '../jsonrpc/peer.js';
+import type { Logger } from '../log.js';
+
+export class CatalogSync {
+  private readonly refreshing = new Map<string, { done: Promise<void>; again?: Promise<void> }>();
+
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly log: Logger,
+    private readonly changed: (kind: ListKind) => void,
+  ) {}
+
+  /** Serves a list, first re-reading it from backends that would not tell us it changed. */
+  async list(kind: ListKind, backends: Iterable<Backend>): Promise<Result> {
+    const stale = [...backends].filter(
+      (b) => b.state === 'ready' && b.capabilities[LIST_KINDS[kind].capability] && !announcesChanges(b, kind),
+    );
+    if (stale.length) await Promise.all(stale.map((b) => this.refresh(b, [kind])));
+    return this.catalog.list(kind);
+  }
+
+  /** Re-reads lists from a backend. */
+  refresh(backend: Backend, kinds: readonly ListKind[]): Promise<void> {
+    return Promise.all(kinds.map((kind) => this.refreshList(backend, kind))).then(() => undefined);
+  }
+
+  /**
+   * A change announced while a read is in flight may postdate the answer to it, so joining that
+   * read would lose the change: one more read is queued behind it, shared by later requests.
+   */
+  private refreshList(backend: Backend, kind: ListKind): Promise<void> {
+    const key = `${backend.name}\0${kind}`;
+    const running = this.refreshing.get(key);
+    if (running) return (running.again ??= running.done.then(() => this.refreshList(backend, kind)));
+    const done = this.fetchList(backend, kind).finally(() => this.refreshing.delete(key));
+    this.refreshing.set(key, { done });
+    return done;
+  }
+
+  private async fetchList(backend: Backend, kind: ListKind): Promise<void> {
+    const spec = LIST_KINDS[kind];
+    if (!backend.capabilities[spec.capability]) return;
+    const items: Record<string, unknown>[] = [];
+    let cursor: unknown;
+    try {
+      do {
+        const page = await backend.request(
+          spec.method,
+          cursor === undefined ? undefined : { cursor: cursor as string },
+        );
+        const got = page[spec.key];
+        if (Array.isArray(got)) items.push(...(got as Record<string, unknown>[]));
+        cursor = page.nextCursor;
+      } while (typeof cursor === 'string' && cursor.length > 0);
+    } catch (err) {
+      // A backend that lists templates but fails on them must not lose its tools.
+      this.log.warn({ backend: backend.name, method: spec.method, err: messageOf(err) }, 'list failed');
+      return;
+    }
+    if (this.catalog.setList(backend.name, kind, items)) this.changed(kind);
+    for (const c of this.catalog.collisions()) {
+      if (c.kind === kind && c.backends.includes(backend.name)) {
+        this.log.error(
+          { name: c.exposed, backends: c.backends, kept: c.winner ?? 'none' },
+          c.winner
+            ? 'name collision: kept the higher priority'
+            : 'name collision: withheld from every backend',
+        );
+      }
+    }
+  }
+}
+
+function announcesChanges(b: Backend, kind: ListKind): boolean {
+  const cap = b.capabilities[LIST_KINDS[kind].capability] as { listChanged?: boolean } | undefined;
+  return cap?.listChanged === true;
+}

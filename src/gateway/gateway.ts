@@ -266,6 +266,9 @@ export class Gateway {
   sessionClosed(session: HostSession): void {
     this.sessions.delete(session.id);
     this.admission.sessionClosed(session.reply.sessionKey);
+    // URL elicitations the session never saw complete would otherwise be held for good.
+    for (const [id, reply] of this.elicitations)
+      if (reply.sessionKey === session.id) this.elicitations.delete(id);
     for (const { backend, uri } of this.subscriptions.removeSession(session.id)) {
       const b = this.backends.get(backend);
       if (b?.state === 'ready') void b.request('resources/unsubscribe', { uri }).catch(() => {});

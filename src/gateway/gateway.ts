@@ -6,7 +6,7 @@ import { namespacesOf } from '../catalog/naming.js';
 import type { Config } from '../config/schema.js';
 import { WIRE, WireError } from '../errors.js';
 import type { Channel } from '../jsonrpc/channel.js';
-import type { JsonRpcNotification, JsonRpcRequest, Params, Result } from '../jsonrpc/message.js';
+import type { Params, Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 import { newCallId, type Caller, type CallContext, type Reply } from '../pipeline/context.js';
@@ -24,6 +24,7 @@ import { AbsentNames } from './absent-names.js';
 import { Supervisor } from './supervisor.js';
 import { Admission } from './admission.js';
 import { CatalogSync } from './catalog-sync.js';
+import { BackendMessages } from './backend-messages.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -36,13 +37,6 @@ export interface GatewayOptions {
   admit?: CatalogOptions['admit'];
 }
 
-/** Which capability a server-initiated request needs the host to have declared. */
-const HOST_CAPABILITY: Record<string, string> = {
-  'sampling/createMessage': 'sampling',
-  'elicitation/create': 'elicitation',
-  'roots/list': 'roots',
-};
-
 export class Gateway {
   readonly catalog: Catalog;
   readonly backends = new Map<string, Backend>();
@@ -51,7 +45,7 @@ export class Gateway {
   private readonly pipeline: Pipeline;
   private readonly subscriptions = new Subscriptions();
   private readonly sync: CatalogSync;
-  private readonly elicitations = new Map<string, Reply>();
+  private readonly messages: BackendMessages;
   private backendLogLevel: LogLevel | undefined;
   /** Methods served inside switchboard; extensions register into it. */
   readonly handlers = new HandlerChain();
@@ -83,6 +77,12 @@ export class Gateway {
       admit: options.admit,
     });
     this.sync = new CatalogSync(this.catalog, log, (kind) => this.listChanged(kind));
+    this.messages = new BackendMessages({
+      sessions: this.sessions,
+      catalog: this.catalog,
+      subscriptions: this.subscriptions,
+      refresh: (backend, kinds) => this.sync.refresh(backend, kinds),
+    });
     this.supervisor = new Supervisor({ log, restart: (b) => this.restartBackend(b) });
     const spawns = Object.values(config.servers).some((b) => !b.disabled && isStdioBackend(b));
     this.watchdog = spawns && !options.channel ? Watchdog.start() : undefined;
@@ -99,8 +99,8 @@ export class Gateway {
           ended: (env) => this.bridgeEnded?.(name, env),
           groups: this.watchdog,
           events: {
-            notification: (backend, n) => this.backendNotified(backend, n),
-            request: (backend, req, signal) => this.backendAsked(backend, req, signal),
+            notification: (backend, n) => this.messages.notified(backend, n),
+            request: (backend, req, signal) => this.messages.asked(backend, req, signal),
             down: (backend, reason) => this.backendDown(backend, reason),
             renewed: (backend) => void this.restore(backend),
           },
@@ -266,9 +266,7 @@ export class Gateway {
   sessionClosed(session: HostSession): void {
     this.sessions.delete(session.id);
     this.admission.sessionClosed(session.reply.sessionKey);
-    // URL elicitations the session never saw complete would otherwise be held for good.
-    for (const [id, reply] of this.elicitations)
-      if (reply.sessionKey === session.id) this.elicitations.delete(id);
+    this.messages.sessionClosed(session.id);
     for (const { backend, uri } of this.subscriptions.removeSession(session.id)) {
       const b = this.backends.get(backend);
       if (b?.state === 'ready') void b.request('resources/unsubscribe', { uri }).catch(() => {});
@@ -320,90 +318,6 @@ export class Gateway {
   private listChanged(kind: ListKind): void {
     const method = `notifications/${kind === 'resourceTemplates' ? 'resources' : kind}/list_changed`;
     for (const s of this.sessions.values()) if (s.initialized) s.notify(method);
-  }
-
-  private backendNotified(backend: Backend, n: JsonRpcNotification): void {
-    const p = n.params ?? {};
-    switch (n.method) {
-      case 'notifications/tools/list_changed':
-        void this.sync.refresh(backend, ['tools']);
-        return;
-      case 'notifications/prompts/list_changed':
-        void this.sync.refresh(backend, ['prompts']);
-        return;
-      case 'notifications/resources/list_changed':
-        void this.sync.refresh(backend, ['resources', 'resourceTemplates']);
-        return;
-      case 'notifications/resources/updated': {
-        const uri = String(p.uri);
-        const exposed = { ...p, uri: this.catalog.exposeUri(backend.name, uri) };
-        for (const id of this.subscriptions.subscribers(backend.name, uri)) {
-          this.sessions.get(id)?.notify(n.method, exposed);
-        }
-        return;
-      }
-      case 'notifications/message':
-        return this.relayLog(backend, p);
-      case 'notifications/elicitation/complete': {
-        const id = String(p.elicitationId);
-        this.elicitations.get(id)?.notify(n.method, p);
-        this.elicitations.delete(id);
-        return;
-      }
-      default:
-        // Unknown notifications pass through to every session untouched.
-        for (const s of this.sessions.values()) if (s.initialized) s.notify(n.method, n.params);
-    }
-  }
-
-  /** A log line goes with the call that caused it when that is certain, else to every session. */
-  private relayLog(backend: Backend, params: Params): void {
-    const rank = logLevelRank(params.level);
-    const wants = (s: HostSession) => s.logLevel === undefined || rank >= logLevelRank(s.logLevel);
-    const owner = this.attribute(backend, false);
-    if (owner) {
-      const s = this.sessions.get(owner.sessionKey);
-      if (s && wants(s)) owner.notify('notifications/message', params);
-      return;
-    }
-    for (const s of this.sessions.values()) {
-      if (s.caller.kind === 'host' && s.initialized && wants(s)) s.notify('notifications/message', params);
-    }
-  }
-
-  /**
-   * The caller a backend's message belongs to: the session of its calls in flight when they all
-   * come from one session, or the only session there is. Undefined when it cannot be certain.
-   */
-  private attribute(backend: Backend, fallBackToOnlySession = true): Reply | undefined {
-    const calls = backend.callsInFlight();
-    const sessions = new Set(calls.map((c) => c.reply.sessionKey));
-    if (sessions.size === 1) return calls[calls.length - 1]!.reply;
-    if (sessions.size === 0 && fallBackToOnlySession) {
-      const hosts = [...this.sessions.values()].filter((s) => s.caller.kind === 'host');
-      if (hosts.length === 1) return hosts[0]!.reply;
-    }
-    return undefined;
-  }
-
-  private async backendAsked(backend: Backend, req: JsonRpcRequest, signal: AbortSignal): Promise<Result> {
-    if (req.method === 'ping') return {};
-    const reply = this.attribute(backend);
-    if (!reply) {
-      throw new WireError(
-        WIRE.INTERNAL_ERROR,
-        `switchboard cannot tell which host session ${req.method} from ${backend.name} is for`,
-      );
-    }
-    const needs = HOST_CAPABILITY[req.method];
-    if (needs && !reply.capabilities[needs]) {
-      throw new WireError(WIRE.METHOD_NOT_FOUND, `The host does not support ${needs}`);
-    }
-    const p = req.params ?? {};
-    if (req.method === 'elicitation/create' && p.mode === 'url' && typeof p.elicitationId === 'string') {
-      this.elicitations.set(p.elicitationId, reply);
-    }
-    return reply.request(req.method, req.params, signal);
   }
 
   private backendDown(backend: Backend, reason: Error): void {

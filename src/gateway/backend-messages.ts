@@ -1,0 +1,123 @@
+// What backends say and ask on their own, routed to host sessions: list changes become catalog
+// refreshes, resource updates reach their subscribers, log lines and server-initiated requests go
+// to the session whose call caused them when that is certain.
+import type { Backend } from '../backends/backend.js';
+import type { Catalog, ListKind } from '../catalog/catalog.js';
+import { WIRE, WireError } from '../errors.js';
+import type { HostSession } from '../front/session.js';
+import type { JsonRpcNotification, JsonRpcRequest, Params, Result } from '../jsonrpc/message.js';
+import type { Reply } from '../pipeline/context.js';
+import { logLevelRank } from '../protocol.js';
+import type { Subscriptions } from './subscriptions.js';
+
+/** Which capability a server-initiated request needs the host to have declared. */
+const HOST_CAPABILITY: Record<string, string> = {
+  'sampling/createMessage': 'sampling',
+  'elicitation/create': 'elicitation',
+  'roots/list': 'roots',
+};
+
+export interface BackendMessagesDeps {
+  sessions: ReadonlyMap<string, HostSession>;
+  catalog: Catalog;
+  subscriptions: Subscriptions;
+  refresh(backend: Backend, kinds: readonly ListKind[]): Promise<void>;
+}
+
+export class BackendMessages {
+  /** URL elicitations in progress, by id: their completion goes to the session that saw them. */
+  private readonly elicitations = new Map<string, Reply>();
+
+  constructor(private readonly deps: BackendMessagesDeps) {}
+
+  /** Forgets what a closed session was waiting for. */
+  sessionClosed(id: string): void {
+    for (const [key, reply] of this.elicitations) if (reply.sessionKey === id) this.elicitations.delete(key);
+  }
+
+  /** A notification from a backend: catalog refresh, resource updates, logs, or pass-through. */
+  notified(backend: Backend, n: JsonRpcNotification): void {
+    const p = n.params ?? {};
+    switch (n.method) {
+      case 'notifications/tools/list_changed':
+        void this.deps.refresh(backend, ['tools']);
+        return;
+      case 'notifications/prompts/list_changed':
+        void this.deps.refresh(backend, ['prompts']);
+        return;
+      case 'notifications/resources/list_changed':
+        void this.deps.refresh(backend, ['resources', 'resourceTemplates']);
+        return;
+      case 'notifications/resources/updated': {
+        const uri = String(p.uri);
+        const exposed = { ...p, uri: this.deps.catalog.exposeUri(backend.name, uri) };
+        for (const id of this.deps.subscriptions.subscribers(backend.name, uri)) {
+          this.deps.sessions.get(id)?.notify(n.method, exposed);
+        }
+        return;
+      }
+      case 'notifications/message':
+        return this.relayLog(backend, p);
+      case 'notifications/elicitation/complete': {
+        const id = String(p.elicitationId);
+        this.elicitations.get(id)?.notify(n.method, p);
+        this.elicitations.delete(id);
+        return;
+      }
+      default:
+        // Unknown notifications pass through to every session untouched.
+        for (const s of this.deps.sessions.values()) if (s.initialized) s.notify(n.method, n.params);
+    }
+  }
+
+  /** A log line goes with the call that caused it when that is certain, else to every session. */
+  private relayLog(backend: Backend, params: Params): void {
+    const rank = logLevelRank(params.level);
+    const wants = (s: HostSession) => s.logLevel === undefined || rank >= logLevelRank(s.logLevel);
+    const owner = this.attribute(backend, false);
+    if (owner) {
+      const s = this.deps.sessions.get(owner.sessionKey);
+      if (s && wants(s)) owner.notify('notifications/message', params);
+      return;
+    }
+    for (const s of this.deps.sessions.values()) {
+      if (s.caller.kind === 'host' && s.initialized && wants(s)) s.notify('notifications/message', params);
+    }
+  }
+
+  /**
+   * The caller a backend's message belongs to: the session of its calls in flight when they all
+   * come from one session, or the only session there is. Undefined when it cannot be certain.
+   */
+  private attribute(backend: Backend, fallBackToOnlySession = true): Reply | undefined {
+    const calls = backend.callsInFlight();
+    const sessions = new Set(calls.map((c) => c.reply.sessionKey));
+    if (sessions.size === 1) return calls[calls.length - 1]!.reply;
+    if (sessions.size === 0 && fallBackToOnlySession) {
+      const hosts = [...this.deps.sessions.values()].filter((s) => s.caller.kind === 'host');
+      if (hosts.length === 1) return hosts[0]!.reply;
+    }
+    return undefined;
+  }
+
+  /** A request from a backend (sampling, elicitation, roots): sent to the session it belongs to. */
+  async asked(backend: Backend, req: JsonRpcRequest, signal: AbortSignal): Promise<Result> {
+    if (req.method === 'ping') return {};
+    const reply = this.attribute(backend);
+    if (!reply) {
+      throw new WireError(
+        WIRE.INTERNAL_ERROR,
+        `switchboard cannot tell which host session ${req.method} from ${backend.name} is for`,
+      );
+    }
+    const needs = HOST_CAPABILITY[req.method];
+    if (needs && !reply.capabilities[needs]) {
+      throw new WireError(WIRE.METHOD_NOT_FOUND, `The host does not support ${needs}`);
+    }
+    const p = req.params ?? {};
+    if (req.method === 'elicitation/create' && p.mode === 'url' && typeof p.elicitationId === 'string') {
+      this.elicitations.set(p.elicitationId, reply);
+    }
+    return reply.request(req.method, req.params, signal);
+  }
+}

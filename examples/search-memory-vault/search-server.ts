@@ -3,7 +3,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 // Outside this repository the same module is `mcp-switchboard/bridge`.
-import { connectBridge, type BridgeClient } from '../../src/bridge/client.js';
+import { sharedBridge } from '../../src/bridge/client.js';
 
 /** Small on purpose: the point is what happens to a result, not how it is found. */
 const CORPUS = [
@@ -42,14 +42,7 @@ function search(query: string) {
 }
 
 // One bridge connection for the life of the process, opened on first use: many calls share it.
-let bridge: Promise<BridgeClient> | undefined;
-function bridgeClient(): Promise<BridgeClient> {
-  bridge ??= connectBridge().catch((err: unknown) => {
-    bridge = undefined;
-    throw err;
-  });
-  return bridge;
-}
+const bridgeClient = sharedBridge();
 
 const server = new McpServer({ name: 'search', version: '1.0.0' });
 

@@ -3,16 +3,10 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 // Outside this repository the same module is `mcp-switchboard/bridge`.
-import { connectBridge, type BridgeClient } from '../../src/bridge/client.js';
+import { sharedBridge } from '../../src/bridge/client.js';
 
-let bridge: Promise<BridgeClient> | undefined;
-function bridgeClient(): Promise<BridgeClient> {
-  bridge ??= connectBridge().catch((err: unknown) => {
-    bridge = undefined;
-    throw err;
-  });
-  return bridge;
-}
+// One bridge connection for the life of the process, opened on first use: many calls share it.
+const bridgeClient = sharedBridge();
 
 const server = new McpServer({ name: 'vault', version: '1.0.0' });
 

@@ -608,6 +608,28 @@ export async function connectBridge(options?: BridgeConnectOptions): Promise<Bri
 }
 
 /**
+ * One bridge connection shared by a whole backend, opened on first use: returns a getter that
+ * connects the first time, and again after a failed attempt or once the connection has closed
+ * (switchboard restarted, say), so tool handlers can simply `await bridge()` each time.
+ */
+export function sharedBridge(options?: BridgeConnectOptions): () => Promise<BridgeClient> {
+  let current: Promise<BridgeClient> | undefined;
+  return () => {
+    current ??= connectBridge(options).then(
+      (client) => {
+        void client.closed.then(() => (current = undefined));
+        return client;
+      },
+      (err: unknown) => {
+        current = undefined;
+        throw err;
+      },
+    );
+    return current;
+  };
+}
+
+/**
  * An MCP SDK Transport over the bridge: `start()` connects and authenticates, then messages pass
  * as they are, so `new Client(...).connect(createBridgeTransport())` works.
  */

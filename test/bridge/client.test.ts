@@ -10,6 +10,7 @@ import {
   chainMeta,
   connectBridge,
   createBridgeTransport,
+  sharedBridge,
   type BridgeClient,
 } from '../../src/bridge/client.js';
 import { startBridgeDouble, type BridgeDouble } from './bridge-double.js';
@@ -47,6 +48,28 @@ describe('bridge client connection', () => {
       assert.match(err.message, /SWITCHBOARD_BRIDGE_TOKEN is not set/);
       return true;
     });
+  });
+
+  test('a shared bridge hands out one connection, and a new one once that has closed', async () => {
+    const bridge = sharedBridge({ env: envOf(double) });
+    const first = await bridge();
+    assert.equal(await bridge(), first);
+    await first.close();
+    await first.closed;
+    const second = await bridge();
+    assert.notEqual(second, first);
+    assert.equal(second.identity, 'alpha');
+    await second.close();
+  });
+
+  test('a shared bridge tries again after a failed connect instead of keeping the failure', async () => {
+    const env: NodeJS.ProcessEnv = { SWITCHBOARD_BRIDGE: double.path, SWITCHBOARD_BRIDGE_TOKEN: 'wrong' };
+    const bridge = sharedBridge({ env });
+    await assert.rejects(bridge());
+    env.SWITCHBOARD_BRIDGE_TOKEN = double.token;
+    const client = await bridge();
+    assert.equal(client.identity, 'alpha');
+    await client.close();
   });
 
   test('reports a missing socket as unavailable', async () => {

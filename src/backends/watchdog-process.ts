@@ -1,8 +1,9 @@
 // The parent-death watchdog: ends every process group switchboard registered once switchboard's
 // pipe to it closes, which happens however switchboard ends (even SIGKILL). Node has no prctl.
 // Protocol on stdin, one line each: `+<pgid>` registers a group, `-<pgid>` forgets it.
+import { readLines } from '../jsonrpc/ndjson.js';
+
 const groups = new Set<number>();
-let buffered = '';
 
 function signalAll(signal: NodeJS.Signals): void {
   for (const pgid of groups) {
@@ -28,17 +29,14 @@ function endAll(): void {
 process.on('SIGINT', () => {});
 process.on('SIGHUP', () => {});
 process.on('SIGTERM', endAll);
-process.stdin.on('data', (chunk: Buffer) => {
-  buffered += chunk.toString('utf8');
-  let nl: number;
-  while ((nl = buffered.indexOf('\n')) !== -1) {
-    const line = buffered.slice(0, nl);
-    buffered = buffered.slice(nl + 1);
+readLines(process.stdin, 64, {
+  line: (line) => {
     const pgid = Number(line.slice(1));
-    if (!Number.isInteger(pgid) || pgid <= 1) continue;
+    if (!Number.isInteger(pgid) || pgid <= 1) return;
     if (line[0] === '+') groups.add(pgid);
     else if (line[0] === '-') groups.delete(pgid);
-  }
+  },
+  oversized: () => {},
 });
 process.stdin.on('end', endAll);
 process.stdin.on('error', endAll);

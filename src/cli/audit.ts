@@ -1,5 +1,6 @@
 // `switchboard audit tail|query|verify`: reads the audit chain. Records go to stdout (one line
 // each, or NDJSON with --json) so they can be piped; problems go to stderr.
+import { processIo, type CommandIo } from './io.js';
 import { parseArgs } from 'node:util';
 import type { AuditRecord } from '../trust/audit-record.js';
 import { queryAudit, verifyAudit, type AuditFilter } from '../trust/audit-read.js';
@@ -19,18 +20,6 @@ export const AUDIT_USAGE = `Usage: switchboard audit <tail|query|verify> [option
 
 Options: --db FILE (default: audit.path of --config FILE, else ~/.local/state/switchboard/audit.sqlite),
          --json (one JSON object per record)`;
-
-export interface CommandIo {
-  out(line: string): void;
-  err(line: string): void;
-  /** Resolves when --follow should stop (SIGINT in the CLI). */
-  stopped?: Promise<void>;
-}
-
-const processIo: CommandIo = {
-  out: (l) => void process.stdout.write(l + '\n'),
-  err: (l) => void process.stderr.write(l + '\n'),
-};
 
 export async function runAudit(argv: string[], io: CommandIo = processIo): Promise<number> {
   let parsed;

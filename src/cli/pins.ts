@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { lineDiff } from '../trust/line-diff.js';
 import { PinStore, type Flag, type PinRow } from '../trust/pins-store.js';
-import type { CommandIo } from './audit.js';
+import { processIo, type CommandIo } from './io.js';
 import { DB_OPTIONS, openForCommand } from './trust-db-path.js';
 
 export const PINS_USAGE = `Usage: switchboard pins <list|diff|approve> [options]
@@ -14,11 +14,6 @@ export const PINS_USAGE = `Usage: switchboard pins <list|diff|approve> [options]
 
 Options: --db FILE (default: audit.path of --config FILE, else ~/.local/state/switchboard/audit.sqlite),
          --json (list as one JSON object per tool)`;
-
-const processIo: CommandIo = {
-  out: (l) => void process.stdout.write(l + '\n'),
-  err: (l) => void process.stderr.write(l + '\n'),
-};
 
 export async function runPins(argv: string[], io: CommandIo = processIo): Promise<number> {
   let parsed;

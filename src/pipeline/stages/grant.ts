@@ -19,6 +19,14 @@ const LIST_FIELD: Record<string, { key: string; field: string }> = {
 export type Grants = (caller: CallContext['caller']) => readonly string[] | 'all';
 
 /** `*` matches any run of characters; everything else is literal. */
+/** Grants come from the frozen config, so each list compiles once, not once per call. */
+const compiled = new WeakMap<readonly string[], (name: string) => boolean>();
+function matcherOf(patterns: readonly string[]): (name: string) => boolean {
+  let matcher = compiled.get(patterns);
+  if (!matcher) compiled.set(patterns, (matcher = patternMatcher(patterns)));
+  return matcher;
+}
+
 export function patternMatcher(patterns: readonly string[]): (name: string) => boolean {
   if (patterns.length === 0) return () => false;
   const body = patterns.map((p) => p.split('*').map(escapeRegex).join('.*')).join('|');
@@ -91,7 +99,7 @@ export function grantStage(grants: Grants, isHandler: (method: string) => boolea
       ctx.decision = { effect: 'allow', rule: 'grant' };
       return next();
     }
-    const allowed = patternMatcher(granted);
+    const allowed = matcherOf(granted);
     const list = LIST_FIELD[ctx.method];
     if (!list) {
       if (!allowed(grantSubject(ctx))) {

@@ -69,14 +69,14 @@ export class LocalError extends Error {
   }
 }
 
-const LOCAL_TO_WIRE: Record<LocalCode, { code: number; http: number; expose: boolean }> = {
-  backend_unavailable: { code: WIRE.BACKEND_UNAVAILABLE, http: 502, expose: true },
-  backend_closed: { code: WIRE.BACKEND_UNAVAILABLE, http: 502, expose: true },
-  backend_start_failed: { code: WIRE.BACKEND_UNAVAILABLE, http: 502, expose: true },
-  timeout: { code: WIRE.REQUEST_TIMEOUT, http: 504, expose: true },
-  cancelled: { code: WIRE.REQUEST_CANCELLED, http: 499, expose: true },
-  message_too_large: { code: WIRE.INVALID_REQUEST, http: 413, expose: true },
-  internal: { code: WIRE.INTERNAL_ERROR, http: 500, expose: false },
+const LOCAL_TO_WIRE: Record<LocalCode, { code: number; expose: boolean }> = {
+  backend_unavailable: { code: WIRE.BACKEND_UNAVAILABLE, expose: true },
+  backend_closed: { code: WIRE.BACKEND_UNAVAILABLE, expose: true },
+  backend_start_failed: { code: WIRE.BACKEND_UNAVAILABLE, expose: true },
+  timeout: { code: WIRE.REQUEST_TIMEOUT, expose: true },
+  cancelled: { code: WIRE.REQUEST_CANCELLED, expose: true },
+  message_too_large: { code: WIRE.INVALID_REQUEST, expose: true },
+  internal: { code: WIRE.INTERNAL_ERROR, expose: false },
 };
 
 /** Maps any thrown value to the body a client may see. Unknown errors never leak their text. */
@@ -87,9 +87,4 @@ export function toWire(err: unknown): WireErrorBody {
     return { code: m.code, message: m.expose ? err.message : 'Internal error' };
   }
   return { code: WIRE.INTERNAL_ERROR, message: 'Internal error' };
-}
-
-export function httpStatusOf(err: unknown): number {
-  if (err instanceof LocalError) return LOCAL_TO_WIRE[err.code].http;
-  return 500;
 }

@@ -14,6 +14,12 @@ export const WIRE = {
   REQUEST_TIMEOUT: -32001,
   RESOURCE_NOT_FOUND: -32002,
   REQUEST_CANCELLED: -32800,
+  /** Modern era: HTTP routing headers missing or disagreeing with the body. */
+  HEADER_MISMATCH: -32020,
+  /** Modern era: the request needs a client capability the request did not declare. */
+  MISSING_CLIENT_CAPABILITY: -32021,
+  /** Modern era: the requested protocol version is not served. */
+  UNSUPPORTED_PROTOCOL_VERSION: -32022,
   /** Bridge: the first message was not a valid bridge/authenticate. */
   AUTH_FAILED: -32030,
   /** Bridge: the call would revisit a backend already in its chain. */

@@ -5,6 +5,47 @@
 export const LEGACY_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
 export const LATEST_LEGACY = LEGACY_VERSIONS[0];
 
+/** The stateless era (per-request `_meta`, no handshake), newest first. */
+export const MODERN_VERSIONS = ['2026-07-28'] as const;
+export const LATEST_MODERN = MODERN_VERSIONS[0];
+/** Every version switchboard serves, newest first: what `server/discover` and version errors list. */
+export const SUPPORTED_VERSIONS: readonly string[] = [...MODERN_VERSIONS, ...LEGACY_VERSIONS];
+
+export function isModernVersion(v: unknown): boolean {
+  return (MODERN_VERSIONS as readonly unknown[]).includes(v);
+}
+
+/** The `_meta` keys of the modern era's per-request envelope and of its results and streams. */
+export const META = {
+  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+  clientInfo: 'io.modelcontextprotocol/clientInfo',
+  logLevel: 'io.modelcontextprotocol/logLevel',
+  serverInfo: 'io.modelcontextprotocol/serverInfo',
+  subscriptionId: 'io.modelcontextprotocol/subscriptionId',
+} as const;
+
+/** Keys of the modern envelope: what a legacy backend must not receive (it has a session instead). */
+export const ENVELOPE_KEYS: readonly string[] = [
+  META.protocolVersion,
+  META.clientCapabilities,
+  META.clientInfo,
+  META.logLevel,
+];
+
+/** Methods whose results carry cache hints on the modern wire. */
+export const CACHEABLE = new Set([
+  'server/discover',
+  'tools/list',
+  'prompts/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+]);
+
+/** Methods a modern server may answer with an `input_required` result. */
+export const INPUT_REQUIRED_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read']);
+
 export const SERVER_INFO = { name: 'switchboard', title: 'Switchboard', version: '0.1.0' } as const;
 
 /**

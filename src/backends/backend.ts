@@ -1,22 +1,34 @@
 // One configured MCP server as switchboard sees it: its connection and handshake, the calls in
 // flight to it (so what it asks mid-call reaches the right caller), and its lifecycle state.
 import type { BackendConfig } from '../config/schema.js';
-import { LocalError } from '../errors.js';
+import { BackendWireError, LocalError, WIRE } from '../errors.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcNotification, JsonRpcRequest, Params, RequestId, Result } from '../jsonrpc/message.js';
 import { RpcPeer, messageOf, type RequestOptions } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 import type { CallContext } from '../pipeline/context.js';
-import { CLIENT_CAPABILITIES_TO_BACKENDS, LATEST_LEGACY, LEGACY_VERSIONS, SERVER_INFO } from '../protocol.js';
+import {
+  CLIENT_CAPABILITIES_TO_BACKENDS,
+  ENVELOPE_KEYS,
+  LATEST_LEGACY,
+  LATEST_MODERN,
+  LEGACY_VERSIONS,
+  META,
+  SERVER_INFO,
+  isModernVersion,
+} from '../protocol.js';
 import { linkSignals } from '../pipeline/signals.js';
 import { CallTimer, callLimits } from './call-timer.js';
 import { backendKind, createChannel, type BackendKind } from './channels.js';
 import { Prober } from './prober.js';
+import { paramHeaders } from '../eras/http-headers.js';
 import type { ProcessGroups } from './watchdog.js';
 
 export type BackendState = 'stopped' | 'starting' | 'ready' | 'failed';
 
 export interface ServerDescription {
+  /** The era the backend speaks, found by the probe at its first start and kept. */
+  era: 'legacy' | 'modern';
   protocolVersion: string;
   capabilities: Record<string, unknown>;
   serverInfo: Record<string, unknown>;
@@ -60,6 +72,10 @@ export class Backend {
   private readonly readyWaiters = new Set<() => void>();
   private readonly calls = new Map<RequestId, CallContext>();
   private readonly log: Logger;
+  /** The era verdict of the probe, kept for later starts (re-probed if a start on it fails). */
+  private era: 'legacy' | 'modern' | undefined;
+  /** A modern backend's change notifications: its open subscriptions/listen and what it honours. */
+  private listening: { done: AbortController; filter: ListenFilter } | undefined;
 
   constructor(
     readonly name: string,
@@ -68,6 +84,13 @@ export class Backend {
   ) {
     this.kind = backendKind(config);
     this.log = options.log.child({ backend: name });
+    // The legacy HTTP+SSE transport has no modern form; a configured era needs no probe.
+    if (this.kind === 'sse' || config.era !== 'auto')
+      this.era = config.era === 'modern' ? 'modern' : 'legacy';
+  }
+
+  get isModern(): boolean {
+    return this.server?.era === 'modern';
   }
 
   get capabilities(): Record<string, unknown> {
@@ -78,7 +101,7 @@ export class Backend {
     // A renewed session replaces a connection that may still be probed.
     this.prober?.stop();
     this.state = 'starting';
-    const { events, maxMessageBytes, startupTimeoutMs } = this.options;
+    const { events, maxMessageBytes } = this.options;
     let extraEnv: Record<string, string> | undefined;
     const channel =
       this.options.channel?.() ??
@@ -91,7 +114,10 @@ export class Backend {
       });
     const peer = new RpcPeer(channel, this.log);
     this.peer = peer;
-    peer.onNotification = (n) => events.notification(this, n);
+    peer.onNotification = (n) => {
+      if (n.method === 'notifications/subscriptions/acknowledged') return this.acknowledged?.(n);
+      events.notification(this, n);
+    };
     peer.onRequest = (req, signal) => events.request(this, req, signal);
     peer.onClose = (reason) => {
       // Whatever ended this start (a crash, stop(), a failed handshake), what it was given ends too.
@@ -106,34 +132,19 @@ export class Backend {
     };
     try {
       await peer.start();
-      const init = await peer.request(
-        'initialize',
-        {
-          protocolVersion: LATEST_LEGACY,
-          capabilities: CLIENT_CAPABILITIES_TO_BACKENDS,
-          clientInfo: SERVER_INFO,
-        },
-        { signal: AbortSignal.timeout(startupTimeoutMs) },
-      );
-      const version = String(init.protocolVersion);
-      if (!(LEGACY_VERSIONS as readonly string[]).includes(version)) {
-        throw new Error(
-          `backend answered with protocol version ${version}, which switchboard does not speak`,
-        );
-      }
-      channel.setProtocolVersion?.(version);
-      this.server = {
-        protocolVersion: version,
-        capabilities: (init.capabilities as Record<string, unknown>) ?? {},
-        serverInfo: (init.serverInfo as Record<string, unknown>) ?? {},
-        instructions: typeof init.instructions === 'string' ? init.instructions : undefined,
-      };
-      await peer.notify('notifications/initialized');
+      const modern = this.era === 'legacy' ? undefined : await this.probe(peer);
+      this.server = modern ?? (await this.initialize(peer, channel));
+      this.era = this.server.era;
+      const version = this.server.protocolVersion;
+      this.listening = undefined;
       this.state = 'ready';
       this.lastError = undefined;
       this.prober = new Prober(
         this.config.health,
-        (signal) => peer.request('ping', undefined, { signal }),
+        (signal) =>
+          modern
+            ? peer.request('server/discover', this.envelope(undefined), { signal })
+            : peer.request('ping', undefined, { signal }),
         (why) => this.fail(peer, why),
       );
       this.prober.start();
@@ -143,6 +154,9 @@ export class Backend {
       this.state = 'failed';
       this.lastError = messageOf(err);
       this.peer = undefined;
+      // A verdict the backend no longer fits (it was replaced by a server of the other era) is
+      // found again at the next start.
+      if (this.config.era === 'auto' && this.kind !== 'sse') this.era = undefined;
       await peer.close();
       throw new LocalError(
         'backend_start_failed',
@@ -153,6 +167,137 @@ export class Backend {
       );
     }
   }
+
+  /**
+   * The era probe: `server/discover` in the modern envelope. A discover result naming a modern
+   * version switchboard speaks, or a modern version error, means modern; any other answer, or
+   * none within probeTimeoutMs, means legacy (undefined), as the 2026-07-28 versioning rules say.
+   */
+  private async probe(peer: RpcPeer): Promise<ServerDescription | undefined> {
+    const forced = this.era === 'modern';
+    let found: Result;
+    try {
+      found = await peer.request('server/discover', this.envelope(undefined), {
+        signal: AbortSignal.timeout(forced ? this.options.startupTimeoutMs : this.config.probeTimeoutMs),
+      });
+    } catch (err) {
+      const body = err instanceof BackendWireError ? err : undefined;
+      const supported = (body?.data as { supported?: unknown } | undefined)?.supported;
+      if (forced || (body?.code === WIRE.UNSUPPORTED_PROTOCOL_VERSION && Array.isArray(supported))) {
+        throw new Error(
+          Array.isArray(supported)
+            ? `backend supports protocol versions ${supported.join(', ')}; switchboard speaks ${LATEST_MODERN} and ${LEGACY_VERSIONS.join(', ')}`
+            : `backend did not answer server/discover: ${messageOf(err)}`,
+          { cause: err },
+        );
+      }
+      this.log.debug({ err: messageOf(err) }, 'no modern answer to server/discover; speaking legacy');
+      return undefined;
+    }
+    const versions = Array.isArray(found.supportedVersions) ? (found.supportedVersions as unknown[]) : [];
+    const version = versions.find(isModernVersion);
+    if (version === undefined) {
+      if (forced) throw new Error(`backend offers no modern protocol version (${versions.join(', ')})`);
+      return undefined;
+    }
+    return {
+      era: 'modern',
+      protocolVersion: String(version),
+      capabilities: (found.capabilities as Record<string, unknown>) ?? {},
+      serverInfo: (found._meta?.[META.serverInfo] as Record<string, unknown>) ?? {},
+      instructions: typeof found.instructions === 'string' ? found.instructions : undefined,
+    };
+  }
+
+  /** The legacy handshake: initialize, then notifications/initialized. */
+  private async initialize(peer: RpcPeer, channel: Channel): Promise<ServerDescription> {
+    const init = await peer.request(
+      'initialize',
+      {
+        protocolVersion: LATEST_LEGACY,
+        capabilities: CLIENT_CAPABILITIES_TO_BACKENDS,
+        clientInfo: SERVER_INFO,
+      },
+      { signal: AbortSignal.timeout(this.options.startupTimeoutMs) },
+    );
+    const version = String(init.protocolVersion);
+    if (!(LEGACY_VERSIONS as readonly string[]).includes(version)) {
+      throw new Error(`backend answered with protocol version ${version}, which switchboard does not speak`);
+    }
+    channel.setProtocolVersion?.(version);
+    await peer.notify('notifications/initialized');
+    return {
+      era: 'legacy',
+      protocolVersion: version,
+      capabilities: (init.capabilities as Record<string, unknown>) ?? {},
+      serverInfo: (init.serverInfo as Record<string, unknown>) ?? {},
+      instructions: typeof init.instructions === 'string' ? init.instructions : undefined,
+    };
+  }
+
+  /**
+   * The modern per-request envelope: the caller's own version-independent identity and
+   * capabilities (not switchboard's), and its log level; switchboard's own for its own requests.
+   */
+  private envelope(reply: CallContext['reply'] | undefined, params?: Params): Params {
+    const meta: Record<string, unknown> = {
+      ...params?._meta,
+      [META.protocolVersion]: this.server?.protocolVersion ?? LATEST_MODERN,
+      [META.clientCapabilities]: reply?.capabilities ?? {},
+      [META.clientInfo]: reply?.clientInfo ?? SERVER_INFO,
+    };
+    if (reply?.logLevel !== undefined) meta[META.logLevel] = reply.logLevel;
+    else delete meta[META.logLevel];
+    return { ...params, _meta: meta };
+  }
+
+  /** A caller's params as this backend's era wants them: with the envelope, or without one. */
+  private forEra(reply: CallContext['reply'], params: Params): Params {
+    if (this.isModern) return this.envelope(reply, params);
+    const meta = params._meta;
+    if (!meta || !(META.protocolVersion in meta || META.clientCapabilities in meta)) return params;
+    const kept = Object.fromEntries(Object.entries(meta).filter(([k]) => !ENVELOPE_KEYS.includes(k)));
+    const out: Params = { ...params, _meta: kept };
+    if (Object.keys(kept).length === 0) delete out._meta;
+    return out;
+  }
+
+  /**
+   * What a modern backend should tell switchboard on its own (list changes, updates to these
+   * resource URIs): one subscriptions/listen stream, re-opened when the filter changes. Resolves
+   * with what the backend acknowledged.
+   */
+  async listen(filter: ListenFilter): Promise<ListenFilter> {
+    const peer = this.readyPeer();
+    this.listening?.done.abort(new LocalError('cancelled', 'subscription replaced'));
+    const done = new AbortController();
+    this.listening = { done, filter: {} };
+    return new Promise<ListenFilter>((resolve, reject) => {
+      let id: RequestId | undefined;
+      this.acknowledged = (n) => {
+        if (n.params?._meta?.[META.subscriptionId] !== id) return;
+        const honoured = (n.params?.notifications as ListenFilter | undefined) ?? {};
+        if (this.listening?.done === done) this.listening.filter = honoured;
+        resolve(honoured);
+      };
+      peer
+        .request('subscriptions/listen', this.envelope(undefined, { notifications: filter }), {
+          signal: done.signal,
+          onSent: (sent) => (id = sent),
+        })
+        .then(
+          () => reject(new Error('the backend ended its subscription stream')),
+          (err: unknown) => reject(err as Error),
+        );
+    });
+  }
+
+  /** The list changes and resource updates the backend agreed to tell switchboard about. */
+  get listened(): ListenFilter {
+    return this.listening?.filter ?? {};
+  }
+
+  private acknowledged: ((n: JsonRpcNotification) => void) | undefined;
 
   async stop(): Promise<void> {
     this.prober?.stop();
@@ -174,7 +319,9 @@ export class Backend {
 
   /** A request switchboard makes for itself (catalog refresh, subscriptions, log level). */
   request(method: string, params?: Params, options?: RequestOptions): Promise<Result> {
-    return this.withSession((peer) => peer.request(method, params, options));
+    return this.withSession((peer) =>
+      peer.request(method, this.isModern ? this.envelope(undefined, params) : params, options),
+    );
   }
 
   notify(method: string, params?: Params): Promise<void> {
@@ -234,10 +381,10 @@ export class Backend {
    */
   private async forward(peer: RpcPeer, ctx: CallContext, method: string, params: Params): Promise<Result> {
     const token = params._meta?.progressToken;
-    let out = params;
+    let out = this.forEra(ctx.reply, params);
     if (token !== undefined) {
-      const { progressToken: _dropped, ...meta } = params._meta!;
-      out = { ...params, _meta: meta };
+      const { progressToken: _dropped, ...meta } = out._meta!;
+      out = { ...out, _meta: meta };
       if (Object.keys(meta).length === 0) delete out._meta;
     }
     let id: RequestId | undefined;
@@ -248,9 +395,15 @@ export class Backend {
     // when the caller did not ask; without a caller's token it goes no further.
     const wantsProgress = token !== undefined || limits.idleMs !== undefined;
 
+    // A modern HTTP backend is told the tool's x-mcp-header parameters in headers too.
+    const headers =
+      this.isModern && this.kind === 'streamable-http' && method === 'tools/call'
+        ? paramHeaders(ctx.target?.item?.inputSchema, out.arguments as Params | undefined)
+        : undefined;
     try {
       return await peer.request(method, out, {
         signal: linked.signal,
+        headers: headers && Object.keys(headers).length ? headers : undefined,
         onProgress: !wantsProgress
           ? undefined
           : (p) => {
@@ -369,4 +522,12 @@ function sendFailed(err: unknown): boolean {
     err.cause !== undefined &&
     !sessionExpired(err)
   );
+}
+
+/** A subscriptions/listen filter (2026-07-28). */
+export interface ListenFilter {
+  toolsListChanged?: boolean;
+  promptsListChanged?: boolean;
+  resourcesListChanged?: boolean;
+  resourceSubscriptions?: string[];
 }

@@ -24,6 +24,8 @@ export interface Target {
   backend: string;
   /** The backend's own name or URI. */
   name: string;
+  /** The tool's or prompt's definition as the backend listed it (for named targets). */
+  item?: Item | undefined;
 }
 
 export interface Collision {
@@ -179,7 +181,7 @@ export class Catalog {
         if (!winner) continue;
         chosen = winner;
       }
-      map.set(exposed, { backend: chosen.backend, name: chosen.name });
+      map.set(exposed, { backend: chosen.backend, name: chosen.name, item: chosen.item });
       items.push(exposed === chosen.name ? chosen.item : { ...chosen.item, name: exposed });
     }
     this.merged[kind] = items;

@@ -39,6 +39,18 @@ const BackendCommon = {
     .strict()
     .prefault({})
     .describe('The backend as a caller over the bridge.'),
+  era: z
+    .enum(['auto', 'legacy', 'modern'])
+    .default('auto')
+    .describe(
+      'Which MCP era the backend speaks: auto probes once with server/discover and falls back to initialize (the verdict is kept across restarts); legacy (2025-11-25 and earlier, initialize and a session) or modern (2026-07-28, stateless) skip the probe.',
+    ),
+  probeTimeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .default(3_000)
+    .describe('How long the era probe (server/discover) may take before the backend counts as legacy.'),
   priority: z
     .number()
     .int()
@@ -321,6 +333,26 @@ export const Config = z
       })
       .strict()
       .prefault({}),
+    modern: z
+      .object({
+        inputTimeoutMs: z
+          .number()
+          .int()
+          .min(1)
+          .default(300_000)
+          .describe(
+            'How long a call paused on input_required (a legacy backend asking a modern host) waits for the retry before it is cancelled; also how long a requestState stays valid.',
+          ),
+        stateKey: z
+          .string()
+          .min(32)
+          .optional()
+          .describe(
+            "Secret that requestState values are sealed under (use a ${VAR} reference); switchboards sharing it accept each other's. Without it a random key per process.",
+          ),
+      })
+      .prefault({})
+      .describe('The modern (2026-07-28, stateless) era on the fronts.'),
     audit: z
       .object({
         enabled: z

@@ -1,13 +1,24 @@
-// The Streamable HTTP front (2025-11-25 sessions) on node:http. Each POSTed request is answered
-// as plain JSON unless something related to it must go out first (progress, a log line, a
-// request to the host): then, and only then, the answer becomes an SSE stream.
+// The Streamable HTTP front on node:http, both eras on one URL: a POST whose request names a
+// modern version (2026-07-28) in its _meta is served statelessly after its routing headers are
+// checked against the body; an initialize opens a legacy (2025-11-25) session, which later
+// requests name by Mcp-Session-Id. Each request is answered as plain JSON unless something
+// related to it must go out first (progress, a log line, a request to the host): then, and only
+// then, the answer becomes an SSE stream. A modern client closing that stream cancels the request.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WIRE } from '../errors.js';
+import { LocalError, WIRE } from '../errors.js';
+import { isModernRequest, requestedVersion } from '../eras/modern-host.js';
+import { routingMismatch } from '../eras/http-headers.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { classify, type JsonRpcMessage, type RequestId } from '../jsonrpc/message.js';
+import {
+  classify,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type RequestId,
+  type WireErrorBody,
+} from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
-import { LEGACY_VERSIONS } from '../protocol.js';
+import { LEGACY_VERSIONS, SUPPORTED_VERSIONS, isModernVersion } from '../protocol.js';
 import { checkHostAndOrigin } from './http-guard.js';
 import type { HostSession } from './session.js';
 
@@ -32,7 +43,26 @@ const SSE_HEADERS = {
   'content-type': 'text/event-stream',
   'cache-control': 'no-cache',
   connection: 'keep-alive',
+  'x-accel-buffering': 'no',
 };
+
+/** How often an idle subscriptions/listen stream gets an SSE comment, so intermediaries keep it. */
+const KEEPALIVE_MS = 25_000;
+
+/** The HTTP status the modern wire gives a JSON-RPC error. */
+function modernStatus(code: number): number {
+  switch (code) {
+    case WIRE.HEADER_MISMATCH:
+    case WIRE.MISSING_CLIENT_CAPABILITY:
+    case WIRE.UNSUPPORTED_PROTOCOL_VERSION:
+    case WIRE.INVALID_REQUEST:
+      return 400;
+    case WIRE.METHOD_NOT_FOUND:
+      return 404;
+    default:
+      return 200;
+  }
+}
 
 /** One POSTed request waiting for its answer. */
 class Exchange {
@@ -45,13 +75,14 @@ class Exchange {
     private readonly headers: Record<string, string>,
   ) {}
 
-  send(message: JsonRpcMessage): boolean {
+  /** `status` applies when the final message is the whole answer (no stream was opened). */
+  send(message: JsonRpcMessage, status = 200): boolean {
     if (this.done) return false;
     const final = 'id' in message && message.id === this.id && ('result' in message || 'error' in message);
     const body = JSON.stringify(message);
     if (final && !this.streaming) {
       this.done = true;
-      this.res.writeHead(200, { ...this.headers, 'content-type': 'application/json' }).end(body);
+      this.res.writeHead(status, { ...this.headers, 'content-type': 'application/json' }).end(body);
       return true;
     }
     if (!this.streaming) {
@@ -61,6 +92,16 @@ class Exchange {
     this.res.write(`event: message\ndata: ${body}\n\n`);
     if (final) this.end();
     return true;
+  }
+
+  /** Writes an SSE comment now and then while the stream is open and quiet. */
+  keepAlive(ms: number): void {
+    const timer = setInterval(() => {
+      if (this.done) return clearInterval(timer);
+      if (this.streaming) this.res.write(':\n\n');
+    }, ms);
+    timer.unref();
+    this.res.once('close', () => clearInterval(timer));
   }
 
   end(): void {
@@ -89,6 +130,7 @@ class HttpSession {
 
 export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Promise<HttpFront> {
   const sessions = new Map<string, HttpSession>();
+  const caller = { kind: 'host', id: 'http' } as const;
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       options.log.error({ err: err instanceof Error ? err.message : String(err) }, 'http front error');
@@ -167,15 +209,29 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     }
     const c = classify(value);
     if (c.kind === 'invalid') return fail(res, 400, WIRE.INVALID_REQUEST, c.reason, c.id);
+    const headerVersion = req.headers['mcp-protocol-version'];
+    const modernHeader = typeof headerVersion === 'string' && isModernVersion(headerVersion);
+    if (
+      c.kind === 'request' &&
+      c.message.method !== 'initialize' &&
+      (modernHeader || isModernRequest(c.message))
+    )
+      return postModern(req, res, c.message);
+    // The modern wire has no client notifications over HTTP (closing a stream cancels): accepted.
+    if (
+      c.kind !== 'request' &&
+      req.headers['mcp-session-id'] === undefined &&
+      (modernHeader || c.kind === 'notification')
+    ) {
+      res.writeHead(202).end();
+      return;
+    }
 
     let state: HttpSession | undefined;
     const headers: Record<string, string> = {};
     if (c.kind === 'request' && c.message.method === 'initialize') {
       state = new HttpSession();
-      state.session = gateway.openSession(
-        { send: (m, r) => state!.send(m, r) },
-        { kind: 'host', id: 'http' },
-      );
+      state.session = gateway.openSession({ send: (m, r) => state!.send(m, r) }, caller);
       sessions.set(state.session.id, state);
       headers['mcp-session-id'] = state.session.id;
     } else {
@@ -207,6 +263,36 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     // A cancelled request gets no answer; its stream just ends.
     exchange.end();
     state.exchanges.delete(id);
+  }
+
+  /** A modern request: version gate, routing headers, then served statelessly. */
+  async function postModern(req: IncomingMessage, res: ServerResponse, msg: JsonRpcRequest): Promise<void> {
+    const version = requestedVersion(msg);
+    if (version !== undefined && !isModernVersion(version)) {
+      return failWith(res, 400, msg.id, {
+        code: WIRE.UNSUPPORTED_PROTOCOL_VERSION,
+        message: 'Unsupported protocol version',
+        data: { supported: SUPPORTED_VERSIONS, requested: version },
+      });
+    }
+    const schema =
+      msg.method === 'tools/call' && typeof msg.params?.name === 'string'
+        ? gateway.catalog.resolve('tools', msg.params.name)?.item?.inputSchema
+        : undefined;
+    const mismatch = routingMismatch(req.headers, msg, schema);
+    if (mismatch) return fail(res, 400, WIRE.HEADER_MISMATCH, `Header mismatch: ${mismatch}`, msg.id);
+    const ac = new AbortController();
+    const exchange = new Exchange(res, msg.id, {});
+    res.once('close', () => {
+      if (!exchange.done) ac.abort(new LocalError('cancelled', 'the client closed the stream'));
+    });
+    if (msg.method === 'subscriptions/listen') exchange.keepAlive(KEEPALIVE_MS);
+    const response = await gateway.modern.serve(msg, caller, {
+      notify: (n) => void exchange.send(n),
+      signal: ac.signal,
+    });
+    if (!response) return exchange.end();
+    exchange.send(response, 'error' in response ? modernStatus(response.error.code) : 200);
   }
 
   function get(req: IncomingMessage, res: ServerResponse): void {
@@ -271,10 +357,14 @@ function fail(
   message: string,
   id: RequestId | null = null,
 ): void {
+  failWith(res, status, id, { code, message });
+}
+
+function failWith(res: ServerResponse, status: number, id: RequestId | null, error: WireErrorBody): void {
   if (res.headersSent) return void res.end();
   res
     .writeHead(status, { 'content-type': 'application/json' })
-    .end(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }));
+    .end(JSON.stringify({ jsonrpc: '2.0', id, error }));
 }
 
 /** Reads the body, or undefined once it passes the limit (the rest is drained, not kept). */

@@ -183,9 +183,16 @@ export class HostSession {
   }
 
   private replyFor(related: RequestId | undefined): Reply {
+    const level = () => this.logLevel;
     return {
       sessionKey: this.id,
       capabilities: this.clientCapabilities,
+      era: 'legacy',
+      clientInfo: this.clientInfo,
+      // Read when a log line arrives, so a later logging/setLevel applies to calls in flight.
+      get logLevel() {
+        return level();
+      },
       notify: (method, params) => {
         if (!this.closed) this.sink.send({ jsonrpc: '2.0', method, params }, related);
       },

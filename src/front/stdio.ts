@@ -1,7 +1,10 @@
 // The stdio front: one host session over this process's stdin and stdout (stdout carries only
 // JSON-RPC). Lines that are not JSON or are too large get an error; the session goes on.
 import type { Readable, Writable } from 'node:stream';
-import { WIRE } from '../errors.js';
+import { LocalError, WIRE } from '../errors.js';
+import { isModernRequest } from '../eras/modern-host.js';
+import type { JsonRpcRequest, Params, RequestId } from '../jsonrpc/message.js';
+import { META } from '../protocol.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { LineWriter, readLines } from '../jsonrpc/ndjson.js';
 import type { HostSession } from './session.js';
@@ -20,7 +23,20 @@ export function serveStdio(
   const output = options.output ?? process.stdout;
   const writer = new LineWriter(output);
   const write = (m: unknown) => writer.write(m);
-  const session = gateway.openSession({ send: (m) => write(m) }, { kind: 'host', id: 'stdio' }, 'stdio');
+  const caller = { kind: 'host', id: 'stdio' } as const;
+  const session = gateway.openSession({ send: (m) => write(m) }, caller, 'stdio');
+  // Modern requests in flight, by id: what notifications/cancelled names.
+  const modern = new Map<RequestId, AbortController>();
+  const serveModern = async (req: JsonRpcRequest) => {
+    const ac = new AbortController();
+    modern.set(req.id, ac);
+    try {
+      const response = await gateway.modern.serve(req, caller, { notify: write, signal: ac.signal });
+      if (response) write(response);
+    } finally {
+      if (modern.get(req.id) === ac) modern.delete(req.id);
+    }
+  };
   readLines(input, options.maxMessageBytes, {
     line: (text) => {
       let value: unknown;
@@ -33,6 +49,18 @@ export function serveStdio(
           error: { code: WIRE.PARSE_ERROR, message: 'Parse error: not valid JSON' },
         });
         return;
+      }
+      // Both eras on one stream: a request naming a modern version in its _meta is served on its
+      // own; everything else belongs to the (legacy) session.
+      const m = value as { id?: RequestId; method?: unknown; params?: Params } | null;
+      if (typeof m?.method === 'string' && m.params?._meta?.[META.protocolVersion] !== undefined) {
+        if (m.id !== undefined && isModernRequest(m as JsonRpcRequest))
+          return void serveModern(m as JsonRpcRequest);
+      }
+      if (m?.method === 'notifications/cancelled') {
+        const id = (m.params as { requestId?: RequestId } | undefined)?.requestId;
+        const ac = id === undefined ? undefined : modern.get(id);
+        if (ac) return void ac.abort(new LocalError('cancelled', 'cancelled by the host'));
       }
       void session.receive(value);
     },
@@ -49,6 +77,9 @@ export function serveStdio(
   const closed = new Promise<void>((resolve) => {
     input.once('end', resolve);
     input.once('close', resolve);
-  }).then(() => session.close());
+  }).then(() => {
+    for (const ac of modern.values()) ac.abort(new LocalError('cancelled', 'the host closed stdin'));
+    session.close();
+  });
   return { session, closed };
 }

@@ -1,13 +1,12 @@
 // What backends say and ask on their own, routed to host sessions: list changes become catalog
 // refreshes, resource updates reach their subscribers, log lines and server-initiated requests go
 // to the session whose call caused them when that is certain.
-import type { Backend } from '../backends/backend.js';
+import type { Backend, ListenFilter } from '../backends/backend.js';
 import type { Catalog, ListKind } from '../catalog/catalog.js';
 import { WIRE, WireError } from '../errors.js';
 import type { HostSession } from '../front/session.js';
 import type { JsonRpcNotification, JsonRpcRequest, Params, Result } from '../jsonrpc/message.js';
-import type { Reply } from '../pipeline/context.js';
-import { logLevelRank } from '../protocol.js';
+import { wantsLog, type Reply } from '../pipeline/context.js';
 import type { Subscriptions } from './subscriptions.js';
 
 /** Which capability a server-initiated request needs the host to have declared. */
@@ -17,8 +16,16 @@ const HOST_CAPABILITY: Record<string, string> = {
   'roots/list': 'roots',
 };
 
+/** A modern caller's subscriptions/listen stream. */
+export interface Listener {
+  readonly filter: ListenFilter;
+  notify(method: string, params?: Params): void;
+}
+
 export interface BackendMessagesDeps {
   sessions: ReadonlyMap<string, HostSession>;
+  /** A listen stream by the key its subscriptions are held under. */
+  listener(key: string): Listener | undefined;
   catalog: Catalog;
   subscriptions: Subscriptions;
   refresh(backend: Backend, kinds: readonly ListKind[]): Promise<void>;
@@ -52,7 +59,7 @@ export class BackendMessages {
         const uri = String(p.uri);
         const exposed = { ...p, uri: this.deps.catalog.exposeUri(backend.name, uri) };
         for (const id of this.deps.subscriptions.subscribers(backend.name, uri)) {
-          this.deps.sessions.get(id)?.notify(n.method, exposed);
+          (this.deps.sessions.get(id) ?? this.deps.listener(id))?.notify(n.method, exposed);
         }
         return;
       }
@@ -72,16 +79,14 @@ export class BackendMessages {
 
   /** A log line goes with the call that caused it when that is certain, else to every session. */
   private relayLog(backend: Backend, params: Params): void {
-    const rank = logLevelRank(params.level);
-    const wants = (s: HostSession) => s.logLevel === undefined || rank >= logLevelRank(s.logLevel);
     const owner = this.attribute(backend, false);
     if (owner) {
-      const s = this.deps.sessions.get(owner.sessionKey);
-      if (s && wants(s)) owner.notify('notifications/message', params);
+      if (wantsLog(owner, params.level)) owner.notify('notifications/message', params);
       return;
     }
     for (const s of this.deps.sessions.values()) {
-      if (s.caller.kind === 'host' && s.initialized && wants(s)) s.notify('notifications/message', params);
+      if (s.caller.kind === 'host' && s.initialized && wantsLog(s.reply, params.level))
+        s.notify('notifications/message', params);
     }
   }
 
@@ -110,14 +115,27 @@ export class BackendMessages {
         `switchboard cannot tell which host session ${req.method} from ${backend.name} is for`,
       );
     }
-    const needs = HOST_CAPABILITY[req.method];
-    if (needs && !reply.capabilities[needs]) {
-      throw new WireError(WIRE.METHOD_NOT_FOUND, `The host does not support ${needs}`);
-    }
     const p = req.params ?? {};
     if (req.method === 'elicitation/create' && p.mode === 'url' && typeof p.elicitationId === 'string') {
       this.elicitations.set(p.elicitationId, reply);
     }
-    return reply.request(req.method, req.params, signal);
+    return askCaller(reply, req.method, req.params, signal);
   }
+}
+
+/**
+ * Asks a caller what a backend needs from it (sampling, elicitation, roots), if it declared the
+ * capability: a legacy host gets a request in its session, a modern one an input_required result.
+ */
+export function askCaller(
+  reply: Reply,
+  method: string,
+  params: Params | undefined,
+  signal: AbortSignal,
+): Promise<Result> {
+  const needs = HOST_CAPABILITY[method];
+  if (needs && !reply.capabilities[needs]) {
+    return Promise.reject(new WireError(WIRE.METHOD_NOT_FOUND, `The host does not support ${needs}`));
+  }
+  return reply.request(method, params, signal);
 }

@@ -9,6 +9,8 @@ import type { Logger } from '../log.js';
 
 export class CatalogSync {
   private readonly refreshing = new Map<string, { done: Promise<void>; again?: Promise<void> }>();
+  /** Cache hints of each backend's last read of each list (modern backends send them). */
+  private readonly hints = new Map<string, { until: number; scope: 'public' | 'private' }>();
 
   constructor(
     private readonly catalog: Catalog,
@@ -16,13 +18,41 @@ export class CatalogSync {
     private readonly changed: (kind: ListKind) => void,
   ) {}
 
-  /** Serves a list, first re-reading it from backends that would not tell us it changed. */
-  async list(kind: ListKind, backends: Iterable<Backend>): Promise<Result> {
-    const stale = [...backends].filter(
-      (b) => b.state === 'ready' && b.capabilities[LIST_KINDS[kind].capability] && !announcesChanges(b, kind),
+  /**
+   * Serves a list, first re-reading it from backends that would not tell us it changed and whose
+   * own cache hints say it is stale; `withHints` adds the merged hints (for modern callers).
+   */
+  async list(kind: ListKind, backends: Iterable<Backend>, withHints = false): Promise<Result> {
+    const now = Date.now();
+    const serving = [...backends].filter(
+      (b) => b.state === 'ready' && b.capabilities[LIST_KINDS[kind].capability],
+    );
+    const stale = serving.filter(
+      (b) => !announcesChanges(b, kind) && !((this.hints.get(`${b.name}\0${kind}`)?.until ?? 0) > now),
     );
     if (stale.length) await Promise.all(stale.map((b) => this.refresh(b, [kind])));
-    return this.catalog.list(kind);
+    const list = this.catalog.list(kind);
+    return withHints ? { ...list, ...this.cacheHints(kind, serving) } : list;
+  }
+
+  /**
+   * The merged list's cache hints, as conservative as its most conservative part: fresh only as
+   * long as every backend's own list is (a backend that gave no hint counts as stale at once),
+   * and private when any part was.
+   */
+  private cacheHints(
+    kind: ListKind,
+    backends: Backend[],
+  ): { ttlMs: number; cacheScope: 'public' | 'private' } {
+    const now = Date.now();
+    let ttlMs = Number.POSITIVE_INFINITY;
+    let cacheScope: 'public' | 'private' = 'public';
+    for (const b of backends) {
+      const h = this.hints.get(`${b.name}\0${kind}`);
+      ttlMs = Math.min(ttlMs, h ? Math.max(0, h.until - now) : 0);
+      if (h?.scope === 'private') cacheScope = 'private';
+    }
+    return { ttlMs: Number.isFinite(ttlMs) ? ttlMs : 0, cacheScope };
   }
 
   /** Re-reads lists from a backend. */
@@ -48,12 +78,18 @@ export class CatalogSync {
     if (!backend.capabilities[spec.capability]) return;
     const items: Record<string, unknown>[] = [];
     let cursor: unknown;
+    const key = `${backend.name}\0${kind}`;
+    this.hints.delete(key);
     try {
       do {
         const page = await backend.request(
           spec.method,
           cursor === undefined ? undefined : { cursor: cursor as string },
         );
+        if (cursor === undefined && typeof page.ttlMs === 'number' && page.ttlMs > 0) {
+          const scope = page.cacheScope === 'public' ? 'public' : 'private';
+          this.hints.set(key, { until: Date.now() + page.ttlMs, scope });
+        }
         const got = page[spec.key];
         if (Array.isArray(got)) items.push(...(got as Record<string, unknown>[]));
         cursor = page.nextCursor;
@@ -77,7 +113,14 @@ export class CatalogSync {
   }
 }
 
+/** A legacy backend announces what its capabilities promise; a modern one what it acknowledged. */
 function announcesChanges(b: Backend, kind: ListKind): boolean {
+  if (b.isModern) {
+    const heard = b.listened;
+    if (kind === 'tools') return heard.toolsListChanged === true;
+    if (kind === 'prompts') return heard.promptsListChanged === true;
+    return heard.resourcesListChanged === true;
+  }
   const cap = b.capabilities[LIST_KINDS[kind].capability] as { listChanged?: boolean } | undefined;
   return cap?.listChanged === true;
 }

@@ -1,6 +1,6 @@
 // Switchboard's core object: the backends, the catalog built from them, the host sessions, and
 // the pipeline every call passes. Fronts open sessions on it; backends report to it.
-import { Backend } from '../backends/backend.js';
+import { Backend, type ListenFilter } from '../backends/backend.js';
 import { Catalog, LIST_KIND_NAMES, type CatalogOptions, type ListKind } from '../catalog/catalog.js';
 import { namespacesOf } from '../catalog/naming.js';
 import type { Config } from '../config/schema.js';
@@ -24,7 +24,9 @@ import { AbsentNames } from './absent-names.js';
 import { Supervisor } from './supervisor.js';
 import { Admission } from './admission.js';
 import { CatalogSync } from './catalog-sync.js';
-import { BackendMessages } from './backend-messages.js';
+import { BackendMessages, type Listener } from './backend-messages.js';
+import { ModernHost } from '../eras/modern-host.js';
+import { Sealer } from '../eras/seal.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -41,6 +43,10 @@ export class Gateway {
   readonly catalog: Catalog;
   readonly backends = new Map<string, Backend>();
   readonly sessions = new Map<string, HostSession>();
+  /** Modern callers' subscriptions/listen streams, by key: what they opted in to, and their way out. */
+  private readonly listeners = new Map<string, Listener>();
+  /** Serves stateless (2026-07-28) requests from every front. */
+  readonly modern: ModernHost;
   readonly log: Logger;
   private readonly pipeline: Pipeline;
   private readonly subscriptions = new Subscriptions();
@@ -77,8 +83,13 @@ export class Gateway {
       admit: options.admit,
     });
     this.sync = new CatalogSync(this.catalog, log, (kind) => this.listChanged(kind));
+    this.modern = new ModernHost(this, {
+      sealer: new Sealer(config.modern.stateKey),
+      inputTimeoutMs: config.modern.inputTimeoutMs,
+    });
     this.messages = new BackendMessages({
       sessions: this.sessions,
+      listener: (key) => this.listeners.get(key),
       catalog: this.catalog,
       subscriptions: this.subscriptions,
       refresh: (backend, kinds) => this.sync.refresh(backend, kinds),
@@ -110,7 +121,7 @@ export class Gateway {
     this.pipeline = createPipeline({
       catalog: this.catalog,
       backend: (name) => this.backends.get(name),
-      list: (kind) => this.sync.list(kind, this.backends.values()),
+      list: (kind, ctx) => this.sync.list(kind, this.backends.values(), ctx.reply.era === 'modern'),
       subscribe: (ctx, backend, uri) => this.subscribe(ctx, backend, uri),
       unsubscribe: (ctx, backend, uri) => this.unsubscribe(ctx, backend, uri),
       handlers: this.handlers,
@@ -195,10 +206,34 @@ export class Gateway {
 
   private async startBackend(b: Backend): Promise<void> {
     await b.start();
+    await this.listenTo(b);
     await this.sync.refresh(b, LIST_KIND_NAMES);
-    if (this.backendLogLevel && b.capabilities.logging) {
+    if (this.backendLogLevel && b.capabilities.logging && !b.isModern) {
       await b.request('logging/setLevel', { level: this.backendLogLevel }).catch(() => {});
     }
+  }
+
+  /**
+   * A modern backend announces changes only on a subscriptions/listen stream: switchboard keeps
+   * one open to it, asking for the list changes its capabilities offer and the resource updates
+   * hosts subscribed to. Resolves with what the backend acknowledged.
+   */
+  private async listenTo(b: Backend): Promise<ListenFilter> {
+    if (!b.isModern) return {};
+    const wants = (cap: string) =>
+      (b.capabilities[cap] as { listChanged?: boolean } | undefined)?.listChanged === true;
+    const uris = this.subscriptions.uris(b.name);
+    const filter: ListenFilter = {
+      ...(wants('tools') ? { toolsListChanged: true } : {}),
+      ...(wants('prompts') ? { promptsListChanged: true } : {}),
+      ...(wants('resources') ? { resourcesListChanged: true } : {}),
+      ...(uris.length ? { resourceSubscriptions: uris } : {}),
+    };
+    if (Object.keys(filter).length === 0) return {};
+    return b.listen(filter).catch((err: unknown) => {
+      this.log.warn({ backend: b.name, err: messageOf(err) }, 'backend refused subscriptions/listen');
+      return {};
+    });
   }
 
   /** A restart: the backend's names return to the catalog and what it held is set again. */
@@ -213,10 +248,11 @@ export class Gateway {
    * list_changed find it whole.
    */
   private async restore(b: Backend): Promise<void> {
-    if (this.backendLogLevel && b.capabilities.logging) {
+    if (this.backendLogLevel && b.capabilities.logging && !b.isModern) {
       await b.request('logging/setLevel', { level: this.backendLogLevel }).catch(() => {});
     }
-    for (const uri of this.subscriptions.uris(b.name)) {
+    await this.listenTo(b);
+    for (const uri of b.isModern ? [] : this.subscriptions.uris(b.name)) {
       await b.request('resources/subscribe', { uri }).catch((err: unknown) => {
         this.log.warn({ backend: b.name, uri, err: messageOf(err) }, 'could not renew a subscription');
       });
@@ -236,6 +272,7 @@ export class Gateway {
 
   async stop(): Promise<void> {
     this.supervisor.stop();
+    this.modern.close();
     for (const s of this.sessions.values()) s.close();
     await Promise.all([...this.backends.values()].map((b) => b.stop()));
     await this.watchdog?.close();
@@ -267,11 +304,20 @@ export class Gateway {
     this.sessions.delete(session.id);
     this.admission.sessionClosed(session.reply.sessionKey);
     this.messages.sessionClosed(session.id);
-    for (const { backend, uri } of this.subscriptions.removeSession(session.id)) {
-      const b = this.backends.get(backend);
-      if (b?.state === 'ready') void b.request('resources/unsubscribe', { uri }).catch(() => {});
-    }
+    this.releaseSubscriptions(session.id);
     this.logLevelsChanged();
+  }
+
+  /** Gives back what a session or a listen stream subscribed to that nobody else holds. */
+  releaseSubscriptions(key: string): void {
+    const relisten = new Set<Backend>();
+    for (const { backend, uri } of this.subscriptions.removeSession(key)) {
+      const b = this.backends.get(backend);
+      if (b?.state !== 'ready') continue;
+      if (b.isModern) relisten.add(b);
+      else void b.request('resources/unsubscribe', { uri }).catch(() => {});
+    }
+    for (const b of relisten) void this.listenTo(b);
   }
 
   initializeResult(protocolVersion: string): Result {
@@ -294,7 +340,8 @@ export class Gateway {
     if (!level || level === this.backendLogLevel) return;
     this.backendLogLevel = level;
     for (const b of this.backends.values()) {
-      if (b.state === 'ready' && b.capabilities.logging) {
+      // A modern backend takes the level with each request instead.
+      if (b.state === 'ready' && b.capabilities.logging && !b.isModern) {
         void b
           .request('logging/setLevel', { level })
           .catch((err) =>
@@ -306,7 +353,9 @@ export class Gateway {
 
   rootsChanged(_session: HostSession): void {
     for (const b of this.backends.values()) {
-      if (b.state === 'ready') void b.notify('notifications/roots/list_changed').catch(() => {});
+      // The modern era has no such notification: a modern backend asks for roots with each call.
+      if (b.state === 'ready' && !b.isModern)
+        void b.notify('notifications/roots/list_changed').catch(() => {});
     }
   }
 
@@ -316,8 +365,17 @@ export class Gateway {
   }
 
   private listChanged(kind: ListKind): void {
-    const method = `notifications/${kind === 'resourceTemplates' ? 'resources' : kind}/list_changed`;
+    const family = kind === 'resourceTemplates' ? 'resources' : kind;
+    const method = `notifications/${family}/list_changed`;
     for (const s of this.sessions.values()) if (s.initialized) s.notify(method);
+    const flag = `${family}ListChanged` as const;
+    for (const l of this.listeners.values()) if (l.filter[flag]) l.notify(method);
+  }
+
+  /** A modern caller's listen stream joins the list-change and resource-update audience. */
+  addListener(key: string, filter: ListenFilter, notify: Listener['notify']): () => void {
+    this.listeners.set(key, { filter, notify });
+    return () => this.listeners.delete(key);
   }
 
   private backendDown(backend: Backend, reason: Error): void {
@@ -340,7 +398,14 @@ export class Gateway {
     }
     if (!this.subscriptions.add(backend.name, uri, ctx.reply.sessionKey)) return {};
     try {
-      return await backend.call(ctx, 'resources/subscribe', { ...ctx.params, uri });
+      if (!backend.isModern) return await backend.call(ctx, 'resources/subscribe', { ...ctx.params, uri });
+      const honoured = await this.listenTo(backend);
+      if (!honoured.resourceSubscriptions?.includes(uri))
+        throw new WireError(
+          WIRE.INVALID_PARAMS,
+          `Backend ${backend.name} does not take subscriptions to ${uri}`,
+        );
+      return {};
     } catch (err) {
       this.subscriptions.remove(backend.name, uri, ctx.reply.sessionKey);
       throw err;
@@ -349,7 +414,9 @@ export class Gateway {
 
   private async unsubscribe(ctx: CallContext, backend: Backend, uri: string): Promise<Result> {
     if (!this.subscriptions.remove(backend.name, uri, ctx.reply.sessionKey)) return {};
-    return backend.call(ctx, 'resources/unsubscribe', { ...ctx.params, uri });
+    if (!backend.isModern) return backend.call(ctx, 'resources/unsubscribe', { ...ctx.params, uri });
+    await this.listenTo(backend);
+    return {};
   }
 }
 
@@ -357,6 +424,7 @@ function inProcessReply(caller: Caller): Reply {
   return {
     sessionKey: `in-process:${caller.kind}:${caller.id}`,
     capabilities: {},
+    era: 'legacy',
     notify: () => {},
     request: (method) =>
       Promise.reject(new WireError(WIRE.METHOD_NOT_FOUND, `An in-process caller cannot answer ${method}`)),

@@ -4,7 +4,18 @@ import type { JsonRpcMessage, RequestId } from './message.js';
 
 export interface Channel {
   start(): Promise<void>;
-  send(message: JsonRpcMessage, options?: { relatedRequestId?: RequestId }): Promise<void>;
+  /**
+   * `requestSignal` ends the one HTTP exchange a request rides on, where a transport has one per
+   * request (how the modern era cancels over HTTP); channels sharing one stream ignore it.
+   */
+  send(
+    message: JsonRpcMessage,
+    options?: {
+      relatedRequestId?: RequestId;
+      requestSignal?: AbortSignal | undefined;
+      headers?: Record<string, string> | undefined;
+    },
+  ): Promise<void>;
   close(): Promise<void>;
   /** Parsed but not yet classified: the peer decides what it is. */
   onmessage?: ((message: unknown) => void) | undefined;

@@ -20,6 +20,8 @@ export interface RequestOptions {
   onProgress?: ((params: Params) => void) | undefined;
   /** Told the id the request went out with, before it is sent (to attribute what the other side says). */
   onSent?: ((id: RequestId) => void) | undefined;
+  /** Extra HTTP headers for this request, where the channel sends one HTTP request per message. */
+  headers?: Record<string, string> | undefined;
 }
 
 interface Pending {
@@ -91,6 +93,7 @@ export class RpcPeer {
       this.channel
         .send(
           sent === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: sent },
+          signal || options.headers ? { requestSignal: signal, headers: options.headers } : undefined,
         )
         .catch((err: unknown) => {
           const p = this.pending.get(id);

@@ -2,6 +2,7 @@
 // or a workflow. Stages read and fill it; the caller's side is reached only through `reply`.
 import type { Params, Result } from '../jsonrpc/message.js';
 import type { Target } from '../catalog/catalog.js';
+import { logLevelRank } from '../protocol.js';
 
 export type Caller =
   | { kind: 'host'; id: string }
@@ -15,10 +16,28 @@ export interface Reply {
   readonly sessionKey: string;
   /** Capabilities the caller declared (sampling, elicitation, roots, ...). */
   readonly capabilities: Record<string, unknown>;
+  /**
+   * The wire the caller speaks: `legacy` (a session opened by initialize) or `modern` (stateless
+   * requests that carry their own `_meta`). It decides how a backend's questions reach the caller.
+   */
+  readonly era: 'legacy' | 'modern';
+  /** Who the caller says it is (initialize's clientInfo, or the request's `_meta` clientInfo). */
+  readonly clientInfo?: Record<string, unknown> | undefined;
+  /**
+   * The log level the caller asked for: its session's (logging/setLevel) or the request's own
+   * (`_meta` logLevel). A modern caller without one gets no log lines; a legacy one gets all.
+   */
+  readonly logLevel?: string | undefined;
   /** A notification that belongs to this call (progress, a log line during it). */
   notify(method: string, params: Params): void;
   /** A request to the caller on behalf of this call (sampling, elicitation, roots). */
   request(method: string, params: Params | undefined, signal: AbortSignal): Promise<Result>;
+}
+
+/** Whether a log line at `level` goes to the caller. */
+export function wantsLog(reply: Reply, level: unknown): boolean {
+  if (reply.logLevel === undefined) return reply.era === 'legacy';
+  return logLevelRank(level) >= logLevelRank(reply.logLevel);
 }
 
 export interface CallContext {
@@ -36,6 +55,11 @@ export interface CallContext {
   readonly startedAt: number;
   /** Set by the resolve stage for calls that have one owning backend. */
   target?: (Target & { kind: TargetKind }) | undefined;
+  /**
+   * The backend a retried call must reach again: a modern caller's retry after `input_required`
+   * carries it sealed in `requestState`; the route stage refuses any other owner.
+   */
+  resume?: { backend: string } | undefined;
   /** Set by the route stage. */
   result?: Result | undefined;
   /** What decided whether the call may go on, and which rule did: what the audit record names. */

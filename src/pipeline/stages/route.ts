@@ -10,6 +10,7 @@ import type { Stage } from '../compose.js';
 import type { CallContext } from '../context.js';
 import { CHAIN_META } from './chain.js';
 import { linkSignals } from '../signals.js';
+import { answerInputRequired, isInputRequired } from '../../eras/input-required.js';
 
 export interface RouteServices {
   catalog: Catalog;
@@ -64,6 +65,10 @@ async function route(services: RouteServices, ctx: CallContext): Promise<Result>
   }
   const backend = services.backend(target.backend);
   if (!backend) throw new WireError(WIRE.INVALID_PARAMS, `Unknown target: ${target.name}`);
+  if (ctx.resume && ctx.resume.backend !== backend.name) {
+    // The name now belongs to another backend than the one that asked for input (a reload).
+    throw new WireError(WIRE.INVALID_PARAMS, 'requestState does not belong to this request');
+  }
   switch (ctx.method) {
     case 'resources/subscribe':
       return services.subscribe(ctx, backend, target.name);
@@ -77,7 +82,14 @@ async function route(services: RouteServices, ctx: CallContext): Promise<Result>
           _meta: { ...params._meta, [CHAIN_META]: { id: ctx.callId, path: [...ctx.path, backend.name] } },
         };
       }
-      const result = await backend.call(ctx, ctx.method, params);
+      let result = await backend.call(ctx, ctx.method, params);
+      // A modern caller takes input_required as it is (the front seals its requestState); for
+      // any other caller switchboard asks the questions and retries.
+      if (isInputRequired(result) && ctx.reply.era !== 'modern') {
+        result = await answerInputRequired(ctx, result, (extra) =>
+          backend.call(ctx, ctx.method, { ...params, ...extra }),
+        );
+      }
       return exposeResultUris(services.catalog, backend.name, ctx.method, result);
     }
   }

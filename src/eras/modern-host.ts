@@ -1,0 +1,480 @@
+// The modern era (2026-07-28) on switchboard's fronts: each request carries its own version,
+// capabilities and identity in `_meta` and is served on its own, with no session. Transports
+// (stdio, HTTP) hand requests in here; the same pipeline serves them as it serves sessions.
+//
+// What a backend asks a caller mid-call becomes an `input_required` result:
+//   - a legacy backend asks by a request of its own while the call waits: the call is paused
+//     here, the question goes out as an input request, and the caller's retry (with
+//     `inputResponses`) answers the waiting backend and resumes the same call;
+//   - a modern backend answers `input_required` itself: it passes through, its requestState
+//     wrapped in switchboard's, so the retry reaches the same backend.
+// Either way the requestState the caller holds is sealed (AEAD) and bound to the caller, the
+// method, the target and the arguments: a tampered, replayed-elsewhere or expired one is refused.
+import { randomUUID } from 'node:crypto';
+import { WIRE, WireError, LocalError, toWire } from '../errors.js';
+import type {
+  JsonRpcNotification,
+  JsonRpcResponse,
+  JsonRpcRequest,
+  Params,
+  Result,
+  WireErrorBody,
+} from '../jsonrpc/message.js';
+import { newCallId, type Caller, type CallContext, type Reply } from '../pipeline/context.js';
+import { CACHEABLE, META, SERVER_INFO, SUPPORTED_VERSIONS, isModernVersion } from '../protocol.js';
+import { canonicalJson, sha256 } from '../trust/canonical-json.js';
+import type { Gateway } from '../gateway/gateway.js';
+import type { ListenFilter } from '../backends/backend.js';
+import { isInputRequired } from './input-required.js';
+import type { Sealer } from './seal.js';
+
+/** One request's way back to its client. */
+export interface ModernExchange {
+  /** A notification that belongs to the request (progress, a log line, a listen stream's news). */
+  notify(message: JsonRpcNotification): void;
+  /** Aborts when the client gives up on the request (its stream closed, or it cancelled it). */
+  readonly signal: AbortSignal;
+}
+
+export interface ModernHostOptions {
+  sealer: Sealer;
+  /** How long a paused call waits for the caller's retry before it is cancelled. */
+  inputTimeoutMs: number;
+}
+
+/** Methods the modern era removed: answered as unknown. */
+const REMOVED = new Set([
+  'initialize',
+  'ping',
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+]);
+
+const STATE_PURPOSE = 'requestState';
+
+/** What switchboard's requestState holds. */
+type State =
+  | { k: 'park'; id: string; c: string; d: string; x: number }
+  | { k: 'pass'; b: string; s?: string; c: string; d: string; x: number };
+
+/** Whether a request speaks the modern era: it names a protocol version in its `_meta`. */
+export function isModernRequest(req: JsonRpcRequest): boolean {
+  return req.method !== 'initialize' && req.params?._meta?.[META.protocolVersion] !== undefined;
+}
+
+/** The version a modern request asks for. */
+export function requestedVersion(req: JsonRpcRequest): unknown {
+  return req.params?._meta?.[META.protocolVersion];
+}
+
+export class ModernHost {
+  /** Calls paused on a legacy backend's question, by id, until the caller's retry. */
+  private readonly paused = new Map<string, PausedCall>();
+  /** Open subscriptions/listen streams, ended with a result when switchboard stops. */
+  private readonly listens = new Set<() => void>();
+
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly options: ModernHostOptions,
+  ) {}
+
+  /** Serves one modern request; undefined when it was cancelled (nothing is sent). */
+  async serve(req: JsonRpcRequest, caller: Caller, ex: ModernExchange): Promise<JsonRpcResponse | undefined> {
+    try {
+      const result = await this.answer(req, caller, ex);
+      if (result === undefined || ex.signal.aborted) return undefined;
+      return { jsonrpc: '2.0', id: req.id, result: decorate(req.method, result) };
+    } catch (err) {
+      if (ex.signal.aborted) return undefined;
+      return { jsonrpc: '2.0', id: req.id, error: modernError(toWire(err)) };
+    }
+  }
+
+  /** Ends every listen stream gracefully and cancels paused calls (switchboard is stopping). */
+  close(): void {
+    for (const end of [...this.listens]) end();
+    for (const call of this.paused.values()) call.cancel('switchboard is stopping');
+    this.paused.clear();
+  }
+
+  private async answer(req: JsonRpcRequest, caller: Caller, ex: ModernExchange): Promise<Result | undefined> {
+    const params = req.params ?? {};
+    const version = params._meta?.[META.protocolVersion];
+    if (!isModernVersion(version)) {
+      throw new WireError(WIRE.UNSUPPORTED_PROTOCOL_VERSION, 'Unsupported protocol version', {
+        supported: SUPPORTED_VERSIONS,
+        requested: version,
+      });
+    }
+    if (REMOVED.has(req.method))
+      throw new WireError(WIRE.METHOD_NOT_FOUND, `Method not found: ${req.method}`);
+    switch (req.method) {
+      case 'server/discover':
+        return this.discover();
+      case 'subscriptions/listen':
+        return this.listen(req, caller, ex);
+    }
+    if (params.requestState !== undefined) return this.resume(req, caller, ex);
+    // Answers without a state of ours answer nothing switchboard asked: they are dropped.
+    const { inputResponses: _ignored, ...rest } = params;
+    return this.call(req, caller, ex, rest);
+  }
+
+  private discover(): Result {
+    const init = this.gateway.initializeResult(SUPPORTED_VERSIONS[0]!);
+    return {
+      supportedVersions: SUPPORTED_VERSIONS,
+      capabilities: init.capabilities,
+      ...(init.instructions ? { instructions: init.instructions } : {}),
+      ttlMs: 0,
+      cacheScope: 'public',
+    };
+  }
+
+  /** Runs a call through the pipeline; pauses it if a legacy backend asks the caller something. */
+  private call(
+    req: JsonRpcRequest,
+    caller: Caller,
+    ex: ModernExchange,
+    params: Params,
+    resume?: { backend: string },
+  ): Promise<Result | undefined> {
+    const meta = params._meta ?? {};
+    const paused = new PausedCall(ex, {
+      capabilities: (meta[META.clientCapabilities] as Record<string, unknown>) ?? {},
+      clientInfo: meta[META.clientInfo] as Record<string, unknown> | undefined,
+      logLevel: meta[META.logLevel] as string | undefined,
+      sessionKey: `modern:${caller.kind}:${caller.id}`,
+    });
+    const ctx: CallContext = {
+      callId: newCallId(),
+      caller,
+      method: req.method,
+      params,
+      signal: paused.signal,
+      reply: paused.reply,
+      path: [],
+      startedAt: performance.now(),
+      resume,
+    };
+    paused.run(
+      ctx,
+      this.gateway.run(ctx).then(() => ctx.result ?? {}),
+    );
+    return this.outcome(paused, req, caller, ex);
+  }
+
+  /** Waits for the call to end or to need input, whichever comes first. */
+  private async outcome(
+    call: PausedCall,
+    req: JsonRpcRequest,
+    caller: Caller,
+    ex: ModernExchange,
+  ): Promise<Result | undefined> {
+    const what = await call.next(ex.signal);
+    const bind = { c: principal(caller), d: digest(req), x: Date.now() + this.options.inputTimeoutMs };
+    switch (what) {
+      case 'cancelled':
+        call.cancel('cancelled by the client');
+        return undefined;
+      case 'done': {
+        const result = call.result();
+        const backend = call.ctx.target?.backend;
+        if (!isInputRequired(result) || backend === undefined) return result;
+        // A modern backend's own question: passed on, its state inside ours.
+        const state: State = { k: 'pass', b: backend, c: bind.c, d: bind.d, x: bind.x };
+        if (typeof result.requestState === 'string') state.s = result.requestState;
+        return { ...result, requestState: this.options.sealer.seal(STATE_PURPOSE, state) };
+      }
+      case 'input': {
+        const id = randomUUID();
+        this.paused.set(id, call);
+        call.pause(this.options.inputTimeoutMs, () => this.paused.delete(id));
+        const state: State = { k: 'park', id, ...bind };
+        return {
+          resultType: 'input_required',
+          inputRequests: call.questions(),
+          requestState: this.options.sealer.seal(STATE_PURPOSE, state),
+        };
+      }
+    }
+  }
+
+  /** A retry after input_required: resumes the paused call, or retries the modern backend. */
+  private async resume(req: JsonRpcRequest, caller: Caller, ex: ModernExchange): Promise<Result | undefined> {
+    const params = req.params ?? {};
+    const state = this.options.sealer.open(STATE_PURPOSE, params.requestState) as State | undefined;
+    if (!state || state.c !== principal(caller) || state.d !== digest(req) || !(state.x > Date.now())) {
+      throw new WireError(
+        WIRE.INVALID_PARAMS,
+        'Invalid requestState: not issued for this request, or expired',
+      );
+    }
+    const answers = isRecord(params.inputResponses) ? params.inputResponses : {};
+    if (state.k === 'pass') {
+      const { requestState: _ours, ...rest } = params;
+      const forwarded: Params = state.s === undefined ? rest : { ...rest, requestState: state.s };
+      return this.call(req, caller, ex, forwarded, { backend: state.b });
+    }
+    const call = this.paused.get(state.id);
+    if (!call) {
+      throw new WireError(
+        WIRE.INVALID_PARAMS,
+        'Invalid requestState: the call it belongs to is no longer waiting (it timed out or was cancelled)',
+      );
+    }
+    this.paused.delete(state.id);
+    call.resume(ex, params._meta?.progressToken);
+    call.answer(answers);
+    return this.outcome(call, req, caller, ex);
+  }
+
+  /**
+   * subscriptions/listen: list changes switchboard announces itself (its catalog merges every
+   * backend's); resource updates are subscribed on each owning backend through the pipeline
+   * (legacy: resources/subscribe, modern: its own listen stream), and the acknowledgement names
+   * only what the backends took.
+   */
+  private async listen(req: JsonRpcRequest, caller: Caller, ex: ModernExchange): Promise<Result | undefined> {
+    const wanted = (req.params?.notifications ?? {}) as ListenFilter;
+    const key = `listen:${randomUUID()}`;
+    const tag = { [META.subscriptionId]: req.id };
+    const send = (method: string, params?: Params) =>
+      ex.notify({ jsonrpc: '2.0', method, params: { ...params, _meta: { ...params?._meta, ...tag } } });
+    const honoured: ListenFilter = {};
+    if (wanted.toolsListChanged === true) honoured.toolsListChanged = true;
+    if (wanted.promptsListChanged === true) honoured.promptsListChanged = true;
+    if (wanted.resourcesListChanged === true) honoured.resourcesListChanged = true;
+    const reply: Reply = {
+      sessionKey: key,
+      capabilities: {},
+      era: 'modern',
+      notify: () => {},
+      request: (method) => Promise.reject(new WireError(WIRE.METHOD_NOT_FOUND, `Cannot ask ${method} here`)),
+    };
+    const uris = Array.isArray(wanted.resourceSubscriptions) ? wanted.resourceSubscriptions : [];
+    const taken: string[] = [];
+    for (const uri of uris.filter((u): u is string => typeof u === 'string')) {
+      try {
+        await this.gateway.run({
+          callId: newCallId(),
+          caller,
+          method: 'resources/subscribe',
+          params: { uri },
+          signal: ex.signal,
+          reply,
+          path: [],
+          startedAt: performance.now(),
+        });
+        taken.push(uri);
+      } catch {
+        // Not acknowledged: the client sees it missing from the acknowledgement.
+      }
+    }
+    if (uris.length) honoured.resourceSubscriptions = taken;
+    if (ex.signal.aborted) {
+      this.gateway.releaseSubscriptions(key);
+      return undefined;
+    }
+    send('notifications/subscriptions/acknowledged', { notifications: honoured });
+    const detach = this.gateway.addListener(key, honoured, send);
+    let end!: () => void;
+    const graceful = await new Promise<boolean>((resolve) => {
+      end = () => resolve(true);
+      this.listens.add(end);
+      ex.signal.addEventListener('abort', () => resolve(false), { once: true });
+    });
+    this.listens.delete(end);
+    detach();
+    this.gateway.releaseSubscriptions(key);
+    return graceful ? { _meta: tag } : undefined;
+  }
+}
+
+/**
+ * One call from a modern caller, possibly paused on questions a legacy backend asked: it runs
+ * once, and its questions and final outcome are collected for whichever exchange waits on it.
+ */
+class PausedCall {
+  private readonly controller = new AbortController();
+  private readonly asks = new Map<string, Ask>();
+  private settled: { result: Result } | { error: unknown } | undefined;
+  private wake: (() => void) | undefined;
+  private seq = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private progressToken: unknown;
+  ctx!: CallContext;
+  readonly reply: Reply;
+
+  constructor(
+    private ex: ModernExchange | undefined,
+    who: Pick<Reply, 'capabilities' | 'clientInfo' | 'logLevel' | 'sessionKey'>,
+  ) {
+    this.reply = {
+      ...who,
+      era: 'modern',
+      notify: (method, params) => {
+        const p =
+          method === 'notifications/progress' && this.progressToken !== undefined
+            ? { ...params, progressToken: this.progressToken }
+            : params;
+        this.ex?.notify({ jsonrpc: '2.0', method, params: p });
+      },
+      request: (method, params, signal) => this.ask(method, params, signal),
+    };
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  run(ctx: CallContext, done: Promise<Result>): void {
+    this.ctx = ctx;
+    this.progressToken = ctx.params._meta?.progressToken;
+    done.then(
+      (result) => this.settle({ result }),
+      (error: unknown) => this.settle({ error }),
+    );
+  }
+
+  private settle(outcome: { result: Result } | { error: unknown }): void {
+    this.settled = outcome;
+    clearTimeout(this.timer);
+    this.poke();
+  }
+
+  result(): Result {
+    const s = this.settled!;
+    if ('error' in s) throw s.error;
+    return s.result;
+  }
+
+  /** A backend's question: held until the caller's retry answers it. */
+  private ask(method: string, params: Params | undefined, signal: AbortSignal): Promise<Result> {
+    return new Promise<Result>((resolve, reject) => {
+      const key = `${method.replace(/[^A-Za-z0-9]+/g, '_')}_${++this.seq}`;
+      const onAbort = () => {
+        this.asks.delete(key);
+        reject(new LocalError('cancelled', 'Request cancelled'));
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.asks.set(key, {
+        method,
+        params,
+        settle: (answer) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(answer);
+        },
+      });
+      this.poke();
+    });
+  }
+
+  /** Wakes the waiting exchange on the next turn, so questions asked together go out together. */
+  private poke(): void {
+    setImmediate(() => {
+      const wake = this.wake;
+      this.wake = undefined;
+      wake?.();
+    });
+  }
+
+  next(signal: AbortSignal): Promise<'done' | 'input' | 'cancelled'> {
+    return new Promise((resolve) => {
+      const onAbort = () => {
+        this.wake = undefined;
+        resolve('cancelled');
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      const check = () => {
+        if (!this.settled && this.asks.size === 0) return void (this.wake = check);
+        signal.removeEventListener('abort', onAbort);
+        resolve(this.settled ? 'done' : 'input');
+      };
+      check();
+    });
+  }
+
+  /** The open questions, as the input requests of an input_required result. */
+  questions(): Record<string, { method: string; params?: Params }> {
+    const out: Record<string, { method: string; params?: Params }> = {};
+    for (const [key, a] of this.asks)
+      out[key] = a.params === undefined ? { method: a.method } : { method: a.method, params: a.params };
+    return out;
+  }
+
+  /** Answers the questions the retry answered; the rest stay open and are asked again. */
+  answer(responses: Record<string, unknown>): void {
+    for (const [key, value] of Object.entries(responses)) {
+      const ask = this.asks.get(key);
+      if (!ask || !isRecord(value)) continue;
+      this.asks.delete(key);
+      ask.settle(value);
+    }
+  }
+
+  /** No exchange waits on the call: it is cancelled unless a retry comes within `ms`. */
+  pause(ms: number, forget: () => void): void {
+    this.ex = undefined;
+    this.timer = setTimeout(() => {
+      forget();
+      this.cancel('no retry answered its input requests in time');
+    }, ms);
+    this.timer.unref();
+  }
+
+  resume(ex: ModernExchange, progressToken: unknown): void {
+    clearTimeout(this.timer);
+    this.ex = ex;
+    if (progressToken !== undefined) this.progressToken = progressToken;
+  }
+
+  cancel(why: string): void {
+    clearTimeout(this.timer);
+    this.controller.abort(new LocalError('cancelled', why));
+  }
+}
+
+interface Ask {
+  method: string;
+  params: Params | undefined;
+  settle(answer: Result): void;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Who may present a requestState: the caller it was issued to. */
+function principal(caller: Caller): string {
+  return `${caller.kind}:${caller.id}`;
+}
+
+/** What a requestState is bound to: the method, the target and the arguments of the request. */
+function digest(req: JsonRpcRequest): string {
+  const p = req.params ?? {};
+  return sha256(canonicalJson([req.method, p.name ?? p.uri ?? null, p.arguments ?? null]));
+}
+
+/** Every modern result says what it is and who answered; cacheable ones carry hints. */
+function decorate(method: string, result: Result): Result {
+  const out: Result = {
+    ...result,
+    resultType: result.resultType ?? 'complete',
+    _meta: { ...result._meta, [META.serverInfo]: SERVER_INFO },
+  };
+  if (CACHEABLE.has(method) && out.resultType === 'complete') {
+    // A backend that gave no hint gets the most careful one: stale at once, not shareable.
+    if (typeof out.ttlMs !== 'number') out.ttlMs = 0;
+    if (out.cacheScope !== 'public' && out.cacheScope !== 'private') out.cacheScope = 'private';
+  }
+  return out;
+}
+
+/** Errors as the modern era numbers them: a missing resource is invalid params there. */
+function modernError(body: WireErrorBody): WireErrorBody {
+  return body.code === WIRE.RESOURCE_NOT_FOUND ? { ...body, code: WIRE.INVALID_PARAMS } : body;
+}

@@ -96,7 +96,8 @@ export class BackendMessages {
    */
   private attribute(backend: Backend, fallBackToOnlySession = true): Reply | undefined {
     const calls = backend.callsInFlight();
-    const sessions = new Set(calls.map((c) => c.reply.sessionKey));
+    // A modern caller's calls share no stream: each is its own audience.
+    const sessions = new Set(calls.map((c) => (c.reply.era === 'modern' ? c.callId : c.reply.sessionKey)));
     if (sessions.size === 1) return calls[calls.length - 1]!.reply;
     if (sessions.size === 0 && fallBackToOnlySession) {
       const hosts = [...this.deps.sessions.values()].filter((s) => s.caller.kind === 'host');

@@ -3,7 +3,16 @@
 // hints, the HTTP routing headers, and a legacy backend's question turned into input_required.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { httpUrl, probe, rawPost, rawStdio, startGateway, initialize } from '../gateway/harness.js';
+import {
+  httpUrl,
+  initialize,
+  probe,
+  rawOpen,
+  rawPost,
+  rawStdio,
+  startGateway,
+  textJson,
+} from '../gateway/harness.js';
 
 const V = '2026-07-28';
 
@@ -198,4 +207,38 @@ test('HTTP: routing headers must match the body', async (t) => {
   );
   assert.equal(version.status, 400);
   assert.equal((version.messages[0]!.error as { code: number }).code, -32022);
+});
+
+test('HTTP: subscriptions/listen is an SSE stream; closing it ends the subscription', async (t) => {
+  const sb = await startGateway(t, config);
+  const url = httpUrl(sb);
+  const headers = { 'mcp-protocol-version': V, 'mcp-method': 'subscriptions/listen' };
+  const ac = new AbortController();
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 7,
+    method: 'subscriptions/listen',
+    params: { _meta: envelope(), notifications: { resourceSubscriptions: ['p+probe://p/counter'] } },
+  });
+  const stream = await rawOpen(url, body, headers, ac.signal);
+  assert.equal(stream.status, 200);
+  assert.match(stream.headers.get('content-type') ?? '', /text\/event-stream/);
+  const ack = await stream.inbox.next((m) => m.method === 'notifications/subscriptions/acknowledged');
+  assert.deepEqual((ack.params as { notifications: unknown }).notifications, {
+    resourceSubscriptions: ['p+probe://p/counter'],
+  });
+  const touch = request(8, 'tools/call', { name: 'p_touch', arguments: {} });
+  const touchHeaders = { 'mcp-protocol-version': V, 'mcp-method': 'tools/call', 'mcp-name': 'p_touch' };
+  assert.equal(textJson((await rawPost(url, touch, touchHeaders)).messages[0]!.result).notified, true);
+  const updated = await stream.inbox.next((m) => m.method === 'notifications/resources/updated');
+  assert.equal((updated.params as { uri: string }).uri, 'p+probe://p/counter');
+  ac.abort();
+  await stream.ended.catch(() => {});
+  // The backend is released once nobody listens (checked through the tool's own report).
+  for (let i = 0; i < 50; i++) {
+    const again = textJson((await rawPost(url, touch, touchHeaders)).messages[0]!.result);
+    if (again.notified === false) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.fail('the subscription outlived its stream');
 });

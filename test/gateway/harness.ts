@@ -198,11 +198,13 @@ export async function rawOpen(
   url: string,
   body: string,
   headers: Record<string, string> = {},
+  signal?: AbortSignal,
 ): Promise<RawStream> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { accept: ACCEPT, 'content-type': 'application/json', ...headers },
     body,
+    signal,
   });
   const inbox = new Inbox<Record<string, unknown>>();
   const sse = (res.headers.get('content-type') ?? '').includes('text/event-stream');

@@ -158,8 +158,8 @@ const stdio: Scenario = {
     name: 'switchboard-stdio',
     gateway: true,
     open: () => {
-      // One backend: no name prefix is added, so the tool is still `echo`.
-      const config = writeGatewayConfig([{ name: 'echo', args: ['--stdio'] }]);
+      // One backend: no name prefix is added, so the tool is still `echo`. Both ends legacy.
+      const config = writeGatewayConfig([{ name: 'echo', args: ['--stdio'], era: 'legacy' }]);
       return openStdio('switchboard (stdio front)', node, gatewayArgs(config, 'stdio'), CONNECT_TIMEOUT_MS);
     },
     ready: echoAnswers,
@@ -201,7 +201,7 @@ const http: Scenario = {
     name: 'switchboard-http',
     gateway: true,
     open: () => {
-      const config = writeGatewayConfig([{ name: 'echo', args: ['--stdio'] }]);
+      const config = writeGatewayConfig([{ name: 'echo', args: ['--stdio'], era: 'legacy' }]);
       return openHttp('switchboard (http front)', node, gatewayArgs(config, 'http'), CONNECT_TIMEOUT_MS);
     },
     ready: echoAnswers,
@@ -282,4 +282,95 @@ const catalog: Scenario = {
   rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.5 }, 'listing'),
 };
 
-export const SCENARIOS: readonly Scenario[] = [stdio, stdioFloor, http, catalog];
+/** The modern era (2026-07-28) end to end: a modern host, switchboard, a backend probed modern. */
+const modernStdio: Scenario = {
+  name: 'modern-stdio',
+  summary:
+    'echo tool calls, 2026-07-28 host over stdio: direct vs host→switchboard (stdio) → echo backend (modern, stdio)',
+  baseline: {
+    name: 'direct-modern-stdio',
+    gateway: false,
+    open: () =>
+      openStdio('echo-server (modern stdio)', node, [ECHO_SERVER, '--stdio'], CONNECT_TIMEOUT_MS, 'modern'),
+    ready: echoAnswers,
+  },
+  subject: {
+    name: 'switchboard-modern-stdio',
+    gateway: true,
+    open: () => {
+      const config = writeGatewayConfig([{ name: 'echo', args: ['--stdio'], era: 'modern' }]);
+      return openStdio(
+        'switchboard (modern, stdio)',
+        node,
+        gatewayArgs(config, 'stdio'),
+        CONNECT_TIMEOUT_MS,
+        'modern',
+      );
+    },
+    ready: echoAnswers,
+  },
+  plan: echoPlan,
+  call: echoCall,
+  rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.3 }),
+};
+
+const modernHttp: Scenario = {
+  name: 'modern-http',
+  summary:
+    'echo tool calls, 2026-07-28 host over Streamable HTTP: direct vs host→switchboard (HTTP) → echo backend (modern, stdio)',
+  baseline: {
+    name: 'direct-modern-http',
+    gateway: false,
+    open: () =>
+      openHttp('echo-server (modern http)', node, [ECHO_SERVER, '--http', '0'], CONNECT_TIMEOUT_MS, 'modern'),
+    ready: echoAnswers,
+  },
+  subject: {
+    name: 'switchboard-modern-http',
+    gateway: true,
+    open: () => {
+      const config = writeGatewayConfig([{ name: 'echo', args: ['--stdio'], era: 'modern' }]);
+      return openHttp(
+        'switchboard (modern, http)',
+        node,
+        gatewayArgs(config, 'http'),
+        CONNECT_TIMEOUT_MS,
+        'modern',
+      );
+    },
+    ready: echoAnswers,
+  },
+  plan: echoPlan,
+  call: echoCall,
+  rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.3 }),
+};
+
+/** A legacy host calling a modern backend: switchboard translates; the baseline is the host's own era. */
+const crossEra: Scenario = {
+  name: 'cross-era',
+  summary:
+    'echo tool calls, 2025-11-25 host over stdio: direct (legacy) vs host→switchboard → echo backend spoken to as modern',
+  baseline: stdio.baseline,
+  subject: {
+    name: 'switchboard-cross-era',
+    gateway: true,
+    open: () => {
+      const config = writeGatewayConfig([{ name: 'echo', args: ['--stdio'], era: 'modern' }]);
+      return openStdio('switchboard (cross-era)', node, gatewayArgs(config, 'stdio'), CONNECT_TIMEOUT_MS);
+    },
+    ready: echoAnswers,
+  },
+  plan: echoPlan,
+  call: echoCall,
+  rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.3 }),
+};
+
+export const SCENARIOS: readonly Scenario[] = [
+  stdio,
+  stdioFloor,
+  http,
+  catalog,
+  modernStdio,
+  modernHttp,
+  crossEra,
+];

@@ -20,12 +20,22 @@ export interface Endpoint<C = Client> {
 
 const CLIENT_INFO = { name: 'switchboard-bench', version: '0.1.0' };
 
-/** Spawns `command` through the SDK's stdio transport and connects a Client (2025-era `initialize`). */
+/** The era a benchmark host speaks: a legacy (2025-11-25) session, or modern (2026-07-28) requests. */
+export type Era = 'legacy' | 'modern';
+
+function newClient(era: Era): Client {
+  return era === 'modern'
+    ? new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
+    : new Client(CLIENT_INFO);
+}
+
+/** Spawns `command` through the SDK's stdio transport and connects a Client of the given era. */
 export async function openStdio(
   label: string,
   command: string,
   args: string[],
   connectTimeoutMs: number,
+  era: Era = 'legacy',
 ): Promise<Endpoint> {
   const transport = new StdioClientTransport({ command, args, cwd: ROOT, stderr: 'pipe' });
   const stderrTail = tailOf(transport.stderr as Readable);
@@ -37,7 +47,7 @@ export async function openStdio(
     if (transport.pid !== null) adopt(label, transport.pid);
     return started;
   };
-  const client = new Client(CLIENT_INFO);
+  const client = newClient(era);
   try {
     await client.connect(transport, { timeout: connectTimeoutMs });
   } catch (error) {
@@ -103,6 +113,7 @@ export function openHttp(
   command: string,
   args: string[],
   connectTimeoutMs: number,
+  era: Era = 'legacy',
 ): Promise<Endpoint> {
   return openFromStderr(
     label,
@@ -111,7 +122,7 @@ export function openHttp(
     /http:\/\/127\.0\.0\.1:\d+\/mcp\b/,
     connectTimeoutMs,
     async (url) => {
-      const client = new Client(CLIENT_INFO);
+      const client = newClient(era);
       try {
         await client.connect(new StreamableHTTPClientTransport(new URL(url)), { timeout: connectTimeoutMs });
       } catch (error) {

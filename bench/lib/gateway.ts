@@ -17,6 +17,11 @@ export interface EchoBackend {
   readonly name: string;
   /** Arguments of bench/fixtures/echo-server after its path, e.g. `['--stdio', '--tools', '20']`. */
   readonly args: readonly string[];
+  /**
+   * The era switchboard speaks to it (the echo server serves both): `legacy` keeps a same-era
+   * comparison with a legacy host; unset, switchboard probes and picks modern.
+   */
+  readonly era?: 'legacy' | 'modern';
 }
 
 const tempDirs = new Set<string>();
@@ -34,7 +39,11 @@ export function writeGatewayConfig(
   const servers = Object.fromEntries(
     backends.map((backend) => [
       backend.name,
-      { command: process.execPath, args: [ECHO_SERVER, ...backend.args] },
+      {
+        command: process.execPath,
+        args: [ECHO_SERVER, ...backend.args],
+        ...(backend.era && { era: backend.era }),
+      },
     ]),
   );
   const path = join(dir, 'switchboard.yaml');

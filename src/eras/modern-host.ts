@@ -339,8 +339,9 @@ class PausedCall {
   }
 
   private settle(outcome: { result: Result } | { error: unknown }): void {
+    // A paused call that ends meanwhile (a timeout, its backend gone) keeps its outcome for the
+    // retry until the pause runs out.
     this.settled = outcome;
-    clearTimeout(this.timer);
     this.poke();
   }
 

@@ -3,7 +3,9 @@
 // hints, the HTTP routing headers, and a legacy backend's question turned into input_required.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
+  textOf,
   httpUrl,
   initialize,
   probe,
@@ -241,4 +243,22 @@ test('HTTP: subscriptions/listen is an SSE stream; closing it ends the subscript
     await new Promise((r) => setTimeout(r, 20));
   }
   assert.fail('the subscription outlived its stream');
+});
+
+test("the SDK's own 2026-07-28 client works through switchboard, input rounds included", async (t) => {
+  const sb = await startGateway(t, config);
+  const client = new Client(
+    { name: 'sdk-modern-host', version: '1.0.0' },
+    { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: V } } },
+  );
+  client.setRequestHandler('elicitation/create', async () => ({
+    action: 'accept',
+    content: { answer: 'Lin' },
+  }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(httpUrl(sb))));
+  t.after(() => client.close());
+  const names = (await client.listTools()).tools.map((tool) => tool.name);
+  assert.ok(names.includes('p_elicit'));
+  const result = await client.callTool({ name: 'p_elicit', arguments: { message: 'name?' } });
+  assert.match(textOf(result), /Lin/);
 });

@@ -2,6 +2,7 @@
 // the caller's own envelope; their input_required answered for legacy hosts and passed (sealed)
 // to modern ones; their list changes heard on a subscriptions/listen stream.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { connectStdio, probe, rawStdio, textOf } from '../gateway/harness.js';
@@ -118,4 +119,34 @@ test('cache hints: a merged list is no fresher and no more public than its parts
   const read = (await inbox.next((m) => m.id === 2)).result as Record<string, any>;
   assert.equal(read.cacheScope, 'private');
   assert.equal(read.ttlMs, 5000);
+});
+
+test('a modern HTTP backend: probed over HTTP, routing and Mcp-Param headers written, input rounds', async (t) => {
+  const child = spawn(process.execPath, [MODERN, '--http', '--name', 'mh'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  t.after(() => void child.kill());
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      const m = /listening on (\S+)/.exec(d.toString());
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`fixture exited with ${code}`)));
+  });
+  const { sb, client } = await connectStdio(
+    t,
+    { servers: { mh: { url }, p: probe('p') } },
+    {
+      capabilities: { elicitation: { form: {} } },
+      setup: (c) =>
+        c.setRequestHandler('elicitation/create', async () => ({
+          action: 'accept',
+          content: { name: 'Bo' },
+        })),
+    },
+  );
+  assert.equal(sb.gateway.backends.get('mh')?.server?.era, 'modern');
+  // The fixture refuses the call unless Mcp-Param-Greeting mirrors the argument.
+  const result = await client.callTool({ name: 'mh_ask', arguments: { greeting: 'hej' } });
+  assert.equal(textOf(result), 'hej Bo');
 });

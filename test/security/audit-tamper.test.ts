@@ -10,7 +10,7 @@ import { verifyAudit } from '../../src/trust/audit-read.js';
 import { openTrustDb, type TrustDb } from '../../src/trust/trust-db.js';
 import { fromRow, recordHash, type AuditRow } from '../../src/trust/audit-record.js';
 import { newCallId, type CallContext } from '../../src/pipeline/context.js';
-import { CLI, tempDbPath } from './helpers.js';
+import { CLI, tempDbPath } from '../trust/helpers.js';
 
 const run = promisify(execFile);
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { connectHttp, httpUrl, startGateway } from '../gateway/harness.js';
 import { runPins } from '../../src/cli/pins.js';
 import { nameSkeleton, scanDefinition } from '../../src/trust/pins-scan.js';
-import { SHIFTING, captureIo, tempDbPath } from './helpers.js';
+import { SHIFTING, captureIo, tempDbPath } from '../trust/helpers.js';
 
 const none = { others: new Map<string, string[]>() };
 const kinds = (item: Record<string, unknown>, context = none) =>

@@ -8,7 +8,7 @@ import { connectHttp, httpUrl, startGateway } from '../gateway/harness.js';
 import { runPins } from '../../src/cli/pins.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { PinStore } from '../../src/trust/pins-store.js';
-import { CLI, SHIFTING, captureIo, tempDbPath } from './helpers.js';
+import { CLI, SHIFTING, captureIo, tempDbPath } from '../trust/helpers.js';
 
 const run = promisify(execFile);
 

@@ -2,7 +2,7 @@
 import type { Client } from '@modelcontextprotocol/client';
 
 import type { Measurement, Plan } from './lib/compare.js';
-import { openHttp, openStdio, type Endpoint } from './lib/endpoints.js';
+import { openHttp, openStdio, type Endpoint, type Era } from './lib/endpoints.js';
 import { gatewayArgs, writeGatewayConfig } from './lib/gateway.js';
 import { ECHO_SERVER, PIPE_PROXY } from './lib/paths.js';
 import type { Goal, Row } from './lib/report.js';
@@ -282,68 +282,62 @@ const catalog: Scenario = {
   rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.5 }, 'listing'),
 };
 
-/** The modern era (2026-07-28) end to end: a modern host, switchboard, a backend probed modern. */
-const modernStdio: Scenario = {
-  name: 'modern-stdio',
-  summary:
-    'echo tool calls, 2026-07-28 host over stdio: direct vs host→switchboard (stdio) → echo backend (modern, stdio)',
-  baseline: {
-    name: 'direct-modern-stdio',
-    gateway: false,
+/** An echo endpoint over the given front, speaking the given era: the echo server, or switchboard. */
+function echoSide(
+  name: string,
+  label: string,
+  front: 'stdio' | 'http',
+  era: Era,
+  args: () => string[],
+  gateway: boolean,
+): Side {
+  return {
+    name,
+    gateway,
     open: () =>
-      openStdio('echo-server (modern stdio)', node, [ECHO_SERVER, '--stdio'], CONNECT_TIMEOUT_MS, 'modern'),
+      front === 'stdio'
+        ? openStdio(label, node, args(), CONNECT_TIMEOUT_MS, era)
+        : openHttp(label, node, args(), CONNECT_TIMEOUT_MS, era),
     ready: echoAnswers,
-  },
-  subject: {
-    name: 'switchboard-modern-stdio',
-    gateway: true,
-    open: () => {
-      const config = writeGatewayConfig([{ name: 'echo', args: ['--stdio'], era: 'modern' }]);
-      return openStdio(
-        'switchboard (modern, stdio)',
-        node,
-        gatewayArgs(config, 'stdio'),
-        CONNECT_TIMEOUT_MS,
-        'modern',
-      );
-    },
-    ready: echoAnswers,
-  },
-  plan: echoPlan,
-  call: echoCall,
-  rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.3 }),
+  };
+}
+
+const echoServerArgs = {
+  stdio: () => [ECHO_SERVER, '--stdio'],
+  http: () => [ECHO_SERVER, '--http', '0'],
 };
 
-const modernHttp: Scenario = {
-  name: 'modern-http',
-  summary:
-    'echo tool calls, 2026-07-28 host over Streamable HTTP: direct vs host→switchboard (HTTP) → echo backend (modern, stdio)',
-  baseline: {
-    name: 'direct-modern-http',
-    gateway: false,
-    open: () =>
-      openHttp('echo-server (modern http)', node, [ECHO_SERVER, '--http', '0'], CONNECT_TIMEOUT_MS, 'modern'),
-    ready: echoAnswers,
-  },
-  subject: {
-    name: 'switchboard-modern-http',
-    gateway: true,
-    open: () => {
-      const config = writeGatewayConfig([{ name: 'echo', args: ['--stdio'], era: 'modern' }]);
-      return openHttp(
-        'switchboard (modern, http)',
-        node,
-        gatewayArgs(config, 'http'),
-        CONNECT_TIMEOUT_MS,
-        'modern',
-      );
-    },
-    ready: echoAnswers,
-  },
-  plan: echoPlan,
-  call: echoCall,
-  rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.3 }),
-};
+/** Switchboard fronting the echo server (spawned over stdio), spoken to in `backendEra`. */
+function switchboardArgs(front: 'stdio' | 'http', backendEra: Era): () => string[] {
+  return () => gatewayArgs(writeGatewayConfig([{ name: 'echo', args: ['--stdio'], era: backendEra }]), front);
+}
+
+/** The modern era (2026-07-28) end to end: a modern host, switchboard, a backend spoken to as modern. */
+function modernScenario(front: 'stdio' | 'http'): Scenario {
+  return {
+    name: `modern-${front}`,
+    summary: `echo tool calls, 2026-07-28 host over ${front}: direct vs host→switchboard (${front}) → echo backend (modern, stdio)`,
+    baseline: echoSide(
+      `direct-modern-${front}`,
+      `echo-server (modern ${front})`,
+      front,
+      'modern',
+      echoServerArgs[front],
+      false,
+    ),
+    subject: echoSide(
+      `switchboard-modern-${front}`,
+      `switchboard (modern, ${front})`,
+      front,
+      'modern',
+      switchboardArgs(front, 'modern'),
+      true,
+    ),
+    plan: echoPlan,
+    call: echoCall,
+    rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.3 }),
+  };
+}
 
 /** A legacy host calling a modern backend: switchboard translates; the baseline is the host's own era. */
 const crossEra: Scenario = {
@@ -351,15 +345,14 @@ const crossEra: Scenario = {
   summary:
     'echo tool calls, 2025-11-25 host over stdio: direct (legacy) vs host→switchboard → echo backend spoken to as modern',
   baseline: stdio.baseline,
-  subject: {
-    name: 'switchboard-cross-era',
-    gateway: true,
-    open: () => {
-      const config = writeGatewayConfig([{ name: 'echo', args: ['--stdio'], era: 'modern' }]);
-      return openStdio('switchboard (cross-era)', node, gatewayArgs(config, 'stdio'), CONNECT_TIMEOUT_MS);
-    },
-    ready: echoAnswers,
-  },
+  subject: echoSide(
+    'switchboard-cross-era',
+    'switchboard (cross-era)',
+    'stdio',
+    'legacy',
+    switchboardArgs('stdio', 'modern'),
+    true,
+  ),
   plan: echoPlan,
   call: echoCall,
   rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.3 }),
@@ -370,7 +363,7 @@ export const SCENARIOS: readonly Scenario[] = [
   stdioFloor,
   http,
   catalog,
-  modernStdio,
-  modernHttp,
+  modernScenario('stdio'),
+  modernScenario('http'),
   crossEra,
 ];

@@ -56,7 +56,11 @@ test("a modern host gets a modern backend's input_required as it is, its state s
   };
   const params = { name: 'm_ask', arguments: {}, _meta: meta };
   write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }));
-  const first = (await inbox.next((m) => m.id === 1)).result as Record<string, any>;
+  const first = (await inbox.next((m) => m.id === 1)).result as {
+    resultType: string;
+    inputRequests: { who: { method: string } };
+    requestState: string;
+  };
   assert.equal(first.resultType, 'input_required');
   assert.equal(first.inputRequests.who.method, 'elicitation/create');
   assert.notEqual(first.requestState, 'asked-once');
@@ -81,9 +85,12 @@ test("a modern host gets a modern backend's input_required as it is, its state s
       params: { ...params, inputResponses: answers, requestState: first.requestState },
     }),
   );
-  const done = (await inbox.next((m) => m.id === 3)).result as Record<string, any>;
+  const done = (await inbox.next((m) => m.id === 3)).result as {
+    resultType: string;
+    content: { text: string }[];
+  };
   assert.equal(done.resultType, 'complete');
-  assert.equal(done.content[0].text, 'hello Grace');
+  assert.equal(done.content[0]?.text, 'hello Grace');
 });
 
 test("a modern backend's list changes reach legacy hosts through switchboard's listen stream", async (t) => {
@@ -105,7 +112,7 @@ test('cache hints: a merged list is no fresher and no more public than its parts
     'io.modelcontextprotocol/clientCapabilities': {},
   };
   write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: meta } }));
-  const list = (await inbox.next((m) => m.id === 1)).result as Record<string, any>;
+  const list = (await inbox.next((m) => m.id === 1)).result as { ttlMs: number };
   // The legacy backend gave no hint, so the merged list is stale at once.
   assert.equal(list.ttlMs, 0);
   write(
@@ -116,7 +123,7 @@ test('cache hints: a merged list is no fresher and no more public than its parts
       params: { uri: 'm+modern://note', _meta: meta },
     }),
   );
-  const read = (await inbox.next((m) => m.id === 2)).result as Record<string, any>;
+  const read = (await inbox.next((m) => m.id === 2)).result as { ttlMs: number; cacheScope: string };
   assert.equal(read.cacheScope, 'private');
   assert.equal(read.ttlMs, 5000);
 });

@@ -34,7 +34,14 @@ test('subscriptions/listen: acknowledged, then list changes and resource updates
     }),
   );
   const ack = await inbox.next((m) => m.method === 'notifications/subscriptions/acknowledged');
-  const params = ack.params as Record<string, any>;
+  const params = ack.params as {
+    _meta: Record<string, unknown>;
+    notifications: {
+      toolsListChanged?: boolean;
+      promptsListChanged?: boolean;
+      resourceSubscriptions?: string[];
+    };
+  };
   assert.equal(params._meta[SUB], 'sub-1');
   assert.equal(params.notifications.toolsListChanged, true);
   assert.deepEqual(params.notifications.resourceSubscriptions, ['p+probe://p/counter']);

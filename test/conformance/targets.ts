@@ -46,6 +46,8 @@ export const TARGETS: Record<TargetName, Target> = {
       startGateway(workDir, options, 'stdio', {
         command: process.execPath,
         args: [fixtureScript(), '--stdio'],
+        // The fixture serves both eras; these targets keep the legacy suite same-era end to end.
+        era: 'legacy',
       }),
   },
   'gateway-http': {
@@ -53,7 +55,7 @@ export const TARGETS: Record<TargetName, Target> = {
     description: 'switchboard over HTTP, the fixture as its Streamable HTTP backend',
     start: async (workDir, options) => {
       gatewayBuilt();
-      return startGateway(workDir, options, 'http', { url: await startFixtureHttp(options) });
+      return startGateway(workDir, options, 'http', { url: await startFixtureHttp(options), era: 'legacy' });
     },
   },
 };

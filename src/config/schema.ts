@@ -210,6 +210,29 @@ export const HttpFront = z
       .array(z.string())
       .default([])
       .describe('Origin header values accepted besides http(s)://localhost, 127.0.0.1 and [::1].'),
+    sessions: z
+      .object({
+        key: z
+          .string()
+          .min(32)
+          .optional()
+          .describe(
+            'Secret that session ids are sealed with (AES-256-GCM, key derived once by HKDF-SHA256): at least 32 characters, e.g. `openssl rand -base64 32`, given as a ${VAR} reference. Every instance behind one load balancer gets the same. Default: a random key per process, so a session continues only on the instance that opened it.',
+          ),
+        ttlMs: z
+          .number()
+          .int()
+          .min(1000)
+          .default(86_400_000)
+          .describe(
+            'How long a session id is accepted after its initialize, on every instance; then the host gets 404 and opens a new session.',
+          ),
+      })
+      .strict()
+      .prefault({})
+      .describe(
+        'Legacy (2025-11-25) sessions: their state is sealed in the Mcp-Session-Id, so any instance with the same key continues them.',
+      ),
   })
   .strict();
 

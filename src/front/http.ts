@@ -19,8 +19,10 @@ import {
 } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import { LEGACY_VERSIONS, SUPPORTED_VERSIONS, isModernVersion } from '../protocol.js';
+import type { Caller } from '../pipeline/context.js';
 import { checkHostAndOrigin } from './http-guard.js';
-import type { HostSession } from './session.js';
+import { SessionSealer } from './sealed-session.js';
+import { handshakeOf, type HostSession } from './session.js';
 
 export interface HttpFrontOptions {
   host: string;
@@ -30,6 +32,8 @@ export interface HttpFrontOptions {
   dnsRebindingProtection: boolean;
   allowedHosts: readonly string[];
   allowedOrigins: readonly string[];
+  /** Sealed session ids (see sealed-session.ts); default: a random key, 24 h. */
+  sessions?: { key?: string | undefined; ttlMs: number } | undefined;
   log: Logger;
 }
 
@@ -113,11 +117,21 @@ class Exchange {
   }
 }
 
+const DAY_MS = 86_400_000;
+/** Who makes requests on this front (one principal until the front authenticates requests). */
+const callerOf = (_req: IncomingMessage): Caller => ({ kind: 'host', id: 'http' });
+
 /** Transport state of one session: its open exchanges and its standalone GET stream. */
 class HttpSession {
   readonly exchanges = new Map<RequestId, Exchange>();
   stream: ServerResponse | undefined;
   session!: HostSession;
+
+  /** When its id stops working, and the id's name for revocation. */
+  constructor(
+    readonly expiresAt: number,
+    readonly ref: string,
+  ) {}
 
   send(message: JsonRpcMessage, related?: RequestId): boolean {
     const ex = related === undefined ? undefined : this.exchanges.get(related);
@@ -130,7 +144,16 @@ class HttpSession {
 
 export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Promise<HttpFront> {
   const sessions = new Map<string, HttpSession>();
-  const caller = { kind: 'host', id: 'http' } as const;
+  const ttlMs = options.sessions?.ttlMs ?? DAY_MS;
+  const sealer = new SessionSealer({ secret: options.sessions?.key, ttlMs, log: options.log });
+  // Sessions whose id expired are closed here even if the host never comes back to DELETE them.
+  const sweep = setInterval(
+    () => {
+      for (const s of sessions.values()) if (sealer.expired(s.expiresAt)) closeSession(s);
+      sealer.prune();
+    },
+    Math.min(ttlMs, 60_000),
+  ).unref();
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       options.log.error({ err: err instanceof Error ? err.message : String(err) }, 'http front error');
@@ -166,9 +189,34 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
       fail(res, 400, WIRE.INVALID_REQUEST, 'Bad Request: Mcp-Session-Id header is required');
       return undefined;
     }
-    const s = sessions.get(id);
-    if (!s) fail(res, 404, -32001, 'Session not found');
+    const caller = callerOf(req);
+    const held = sessions.get(id);
+    const s = held ?? resume(id, caller);
+    // Expired, or another caller's: exactly what an unknown id gets, so nothing is learnt from it.
+    if (!s || sealer.expired(s.expiresAt) || !sameCaller(s.session.caller, caller)) {
+      if (s && sealer.expired(s.expiresAt)) closeSession(s);
+      fail(res, 404, -32001, 'Session not found');
+      return undefined;
+    }
     return s;
+  }
+
+  /** A session this instance does not hold, continued from what its id carries (if authentic). */
+  function resume(id: string, caller: Caller): HttpSession | undefined {
+    const opened = sealer.open(id, caller);
+    if (!opened) return undefined;
+    const state = new HttpSession(opened.expiresAt, opened.ref);
+    state.session = gateway.openSession({ send: (m, r) => state.send(m, r) }, opened.state.caller, id);
+    state.session.resume(opened.state);
+    sessions.set(id, state);
+    options.log.debug({ session: opened.ref }, 'continuing a session opened elsewhere');
+    return state;
+  }
+
+  function closeSession(s: HttpSession): void {
+    sessions.delete(s.session.id);
+    s.session.close();
+    s.stream?.end();
   }
 
   async function post(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -230,8 +278,10 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     let state: HttpSession | undefined;
     const headers: Record<string, string> = {};
     if (c.kind === 'request' && c.message.method === 'initialize') {
-      state = new HttpSession();
-      state.session = gateway.openSession({ send: (m, r) => state!.send(m, r) }, caller);
+      const caller = callerOf(req);
+      const sealed = sealer.seal({ ...handshakeOf(c.message.params ?? {}), caller });
+      state = new HttpSession(sealed.expiresAt, sealed.ref);
+      state.session = gateway.openSession({ send: (m, r) => state!.send(m, r) }, caller, sealed.id);
       sessions.set(state.session.id, state);
       headers['mcp-session-id'] = state.session.id;
     } else {
@@ -287,7 +337,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
       if (!exchange.done) ac.abort(new LocalError('cancelled', 'the client closed the stream'));
     });
     if (msg.method === 'subscriptions/listen') exchange.keepAlive(KEEPALIVE_MS);
-    const response = await gateway.modern.serve(msg, caller, {
+    const response = await gateway.modern.serve(msg, callerOf(req), {
       notify: (n) => void exchange.send(n),
       signal: ac.signal,
     });
@@ -314,9 +364,9 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
   function del(req: IncomingMessage, res: ServerResponse): void {
     const state = sessionOf(req, res);
     if (!state) return;
-    sessions.delete(state.session.id);
-    state.session.close();
-    state.stream?.end();
+    // Refused here from now on; another instance with the key still accepts it until it expires.
+    sealer.revoke(state.ref, state.expiresAt);
+    closeSession(state);
     res.writeHead(200).end();
   }
 
@@ -339,6 +389,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     server,
     close: () =>
       new Promise<void>((resolve) => {
+        clearInterval(sweep);
         for (const s of sessions.values()) {
           s.stream?.end();
           s.session.close();
@@ -348,6 +399,10 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
         server.closeAllConnections();
       }),
   };
+}
+
+function sameCaller(a: Caller, b: Caller): boolean {
+  return a.kind === b.kind && a.id === b.id;
 }
 
 function fail(

@@ -29,6 +29,23 @@ interface Outgoing {
   reject(err: unknown): void;
 }
 
+/** What `initialize` settles for a session. */
+export interface Handshake {
+  protocolVersion: string;
+  clientCapabilities: Record<string, unknown>;
+  clientInfo: Record<string, unknown> | undefined;
+}
+
+/** The outcome of an `initialize` with these params (the version falls back to the latest). */
+export function handshakeOf(params: Params): Handshake {
+  const requested = String(params.protocolVersion ?? '');
+  return {
+    protocolVersion: (LEGACY_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_LEGACY,
+    clientCapabilities: (params.capabilities as Record<string, unknown>) ?? {},
+    clientInfo: params.clientInfo as Record<string, unknown> | undefined,
+  };
+}
+
 export class HostSession {
   readonly id: string;
   clientCapabilities: Record<string, unknown> = {};
@@ -152,13 +169,14 @@ export class HostSession {
   }
 
   private initialize(params: Params): Result {
-    const requested = String(params.protocolVersion ?? '');
-    this.protocolVersion = (LEGACY_VERSIONS as readonly string[]).includes(requested)
-      ? requested
-      : LATEST_LEGACY;
-    this.clientCapabilities = (params.capabilities as Record<string, unknown>) ?? {};
-    this.clientInfo = params.clientInfo as Record<string, unknown> | undefined;
+    Object.assign(this, handshakeOf(params));
     return this.gateway.initializeResult(this.protocolVersion);
+  }
+
+  /** Continues a session another instance opened: its handshake is over, with this outcome. */
+  resume(handshake: Handshake): void {
+    Object.assign(this, handshake);
+    this.initialized = true;
   }
 
   private notified(n: JsonRpcNotification): void {

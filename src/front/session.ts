@@ -169,14 +169,20 @@ export class HostSession {
   }
 
   private initialize(params: Params): Result {
-    Object.assign(this, handshakeOf(params));
+    this.settle(handshakeOf(params));
     return this.gateway.initializeResult(this.protocolVersion);
   }
 
   /** Continues a session another instance opened: its handshake is over, with this outcome. */
   resume(handshake: Handshake): void {
-    Object.assign(this, handshake);
+    this.settle(handshake);
     this.initialized = true;
+  }
+
+  private settle({ protocolVersion, clientCapabilities, clientInfo }: Handshake): void {
+    this.protocolVersion = protocolVersion;
+    this.clientCapabilities = clientCapabilities;
+    this.clientInfo = clientInfo;
   }
 
   private notified(n: JsonRpcNotification): void {

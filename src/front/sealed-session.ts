@@ -1,7 +1,8 @@
 // Legacy HTTP session ids that carry their session: the handshake state, the caller and the
 // expiry, sealed with AES-256-GCM, so any instance holding the same key can continue a session it
 // did not open. The key is derived once per process; sealing and opening cost one AEAD pass.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { Sealer } from '../eras/seal.js';
 import type { Logger } from '../log.js';
 import type { Caller } from '../pipeline/context.js';
 
@@ -35,17 +36,14 @@ export interface SealerOptions {
   now?: () => number;
 }
 
-const VERSION = 1;
-const NONCE_BYTES = 12;
-const TAG_BYTES = 16;
 const HKDF_INFO = 'switchboard session v1';
+const PURPOSE = 'Mcp-Session-Id';
 /** Sealed state beyond this is trimmed (or kept on this instance only): ids travel in every header. */
 export const MAX_STATE_BYTES = 4096;
 /** Longest id worth decoding: what MAX_STATE_BYTES seals to, with room to spare. */
 const MAX_ID_CHARS = 8192;
 /** Ids deleted here are remembered until they expire; past this many, the oldest are forgotten. */
 const MAX_REVOKED = 100_000;
-const VERSION_AAD = Buffer.from([VERSION]);
 
 /** The compact form sealed in an id. */
 interface Payload {
@@ -66,7 +64,7 @@ interface Payload {
 }
 
 export class SessionSealer {
-  private readonly key: Buffer;
+  private readonly sealer: Sealer;
   private readonly now: () => number;
   /** Tells this process's own instance-only ids from another's. */
   private readonly instance = randomBytes(9).toString('base64url');
@@ -75,49 +73,37 @@ export class SessionSealer {
   constructor(private readonly options: SealerOptions) {
     this.now = options.now ?? Date.now;
     // Derived once here, never per session: opening a session costs one AEAD pass, not a KDF.
-    this.key =
-      options.secret === undefined
-        ? randomBytes(32)
-        : Buffer.from(hkdfSync('sha256', options.secret, Buffer.alloc(0), HKDF_INFO, 32));
+    this.sealer = new Sealer(options.secret, HKDF_INFO);
   }
 
   seal(state: SessionState): Sealed {
     const issuedAt = this.now();
     const expiresAt = issuedAt + this.options.ttlMs;
     const base = { k: state.caller.kind, u: state.caller.id, t: issuedAt, e: expiresAt };
-    let plain = encode({
+    let payload: Payload = {
       v: state.protocolVersion,
       c: state.clientCapabilities,
       i: state.clientInfo,
       ...base,
-    });
-    if (plain.length > MAX_STATE_BYTES) {
-      const full = plain.length;
-      plain = encode({ ...trimmed(state), ...base });
-      if (plain.length <= MAX_STATE_BYTES) {
+    };
+    const full = sizeOf(payload);
+    if (full > MAX_STATE_BYTES) {
+      payload = { ...trimmed(state), ...base };
+      if (sizeOf(payload) <= MAX_STATE_BYTES) {
         this.options.log.warn(
           { bytes: full, limit: MAX_STATE_BYTES },
           'session state too big to seal whole: another instance continuing this session sees clientInfo as name and version only and no experimental capabilities',
         );
       } else {
-        plain = encode({ v: state.protocolVersion, c: {}, ...base, o: this.instance });
+        payload = { v: state.protocolVersion, c: {}, ...base, o: this.instance };
         this.options.log.warn(
           { bytes: full, limit: MAX_STATE_BYTES },
           'session state too big to seal even trimmed: this session continues on this instance only',
         );
       }
     }
-    const nonce = randomBytes(NONCE_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.key, nonce);
-    cipher.setAAD(VERSION_AAD);
-    const sealed = Buffer.concat([
-      VERSION_AAD,
-      nonce,
-      cipher.update(plain),
-      cipher.final(),
-      cipher.getAuthTag(),
-    ]);
-    return { id: sealed.toString('base64url'), expiresAt, ref: nonce.toString('base64url') };
+    const id = this.sealer.seal(PURPOSE, payload);
+    return { id, expiresAt, ref: Sealer.refOf(id) };
   }
 
   /**
@@ -128,23 +114,9 @@ export class SessionSealer {
   open(id: string, caller: Caller): Opened | undefined {
     const why = (reason: string): undefined => void this.options.log.debug({ reason }, 'session id refused');
     if (id.length > MAX_ID_CHARS || !/^[A-Za-z0-9_-]+$/.test(id)) return why('not a sealed id');
-    const raw = Buffer.from(id, 'base64url');
-    if (raw.length < 1 + NONCE_BYTES + TAG_BYTES + 2 || raw[0] !== VERSION) return why('not a sealed id');
-    const nonce = raw.subarray(1, 1 + NONCE_BYTES);
-    let payload: Payload;
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', this.key, nonce);
-      decipher.setAAD(VERSION_AAD);
-      decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
-      const plain = Buffer.concat([
-        decipher.update(raw.subarray(1 + NONCE_BYTES, raw.length - TAG_BYTES)),
-        decipher.final(),
-      ]);
-      payload = JSON.parse(plain.toString('utf8')) as Payload;
-    } catch {
-      return why('not authentic (tampered, or sealed with another key)');
-    }
-    const ref = nonce.toString('base64url');
+    const payload = this.sealer.open(PURPOSE, id) as Payload | undefined;
+    if (!payload) return why('not authentic (tampered, or sealed with another key)');
+    const ref = Sealer.refOf(id);
     // This instance's ttlMs caps ids issued under a longer one: shortening it retires old ids.
     const expiresAt = Math.min(payload.e, payload.t + this.options.ttlMs);
     if (expiresAt <= this.now()) return why('expired');
@@ -187,8 +159,9 @@ export class SessionSealer {
   }
 }
 
-function encode(payload: Payload): Buffer {
-  return Buffer.from(JSON.stringify(payload), 'utf8');
+/** The size of the payload as it is sealed: what the limit counts. */
+function sizeOf(payload: Payload): number {
+  return Buffer.byteLength(JSON.stringify(payload), 'utf8');
 }
 
 /** What is kept when the whole state does not fit: who the client is, and the capabilities that route. */

@@ -84,7 +84,8 @@ export class Gateway {
     });
     this.sync = new CatalogSync(this.catalog, log, (kind) => this.listChanged(kind));
     this.modern = new ModernHost(this, {
-      sealer: new Sealer(config.modern.stateKey),
+      // One secret may serve both: HKDF with another label derives another key from it.
+      sealer: new Sealer(config.modern.stateKey ?? config.http.sessions.key),
       inputTimeoutMs: config.modern.inputTimeoutMs,
     });
     this.messages = new BackendMessages({

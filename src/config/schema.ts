@@ -371,7 +371,7 @@ export const Config = z
           .min(32)
           .optional()
           .describe(
-            "Secret that requestState values are sealed under (use a ${VAR} reference); switchboards sharing it accept each other's. Without it a random key per process.",
+            "Secret that requestState values are sealed under (use a ${VAR} reference); switchboards sharing it accept each other's. Default: http.sessions.key (a key of its own is derived from it), else a random key per process.",
           ),
       })
       .prefault({})

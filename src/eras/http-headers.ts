@@ -62,6 +62,55 @@ export function headerParams(schema: unknown): HeaderParam[] {
   return out;
 }
 
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Keywords whose subschemas are reached through `properties` keys only. */
+const STATIC = 'properties';
+
+/**
+ * Why a tool's `x-mcp-header` annotations break the 2026-07-28 rules (undefined: they do not):
+ * each must be a non-empty header token, unique regardless of case, on a string, integer or
+ * boolean parameter reached from the root through `properties` keys only. An HTTP client must
+ * leave such a tool out.
+ */
+export function invalidHeaderAnnotation(schema: unknown): string | undefined {
+  const seen = new Set<string>();
+  const visit = (node: unknown, reachable: boolean, depth: number): string | undefined => {
+    if (typeof node !== 'object' || node === null || depth > 64) return undefined;
+    if (Array.isArray(node)) {
+      for (const item of node) {
+        const why = visit(item, false, depth + 1);
+        if (why) return why;
+      }
+      return undefined;
+    }
+    const n = node as Record<string, unknown>;
+    if ('x-mcp-header' in n) {
+      const h = n['x-mcp-header'];
+      if (!reachable || depth === 0)
+        return 'x-mcp-header on a parameter not reached through properties alone';
+      if (typeof h !== 'string' || !TOKEN.test(h))
+        return `x-mcp-header ${JSON.stringify(h)} is not a header name token`;
+      if (seen.has(h.toLowerCase())) return `x-mcp-header ${h} is used twice`;
+      seen.add(h.toLowerCase());
+      if (!['string', 'integer', 'boolean'].includes(n.type as string))
+        return `x-mcp-header ${h} is on a parameter of type ${JSON.stringify(n.type)} (string, integer or boolean only)`;
+    }
+    for (const [key, value] of Object.entries(n)) {
+      if (key === STATIC && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+        for (const sub of Object.values(value as Record<string, unknown>)) {
+          const why = visit(sub, reachable, depth + 1);
+          if (why) return why;
+        }
+      } else if (typeof value === 'object') {
+        const why = visit(value, false, depth + 1);
+        if (why) return why;
+      }
+    }
+    return undefined;
+  };
+  return visit(schema, true, 0);
+}
+
 function valueAt(args: unknown, path: string[]): unknown {
   let v: unknown = args;
   for (const key of path) {

@@ -6,6 +6,7 @@ import { LIST_KINDS, type Catalog, type ListKind } from '../catalog/catalog.js';
 import type { Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
+import { invalidHeaderAnnotation } from '../eras/http-headers.js';
 
 export class CatalogSync {
   private readonly refreshing = new Map<string, { done: Promise<void>; again?: Promise<void> }>();
@@ -99,6 +100,8 @@ export class CatalogSync {
       this.log.warn({ backend: backend.name, method: spec.method, err: messageOf(err) }, 'list failed');
       return;
     }
+    if (kind === 'tools' && backend.isModern && backend.kind === 'streamable-http')
+      dropInvalidHeaders(items, backend, this.log);
     if (this.catalog.setList(backend.name, kind, items)) this.changed(kind);
     for (const c of this.catalog.collisions()) {
       if (c.kind === kind && c.backends.includes(backend.name)) {
@@ -110,6 +113,22 @@ export class CatalogSync {
         );
       }
     }
+  }
+}
+
+/**
+ * A modern HTTP backend's tools whose x-mcp-header annotations break the rules are left out, as
+ * the 2026-07-28 transport requires of an HTTP client, one warning each: the rest still serve.
+ */
+function dropInvalidHeaders(items: Record<string, unknown>[], backend: Backend, log: Logger): void {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const why = invalidHeaderAnnotation(items[i]!.inputSchema);
+    if (!why) continue;
+    log.warn(
+      { backend: backend.name, tool: items[i]!.name, reason: why },
+      'tool left out: invalid x-mcp-header',
+    );
+    items.splice(i, 1);
   }
 }
 

@@ -153,6 +153,9 @@ test('a modern HTTP backend: probed over HTTP, routing and Mcp-Param headers wri
     },
   );
   assert.equal(sb.gateway.backends.get('mh')?.server?.era, 'modern');
+  // An HTTP client must leave out a tool whose x-mcp-header breaks the rules; the rest serve.
+  const names = (await client.listTools()).tools.map((tool) => tool.name);
+  assert.ok(names.includes('mh_ask') && !names.includes('mh_bad_header'));
   // The fixture refuses the call unless Mcp-Param-Greeting mirrors the argument.
   const result = await client.callTool({ name: 'mh_ask', arguments: { greeting: 'hej' } });
   assert.equal(textOf(result), 'hej Bo');

@@ -1,6 +1,7 @@
 // What backends say and ask on their own, routed to host sessions: list changes become catalog
 // refreshes, resource updates reach their subscribers, log lines and server-initiated requests go
-// to the session whose call caused them when that is certain.
+// to the session whose call caused them when that is certain, a task's status to the session that
+// created the task.
 import type { Backend, ListenFilter } from '../backends/backend.js';
 import type { Catalog, ListKind } from '../catalog/catalog.js';
 import { WIRE, WireError } from '../errors.js';
@@ -8,6 +9,8 @@ import type { HostSession } from '../front/session.js';
 import type { JsonRpcNotification, JsonRpcRequest, Params, Result } from '../jsonrpc/message.js';
 import { wantsLog, type Reply } from '../pipeline/context.js';
 import type { Subscriptions } from './subscriptions.js';
+import { exposeResultUris } from '../catalog/result-uris.js';
+import { RELATED_TASK, exposeRelated, unwrapRelated, type TaskRoutes } from './tasks.js';
 
 /** Which capability a server-initiated request needs the host to have declared. */
 const HOST_CAPABILITY: Record<string, string> = {
@@ -28,6 +31,7 @@ export interface BackendMessagesDeps {
   listener(key: string): Listener | undefined;
   catalog: Catalog;
   subscriptions: Subscriptions;
+  tasks: TaskRoutes;
   refresh(backend: Backend, kinds: readonly ListKind[]): Promise<void>;
 }
 
@@ -44,6 +48,8 @@ export class BackendMessages {
 
   /** A notification from a backend: catalog refresh, resource updates, logs, or pass-through. */
   notified(backend: Backend, n: JsonRpcNotification): void {
+    if (n.params?._meta?.[RELATED_TASK] !== undefined)
+      n = { ...n, params: exposeRelated(backend.name, n.params) };
     const p = n.params ?? {};
     switch (n.method) {
       case 'notifications/tools/list_changed':
@@ -65,6 +71,9 @@ export class BackendMessages {
       }
       case 'notifications/message':
         return this.relayLog(backend, p);
+      case 'notifications/tasks/status':
+      case 'notifications/tasks':
+        return this.taskStatus(backend, n.method, p);
       case 'notifications/elicitation/complete': {
         const id = String(p.elicitationId);
         this.elicitations.get(id)?.notify(n.method, p);
@@ -75,6 +84,32 @@ export class BackendMessages {
         // Unknown notifications pass through to every session untouched.
         for (const s of this.deps.sessions.values()) if (s.initialized) s.notify(n.method, n.params);
     }
+  }
+
+  /** A task's status goes to the session whose call created it, and to no other. */
+  private taskStatus(backend: Backend, method: string, params: Params): void {
+    const expose = (m: string, r: Result) => exposeResultUris(this.deps.catalog, backend.name, m, r);
+    const routed = this.deps.tasks.statusNotified(backend.name, params, expose);
+    if (!routed) return;
+    const s = this.deps.sessions.get(routed.sessionKey);
+    if (s?.initialized) s.notify(method, routed.params);
+  }
+
+  /**
+   * The caller a backend request about one of its tasks (`_meta` related-task) belongs to: the
+   * caller waiting on that task's result, else the session that created the task.
+   */
+  private forTask(backend: Backend, params: Params | undefined): Reply | undefined {
+    const related = params?._meta?.[RELATED_TASK] as { taskId?: unknown } | undefined;
+    if (typeof related?.taskId !== 'string') return undefined;
+    const waiting = backend
+      .callsInFlight()
+      .find(
+        (c) => c.method === 'tasks/result' && c.target?.kind === 'task' && c.target.name === related.taskId,
+      );
+    if (waiting) return waiting.reply;
+    const key = this.deps.tasks.sessionOf(backend.name, params);
+    return key === undefined ? undefined : this.deps.sessions.get(key)?.reply;
   }
 
   /** A log line goes with the call that caused it when that is certain, else to every session. */
@@ -109,7 +144,7 @@ export class BackendMessages {
   /** A request from a backend (sampling, elicitation, roots): sent to the session it belongs to. */
   async asked(backend: Backend, req: JsonRpcRequest, signal: AbortSignal): Promise<Result> {
     if (req.method === 'ping') return {};
-    const reply = this.attribute(backend);
+    const reply = this.forTask(backend, req.params) ?? this.attribute(backend);
     if (!reply) {
       throw new WireError(
         WIRE.INTERNAL_ERROR,
@@ -120,7 +155,8 @@ export class BackendMessages {
     if (req.method === 'elicitation/create' && p.mode === 'url' && typeof p.elicitationId === 'string') {
       this.elicitations.set(p.elicitationId, reply);
     }
-    return askCaller(reply, req.method, req.params, signal);
+    const params = req.params && exposeRelated(backend.name, req.params);
+    return unwrapRelated(backend.name, await askCaller(reply, req.method, params, signal));
   }
 }
 

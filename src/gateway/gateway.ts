@@ -27,6 +27,7 @@ import { CatalogSync } from './catalog-sync.js';
 import { BackendMessages, type Listener } from './backend-messages.js';
 import { ModernHost } from '../eras/modern-host.js';
 import { Sealer } from '../eras/seal.js';
+import { TaskRoutes } from './tasks.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -52,6 +53,8 @@ export class Gateway {
   private readonly subscriptions = new Subscriptions();
   private readonly sync: CatalogSync;
   private readonly messages: BackendMessages;
+  /** Which backend and caller each task handed to a caller belongs to. */
+  private readonly tasks: TaskRoutes;
   private backendLogLevel: LogLevel | undefined;
   /** Methods served inside switchboard; extensions register into it. */
   readonly handlers = new HandlerChain();
@@ -88,11 +91,13 @@ export class Gateway {
       sealer: new Sealer(config.modern.stateKey ?? config.http.sessions.key),
       inputTimeoutMs: config.modern.inputTimeoutMs,
     });
+    this.tasks = new TaskRoutes({ log, backends: () => this.backends.values() });
     this.messages = new BackendMessages({
       sessions: this.sessions,
       listener: (key) => this.listeners.get(key),
       catalog: this.catalog,
       subscriptions: this.subscriptions,
+      tasks: this.tasks,
       refresh: (backend, kinds) => this.sync.refresh(backend, kinds),
     });
     this.supervisor = new Supervisor({ log, restart: (b) => this.restartBackend(b) });
@@ -130,6 +135,7 @@ export class Gateway {
       dispatch: (parent, method, params) => this.dispatchChild(parent, method, params),
       live: this.live,
       tellChain: config.bridge.enabled,
+      tasks: this.tasks,
       audit: options.audit,
       starting: (ctx) => this.startingFor(ctx),
       absent: (kind, exposed) => this.absent.find(kind, exposed),

@@ -1,10 +1,11 @@
 // What hosts are told at initialize: one set of capabilities and one set of instructions made
 // from every backend's.
+import { mergeTaskCapabilities } from './tasks.js';
 
 /**
  * Switchboard always offers tools, prompts, resources (with subscribe), logging and completion
  * with list_changed, because backends come and go while a session lives; experimental
- * capabilities of backends are merged so hosts can see them.
+ * capabilities of backends are merged so hosts can see them, and so are their task capabilities.
  */
 export function mergeCapabilities(backends: Record<string, unknown>[]): Record<string, unknown> {
   const experimental: Record<string, unknown> = {};
@@ -17,6 +18,7 @@ export function mergeCapabilities(backends: Record<string, unknown>[]): Record<s
     logging: {},
     completions: {},
     ...(Object.keys(experimental).length ? { experimental } : {}),
+    ...mergeTaskCapabilities(backends),
   };
 }
 

@@ -53,8 +53,11 @@ export interface CallContext {
   /** Backends the call passed through before reaching its target (empty for a host's call). */
   path: readonly string[];
   readonly startedAt: number;
-  /** Set by the resolve stage for calls that have one owning backend. */
-  target?: (Target & { kind: TargetKind }) | undefined;
+  /**
+   * Set by the resolve stage for calls that have one owning backend. A task's `subject` is the name
+   * the call that created it was made to: what grants judge calls on the task by.
+   */
+  target?: (Target & { kind: TargetKind; subject?: string }) | undefined;
   /**
    * The backend a retried call must reach again: a modern caller's retry after `input_required`
    * carries it sealed in `requestState`; the route stage refuses any other owner.
@@ -72,7 +75,7 @@ export interface Decision {
   rule: string;
 }
 
-export type TargetKind = 'tool' | 'prompt' | 'resource' | 'completion';
+export type TargetKind = 'tool' | 'prompt' | 'resource' | 'completion' | 'task';
 
 let counter = 0;
 export function newCallId(): string {

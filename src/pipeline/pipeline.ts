@@ -39,7 +39,7 @@ export function createPipeline(services: PipelineServices): Pipeline {
   return compose([
     observeStage(),
     ...(services.audit ? [auditStage(services.audit)] : []),
-    resolveStage(services.catalog, services.starting, services.absent),
+    resolveStage(services.catalog, services.starting, services.absent, services.tasks),
     grantStage(services.grants, (m) => services.handlers.find(m) !== undefined),
     chainStage({ ...services.chain, live: services.live }),
     routeStage(services),

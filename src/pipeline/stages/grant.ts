@@ -5,9 +5,13 @@ import { WIRE, WireError } from '../../errors.js';
 import type { Result } from '../../jsonrpc/message.js';
 import type { Stage } from '../compose.js';
 import type { CallContext } from '../context.js';
+import { TASK_METHODS, unknownTask } from '../../gateway/tasks.js';
 
-/** Methods every caller may use: the session handshake and housekeeping. */
-const ALWAYS = new Set(['initialize', 'ping', 'logging/setLevel']);
+/**
+ * Methods every caller may use: the session handshake and housekeeping, and tasks/list, which
+ * answers with the caller's own tasks only.
+ */
+const ALWAYS = new Set(['initialize', 'ping', 'logging/setLevel', 'tasks/list']);
 
 const LIST_FIELD: Record<string, { key: string; field: string }> = {
   'tools/list': { key: 'tools', field: 'name' },
@@ -54,7 +58,8 @@ export function grantSubject(ctx: CallContext): string {
       return String(ref?.name ?? ref?.uri);
     }
     default:
-      return ctx.method;
+      // A call on a task is judged by the name the call that created it was made to.
+      return TASK_METHODS.has(ctx.method) ? (ctx.target?.subject ?? ctx.method) : ctx.method;
   }
 }
 
@@ -80,6 +85,7 @@ function denied(ctx: CallContext): WireError {
       });
     }
     default:
+      if (TASK_METHODS.has(ctx.method)) return unknownTask(ctx.params.taskId);
       return new WireError(WIRE.METHOD_NOT_FOUND, `Method not found: ${ctx.method}`);
   }
 }

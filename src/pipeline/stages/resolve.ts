@@ -1,9 +1,11 @@
 // Finds the backend that owns a call's tool, prompt or resource. A name the catalog does not
-// hold is answered as unknown, the same way whether it never existed or is withheld.
+// hold is answered as unknown, the same way whether it never existed or is withheld. Calls on a
+// task go to the backend that made it.
 import type { Catalog, Target } from '../../catalog/catalog.js';
 import { WIRE, WireError } from '../../errors.js';
 import type { Stage } from '../compose.js';
 import type { CallContext } from '../context.js';
+import { TASK_METHODS, type TaskRoutes } from '../../gateway/tasks.js';
 
 /** The owner of a name that left the catalog because its backend is down (it fails fast there). */
 export type AbsentLookup = (kind: 'tools' | 'prompts', exposed: string) => Target | undefined;
@@ -16,11 +18,12 @@ export function resolveStage(
   catalog: Catalog,
   starting: (ctx: CallContext) => Promise<void> | undefined,
   absent: AbsentLookup = () => undefined,
+  tasks?: TaskRoutes,
 ): Stage {
   return async (ctx, next) => {
     const wait = starting(ctx);
     if (wait) await wait;
-    resolveTarget(catalog, ctx, absent);
+    resolveTarget(catalog, ctx, absent, tasks);
     await next();
   };
 }
@@ -29,8 +32,14 @@ export function resolveTarget(
   catalog: Catalog,
   ctx: CallContext,
   absent: AbsentLookup = () => undefined,
+  tasks?: TaskRoutes,
 ): void {
   const p = ctx.params;
+  // A task id names its backend; only the caller that created the task may reach it.
+  if (tasks && TASK_METHODS.has(ctx.method)) {
+    ctx.target = tasks.resolve(ctx);
+    return;
+  }
   switch (ctx.method) {
     case 'tools/call': {
       const t = catalog.resolve('tools', requireString(p.name, 'name')) ?? absent('tools', String(p.name));

@@ -11,6 +11,7 @@ import type { CallContext } from '../context.js';
 import { CHAIN_META } from './chain.js';
 import { linkSignals } from '../signals.js';
 import { answerInputRequired, isInputRequired } from '../../eras/input-required.js';
+import { runsToolCallsAsTasks, type TaskRoutes } from '../../gateway/tasks.js';
 
 export interface RouteServices {
   catalog: Catalog;
@@ -28,6 +29,8 @@ export interface RouteServices {
   live: Map<string, CallContext>;
   /** Whether forwarded calls carry the call chain in _meta (only when the bridge is on). */
   tellChain: boolean;
+  /** Which backend and caller each task belongs to; the merged tasks/list. */
+  tasks: TaskRoutes;
 }
 
 const LISTS: Record<string, ListKind> = {
@@ -57,6 +60,7 @@ async function route(services: RouteServices, ctx: CallContext): Promise<Result>
     return services.list(kind, ctx);
   }
   if (ctx.method === 'ping') return {};
+  if (ctx.method === 'tasks/list') return services.tasks.list(ctx);
   const target = ctx.target;
   if (!target) {
     const handler = services.handlers.find(ctx.method);
@@ -75,7 +79,18 @@ async function route(services: RouteServices, ctx: CallContext): Promise<Result>
     case 'resources/unsubscribe':
       return services.unsubscribe(ctx, backend, target.name);
     default: {
-      let params = backendParams(ctx);
+      if (
+        ctx.method === 'tools/call' &&
+        ctx.params.task !== undefined &&
+        !runsToolCallsAsTasks(backend.capabilities)
+      ) {
+        // The host's merged capabilities offer tasks when any backend runs them; this one does not.
+        throw new WireError(
+          WIRE.METHOD_NOT_FOUND,
+          `Backend ${backend.name} does not run tools/call as a task`,
+        );
+      }
+      let params = services.tasks.inbound(ctx.caller, backend.name, backendParams(ctx));
       if (services.tellChain) {
         params = {
           ...params,
@@ -90,7 +105,12 @@ async function route(services: RouteServices, ctx: CallContext): Promise<Result>
           backend.call(ctx, ctx.method, { ...params, ...extra }),
         );
       }
-      return exposeResultUris(services.catalog, backend.name, ctx.method, result);
+      const expose = (method: string, r: Result) =>
+        exposeResultUris(services.catalog, backend.name, method, r);
+      if (target.kind === 'task') {
+        return services.tasks.taskAnswered(ctx, target, result, expose);
+      }
+      return services.tasks.answered(ctx, backend.name, expose(ctx.method, result));
     }
   }
 }
@@ -140,5 +160,7 @@ function backendParams(ctx: CallContext): Params {
       const ref = p.ref as Record<string, unknown>;
       return { ...p, ref: ref.type === 'ref/prompt' ? { ...ref, name } : { ...ref, uri: name } };
     }
+    case 'task':
+      return { ...p, taskId: name };
   }
 }

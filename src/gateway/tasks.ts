@@ -7,7 +7,7 @@
 // in tasks/get, tasks/update, notifications/tasks).
 import type { Backend } from '../backends/backend.js';
 import { WIRE, WireError } from '../errors.js';
-import type { Meta, Params, Result } from '../jsonrpc/message.js';
+import type { Params, Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 import type { CallContext, Caller } from '../pipeline/context.js';
@@ -175,6 +175,15 @@ export class TaskRoutes {
     return { ...exposeRelated(backend, task), taskId: exposed };
   }
 
+  /**
+   * The backend and own id of a task the caller holds under `exposed` (e.g. to un-namespace the
+   * task ids a subscription names), or undefined.
+   */
+  lookup(caller: Caller, exposed: string): { backend: string; taskId: string } | undefined {
+    const entry = this.owned(caller, exposed);
+    return entry && { backend: entry.backend, taskId: entry.taskId };
+  }
+
   /** The caller's task of that exposed id, if it is one and has not expired. */
   private owned(caller: Caller, exposed: string): Entry | undefined {
     const entry = this.tasks.get(exposed);
@@ -209,13 +218,13 @@ export class TaskRoutes {
 
   /**
    * tasks/list (2025-11-25) over every backend that offers it: all pages, ids namespaced, only the
-   * caller's own tasks. Served whole like the other lists. A backend that cannot answer is left
-   * out and logged, so one backend's failure does not fail the list.
+   * caller's own tasks. Served whole like the other lists. A backend that is down or cannot answer
+   * is left out (and logged), so one backend's failure does not fail the list.
    */
   async list(ctx: CallContext): Promise<Result> {
     if (ctx.params.cursor !== undefined) throw new WireError(WIRE.INVALID_PARAMS, 'Invalid cursor');
     const listing = [...this.options.backends()].filter(
-      (b) => b.state === 'ready' && isObj(b.capabilities.tasks) && b.capabilities.tasks.list !== undefined,
+      (b) => isObj(b.capabilities.tasks) && b.capabilities.tasks.list !== undefined,
     );
     if (listing.length === 0) throw new WireError(WIRE.METHOD_NOT_FOUND, 'Method not found: tasks/list');
     const owner = ownerKey(ctx.caller);
@@ -223,6 +232,8 @@ export class TaskRoutes {
       listing.map(async (b) => {
         const out: Obj[] = [];
         let cursor: unknown;
+        // A backend that is down has no tasks to reach until it is back.
+        if (b.state !== 'ready') return [];
         try {
           for (let page = 0; page < MAX_LIST_PAGES; page++) {
             const result = await b.call(ctx, 'tasks/list', cursor === undefined ? {} : { cursor });
@@ -271,7 +282,7 @@ export class TaskRoutes {
 }
 
 /** A backend message's related-task key, with the backend's id namespaced for hosts. */
-export function exposeRelated<T extends { _meta?: Meta | undefined }>(backend: string, message: T): T {
+export function exposeRelated<T extends Result>(backend: string, message: T): T {
   const related = message._meta?.[RELATED_TASK];
   if (!isObj(related) || typeof related.taskId !== 'string') return message;
   return {
@@ -284,7 +295,7 @@ export function exposeRelated<T extends { _meta?: Meta | undefined }>(backend: s
 }
 
 /** A host's answer to a backend's request, with the related-task key back in the backend's form. */
-export function unwrapRelated<T extends { _meta?: Meta | undefined }>(backend: string, message: T): T {
+export function unwrapRelated<T extends Result>(backend: string, message: T): T {
   const related = message._meta?.[RELATED_TASK];
   if (!isObj(related) || typeof related.taskId !== 'string') return message;
   const split = splitTaskId(related.taskId);

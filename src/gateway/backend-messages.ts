@@ -48,6 +48,7 @@ export class BackendMessages {
 
   /** A notification from a backend: catalog refresh, resource updates, logs, or pass-through. */
   notified(backend: Backend, n: JsonRpcNotification): void {
+    if (n.method === 'notifications/progress' && this.taskProgress(backend, n.params ?? {})) return;
     if (n.params?._meta?.[RELATED_TASK] !== undefined)
       n = { ...n, params: exposeRelated(backend.name, n.params) };
     const p = n.params ?? {};
@@ -93,6 +94,15 @@ export class BackendMessages {
     if (!routed) return;
     const s = this.deps.sessions.get(routed.sessionKey);
     if (s?.initialized) s.notify(method, routed.params);
+  }
+
+  /** Progress of a task whose creating call has returned: to that call's session, if it is open. */
+  private taskProgress(backend: Backend, params: Params): boolean {
+    const routed = this.deps.tasks.progressNotified(backend.name, params);
+    if (!routed) return false;
+    const s = this.deps.sessions.get(routed.sessionKey);
+    if (routed.params && s?.initialized) s.notify('notifications/progress', routed.params);
+    return true;
   }
 
   /**

@@ -61,6 +61,8 @@ interface Entry {
   /** What the grant stage judges a call on this task by: the name the creating call was made to. */
   subject: string;
   expiresAt: number;
+  /** The creating call's progress token: it stays valid for the task's life. */
+  progressToken: unknown;
 }
 
 export interface TaskTarget {
@@ -169,6 +171,7 @@ export class TaskRoutes {
       method: ctx.method,
       // Tasks come of tools/call (both eras): grants judge them by the tool's exposed name.
       subject: typeof ctx.params.name === 'string' ? ctx.params.name : ctx.method,
+      progressToken: ctx.params._meta?.progressToken,
       expiresAt: this.expiry(task),
     });
     this.prune();
@@ -271,6 +274,27 @@ export class TaskRoutes {
     if (!entry || entry.expiresAt <= this.now()) return undefined;
     this.touch(entry, params);
     return { sessionKey: entry.sessionKey, params: this.exposeTask(backend, entry.method, params, expose) };
+  }
+
+  /**
+   * Progress a backend sends for a task after its CreateTaskResult (the call's own progress
+   * mapping is gone by then): it goes, under the host's token, to the session that created the
+   * task, if the creating call asked for progress. `params` carries the backend's related-task key.
+   */
+  progressNotified(
+    backend: string,
+    params: Params,
+  ): { sessionKey: string; params: Params | undefined } | undefined {
+    const related = params._meta?.[RELATED_TASK];
+    if (!isObj(related) || typeof related.taskId !== 'string') return undefined;
+    const entry = this.tasks.get(exposeTaskId(backend, related.taskId));
+    if (!entry) return undefined;
+    // A creating call that asked for no progress gets none; no other session gets it either.
+    if (entry.progressToken === undefined) return { sessionKey: entry.sessionKey, params: undefined };
+    return {
+      sessionKey: entry.sessionKey,
+      params: { ...exposeRelated(backend, params), progressToken: entry.progressToken },
+    };
   }
 
   /** The session whose call created the task a backend message names in `_meta`, if known. */

@@ -98,6 +98,26 @@ test('two backends issuing the same task id each get their own calls back', asyn
   );
 });
 
+test("a task's progress after its creating call returned reaches that host under its own token", async (t) => {
+  const h = await host(t, { servers: { a: taskServer('a'), b: taskServer('b') } });
+  await h.result('tools/call', jobAsTask('b_job', 'quiet'));
+  await h.result('tools/call', { ...jobAsTask('a_job', 'loud'), _meta: { progressToken: 'mine' } });
+  await h.result('tools/call', { name: 'b_finish', arguments: { taskId: 'task-1' } });
+  await h.result('tools/call', { name: 'a_finish', arguments: { taskId: 'task-1' } });
+  const progress = await h.inbox.next((m) => m.method === 'notifications/progress');
+  assert.deepEqual(progress.params, {
+    progressToken: 'mine',
+    progress: 1,
+    total: 1,
+    _meta: { [RELATED]: { taskId: 'a:task-1' } },
+  });
+  // b's task was created without a token: its progress reached no session.
+  await h.inbox.next(
+    (m) => m.method === 'notifications/tasks/status' && (m.params as Obj).taskId === 'a:task-1',
+  );
+  assert.equal(h.inbox.items.filter((m) => m.method === 'notifications/progress').length, 1);
+});
+
 test('tasks/list merges every backend, all pages, with namespaced ids', async (t) => {
   const h = await host(t, { servers: { a: taskServer('a'), b: taskServer('b', '--page-size', '1') } });
   await h.result('tools/call', jobAsTask('a_job', '1'));

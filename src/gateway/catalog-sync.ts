@@ -3,6 +3,7 @@
 // the gateway which merged lists changed so hosts hear list_changed.
 import type { Backend } from '../backends/backend.js';
 import { LIST_KINDS, type Catalog, type ListKind } from '../catalog/catalog.js';
+import { toolsAsOffered } from './tasks.js';
 import type { Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
@@ -102,7 +103,8 @@ export class CatalogSync {
     }
     if (kind === 'tools' && backend.isModern && backend.kind === 'streamable-http')
       dropInvalidHeaders(items, backend, this.log);
-    if (this.catalog.setList(backend.name, kind, items)) this.changed(kind);
+    const listed = kind === 'tools' ? toolsAsOffered(backend.capabilities, items) : items;
+    if (this.catalog.setList(backend.name, kind, listed)) this.changed(kind);
     for (const c of this.catalog.collisions()) {
       if (c.kind === kind && c.backends.includes(backend.name)) {
         this.log.error(

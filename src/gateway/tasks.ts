@@ -356,6 +356,21 @@ function deepUnion(a: Obj, b: Obj): Obj {
   return out;
 }
 
+/**
+ * A backend's tools as hosts may use them: hosts are offered tasks when any backend runs them, so
+ * the tools of a backend that does not lose an `execution.taskSupport` it cannot honour (without
+ * switchboard, the missing capability alone would have told the host not to ask).
+ */
+export function toolsAsOffered(capabilities: Record<string, unknown>, tools: Obj[]): Obj[] {
+  if (runsToolCallsAsTasks(capabilities)) return tools;
+  return tools.map((tool) => {
+    if (!isObj(tool.execution) || !('taskSupport' in tool.execution)) return tool;
+    const { taskSupport: _dropped, ...execution } = tool.execution;
+    const { execution: _old, ...rest } = tool;
+    return Object.keys(execution).length ? { ...rest, execution } : rest;
+  });
+}
+
 /** Whether a backend declared that it runs `tools/call` as a task when asked (2025-11-25). */
 export function runsToolCallsAsTasks(capabilities: Record<string, unknown>): boolean {
   const tasks = capabilities.tasks;

@@ -196,17 +196,34 @@ test('a task is reachable only by the caller that created it', async (t) => {
   );
 });
 
-test('a backend without task support is refused task-augmented calls; hosts are offered tasks only by those with it', async (t) => {
-  const h = await host(t, {
-    servers: { a: taskServer('a', '--no-tasks'), b: taskServer('b', '--no-tasks') },
-  });
+test('a backend without task support offers no tasks and is refused task-augmented calls', async (t) => {
+  const h = await host(t, { servers: { a: taskServer('a'), b: taskServer('b', '--no-tasks') } });
+  assert.deepEqual(h.init.capabilities.tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } });
+  // The merged capability covers a's tools; b's tools lose a task support b cannot honour.
+  const tools = (await h.result('tools/list')).tools as Obj[];
+  const execution = (name: string) => tools.find((x) => x.name === name)?.execution;
+  assert.deepEqual(execution('a_job'), { taskSupport: 'optional' });
+  assert.equal(execution('b_job'), undefined);
+  assert.equal((await h.error('tools/call', jobAsTask('b_job', 'x'))).code, -32601);
+  // Without params.task the tool runs as usual, and b is not asked for a task list.
+  assert.equal(
+    (await h.result('tools/call', { name: 'b_job', arguments: { text: 'x' } })).content[0].text,
+    'b:x',
+  );
+  await h.result('tools/call', jobAsTask('a_job', 'y'));
+  assert.deepEqual(
+    (await h.result('tasks/list')).tasks.map((x: Obj) => x.taskId),
+    ['a:task-1'],
+  );
+  const seen = await h.result('tools/call', { name: 'b_seen', arguments: {} });
+  assert.deepEqual(JSON.parse(seen.content[0].text), []);
+});
+
+test('with no backend running tasks, hosts are offered none and tasks/list is not found', async (t) => {
+  const h = await host(t, { servers: { a: taskServer('a', '--no-tasks') } });
   assert.equal(h.init.capabilities.tasks, undefined);
-  const err = await h.error('tools/call', jobAsTask('a_job', 'x'));
-  assert.equal(err.code, -32601);
   assert.equal((await h.error('tasks/list')).code, -32601);
-  // Without params.task the tool runs as usual.
-  const plain = await h.result('tools/call', { name: 'a_job', arguments: { text: 'x' } });
-  assert.equal(plain.content[0].text, 'a:x');
+  assert.equal((await h.error('tools/call', jobAsTask('job', 'x'))).code, -32601);
 });
 
 test('an unsolicited task (2026-07-28 result shape) and tasks/update route back to their backend', async (t) => {

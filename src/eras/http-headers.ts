@@ -32,12 +32,24 @@ export function nameSource(req: JsonRpcRequest): string | undefined {
       return typeof p.name === 'string' ? p.name : undefined;
     case 'resources/read':
       return typeof p.uri === 'string' ? p.uri : undefined;
+    // The tasks extension: intermediaries route a task's calls to the instance that holds it.
+    case 'tasks/get':
+    case 'tasks/update':
+    case 'tasks/cancel':
+      return typeof p.taskId === 'string' ? p.taskId : undefined;
     default:
       return undefined;
   }
 }
 
-const NAMED = new Set(['tools/call', 'prompts/get', 'resources/read']);
+const NAMED = new Set([
+  'tools/call',
+  'prompts/get',
+  'resources/read',
+  'tasks/get',
+  'tasks/update',
+  'tasks/cancel',
+]);
 
 export interface HeaderParam {
   /** Header name without the Mcp-Param- prefix. */

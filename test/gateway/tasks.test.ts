@@ -269,3 +269,38 @@ test("a backend's request about a task names it as the host knows it, and the an
   });
   assert.deepEqual(done._meta[RELATED], { taskId: 'a:task-1' });
 });
+
+test('a modern host over HTTP gets unsolicited tasks with namespaced ids, named so in Mcp-Name', async (t) => {
+  const h = await host(t, { servers: { a: taskServer('a'), b: taskServer('b') } });
+  const url = httpUrl(h.sb);
+  const V = '2026-07-28';
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': V,
+    'io.modelcontextprotocol/clientInfo': { name: 'modern-host', version: '1.0.0' },
+    'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+  };
+  const post = async (id: number, method: string, params: object, name: string) => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } });
+    const headers = { 'mcp-protocol-version': V, 'mcp-method': method, 'mcp-name': name };
+    const res = await rawPost(url, body, headers);
+    return { status: res.status, message: responseTo(res.messages, id) };
+  };
+  const created = await post(
+    1,
+    'tools/call',
+    { name: 'b_modern_job', arguments: { text: 'm' } },
+    'b_modern_job',
+  );
+  assert.equal((created.message.result as Obj).resultType, 'task');
+  assert.equal((created.message.result as Obj).taskId, 'b:task-1');
+
+  const polled = await post(2, 'tasks/get', { taskId: 'b:task-1' }, 'b:task-1');
+  assert.equal((polled.message.result as Obj).taskId, 'b:task-1');
+  assert.equal((polled.message.result as Obj).status, 'working');
+  // The header names the task as the host knows it; the backend's own id there is a mismatch.
+  const mismatched = await post(3, 'tasks/get', { taskId: 'b:task-1' }, 'task-1');
+  assert.equal(mismatched.status, 400);
+  assert.equal((mismatched.message.error as Obj).code, -32020);
+  // The stdio host is another caller: the HTTP front's task is not its to poll.
+  assert.equal((await h.error('tasks/get', { taskId: 'b:task-1' })).code, -32602);
+});

@@ -21,6 +21,7 @@ function call(caller: Caller, method: string, params: Record<string, unknown>): 
     signal: new AbortController().signal,
     reply: {
       sessionKey: `s-${caller.id}`,
+      era: 'legacy',
       capabilities: {},
       notify: () => {},
       request: () => Promise.reject(new Error('no')),

@@ -6,11 +6,11 @@ import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
 
 /**
- * The sets `npm run conformance` runs when none is asked for. A revision joins this list once the
- * fixture implements its scenarios (2026-07-28 next: the input_required tools and the stateless
- * wire); each set runs against every target on its own wire, as the suite requires.
+ * The sets `npm run conformance` runs when none is asked for: every revision the fixture
+ * implements. Each set runs on its own wire, as the suite requires; which targets each set runs
+ * against is the matrix in matrix.ts.
  */
-export const DEFAULT_REQUIREMENT_SETS = ['2025-11-25'] as const;
+export const DEFAULT_REQUIREMENT_SETS = ['2025-11-25', '2026-07-28'] as const;
 
 /**
  * Not-scored scenarios whose failures still fail our run. The suite scores neither, but the fixture

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
+import { directRun, eraOf, MATRIX, type PlannedRun } from './matrix.js';
 import { ensureNode22 } from './node22.js';
 import { stopAllChildren } from './processes.js';
 import {
@@ -13,14 +14,19 @@ import {
   type RequirementSet,
 } from './requirements.js';
 import { runSuite, type SuiteRun } from './suite.js';
-import { TARGETS, type Target } from './targets.js';
 
-const USAGE = `usage: node dist/test/conformance/run.js [--direct] [--only stdio|http] [--requirements <set>]... [--verbose]
+const PENDING_ENV = 'SWITCHBOARD_CONFORMANCE_PENDING';
 
-  (default)            switchboard fronting the fixture, once as a stdio backend, once as an HTTP backend
-  --direct             the fixture alone over HTTP (proves the fixture, not the gateway)
-  --only stdio|http    only one of the two gateway runs
-  --requirements SET   requirement set to run (repeatable; default ${DEFAULT_REQUIREMENT_SETS.join(', ')})
+const USAGE = `usage: node dist/test/conformance/run.js [--direct] [--only stdio|http] [--target <name>]...
+                                        [--requirements <set>]... [--pending] [--list] [--verbose]
+
+  (default)            every run of the matrix that is not pending (--list shows it)
+  --direct             each set against the fixture alone, in the set's era (proves the fixture)
+  --only stdio|http    only runs whose fixture is switchboard's stdio (or HTTP) backend
+  --target NAME        only runs against this target (repeatable)
+  --requirements SET   only this requirement set (repeatable; default ${DEFAULT_REQUIREMENT_SETS.join(', ')})
+  --pending            also the runs waiting for switchboard features (or ${PENDING_ENV}=1)
+  --list               print the selected runs and their exclusions, run nothing
   --verbose            stream the suite's and the children's output`;
 
 const SUITE_TIMEOUT_MS = 10 * 60_000;
@@ -37,7 +43,10 @@ async function main(): Promise<number> {
       options: {
         direct: { type: 'boolean', default: false },
         only: { type: 'string' },
+        target: { type: 'string', multiple: true },
         requirements: { type: 'string', multiple: true },
+        pending: { type: 'boolean', default: process.env[PENDING_ENV] === '1' },
+        list: { type: 'boolean', default: false },
         verbose: { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
@@ -56,24 +65,36 @@ async function main(): Promise<number> {
     return 2;
   }
 
-  const sets = (args.requirements ?? [...DEFAULT_REQUIREMENT_SETS]).map(loadRequirementSet);
-  const targets: Target[] = args.direct
-    ? [TARGETS.direct]
-    : args.only === 'stdio'
-      ? [TARGETS['gateway-stdio']]
-      : args.only === 'http'
-        ? [TARGETS['gateway-http']]
-        : [TARGETS['gateway-stdio'], TARGETS['gateway-http']];
+  const sets = new Map(
+    (args.requirements ?? [...DEFAULT_REQUIREMENT_SETS]).map((name) => [name, loadRequirementSet(name)]),
+  );
+  const selected = (args.direct ? [...sets.keys()].map(directRun) : MATRIX).filter(
+    (planned) =>
+      sets.has(planned.set) &&
+      (args.only === undefined || planned.target.backend === args.only) &&
+      (args.target === undefined || args.target.includes(planned.target.name)),
+  );
+  const runs = selected.filter((planned) => args.pending || planned.pending === undefined);
+  const skipped = selected.filter((planned) => !runs.includes(planned));
+  if (args.list) {
+    for (const planned of selected) printPlan(planned, sets.get(planned.set)!);
+    return 0;
+  }
+  if (runs.length === 0) {
+    console.error(`no run matches the selection\n${USAGE}`);
+    return 2;
+  }
 
   const node = await ensureNode22();
   const workDir = mkdtempSync(join(tmpdir(), 'switchboard-conformance-'));
   const total: Tally = { passed: 0, failed: 0 };
-  for (const set of sets) {
-    for (const target of targets) {
-      const tally = await runOne(target, set, node, workDir, args.verbose);
-      total.passed += tally.passed;
-      total.failed += tally.failed;
-    }
+  for (const planned of runs) {
+    const tally = await runOne(planned, sets.get(planned.set)!, node, workDir, args.verbose);
+    total.passed += tally.passed;
+    total.failed += tally.failed;
+  }
+  for (const planned of skipped) {
+    console.log(`\n-- ${labelOf(planned)}: pending (${planned.pending}); --pending runs it`);
   }
 
   if (total.failed > 0) console.log(`\nchecks and results kept in ${workDir}`);
@@ -83,14 +104,44 @@ async function main(): Promise<number> {
   return total.failed > 0 ? 1 : 0;
 }
 
+function labelOf(planned: PlannedRun): string {
+  const crossEra = eraOf(planned.set) !== planned.target.fixtureEra;
+  return `${planned.target.name} @ ${planned.set}${crossEra ? ' (cross-era)' : ''}`;
+}
+
+function printPlan(planned: PlannedRun, set: RequirementSet): void {
+  const all = [...set.scored, ...set.notScored.keys()];
+  const runsCount = all.filter((scenario) => !planned.excluded.has(scenario)).length;
+  const state = planned.pending === undefined ? 'runs' : `pending: ${planned.pending}`;
+  console.log(
+    `${labelOf(planned)}: ${planned.target.description}; ${runsCount}/${all.length} scenarios; ${state}`,
+  );
+  for (const [scenario, reason] of planned.excluded) {
+    if (all.includes(scenario)) console.log(`   excluded ${scenario}: ${reason}`);
+  }
+}
+
 /** One suite run against one freshly started target; every process it started is stopped before it returns. */
-async function runOne(target: Target, set: RequirementSet, node: string, workDir: string, verbose: boolean) {
-  const label = `${target.name} @ ${set.name}`;
+async function runOne(
+  planned: PlannedRun,
+  set: RequirementSet,
+  node: string,
+  workDir: string,
+  verbose: boolean,
+): Promise<Tally> {
+  const { target, excluded } = planned;
+  const label = labelOf(planned);
   console.log(`\n== ${label}: ${target.description}`);
+  const all = [...set.scored, ...set.notScored.keys()];
+  const scenarios = excluded.size === 0 ? undefined : all.filter((scenario) => !excluded.has(scenario));
+  if (scenarios !== undefined) {
+    const names = all.filter((scenario) => excluded.has(scenario));
+    console.log(`   not run, the backend's era cannot express them (--list says why): ${names.join(', ')}`);
+  }
   try {
     let url: string;
     try {
-      url = await target.start(workDir, { verbose });
+      url = await target.start(workDir, { verbose, hostEra: eraOf(set.name) });
     } catch (error) {
       // Counted as one failure so the summary line can never read "0 failed" for a run that did not happen.
       console.log(`   could not start: ${(error as Error).message}`);
@@ -98,7 +149,15 @@ async function runOne(target: Target, set: RequirementSet, node: string, workDir
     }
     console.log(`   suite → ${url}`);
     const outputDir = join(workDir, `${target.name}-${set.name}`);
-    const run = await runSuite({ node, url, set, outputDir, timeoutMs: SUITE_TIMEOUT_MS, verbose });
+    const run = await runSuite({
+      node,
+      url,
+      set,
+      outputDir,
+      timeoutMs: SUITE_TIMEOUT_MS,
+      verbose,
+      scenarios,
+    });
     return report(label, run, outputDir);
   } finally {
     await stopAllChildren();

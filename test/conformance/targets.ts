@@ -8,63 +8,96 @@ import { stringify } from 'yaml';
 import { projectRoot } from './node22.js';
 import { startChild } from './processes.js';
 
-export type TargetName = 'direct' | 'gateway-stdio' | 'gateway-http';
+/** A wire generation: `legacy` is 2025-11-25 (initialize, sessions), `modern` is 2026-07-28 (stateless). */
+export type Era = 'legacy' | 'modern';
+
+export type TargetName =
+  | 'direct-legacy'
+  | 'direct-modern'
+  | 'gateway-stdio'
+  | 'gateway-http'
+  | 'gateway-stdio-modern'
+  | 'gateway-http-modern';
 
 export interface StartOptions {
   /** Copy the children's stderr to ours as it arrives. */
   verbose: boolean;
+  /** The era the suite will speak (its requirement set's): the readiness probe speaks it too. */
+  hostEra: Era;
 }
 
 export interface Target {
   readonly name: TargetName;
   readonly description: string;
+  /** The era the fixture serves in this target (`--era`): a backend of one era only, so era mixing is visible. */
+  readonly fixtureEra: Era;
+  /** How switchboard reaches the fixture; undefined when the suite talks to the fixture itself. */
+  readonly backend: 'stdio' | 'http' | undefined;
   /** Starts every process the target needs and resolves with the MCP URL once it serves the fixture's tools. */
   start(workDir: string, options: StartOptions): Promise<string>;
 }
 
 const STARTUP_TIMEOUT_MS = 30_000;
+const MODERN_VERSION = '2026-07-28';
 // A tool every requirement set calls: when the URL lists it, the fixture is reachable through it.
 const PROBE_TOOL = 'test_simple_text';
 
 const fixtureScript = (): string => join(projectRoot(), 'dist', 'test', 'fixtures', 'conformance-server.js');
 const gatewayScript = (): string => join(projectRoot(), 'dist', 'src', 'cli', 'main.js');
 
-export const TARGETS: Record<TargetName, Target> = {
-  direct: {
-    name: 'direct',
-    description: 'the fixture over Streamable HTTP, no gateway (proves the fixture)',
+function direct(fixtureEra: Era): Target {
+  return {
+    name: `direct-${fixtureEra}`,
+    description: `the ${fixtureEra} fixture over Streamable HTTP, no gateway (proves the fixture)`,
+    fixtureEra,
+    backend: undefined,
     start: async (_workDir, options) => {
-      const url = await startFixtureHttp(options);
-      await waitForTool(url);
+      const url = await startFixtureHttp(fixtureEra, options);
+      await waitForTool(url, options.hostEra);
       return url;
     },
-  },
-  'gateway-stdio': {
-    name: 'gateway-stdio',
-    description: 'switchboard over HTTP, the fixture as its stdio backend',
-    start: (workDir, options) =>
-      startGateway(workDir, options, 'stdio', {
-        command: process.execPath,
-        args: [fixtureScript(), '--stdio'],
-        // The fixture serves both eras; these targets keep the legacy suite same-era end to end.
-        era: 'legacy',
-      }),
-  },
-  'gateway-http': {
-    name: 'gateway-http',
-    description: 'switchboard over HTTP, the fixture as its Streamable HTTP backend',
+  };
+}
+
+function gateway(backend: 'stdio' | 'http', fixtureEra: Era): Target {
+  return {
+    // The legacy-backend names predate the modern era and are kept: CI logs and baselines use them.
+    name: fixtureEra === 'legacy' ? `gateway-${backend}` : `gateway-${backend}-modern`,
+    description: `switchboard over HTTP, the ${fixtureEra} fixture as its ${backend === 'stdio' ? 'stdio' : 'Streamable HTTP'} backend`,
+    fixtureEra,
+    backend,
     start: async (workDir, options) => {
       gatewayBuilt();
-      return startGateway(workDir, options, 'http', { url: await startFixtureHttp(options), era: 'legacy' });
+      // The backend's era is pinned, not probed: the fixture speaks only that era anyway, and
+      // every target names its backend `fixture`, so a probe verdict kept from one target's run
+      // must not decide another's. Probing itself is switchboard's own tests' business.
+      const spec =
+        backend === 'stdio'
+          ? {
+              command: process.execPath,
+              args: [fixtureScript(), '--stdio', '--era', fixtureEra],
+              era: fixtureEra,
+            }
+          : { url: await startFixtureHttp(fixtureEra, options), era: fixtureEra };
+      return startGateway(workDir, options, `${backend}-${fixtureEra}`, spec);
     },
-  },
+  };
+}
+
+export const TARGETS: Record<TargetName, Target> = {
+  'direct-legacy': direct('legacy'),
+  'direct-modern': direct('modern'),
+  'gateway-stdio': gateway('stdio', 'legacy'),
+  'gateway-http': gateway('http', 'legacy'),
+  'gateway-stdio-modern': gateway('stdio', 'modern'),
+  'gateway-http-modern': gateway('http', 'modern'),
 };
 
 /** The fixture runs on the project's own Node (this process's), like any backend would. */
-async function startFixtureHttp(options: StartOptions): Promise<string> {
+async function startFixtureHttp(era: Era, options: StartOptions): Promise<string> {
   const script = fixtureScript();
   if (!existsSync(script)) throw new Error(`${script} does not exist: build first (npx tsc -p .)`);
-  const fixture = startChild('conformance fixture', process.execPath, [script, '--http', '0'], {
+  const fixture = startChild('conformance fixture', process.execPath, [script, '--http', '0', '--era', era], {
     echoStderr: options.verbose,
   });
   const [url] = await fixture.waitForStderr(/http:\/\/127\.0\.0\.1:\d+\/mcp/, STARTUP_TIMEOUT_MS);
@@ -96,7 +129,7 @@ async function startGateway(
   const ownUrl = new RegExp(`http://127\\.0\\.0\\.1:${skip}\\d+/mcp`);
   try {
     const [url] = (await gateway.waitForStderr(ownUrl, STARTUP_TIMEOUT_MS)) as [string];
-    await waitForTool(url);
+    await waitForTool(url, options.hostEra);
     return url;
   } catch (error) {
     // What the gateway said is the only clue to why it never came up.
@@ -112,12 +145,18 @@ function gatewayBuilt(): string {
   return main;
 }
 
-/** Polls until `tools/list` at `url` names the probe tool: a gateway may print its URL before its backends are up. */
-async function waitForTool(url: string): Promise<void> {
+/**
+ * Polls until `tools/list` at `url`, asked in the suite's own era, names the probe tool: a gateway
+ * may print its URL before its backends are up, and must serve that era, not just the other one.
+ */
+async function waitForTool(url: string, era: Era): Promise<void> {
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   let last = 'no attempt';
   while (Date.now() < deadline) {
-    const client = new Client({ name: 'switchboard-conformance-probe', version: '1.0.0' });
+    const client = new Client(
+      { name: 'switchboard-conformance-probe', version: '1.0.0' },
+      { versionNegotiation: { mode: era === 'modern' ? { pin: MODERN_VERSION } : 'legacy' } },
+    );
     try {
       await client.connect(new StreamableHTTPClientTransport(new URL(url)));
       const { tools } = await client.listTools();

@@ -93,8 +93,9 @@ async function main(): Promise<number> {
     total.passed += tally.passed;
     total.failed += tally.failed;
   }
+  if (skipped.length > 0) console.log('');
   for (const planned of skipped) {
-    console.log(`\n-- ${labelOf(planned)}: pending (${planned.pending}); --pending runs it`);
+    console.log(`-- ${labelOf(planned)}: pending (${planned.pending}); --pending runs it`);
   }
 
   if (total.failed > 0) console.log(`\nchecks and results kept in ${workDir}`);

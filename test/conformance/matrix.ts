@@ -10,23 +10,30 @@ export interface PlannedRun {
   readonly set: string;
   readonly target: Target;
   /**
-   * Why the run is switched off by default, or undefined when it always runs. Pending runs need
-   * switchboard's modern front; `--pending` (or SWITCHBOARD_CONFORMANCE_PENDING=1) turns them on.
+   * Why the run is switched off by default, or undefined when it always runs: a pending run fails
+   * on something switchboard has yet to fix. `--pending` (or SWITCHBOARD_CONFORMANCE_PENDING=1)
+   * turns them on; once a run passes, drop its reason so it runs by default.
    */
   readonly pending: string | undefined;
   /** Scenarios of the set this target's backend era cannot express, each with the reason; not run. */
   readonly excluded: ReadonlyMap<string, string>;
 }
 
-const MODERN_FRONT = 'switchboard has no 2026-07-28 front yet';
+// Why runs are still off; each names what switchboard must fix first (docs/conformance.md lists the checks).
+const MODERN_FRONT_LADDER =
+  'switchboard’s modern front still fails server-stateless checks (_meta ladder, header order, initialize 404)';
+const LEGACY_INPUT_ATTRIBUTION =
+  'a legacy backend’s questions are not attributed to their call once another modern call is paused';
 
 // The io.modelcontextprotocol/tasks extension (SEP-2663): optional, and the fixture implements it in
 // neither era, so through a legacy backend there is nothing to translate either.
 const TASKS_EXTENSION = 'the fixture implements the tasks extension in neither era';
 
 /**
- * The 2026-07-28 suite through switchboard to a legacy (2025-11-25) fixture. Everything else is
- * expressible by a legacy backend given switchboard's translation: its input requests arrive as
+ * The 2026-07-28 suite through switchboard to a legacy (2025-11-25) fixture. What is excluded
+ * depends on what a legacy backend cannot say: the names (keys) of its input requests, and the
+ * capabilities of one call. Everything else is expressible given switchboard's translation
+ * (other scenarios read keys from the round before, never assume them): its input requests arrive as
  * server-initiated sampling/elicitation/roots requests in the call (the SDK's legacy shim sends a
  * round's requests concurrently, so `multiple-input-requests` is one round there too); requestState
  * is switchboard's own, so `request-state`, `multi-round` and `tampered-state` test switchboard's
@@ -35,6 +42,16 @@ const TASKS_EXTENSION = 'the fixture implements the tasks extension in neither e
  * `server-stateless` checks the front (discover, _meta ladder, headers, 404s, -32021, logLevel gating).
  */
 export const LEGACY_BACKEND_UNDER_MODERN_SUITE: ReadonlyMap<string, string> = new Map([
+  [
+    'input-required-result-basic-elicitation',
+    'it requires the inputRequests key the tool chose (user_name) and answers under it; a legacy backend’s ' +
+      'elicitation/create carries no key, so the key is one switchboard makes up',
+  ],
+  [
+    'input-required-result-ignore-extra-params',
+    'its first call already answers under the tool’s own key (user_name) with no requestState; a legacy ' +
+      'backend’s questions have no keys, so there is no earlier round whose key an answer could match',
+  ],
   [
     'input-required-result-capability-check',
     'a legacy backend learns client capabilities once, at initialize, for switchboard’s session; it cannot shape ' +
@@ -87,14 +104,14 @@ export const MATRIX: readonly PlannedRun[] = [
   run('2025-11-25', TARGETS['gateway-http']),
   run('2026-07-28', TARGETS['direct-modern']),
   // (a) the modern suite through switchboard to a modern backend.
-  run('2026-07-28', TARGETS['gateway-stdio-modern'], MODERN_FRONT),
-  run('2026-07-28', TARGETS['gateway-http-modern'], MODERN_FRONT),
+  run('2026-07-28', TARGETS['gateway-stdio-modern'], MODERN_FRONT_LADDER),
+  run('2026-07-28', TARGETS['gateway-http-modern'], MODERN_FRONT_LADDER),
   // (b) cross-era: a modern host, a legacy backend.
-  run('2026-07-28', TARGETS['gateway-stdio'], MODERN_FRONT),
-  run('2026-07-28', TARGETS['gateway-http'], MODERN_FRONT),
+  run('2026-07-28', TARGETS['gateway-stdio'], LEGACY_INPUT_ATTRIBUTION),
+  run('2026-07-28', TARGETS['gateway-http'], LEGACY_INPUT_ATTRIBUTION),
   // (c) cross-era: a legacy host, a modern backend.
-  run('2025-11-25', TARGETS['gateway-stdio-modern'], 'switchboard does not probe backends for their era yet'),
-  run('2025-11-25', TARGETS['gateway-http-modern'], 'switchboard does not probe backends for their era yet'),
+  run('2025-11-25', TARGETS['gateway-stdio-modern']),
+  run('2025-11-25', TARGETS['gateway-http-modern']),
 ];
 
 /** The direct runs `--direct` selects: each set against the fixture alone, in the set's own era. */

@@ -19,7 +19,8 @@ export function decodeHeaderValue(header: string): string | undefined {
   const m = SENTINEL.exec(header);
   if (!m) return SAFE.test(header) || header === '' ? header : undefined;
   const b64 = m[1]!;
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) return undefined;
+  // Strict base64: whole 4-character groups, padding only at the end.
+  if (b64.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) return undefined;
   return Buffer.from(b64, 'base64').toString('utf8');
 }
 

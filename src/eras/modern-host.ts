@@ -52,15 +52,32 @@ const REMOVED = new Set([
 ]);
 
 const STATE_PURPOSE = 'requestState';
+/** How long questions are gathered into one input_required result (see PausedCall.poke). */
+const BATCH_MS = 10;
+const BATCH_MAX_MS = 50;
 
 /** What switchboard's requestState holds. */
 type State =
   | { k: 'park'; id: string; c: string; d: string; x: number }
   | { k: 'pass'; b: string; s?: string; c: string; d: string; x: number };
 
-/** Whether a request speaks the modern era: it names a protocol version in its `_meta`. */
+/**
+ * Whether a request speaks the modern era: it names a protocol version in its `_meta`. The method
+ * does not decide: an `initialize` in the modern envelope is a modern request for a removed method.
+ */
 export function isModernRequest(req: JsonRpcRequest): boolean {
-  return req.method !== 'initialize' && req.params?._meta?.[META.protocolVersion] !== undefined;
+  return req.params?._meta?.[META.protocolVersion] !== undefined;
+}
+
+/** What a modern request's envelope lacks, if anything (the 2026-07-28 required `_meta` fields). */
+export function envelopeProblem(req: JsonRpcRequest): string | undefined {
+  const meta = req.params?._meta;
+  if (typeof meta !== 'object' || meta === null) return 'params._meta is required';
+  if (typeof meta[META.protocolVersion] !== 'string') return `_meta["${META.protocolVersion}"] is required`;
+  const caps = meta[META.clientCapabilities];
+  if (typeof caps !== 'object' || caps === null || Array.isArray(caps))
+    return `_meta["${META.clientCapabilities}"] is required (an object; {} declares none)`;
+  return undefined;
 }
 
 /** The version a modern request asks for. */
@@ -100,6 +117,8 @@ export class ModernHost {
 
   private async answer(req: JsonRpcRequest, caller: Caller, ex: ModernExchange): Promise<Result | undefined> {
     const params = req.params ?? {};
+    const problem = envelopeProblem(req);
+    if (problem) throw new WireError(WIRE.INVALID_PARAMS, `Invalid request envelope: ${problem}`);
     const version = params._meta?.[META.protocolVersion];
     if (!isModernVersion(version)) {
       throw new WireError(WIRE.UNSUPPORTED_PROTOCOL_VERSION, 'Unsupported protocol version', {
@@ -304,6 +323,8 @@ class PausedCall {
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
   private progressToken: unknown;
+  private batch: NodeJS.Timeout | undefined;
+  private firstAsk: number | undefined;
   ctx!: CallContext;
   readonly reply: Reply;
 
@@ -320,6 +341,12 @@ class PausedCall {
             ? { ...params, progressToken: this.progressToken }
             : params;
         this.ex?.notify({ jsonrpc: '2.0', method, params: p });
+      },
+      waiting: () => this.asks.size > 0,
+      refuse: (error) => {
+        this.settle({ error });
+        this.controller.abort(error);
+        return error;
       },
       request: (method, params, signal) => this.ask(method, params, signal),
     };
@@ -341,6 +368,7 @@ class PausedCall {
   private settle(outcome: { result: Result } | { error: unknown }): void {
     // A paused call that ends meanwhile (a timeout, its backend gone) keeps its outcome for the
     // retry until the pause runs out.
+    if (this.settled) return; // refused already: what the pipeline says after that is moot
     this.settled = outcome;
     this.poke();
   }
@@ -363,7 +391,7 @@ class PausedCall {
       signal.addEventListener('abort', onAbort, { once: true });
       this.asks.set(key, {
         method,
-        params,
+        params: withoutProgressToken(params),
         settle: (answer) => {
           signal.removeEventListener('abort', onAbort);
           resolve(answer);
@@ -373,13 +401,24 @@ class PausedCall {
     });
   }
 
-  /** Wakes the waiting exchange on the next turn, so questions asked together go out together. */
+  /**
+   * Wakes the waiting exchange: at once when the call ended; for a question, once no other has
+   * come for BATCH_MS (at most BATCH_MAX_MS after the first), so questions a backend asks together
+   * (over a pipe they arrive one by one) go out in one input_required result.
+   */
   private poke(): void {
-    setImmediate(() => {
-      const wake = this.wake;
+    clearTimeout(this.batch);
+    const wake = () => {
+      this.batch = undefined;
+      this.firstAsk = undefined;
+      const w = this.wake;
       this.wake = undefined;
-      wake?.();
-    });
+      w?.();
+    };
+    if (this.settled) return void setImmediate(wake);
+    this.firstAsk ??= Date.now();
+    const left = BATCH_MAX_MS - (Date.now() - this.firstAsk);
+    this.batch = setTimeout(wake, Math.max(0, Math.min(BATCH_MS, left)));
   }
 
   next(signal: AbortSignal): Promise<'done' | 'input' | 'cancelled'> {
@@ -443,6 +482,15 @@ interface Ask {
   method: string;
   params: Params | undefined;
   settle(answer: Result): void;
+}
+
+/** A backend's own progress token means nothing to the caller an input request goes to. */
+function withoutProgressToken(params: Params | undefined): Params | undefined {
+  if (params?._meta?.progressToken === undefined) return params;
+  const { progressToken: _dropped, ...meta } = params._meta;
+  const out: Params = { ...params, _meta: meta };
+  if (Object.keys(meta).length === 0) delete out._meta;
+  return out;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

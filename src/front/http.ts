@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LocalError, WIRE } from '../errors.js';
-import { isModernRequest, requestedVersion } from '../eras/modern-host.js';
+import { envelopeProblem, isModernRequest, requestedVersion } from '../eras/modern-host.js';
 import { routingMismatch } from '../eras/http-headers.js';
 import type { Gateway } from '../gateway/gateway.js';
 import {
@@ -259,11 +259,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     if (c.kind === 'invalid') return fail(res, 400, WIRE.INVALID_REQUEST, c.reason, c.id);
     const headerVersion = req.headers['mcp-protocol-version'];
     const modernHeader = typeof headerVersion === 'string' && isModernVersion(headerVersion);
-    if (
-      c.kind === 'request' &&
-      c.message.method !== 'initialize' &&
-      (modernHeader || isModernRequest(c.message))
-    )
+    if (c.kind === 'request' && (modernHeader || isModernRequest(c.message)))
       return postModern(req, res, c.message);
     // The modern wire has no client notifications over HTTP (closing a stream cancels): accepted.
     if (
@@ -317,8 +313,23 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
 
   /** A modern request: version gate, routing headers, then served statelessly. */
   async function postModern(req: IncomingMessage, res: ServerResponse, msg: JsonRpcRequest): Promise<void> {
+    // The order the 2026-07-28 suite expects: the envelope, then the header agreeing with it, then
+    // whether its version is served, then the routing headers.
+    const problem = envelopeProblem(msg);
+    if (problem) return fail(res, 400, WIRE.INVALID_PARAMS, `Invalid request envelope: ${problem}`, msg.id);
     const version = requestedVersion(msg);
-    if (version !== undefined && !isModernVersion(version)) {
+    const header = req.headers['mcp-protocol-version'];
+    if (header !== version) {
+      const said = header === undefined ? 'missing' : `'${String(header)}'`;
+      return fail(
+        res,
+        400,
+        WIRE.HEADER_MISMATCH,
+        `Header mismatch: MCP-Protocol-Version header ${said} does not match body value '${String(version)}'`,
+        msg.id,
+      );
+    }
+    if (!isModernVersion(version)) {
       return failWith(res, 400, msg.id, {
         code: WIRE.UNSUPPORTED_PROTOCOL_VERSION,
         message: 'Unsupported protocol version',

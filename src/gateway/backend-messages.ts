@@ -13,7 +13,7 @@ import { exposeResultUris } from '../catalog/result-uris.js';
 import { RELATED_TASK, exposeRelated, unwrapRelated, type TaskRoutes } from './tasks.js';
 
 /** Which capability a server-initiated request needs the host to have declared. */
-const HOST_CAPABILITY: Record<string, string> = {
+export const HOST_CAPABILITY: Record<string, string> = {
   'sampling/createMessage': 'sampling',
   'elicitation/create': 'elicitation',
   'roots/list': 'roots',
@@ -32,7 +32,7 @@ export interface BackendMessagesDeps {
   catalog: Catalog;
   subscriptions: Subscriptions;
   tasks: TaskRoutes;
-  refresh(backend: Backend, kinds: readonly ListKind[]): Promise<void>;
+  refresh(backend: Backend, kinds: readonly ListKind[], announced: boolean): Promise<void>;
 }
 
 export class BackendMessages {
@@ -54,13 +54,13 @@ export class BackendMessages {
     const p = n.params ?? {};
     switch (n.method) {
       case 'notifications/tools/list_changed':
-        void this.deps.refresh(backend, ['tools']);
+        void this.deps.refresh(backend, ['tools'], true);
         return;
       case 'notifications/prompts/list_changed':
-        void this.deps.refresh(backend, ['prompts']);
+        void this.deps.refresh(backend, ['prompts'], true);
         return;
       case 'notifications/resources/list_changed':
-        void this.deps.refresh(backend, ['resources', 'resourceTemplates']);
+        void this.deps.refresh(backend, ['resources', 'resourceTemplates'], true);
         return;
       case 'notifications/resources/updated': {
         const uri = String(p.uri);
@@ -140,7 +140,9 @@ export class BackendMessages {
    * come from one session, or the only session there is. Undefined when it cannot be certain.
    */
   private attribute(backend: Backend, fallBackToOnlySession = true): Reply | undefined {
-    const calls = backend.callsInFlight();
+    const inFlight = backend.callsInFlight();
+    const active = inFlight.filter((c) => !c.reply.waiting?.());
+    const calls = active.length ? active : inFlight;
     // A modern caller's calls share no stream: each is its own audience.
     const sessions = new Set(calls.map((c) => (c.reply.era === 'modern' ? c.callId : c.reply.sessionKey)));
     if (sessions.size === 1) return calls[calls.length - 1]!.reply;
@@ -182,7 +184,21 @@ export function askCaller(
 ): Promise<Result> {
   const needs = HOST_CAPABILITY[method];
   if (needs && !reply.capabilities[needs]) {
-    return Promise.reject(new WireError(WIRE.METHOD_NOT_FOUND, `The host does not support ${needs}`));
+    const err = new WireError(WIRE.METHOD_NOT_FOUND, `The host does not support ${needs}`);
+    // A modern call that needs a capability its request did not declare fails as a whole, with
+    // the era's own error (MissingRequiredClientCapability); the backend hears the same.
+    if (reply.era === 'modern' && reply.refuse) {
+      return Promise.reject(
+        reply.refuse(
+          new WireError(
+            WIRE.MISSING_CLIENT_CAPABILITY,
+            `The request needs the client capability ${needs}, which it did not declare`,
+            { requiredCapabilities: { [needs]: {} } },
+          ),
+        ),
+      );
+    }
+    return Promise.reject(err);
   }
   return reply.request(method, params, signal);
 }

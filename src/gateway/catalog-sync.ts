@@ -11,6 +11,8 @@ import { invalidHeaderAnnotation } from '../eras/http-headers.js';
 
 export class CatalogSync {
   private readonly refreshing = new Map<string, { done: Promise<void>; again?: Promise<void> }>();
+  /** Lists a backend announced a change of, to be told to hosts after the next read either way. */
+  private readonly announced = new Set<string>();
   /** Cache hints of each backend's last read of each list (modern backends send them). */
   private readonly hints = new Map<string, { until: number; scope: 'public' | 'private' }>();
 
@@ -58,7 +60,10 @@ export class CatalogSync {
   }
 
   /** Re-reads lists from a backend. */
-  refresh(backend: Backend, kinds: readonly ListKind[]): Promise<void> {
+  refresh(backend: Backend, kinds: readonly ListKind[], announced = false): Promise<void> {
+    // A backend's own list_changed is passed on to hosts even when the lists read back the same
+    // (a proxy does not swallow what a server says); once per announcement, not once per kind.
+    if (announced && kinds[0]) this.announced.add(`${backend.name}\0${kinds[0]}`);
     return Promise.all(kinds.map((kind) => this.refreshList(backend, kind))).then(() => undefined);
   }
 
@@ -104,7 +109,8 @@ export class CatalogSync {
     if (kind === 'tools' && backend.isModern && backend.kind === 'streamable-http')
       dropInvalidHeaders(items, backend, this.log);
     const listed = kind === 'tools' ? toolsAsOffered(backend.capabilities, items) : items;
-    if (this.catalog.setList(backend.name, kind, listed)) this.changed(kind);
+    const announced = this.announced.delete(key);
+    if (this.catalog.setList(backend.name, kind, listed) || announced) this.changed(kind);
     for (const c of this.catalog.collisions()) {
       if (c.kind === kind && c.backends.includes(backend.name)) {
         this.log.error(

@@ -98,7 +98,7 @@ export class Gateway {
       catalog: this.catalog,
       subscriptions: this.subscriptions,
       tasks: this.tasks,
-      refresh: (backend, kinds) => this.sync.refresh(backend, kinds),
+      refresh: (backend, kinds, announced) => this.sync.refresh(backend, kinds, announced),
     });
     this.supervisor = new Supervisor({ log, restart: (b) => this.restartBackend(b) });
     const spawns = Object.values(config.servers).some((b) => !b.disabled && isStdioBackend(b));

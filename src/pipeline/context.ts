@@ -30,6 +30,14 @@ export interface Reply {
   readonly logLevel?: string | undefined;
   /** A notification that belongs to this call (progress, a log line during it). */
   notify(method: string, params: Params): void;
+  /**
+   * Whether the call is waiting for the caller to answer something it was asked (a modern caller
+   * between an input_required and its retry): such a call is not the one a backend's next message
+   * is about.
+   */
+  waiting?(): boolean;
+  /** Ends the call with `error` at once (a modern call missing a capability); returns `error`. */
+  refuse?(error: Error): Error;
   /** A request to the caller on behalf of this call (sampling, elicitation, roots). */
   request(method: string, params: Params | undefined, signal: AbortSignal): Promise<Result>;
 }

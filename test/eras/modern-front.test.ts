@@ -146,7 +146,7 @@ test('a legacy backend asking mid-call becomes input_required; the retry resumes
   assert.equal(((await inbox.next((m) => m.id === 5)).error as { code: number }).code, -32602);
 });
 
-test('a modern host without the capability is not asked; the backend hears why', async (t) => {
+test('a modern call that needs a capability it did not declare fails with -32021', async (t) => {
   const { write, inbox } = await rawStdio(t, config);
   write(
     JSON.stringify({
@@ -160,9 +160,9 @@ test('a modern host without the capability is not asked; the backend hears why',
       },
     }),
   );
-  const reply = await inbox.next((m) => m.id === 1);
-  const result = reply.result as { resultType?: string; isError?: boolean } | undefined;
-  assert.notEqual(result?.resultType, 'input_required');
+  const error = (await inbox.next((m) => m.id === 1)).error as { code: number; data: unknown };
+  assert.equal(error.code, -32021);
+  assert.deepEqual(error.data, { requiredCapabilities: { elicitation: {} } });
 });
 
 test('HTTP: routing headers must match the body', async (t) => {

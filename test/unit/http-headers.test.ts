@@ -23,6 +23,7 @@ test('header values: plain ASCII as is, anything else in the base64 sentinel for
     assert.equal(decodeHeaderValue(encoded!), value);
   }
   assert.equal(decodeHeaderValue('=?base64?not base64!?='), undefined);
+  assert.equal(decodeHeaderValue('=?base64?SGVsbG8?='), undefined, 'unpadded');
 });
 
 const schema = {

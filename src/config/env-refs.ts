@@ -5,6 +5,7 @@
 //   ${NAME:-default}   the variable, or the literal default when it is unset or empty
 //   ${env:NAME}        the same as ${NAME}: the spelling VS Code and Cursor use, so their files work unchanged
 //   $${                a literal `${`
+//   ${secret:NAME}     kept as written: a vault secret, resolved by the vault where it is used
 // `${workspaceFolder}` and `${userHome}` mean what they mean to VS Code and Cursor unless the
 // environment sets a variable of that name. Other editor variables (`${input:…}`) cannot be
 // resolved outside the editor and are errors that say so.
@@ -41,6 +42,12 @@ export function interpolate(text: string, ctx: EnvContext): Interpolation {
     const close = text.indexOf('}', i + 2);
     if (close === -1) {
       return { ok: false, message: "has '${' without a closing '}' (write '$${' for a literal '${')" };
+    }
+    if (text.startsWith('secret:', i + 2)) {
+      // A vault secret, resolved where it is used (HTTP headers), never from the environment.
+      out += text.slice(i, close + 1);
+      i = close + 1;
+      continue;
     }
     const resolved = resolveReference(text.slice(i + 2, close), ctx);
     if (!resolved.ok) return resolved;

@@ -4,10 +4,13 @@ import type { Handler } from '../bridge/handlers.js';
 import type { Config } from '../config/schema.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
+import type { Vault } from '../vault/vault.js';
 
 export interface ExtensionApi {
   readonly config: Config;
   readonly log: Logger;
+  /** The vault opened at start (its file and the inline vault.keys). */
+  readonly vault: Vault;
   /** Serves `method` (e.g. `vault.sign`) or a family (`vault.*`) inside switchboard. */
   handle(method: string, handler: Handler): void;
   /** Calls a tool, resource, prompt or handler as this extension, through the pipeline. */

@@ -9,6 +9,9 @@ import type { Readable, Writable } from 'node:stream';
 import { BridgeServer, ENV_TOKEN } from './bridge/server.js';
 import { builtInExtensions } from './extensions/index.js';
 import { openTrust, type Trust } from './trust/trust.js';
+import { openVault, withSecrets } from './vault/open.js';
+import { Redactor } from './vault/redactor.js';
+import type { Vault } from './vault/vault.js';
 
 export interface StartOptions {
   config: Config;
@@ -17,6 +20,10 @@ export interface StartOptions {
   stdio?: boolean | { input: Readable; output: Writable };
   /** Serve Streamable HTTP on config.http (default: on unless stdio is chosen). */
   http?: boolean;
+  /** Loaded with the vault's secrets and config.redaction at start; pass the one the log writes through. */
+  redactor?: Redactor;
+  /** Where vault.passphraseEnv is looked up (default: process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Switchboard {
@@ -44,9 +51,26 @@ export class StartupError extends Error {
 export async function startSwitchboard(options: StartOptions): Promise<Switchboard> {
   const { config } = options;
   const log = options.log ?? silentLogger;
+  // The vault first: a wrong key stops the start before any backend or secret is touched.
+  let vault: Vault;
+  let runConfig: Config;
+  try {
+    vault = openVault(config, options.env);
+    runConfig = withSecrets(config, vault);
+  } catch (err) {
+    throw new StartupError(`cannot open the vault: ${(err as Error).message}`);
+  }
+  const redactor = options.redactor ?? new Redactor();
+  redactor.load({ secrets: vault.material, patterns: config.redaction.patterns });
+  if (redactor.tooShort.length) {
+    log.warn(
+      { secrets: redactor.tooShort },
+      'vault secrets shorter than 4 characters cannot be redacted safely; they are not',
+    );
+  }
   let trust: Trust;
   try {
-    trust = openTrust(config, log);
+    trust = openTrust(config, log, redactor);
   } catch (err) {
     // Asked for an audit trail or pins and cannot keep them: refuse to run without them.
     throw new StartupError(
@@ -54,11 +78,25 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
         `\nSet audit.path to a writable file, or turn audit.enabled and pinning.enabled off.`,
     );
   }
-  const gateway = new Gateway({ config, log, audit: trust.audit, admit: trust.screen?.screen });
+  const screen = trust.screen?.screen;
+  const gateway = new Gateway({
+    config: runConfig,
+    log,
+    audit: trust.audit,
+    redactor,
+    // Definitions lose their secrets before they are pinned (on disk) or enter the catalog.
+    admit: redactor.active
+      ? (backend, kind, items) => {
+          const clean = redactor.deep(items);
+          return screen ? screen(backend, kind, clean) : clean;
+        }
+      : screen,
+  });
   for (const ext of builtInExtensions) {
     await ext.setup({
       config,
       log: log.child({ extension: ext.name }),
+      vault,
       handle: (method, handler) => gateway.handlers.register(method, handler, ext.name),
       dispatch: (method, params, signal) =>
         gateway.dispatch({ kind: 'extension', id: ext.name }, method, params, signal),

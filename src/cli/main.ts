@@ -16,6 +16,8 @@ import { liveCheck } from './live-check.js';
 import { formatIssue } from '../config/errors.js';
 import { runAudit } from './audit.js';
 import { runPins } from './pins.js';
+import { runVault } from './vault.js';
+import { Redactor } from '../vault/redactor.js';
 
 const USAGE = `Usage: switchboard <command> [options]
 
@@ -24,6 +26,7 @@ Commands:
   validate    Check a configuration file, start its servers once to find name collisions, and exit
   audit       tail, query or verify the audit chain (switchboard audit --help)
   pins        list, diff or approve tool pins (switchboard pins --help)
+  vault       init, set, list, rm or rotate the encrypted vault file (switchboard vault --help)
 
 Options:
   --config FILE   switchboard.yaml, or an mcpServers JSON file (Claude Desktop, Cursor, VS Code)
@@ -43,6 +46,7 @@ async function main(argv: string[]): Promise<number> {
   // These take their own options; everything after the command is theirs.
   if (argv[0] === 'audit') return runAudit(argv.slice(1));
   if (argv[0] === 'pins') return runPins(argv.slice(1));
+  if (argv[0] === 'vault') return runVault(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({
@@ -122,10 +126,12 @@ async function up(flags: UpFlags): Promise<number> {
     const base = embeddedConfig();
     config = { ...base, http: { ...base.http, ...http } };
   }
-  const log = createLogger(flags['log-level'] ?? config.log.level);
+  // Filled with the vault's secrets at start; every log line passes through it.
+  const redactor = new Redactor();
+  const log = createLogger(flags['log-level'] ?? config.log.level, redactor);
   let sb;
   try {
-    sb = await startSwitchboard({ config, log, stdio: flags.stdio === true });
+    sb = await startSwitchboard({ config, log, redactor, stdio: flags.stdio === true });
   } catch (err) {
     say(`switchboard: ${(err as Error).message}`);
     return 1;
@@ -138,7 +144,7 @@ async function up(flags: UpFlags): Promise<number> {
       (ready.length ? ` (${ready.map((b) => b.name).join(', ')})` : '') +
       `, ${tools} tools`,
   );
-  for (const f of sb.failedBackends) say(`  ${f.name} failed to start: ${f.error}`);
+  for (const f of sb.failedBackends) say(`  ${f.name} failed to start: ${redactor.text(f.error)}`);
   if (sb.trustPath)
     say(
       `Audit ${config.audit.enabled ? 'on' : 'off'}, pinning ${config.pinning.enabled ? 'on' : 'off'}: ${sb.trustPath}`,

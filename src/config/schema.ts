@@ -153,6 +153,18 @@ export const StdioBackend = z
       .record(z.string(), z.string())
       .default({})
       .describe('Environment of the child. The parent environment is not inherited wholesale.'),
+    secrets: z
+      .record(
+        z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+          .refine((n) => !n.startsWith('SWITCHBOARD_BRIDGE'), 'SWITCHBOARD_BRIDGE* is set by switchboard'),
+        z.string().regex(BACKEND_NAME, 'a vault entry name'),
+      )
+      .default({})
+      .describe(
+        'Vault secrets put into the environment of the child, as ENV_NAME: secret-name; a backend gets no secret it does not list.',
+      ),
     inheritEnv: z
       .array(z.string())
       .optional()
@@ -186,7 +198,9 @@ export const HttpBackend = z
     headers: z
       .record(z.string(), z.string())
       .default({})
-      .describe('Extra HTTP headers sent on every request.'),
+      .describe(
+        'Extra HTTP headers sent on every request; ${secret:NAME} in a value is replaced by the vault secret NAME at connect time.',
+      ),
     ...BackendCommon,
   })
   .strict();
@@ -325,6 +339,27 @@ export const Config = z
       .prefault({}),
     vault: z
       .object({
+        file: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            'The encrypted vault file (default: $XDG_STATE_HOME/switchboard/vault.json, else ~/.local/state/switchboard/vault.json); read at start when keyFile or passphraseEnv is set.',
+          ),
+        keyFile: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            'File of 32 random bytes that unlocks the vault file (switchboard vault init --key-file).',
+          ),
+        passphraseEnv: z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+          .optional()
+          .describe(
+            'Name of the environment variable holding the passphrase that unlocks the vault file (scrypt).',
+          ),
         keys: z
           .record(
             z.string().regex(BACKEND_NAME),
@@ -376,6 +411,26 @@ export const Config = z
       })
       .prefault({})
       .describe('The modern (2026-07-28, stateless) era on the fronts.'),
+    redaction: z
+      .object({
+        patterns: z
+          .array(
+            z
+              .string()
+              .min(1)
+              .refine(
+                isRedactionPattern,
+                'a JavaScript regular expression, without named groups, that cannot match empty text',
+              ),
+          )
+          .default([])
+          .describe(
+            'Regular expressions whose matches are replaced by [REDACTED:pattern-N] in results, errors, notifications, logs and audit records, besides vault secrets.',
+          ),
+      })
+      .strict()
+      .prefault({})
+      .describe('What never leaves switchboard: vault secret values always, and these patterns.'),
     audit: z
       .object({
         enabled: z
@@ -457,6 +512,15 @@ export type StdioBackendConfig = z.output<typeof StdioBackend>;
 export type HttpBackendConfig = z.output<typeof HttpBackend>;
 export type NamespacingMode = z.output<typeof NamespacingMode>;
 export type VaultKeyConfig = Config['vault']['keys'][string];
+
+function isRedactionPattern(source: string): boolean {
+  try {
+    // Named groups would collide once the patterns are combined into one expression.
+    return !new RegExp(`^(?:${source})$`).test('') && !/\(\?<(?![=!])/.test(source);
+  } catch {
+    return false;
+  }
+}
 
 export function isStdioBackend(b: BackendConfig): b is StdioBackendConfig {
   return 'command' in b;

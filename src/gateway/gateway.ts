@@ -28,6 +28,7 @@ import { BackendMessages, type Listener } from './backend-messages.js';
 import { ModernHost } from '../eras/modern-host.js';
 import { Sealer } from '../eras/seal.js';
 import { TaskRoutes } from './tasks.js';
+import type { Redactor } from '../vault/redactor.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -38,6 +39,8 @@ export interface GatewayOptions {
   audit?: AuditWriter | undefined;
   /** Which listed items enter the catalog (tool pinning). */
   admit?: CatalogOptions['admit'];
+  /** Hides vault secrets and configured patterns from everything sent to callers. */
+  redactor?: Redactor | undefined;
 }
 
 export class Gateway {
@@ -116,8 +119,8 @@ export class Gateway {
           ended: (env) => this.bridgeEnded?.(name, env),
           groups: this.watchdog,
           events: {
-            notification: (backend, n) => this.messages.notified(backend, n),
-            request: (backend, req, signal) => this.messages.asked(backend, req, signal),
+            notification: (backend, n) => this.messages.notified(backend, this.redact(n)),
+            request: (backend, req, signal) => this.messages.asked(backend, this.redact(req), signal),
             down: (backend, reason) => this.backendDown(backend, reason),
             renewed: (backend) => void this.restore(backend),
           },
@@ -137,6 +140,7 @@ export class Gateway {
       tellChain: config.bridge.enabled,
       tasks: this.tasks,
       audit: options.audit,
+      redactor: options.redactor,
       starting: (ctx) => this.startingFor(ctx),
       absent: (kind, exposed) => this.absent.find(kind, exposed),
       grants: (caller) =>
@@ -283,6 +287,11 @@ export class Gateway {
     for (const s of this.sessions.values()) s.close();
     await Promise.all([...this.backends.values()].map((b) => b.stop()));
     await this.watchdog?.close();
+  }
+
+  /** What a backend sends on its own (log lines, requests), without secrets, before anyone sees it. */
+  private redact<T>(message: T): T {
+    return this.options.redactor ? this.options.redactor.deep(message) : message;
   }
 
   /** Runs a call from a session, if the session's limits and a draining stop admit it. */

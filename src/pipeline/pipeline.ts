@@ -19,9 +19,11 @@ import { auditStage } from './stages/audit.js';
 import { chainStage, type ChainOptions } from './stages/chain.js';
 import { grantStage, type Grants } from './stages/grant.js';
 import { observeStage } from './stages/observe.js';
+import { redactStage } from './stages/redact.js';
 import { resolveStage, type AbsentLookup } from './stages/resolve.js';
 import { routeStage, type RouteServices } from './stages/route.js';
 import type { AuditWriter } from '../trust/audit-writer.js';
+import type { Redactor } from '../vault/redactor.js';
 
 export type Pipeline = (ctx: CallContext) => Promise<void>;
 
@@ -33,6 +35,8 @@ export interface PipelineServices extends RouteServices {
   absent?: AbsentLookup | undefined;
   /** Where call records go; without it calls are not audited. */
   audit?: AuditWriter | undefined;
+  /** What results, errors and messages to the caller must not contain (vault secrets, patterns). */
+  redactor?: Redactor | undefined;
 }
 
 export function createPipeline(services: PipelineServices): Pipeline {
@@ -42,6 +46,7 @@ export function createPipeline(services: PipelineServices): Pipeline {
     resolveStage(services.catalog, services.starting, services.absent, services.tasks),
     grantStage(services.grants, (m) => services.handlers.find(m) !== undefined),
     chainStage({ ...services.chain, live: services.live }),
+    ...(services.redactor ? [redactStage(services.redactor)] : []),
     routeStage(services),
   ]);
 }

@@ -10,6 +10,7 @@ import { grantSubject } from '../pipeline/stages/grant.js';
 import { canonicalJson, sha256 } from './canonical-json.js';
 import { GENESIS_HASH, recordHash, type AuditEntry } from './audit-record.js';
 import type { TrustDb } from './trust-db.js';
+import type { Redactor } from '../vault/redactor.js';
 
 export interface AuditOptions {
   /** Store the canonical arguments themselves, not only their hash. */
@@ -17,6 +18,8 @@ export interface AuditOptions {
   log: Logger;
   /** How long a record may wait for others to share its commit (default 20 ms). */
   batchMs?: number;
+  /** Hides vault secrets and configured patterns in what a record stores as text. */
+  redactor?: Redactor | undefined;
 }
 
 /** Queued records that are written at once, without waiting for the window. */
@@ -108,7 +111,9 @@ export class AuditWriter {
   }
 
   private entry({ ctx, ts, durationMs, error }: Ended): AuditEntry {
-    const args = canonicalJson(argumentsOf(ctx));
+    const redactor = this.options.redactor;
+    const raw = argumentsOf(ctx);
+    const args = canonicalJson(raw);
     const decided = ctx.decision;
     const target = ctx.target;
     const isToolError = !error && ctx.result?.isError === true;
@@ -119,7 +124,10 @@ export class AuditWriter {
       callerId: ctx.caller.id,
       method: ctx.method,
       targetBackend: target?.backend ?? null,
-      targetName: target?.name ?? (SUBJECT_METHODS.has(ctx.method) ? grantSubject(ctx) : null),
+      targetName: redactText(
+        redactor,
+        target?.name ?? (SUBJECT_METHODS.has(ctx.method) ? grantSubject(ctx) : null),
+      ),
       // A call refused before any decision (an unknown name) is a refusal all the same.
       decision: decided?.effect ?? (error ? 'deny' : 'allow'),
       rule: decided?.rule ?? (error ? 'resolve' : null),
@@ -127,7 +135,8 @@ export class AuditWriter {
       outcome: error || isToolError ? 'error' : 'ok',
       errorCode: error ? errorCode(error) : isToolError ? 'tool_error' : null,
       argsSha256: sha256(args),
-      args: this.options.values ? args : null,
+      // The hash is of what the caller sent; stored values never hold a secret.
+      args: this.options.values ? (redactor?.active ? canonicalJson(redactor.deep(raw)) : args) : null,
     };
   }
 }
@@ -138,6 +147,10 @@ function argumentsOf(ctx: CallContext): unknown {
   if (ctx.method === 'tools/call' || ctx.method === 'prompts/get') return p.arguments ?? {};
   const { _meta: _, ...rest } = p;
   return rest;
+}
+
+function redactText(redactor: Redactor | undefined, text: string | null): string | null {
+  return text === null || !redactor ? text : redactor.text(text);
 }
 
 function errorCode(err: unknown): string {

@@ -2,6 +2,7 @@
 // screen over one SQLite file, and the watch that re-admits tools an operator re-pins meanwhile.
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
+import type { Redactor } from '../vault/redactor.js';
 import { AuditWriter } from './audit-writer.js';
 import { scanDefinition } from './pins-scan.js';
 import { PinScreen } from './pins-screen.js';
@@ -17,7 +18,7 @@ export interface Trust {
   close(): void;
 }
 
-export function openTrust(config: Config, log: Logger): Trust {
+export function openTrust(config: Config, log: Logger, redactor?: Redactor): Trust {
   if (!config.audit.enabled && !config.pinning.enabled) {
     return { path: undefined, audit: undefined, screen: undefined, watchPins: () => {}, close: () => {} };
   }
@@ -27,7 +28,7 @@ export function openTrust(config: Config, log: Logger): Trust {
   // must cost a logged failed write, not a stalled event loop.
   db.pragma('busy_timeout = 1000');
   const audit = config.audit.enabled
-    ? new AuditWriter(db, { values: config.audit.values, log: log.child({ component: 'audit' }) })
+    ? new AuditWriter(db, { values: config.audit.values, log: log.child({ component: 'audit' }), redactor })
     : undefined;
   const store = config.pinning.enabled ? new PinStore(db) : undefined;
   const screen = store

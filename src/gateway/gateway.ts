@@ -345,7 +345,7 @@ export class Gateway {
       protocolVersion,
       capabilities: mergeCapabilities(ready.map((b) => b.capabilities)),
       serverInfo: SERVER_INFO,
-      ...(instructions ? { instructions } : {}),
+      ...(instructions ? { instructions: this.redact(instructions) } : {}),
     };
   }
 

@@ -68,14 +68,12 @@ export function withSecrets(config: Config, vault: Vault): Config {
   };
   const servers: Config['servers'] = {};
   for (const [name, b] of Object.entries(config.servers)) {
+    for (const path of secretRefsOutsideHeaders(b, `servers.${name}`)) {
+      problems.push(
+        `${path}: \${secret:…} is resolved only in a remote server's headers; give a stdio server its secrets under servers.${name}.secrets`,
+      );
+    }
     if ('command' in b) {
-      for (const [k, v] of Object.entries(b.env)) {
-        if (v.includes('${secret:')) {
-          problems.push(
-            `servers.${name}.env.${k}: \${secret:…} is not resolved in env; list the variable under servers.${name}.secrets`,
-          );
-        }
-      }
       const names = Object.entries(b.secrets);
       if (names.length === 0) {
         servers[name] = b;
@@ -103,4 +101,16 @@ export function withSecrets(config: Config, vault: Vault): Config {
   }
   if (problems.length) throw new VaultError('vault_secret_missing', problems.join('\n'));
   return { ...config, servers };
+}
+
+/** Paths of strings in a server entry, outside its headers, that refer to a vault secret. */
+function secretRefsOutsideHeaders(value: unknown, path: string): string[] {
+  if (typeof value === 'string') return value.includes('${secret:') ? [path] : [];
+  if (Array.isArray(value)) return value.flatMap((v, i) => secretRefsOutsideHeaders(v, `${path}[${i}]`));
+  if (value && typeof value === 'object') {
+    return Object.entries(value).flatMap(([k, v]) =>
+      k === 'headers' ? [] : secretRefsOutsideHeaders(v, `${path}.${k}`),
+    );
+  }
+  return [];
 }

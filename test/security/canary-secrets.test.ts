@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -154,7 +156,7 @@ test("each backend's environment holds only the secrets its own config declares"
     alpha: `alpha-${randomBytes(8).toString('hex')}`,
     beta: 'beta-secret-value',
   });
-  const { client } = await connectStdio(t, {
+  const { sb, client } = await connectStdio(t, {
     servers: {
       a: {
         command: process.execPath,
@@ -166,7 +168,7 @@ test("each backend's environment holds only the secrets its own config declares"
         args: [CANARY_SERVER, '--var', 'B_TOKEN'],
         secrets: { B_TOKEN: 'beta' },
       },
-      c: { command: process.execPath, args: [CANARY_SERVER] },
+      c: { command: process.execPath, args: [CANARY_SERVER], bridge: { allow: ['a_*'] } },
     },
     vault: { file: vault.file, keyFile: vault.keyFile },
     audit: { enabled: false },
@@ -185,4 +187,78 @@ test("each backend's environment holds only the secrets its own config declares"
   assert.match(JSON.stringify(shown.content), /the secret is \[REDACTED:alpha\]/);
   const none = await client.callTool({ name: 'c_reveal', arguments: {} });
   assert.match(JSON.stringify(none.content), /the secret is ; /);
+
+  // A backend calling another over the bridge gets the same redacted answer a host does.
+  const bridged = await sb.gateway.dispatch({ kind: 'backend', id: 'c' }, 'tools/call', {
+    name: 'a_reveal',
+    arguments: {},
+  });
+  assert.match(JSON.stringify(bridged.content), /the secret is \[REDACTED:alpha\]/);
+});
+
+/** A minimal Streamable HTTP backend (JSON answers) that records and echoes the Authorization it gets. */
+async function headerEchoServer(): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
+  const seen: string[] = [];
+  const server = createServer((req, res) => {
+    void (async () => {
+      if (req.method !== 'POST') {
+        res.writeHead(405).end();
+        return;
+      }
+      let text = '';
+      for await (const chunk of req) text += String(chunk);
+      const m = JSON.parse(text) as { id?: number; method: string; params?: Record<string, unknown> };
+      const auth = req.headers.authorization ?? '';
+      seen.push(auth);
+      if (m.id === undefined) {
+        res.writeHead(202).end();
+        return;
+      }
+      const result =
+        m.method === 'initialize'
+          ? {
+              protocolVersion: '2025-11-25',
+              capabilities: { tools: {} },
+              serverInfo: { name: 'h', version: '1' },
+            }
+          : m.method === 'tools/list'
+            ? { tools: [{ name: 'whoami', inputSchema: { type: 'object' } }] }
+            : m.method === 'tools/call'
+              ? { content: [{ type: 'text', text: `you sent ${auth}` }] }
+              : {};
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }));
+    })();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+test('an HTTP backend gets its secret in the header that names it, and cannot echo it to the host', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-canary-'));
+  const token = `tok-${randomBytes(16).toString('hex')}`;
+  const vault = makeVault(dir, { remote: token });
+  const backend = await headerEchoServer();
+  t.after(() => backend.close());
+  const { client } = await connectStdio(t, {
+    servers: { remote: { url: backend.url, headers: { Authorization: 'Bearer ${secret:remote}' } } },
+    vault: { file: vault.file, keyFile: vault.keyFile },
+    audit: { enabled: false },
+  });
+  const result = await client.callTool({ name: 'whoami', arguments: {} });
+  assert.deepEqual(result.content, [{ type: 'text', text: 'you sent Bearer [REDACTED:remote]' }]);
+  assert.ok(backend.seen.length > 0);
+  assert.ok(
+    backend.seen.every((h) => h === `Bearer ${token}`),
+    backend.seen.join(', '),
+  );
 });

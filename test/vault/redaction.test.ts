@@ -26,6 +26,31 @@ test('every encoding of a secret is replaced by its name, the longest match firs
   assert.equal(r.text('token ghp_ABCDefgh!'), 'token [REDACTED:pattern-1]!');
 });
 
+test('the prefilter never lets a secret through, wherever it sits in the text', () => {
+  const forms = ['abcd', 'k3y-material-0123456789', 'Zm9vYmFyYmF6cXV4', 'tok_€ünï_42'];
+  const r = new Redactor({ secrets: forms.map((f, i) => ({ name: `s${i}`, forms: [f] })), patterns: [] });
+  const alphabet = 'abcdk3yZm9-_ €ü0123';
+  let seed = 7;
+  const rand = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n) | 0;
+  for (let round = 0; round < 2000; round++) {
+    let text = '';
+    const inserted: number[] = [];
+    for (let part = rand(4); part >= 0; part--) {
+      for (let k = rand(12); k > 0; k--) text += alphabet[rand(alphabet.length)];
+      if (rand(2)) {
+        const i = rand(forms.length);
+        text += forms[i];
+        inserted.push(i);
+      }
+    }
+    const out = r.text(text);
+    for (const f of forms) assert.ok(!out.includes(f), `${JSON.stringify(text)} -> ${JSON.stringify(out)}`);
+    for (const i of inserted) assert.ok(out.includes(`[REDACTED:s${i}]`));
+  }
+  assert.equal(r.text('abc'), 'abc');
+  assert.equal(r.text('abcd'), '[REDACTED:s0]');
+});
+
 test('a secret is found in a JSON log line even where JSON escaping changed it', () => {
   const secret = 'pa"ss\\word\n42';
   const r = new Redactor({ secrets: [{ name: 'p', forms: [secret] }], patterns: [] });

@@ -68,6 +68,11 @@ export function withSecrets(config: Config, vault: Vault): Config {
   };
   const servers: Config['servers'] = {};
   for (const [name, b] of Object.entries(config.servers)) {
+    // A disabled entry is never started: what it names need not exist yet.
+    if (b.disabled) {
+      servers[name] = b;
+      continue;
+    }
     for (const path of secretRefsOutsideHeaders(b, `servers.${name}`)) {
       problems.push(
         `${path}: \${secret:…} is resolved only in a remote server's headers; give a stdio server its secrets under servers.${name}.secrets`,

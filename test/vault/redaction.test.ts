@@ -125,6 +125,10 @@ test('${secret:NAME} in an HTTP header is resolved from the vault; unknown names
     vault: { keys: { signer: { type: 'ed25519' } } },
   });
   assert.throws(() => withSecrets(key, openVault(key)), /"signer" is a vault key; only plain secrets/);
+  const disabled = Config.parse({
+    servers: { off: { command: 'node', disabled: true, secrets: { T: 'absent' } } },
+  });
+  assert.equal(withSecrets(disabled, openVault(disabled)).servers.off, disabled.servers.off);
 });
 
 test('configuration errors name the key: a bad pattern, a reserved variable, a file without a key', () => {

@@ -304,7 +304,15 @@ export const Config = z
           .min(1)
           .default(256)
           .describe(
-            "Calls one host session or bridge connection may have under way at once; more are refused with -32001, so one flooding caller cannot take everyone else's capacity.",
+            "Calls one host session (or one backend over the bridge) may have under way at once; more wait in its queue (limits.maxQueuedPerSession), so one flooding caller cannot take everyone else's capacity.",
+          ),
+        maxQueuedPerSession: z
+          .number()
+          .int()
+          .min(0)
+          .default(16)
+          .describe(
+            'Calls of one host session (or one backend over the bridge) that may wait for a free slot once maxCallsPerSession are under way; more are refused with -32001 (0: refuse at once).',
           ),
       })
       .strict()

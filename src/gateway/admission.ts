@@ -1,34 +1,53 @@
-// What a session may start: its share of concurrent calls (limits.maxCallsPerSession), its rate
-// (limits.sessionRate), and nothing new from hosts once a stop is draining. It also counts the
-// host calls under way, so a stop can wait for them and say which it cut.
+// What a caller may start: its share of concurrent calls (limits.maxCallsPerSession, with a short
+// queue behind it, limits.maxQueuedPerSession), its rate (limits.sessionRate), and nothing new
+// from hosts once a stop is draining. It also counts the host calls under way, so a stop can wait
+// for them and say which it cut.
+//
+// Each caller has its own slots and its own queue: a caller that floods waits behind itself, never
+// in front of anyone else, so every other caller keeps its throughput. A host caller is one
+// session; a backend calling over the bridge is one caller however many connections it opens.
 import { TokenBucket } from '../backends/token-bucket.js';
 import type { Config } from '../config/schema.js';
 import { WIRE, WireError } from '../errors.js';
 import type { CallContext } from '../pipeline/context.js';
 
+interface Waiter {
+  ctx: CallContext;
+  admit: () => void;
+  refuse: (err: unknown) => void;
+}
+
+interface Slots {
+  under: number;
+  queue: Waiter[];
+}
+
 export class Admission {
   private readonly hostCalls = new Set<CallContext>();
   private draining = false;
   private drained: (() => void) | undefined;
-  private readonly perSession = new Map<string, number>();
+  private readonly slots = new Map<string, Slots>();
   private readonly rates = new Map<string, TokenBucket>();
 
-  constructor(private readonly limits: Config['limits']) {}
+  constructor(private limits: Config['limits']) {}
+
+  /** New limits (a reload): they apply to calls admitted from now on; calls under way keep going. */
+  setLimits(limits: Config['limits']): void {
+    if (JSON.stringify(limits.sessionRate) !== JSON.stringify(this.limits.sessionRate)) this.rates.clear();
+    this.limits = limits;
+    for (const [key, s] of this.slots) this.next(key, s);
+  }
 
   /**
-   * Admits a call or throws the error its caller gets. Returns the release to call when it ends.
-   * Bridge calls are admitted while draining: a draining host call may need them to finish.
+   * Admits a call and returns the release to call when it ends; when its caller's slots are all
+   * taken, a promise of that release, settled when its turn comes. Throws (or rejects with) the
+   * error its caller gets. Bridge calls are admitted while draining: a draining host call may need
+   * them to finish.
    */
-  admit(ctx: CallContext): () => void {
-    const key = ctx.reply.sessionKey;
-    const under = this.perSession.get(key) ?? 0;
-    const max = this.limits.maxCallsPerSession;
-    if (under >= max) {
-      throw new WireError(
-        WIRE.BACKEND_UNAVAILABLE,
-        `Too many calls under way in this session (limits.maxCallsPerSession: ${max})`,
-      );
-    }
+  admit(ctx: CallContext): (() => void) | Promise<() => void> {
+    const key = callerKey(ctx);
+    const host = ctx.caller.kind === 'host';
+    if (host && this.draining) throw shuttingDown();
     const rate = this.limits.sessionRate;
     if (rate) {
       let bucket = this.rates.get(key);
@@ -40,28 +59,86 @@ export class Admission {
         );
       }
     }
+    let s = this.slots.get(key);
+    if (!s) this.slots.set(key, (s = { under: 0, queue: [] }));
+    const { maxCallsPerSession: max, maxQueuedPerSession: depth } = this.limits;
+    // Admitted at once (the common case) without a promise: the hot path stays synchronous.
+    if (s.under < max && s.queue.length === 0) return this.take(key, s, ctx);
+    if (s.queue.length >= depth) {
+      const why =
+        depth === 0
+          ? `Too many calls under way in this session (limits.maxCallsPerSession: ${max})`
+          : `Too many calls in this session: ${max} under way (limits.maxCallsPerSession) and ${depth} waiting (limits.maxQueuedPerSession)`;
+      throw new WireError(WIRE.BACKEND_UNAVAILABLE, why);
+    }
+    return new Promise<() => void>((resolve, reject) => {
+      const slots = s;
+      const waiter: Waiter = {
+        ctx,
+        admit: () => {
+          ctx.signal.removeEventListener('abort', onAbort);
+          resolve(this.take(key, slots, ctx));
+        },
+        refuse: (err) => {
+          ctx.signal.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      };
+      // A call cancelled while it waits leaves the queue at once; it never reached a backend.
+      const onAbort = () => {
+        const at = slots.queue.indexOf(waiter);
+        if (at >= 0) slots.queue.splice(at, 1);
+        this.forgetIfIdle(key, slots);
+        reject(ctx.signal.reason);
+      };
+      if (ctx.signal.aborted) return reject(ctx.signal.reason);
+      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      slots.queue.push(waiter);
+    });
+  }
+
+  private take(key: string, s: Slots, ctx: CallContext): () => void {
+    s.under++;
     const host = ctx.caller.kind === 'host';
-    if (host && this.draining) throw new WireError(WIRE.BACKEND_UNAVAILABLE, 'switchboard is shutting down');
-    this.perSession.set(key, under + 1);
     if (host) this.hostCalls.add(ctx);
+    let released = false;
     return () => {
-      const left = (this.perSession.get(key) ?? 1) - 1;
-      if (left > 0) this.perSession.set(key, left);
-      else this.perSession.delete(key);
+      if (released) return;
+      released = true;
+      s.under--;
+      this.next(key, s);
       if (!host) return;
       this.hostCalls.delete(ctx);
       this.drained?.();
     };
   }
 
-  /** Forgets a closed session's rate bucket. */
+  /** Lets the caller's next waiting calls in, as far as its slots allow. */
+  private next(key: string, s: Slots): void {
+    while (s.under < this.limits.maxCallsPerSession && s.queue.length > 0) s.queue.shift()!.admit();
+    this.forgetIfIdle(key, s);
+  }
+
+  private forgetIfIdle(key: string, s: Slots): void {
+    if (s.under === 0 && s.queue.length === 0 && this.slots.get(key) === s) this.slots.delete(key);
+  }
+
+  /** Forgets a closed host session's rate bucket (a backend's is kept across its connections). */
   sessionClosed(key: string): void {
     this.rates.delete(key);
   }
 
-  /** Refuses new host calls and waits up to `ms` for those under way; returns the ones it cut. */
-  async drain(ms: number): Promise<string[]> {
+  /**
+   * Refuses new host calls and waits up to `ms` for those under way; returns the ones it cut.
+   * Host calls still waiting for a slot never reached a backend: they are refused at once.
+   */
+  async drain(ms: number): Promise<CallContext[]> {
     this.draining = true;
+    for (const s of this.slots.values()) {
+      const hosts = s.queue.filter((w) => w.ctx.caller.kind === 'host');
+      s.queue = s.queue.filter((w) => w.ctx.caller.kind !== 'host');
+      for (const w of hosts) w.refuse(shuttingDown());
+    }
     if (this.hostCalls.size > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, ms);
@@ -76,8 +153,14 @@ export class Admission {
       // fronts close their connections.
       await new Promise((resolve) => setImmediate(resolve));
     }
-    return [...this.hostCalls].map(
-      (c) => `${c.method}${c.target ? ` ${c.target.backend}/${c.target.name}` : ''}`,
-    );
+    return [...this.hostCalls];
   }
+}
+
+function callerKey(ctx: CallContext): string {
+  return ctx.caller.kind === 'backend' ? `backend:${ctx.caller.id}` : ctx.reply.sessionKey;
+}
+
+function shuttingDown(): WireError {
+  return new WireError(WIRE.BACKEND_UNAVAILABLE, 'switchboard is shutting down');
 }

@@ -1,13 +1,13 @@
-// One caller's flood of concurrent calls is bounded per session: its excess is refused at once,
-// and another session is served as before.
+// One caller's flood of concurrent calls is bounded per session: its excess waits in a short queue
+// of its own or is refused, and another session is served as before.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { connect, faulty, json, start } from './helpers.js';
+import { connect, eventually, faulty, json, start } from './helpers.js';
 
 test('a session over limits.maxCallsPerSession is refused while another session is served', async (t) => {
   const sb = await start(t, {
     servers: { f: faulty() },
-    limits: { maxCallsPerSession: 2 },
+    limits: { maxCallsPerSession: 2, maxQueuedPerSession: 0 },
     // The hung calls are still under way when the test ends: no drain.
     shutdown: { drainMs: 0 },
   });
@@ -45,4 +45,66 @@ test('a session over limits.sessionRate is refused while another session is serv
   });
   const other = await connect(t, sb);
   assert.deepEqual(json(await other.callTool({ name: 'echo', arguments: { a: 1 } })).arguments, { a: 1 });
+});
+
+test('calls over limits.maxCallsPerSession wait their turn, and past the queue are refused', async (t) => {
+  const sb = await start(t, {
+    servers: { f: faulty() },
+    limits: { maxCallsPerSession: 2, maxQueuedPerSession: 3 },
+    shutdown: { drainMs: 0 },
+  });
+  const greedy = await connect(t, sb);
+  const stop = new AbortController();
+  const held = [1, 2].map(() => greedy.callTool({ name: 'hang', arguments: {} }, { signal: stop.signal }));
+  for (const h of held) h.catch(() => {});
+  const backend = sb.gateway.backends.get('f')!;
+  await eventually('both slots taken', () => backend.callsInFlight().length === 2);
+  // Both slots are held: of five more calls three wait, two find the queue full.
+  const more = [1, 2, 3, 4, 5].map((i) => greedy.callTool({ name: 'echo', arguments: { i } }));
+  const refused: Error[] = [];
+  for (const p of more) p.catch((err: Error) => refused.push(err));
+  await eventually('two refused', () => refused.length === 2);
+  for (const err of refused) {
+    assert.equal((err as Error & { code?: number }).code, -32001);
+    assert.match(
+      err.message,
+      /Too many calls in this session: 2 under way \(limits\.maxCallsPerSession\) and 3 waiting \(limits\.maxQueuedPerSession\)/,
+    );
+  }
+  // Another session has slots of its own.
+  const other = await connect(t, sb);
+  assert.deepEqual(json(await other.callTool({ name: 'echo', arguments: { a: 1 } })).arguments, { a: 1 });
+  // The queued calls go through as soon as the slots free.
+  stop.abort();
+  const results = await Promise.allSettled(more);
+  const answered = results.filter((r) => r.status === 'fulfilled').map((r) => json(r.value).arguments);
+  assert.equal(answered.length, 3);
+});
+
+test('one session flooding a slow backend leaves another session its calls', async (t) => {
+  const sb = await start(t, {
+    servers: { f: faulty() },
+    limits: { maxCallsPerSession: 4, maxQueuedPerSession: 8 },
+  });
+  const flooder = await connect(t, sb);
+  const other = await connect(t, sb);
+  const flood = Array.from({ length: 60 }, () =>
+    flooder.callTool({ name: 'slow', arguments: { steps: 5, everyMs: 100 } }),
+  );
+  const flooded = Promise.allSettled(flood);
+  const own = Array.from({ length: 4 }, (_, i) => other.callTool({ name: 'echo', arguments: { i } }));
+  const mine = await Promise.allSettled(own);
+  assert.equal(
+    mine.filter((r) => r.status === 'fulfilled').length,
+    4,
+    'every call of the other session completed',
+  );
+  const settled = await flooded;
+  const done = settled.filter((r) => r.status === 'fulfilled').length;
+  const refused = settled.filter(
+    (r) => r.status === 'rejected' && /limits\.maxQueuedPerSession/.test((r.reason as Error).message),
+  ).length;
+  assert.equal(done + refused, 60, 'every flooding call was answered or refused with the queue error');
+  assert.ok(done >= 12, `the flooder's slots and queue were served (${done})`);
+  assert.ok(refused > 0, 'the flood overflowed its own queue');
 });

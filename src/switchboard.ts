@@ -12,6 +12,8 @@ import { openTrust, type Trust } from './trust/trust.js';
 import { openVault, withSecrets } from './vault/open.js';
 import { Redactor } from './vault/redactor.js';
 import type { Vault } from './vault/vault.js';
+import { collisionProblem, planReload } from './gateway/reload-plan.js';
+import type { ReloadOutcome } from './gateway/gateway.js';
 
 export interface StartOptions {
   config: Config;
@@ -40,8 +42,23 @@ export interface Switchboard {
   recheckPins(): void;
   /** Writes the audit records still waiting for their batch (they are written within ms anyway). */
   flushAudit(): void;
+  /**
+   * Applies a new configuration without a restart (backends added, removed, replaced; names
+   * merged again; limits). Reloads run one at a time; given a loader, it reads the configuration
+   * in its turn. Rejects, with the running configuration left as it was, when the loader fails
+   * (a ConfigError names file, path and expectation) or the new names collide under
+   * `collisions: error`.
+   */
+  reload(next: Config | (() => Promise<Config>)): Promise<ReloadReport>;
+  /** How many reloads were applied and refused, and why the last one was refused. */
+  readonly reloads: { applied: number; refused: number; lastError: string | undefined };
   /** Drains host calls (up to shutdown.drainMs), then ends everything; tells which calls it cut. */
   stop(): Promise<{ cut: string[] }>;
+}
+
+export interface ReloadReport extends ReloadOutcome {
+  /** Settings that changed but keep their running value until a restart (`http.port`, …). */
+  needRestart: string[];
 }
 
 export class StartupError extends Error {
@@ -114,12 +131,8 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     // A disabled server is off in every direction: it gets no bridge identity either.
     for (const [name, b] of Object.entries(config.servers))
       if (b.bridge.token && !b.disabled) bridge.tokens.set(name, b.bridge.token);
-    const spawned = new Set(
-      Object.entries(config.servers)
-        .filter(([, b]) => 'command' in b)
-        .map(([n]) => n),
-    );
-    gateway.bridgeEnv = (name) => (spawned.has(name) ? bridge!.environmentFor(name) : {});
+    // The gateway asks only for the backends it spawns.
+    gateway.bridgeEnv = (name) => bridge!.environmentFor(name);
     gateway.bridgeEnded = (name, env) => bridge!.release(name, env[ENV_TOKEN]);
   }
   const { failed } = await gateway.start();
@@ -128,13 +141,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     await gateway.stop();
     await bridge?.close();
     trust.close();
-    throw new StartupError(
-      `name collisions (namespacing.collisions is "error"):\n` +
-        unresolved
-          .map((c) => `  ${c.kind.slice(0, -1)} "${c.exposed}" is exposed by ${c.backends.join(' and ')}`)
-          .join('\n') +
-        `\nGive the backends prefixes (namespacing.mode: always), or set namespacing.collisions: priority.`,
-    );
+    throw new StartupError(collisionProblem(unresolved));
   }
   let http: HttpFront | undefined;
   let stdioClosed: Promise<void> | undefined;
@@ -160,6 +167,43 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     throw err;
   }
   trust.watchPins(() => gateway.readmit());
+  const reloads = { applied: 0, refused: 0, lastError: undefined as string | undefined };
+  let reloading: Promise<unknown> = Promise.resolve();
+  const applyReload = async (source: Config | (() => Promise<Config>)): Promise<ReloadReport> => {
+    const running = gateway.config;
+    let outcome: ReloadOutcome;
+    let needRestart: string[];
+    try {
+      const plan = planReload(running, typeof source === 'function' ? await source() : source);
+      needRestart = plan.needRestart;
+      for (const setting of needRestart) {
+        log.warn({ setting }, 'reload: this setting changed but needs a restart; it keeps its running value');
+      }
+      outcome = await gateway.reload(plan);
+    } catch (err) {
+      reloads.refused++;
+      reloads.lastError = (err as Error).message;
+      log.error({ err: reloads.lastError, reloads }, 'reload refused; the running configuration stays');
+      throw err;
+    }
+    const applied = gateway.config;
+    if (bridge) {
+      // Configured tokens of backends switchboard does not spawn follow their entries; spawned ones
+      // got theirs when they started.
+      for (const name of [...outcome.removed, ...outcome.replaced]) {
+        const token = running.servers[name]?.bridge.token;
+        if (token && !('command' in running.servers[name]!)) bridge.tokens.revoke(name, token);
+      }
+      for (const name of [...outcome.added, ...outcome.replaced]) {
+        const b = applied.servers[name]!;
+        if (b.bridge.token && !('command' in b)) bridge.tokens.set(name, b.bridge.token);
+      }
+    }
+    reloads.applied++;
+    const { added, removed, replaced, failed } = outcome;
+    log.info({ added, removed, replaced, failed, reloads }, 'configuration reloaded');
+    return { ...outcome, needRestart };
+  };
   return {
     gateway,
     http,
@@ -168,20 +212,31 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     bridgePath: bridge?.path,
     trustPath: trust.path,
     recheckPins: () => gateway.readmit(),
+    reloads,
+    reload: (next) => {
+      const run = reloading.then(() => applyReload(next));
+      reloading = run.catch(() => {});
+      return run;
+    },
     flushAudit: () => trust.audit?.flush(),
     stop: async () => {
-      const cut = await gateway.drain(config.shutdown.drainMs);
+      const drainMs = gateway.config.shutdown.drainMs;
+      const cut = await gateway.drain(drainMs);
       if (cut.length > 0) {
+        const perBackend: Record<string, number> = {};
+        for (const c of cut)
+          perBackend[c.backend ?? 'switchboard'] = (perBackend[c.backend ?? 'switchboard'] ?? 0) + 1;
+        const where = Object.entries(perBackend).map(([b, n]) => `${n} to ${b}`);
         log.warn(
-          { cut },
-          `shutdown cut ${cut.length} calls still under way after ${config.shutdown.drainMs} ms`,
+          { cut: cut.map((c) => c.call), perBackend },
+          `shutdown cut ${cut.length} calls still under way after ${drainMs} ms (${where.join(', ')})`,
         );
       }
       await http?.close();
       await gateway.stop();
       await bridge?.close();
       trust.close();
-      return { cut };
+      return { cut: cut.map((c) => c.call) };
     },
   };
 }

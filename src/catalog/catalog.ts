@@ -48,7 +48,7 @@ export interface CatalogOptions {
   admit?: ((backend: string, kind: ListKind, items: Item[]) => Item[]) | undefined;
 }
 
-type Lists = Partial<Record<ListKind, Item[]>>;
+export type Lists = Partial<Record<ListKind, Item[]>>;
 
 export class Catalog {
   private readonly lists = new Map<string, Lists>();
@@ -59,9 +59,42 @@ export class Catalog {
   private collisionList: Collision[] = [];
   private byUriPrefix = new Map<string, string>();
 
-  constructor(private readonly options: CatalogOptions) {
+  constructor(private options: CatalogOptions) {
     for (const ns of options.namespaces.values())
       if (ns.prefixed) this.byUriPrefix.set(ns.uriPrefix, ns.backend);
+  }
+
+  /**
+   * New namespaces, collision policy or priorities (a reload): every list is merged again under
+   * them. Returns the kinds whose merged view changed.
+   */
+  reconfigure(options: Pick<CatalogOptions, 'namespaces' | 'collisions' | 'priorities'>): ListKind[] {
+    const before = LIST_KIND_NAMES.map((k) => JSON.stringify(this.merged[k]));
+    this.options = { ...this.options, ...options };
+    this.byUriPrefix = new Map();
+    for (const ns of options.namespaces.values())
+      if (ns.prefixed) this.byUriPrefix.set(ns.uriPrefix, ns.backend);
+    for (const kind of LIST_KIND_NAMES) this.rebuild(kind);
+    return LIST_KIND_NAMES.filter((k, i) => JSON.stringify(this.merged[k]) !== before[i]);
+  }
+
+  /**
+   * Replaces everything a backend lists at once (a replacement of it took over): kinds it no
+   * longer serves are emptied, and no call sees a moment without its names. Returns the kinds
+   * whose merged view changed.
+   */
+  replaceBackend(backend: string, lists: Lists): ListKind[] {
+    const before = LIST_KIND_NAMES.map((k) => JSON.stringify(this.merged[k]));
+    this.lists.delete(backend);
+    this.served.delete(backend);
+    for (const kind of Object.keys(lists) as ListKind[]) this.setList(backend, kind, lists[kind]!);
+    for (const kind of LIST_KIND_NAMES) this.rebuild(kind);
+    return LIST_KIND_NAMES.filter((k, i) => JSON.stringify(this.merged[k]) !== before[i]);
+  }
+
+  /** What a backend listed, before `admit`. */
+  servedBy(backend: string): Lists {
+    return { ...this.served.get(backend) };
   }
 
   get namespaces(): Map<string, Namespace> {

@@ -19,7 +19,7 @@ import { CHAIN_META } from '../pipeline/stages/chain.js';
 import { mergeCapabilities, mergeInstructions } from './merge.js';
 import type { AuditWriter } from '../trust/audit-writer.js';
 import { Watchdog } from '../backends/watchdog.js';
-import { isStdioBackend } from '../config/schema.js';
+import { isStdioBackend, type BackendConfig } from '../config/schema.js';
 import { AbsentNames } from './absent-names.js';
 import { Supervisor } from './supervisor.js';
 import { Admission } from './admission.js';
@@ -29,6 +29,7 @@ import { ModernHost } from '../eras/modern-host.js';
 import { Sealer } from '../eras/seal.js';
 import { TaskRoutes } from './tasks.js';
 import type { Redactor } from '../vault/redactor.js';
+import { collisionProblem, type ReloadPlan } from './reload-plan.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -68,7 +69,12 @@ export class Gateway {
   private readonly supervisor: Supervisor;
   private readonly absent = new AbsentNames();
   /** Ends spawned children's process groups if switchboard dies without doing so. */
-  private readonly watchdog: Watchdog | undefined;
+  private watchdog: Watchdog | undefined;
+  /** The configuration running now: the one started with, then each reload's. */
+  private current: Config;
+  /** Backends a reload removed or replaced, finishing their calls before they stop. */
+  private readonly retiring = new Set<Backend>();
+  private stopping = false;
   /** Per-session limits, and the host calls a stop drains. */
   private readonly admission: Admission;
   /** Environment each spawned backend gets at each start (the bridge socket and a fresh token). */
@@ -79,6 +85,7 @@ export class Gateway {
   constructor(private readonly options: GatewayOptions) {
     const { config, log } = options;
     this.log = log;
+    this.current = config;
     this.admission = new Admission(config.limits);
     const priorities = new Map(Object.entries(config.servers).map(([n, b]) => [n, b.priority]));
     this.catalog = new Catalog({
@@ -101,31 +108,13 @@ export class Gateway {
       catalog: this.catalog,
       subscriptions: this.subscriptions,
       tasks: this.tasks,
-      refresh: (backend, kinds, announced) => this.sync.refresh(backend, kinds, announced),
+      // A backend a reload retired still finishes its calls, but its lists are no longer the catalog's.
+      refresh: (backend, kinds, announced) =>
+        this.isCurrent(backend) ? this.sync.refresh(backend, kinds, announced) : Promise.resolve(),
     });
     this.supervisor = new Supervisor({ log, restart: (b) => this.restartBackend(b) });
-    const spawns = Object.values(config.servers).some((b) => !b.disabled && isStdioBackend(b));
-    this.watchdog = spawns && !options.channel ? Watchdog.start() : undefined;
     for (const [name, b] of Object.entries(config.servers)) {
-      if (b.disabled) continue;
-      this.backends.set(
-        name,
-        new Backend(name, b, {
-          log,
-          maxMessageBytes: config.limits.maxMessageBytes,
-          startupTimeoutMs: config.limits.startupTimeoutMs,
-          channel: options.channel ? () => options.channel!(name)! : undefined,
-          env: () => this.bridgeEnv?.(name) ?? {},
-          ended: (env) => this.bridgeEnded?.(name, env),
-          groups: this.watchdog,
-          events: {
-            notification: (backend, n) => this.messages.notified(backend, this.redact(n)),
-            request: (backend, req, signal) => this.messages.asked(backend, this.redact(req), signal),
-            down: (backend, reason) => this.backendDown(backend, reason),
-            renewed: (backend) => void this.restore(backend),
-          },
-        }),
-      );
+      if (!b.disabled) this.backends.set(name, this.createBackend(name, b, config));
     }
     this.pipeline = createPipeline({
       catalog: this.catalog,
@@ -144,7 +133,7 @@ export class Gateway {
       starting: (ctx) => this.startingFor(ctx),
       absent: (kind, exposed) => this.absent.find(kind, exposed),
       grants: (caller) =>
-        caller.kind === 'backend' ? (config.servers[caller.id]?.bridge.allow ?? []) : 'all',
+        caller.kind === 'backend' ? (this.current.servers[caller.id]?.bridge.allow ?? []) : 'all',
       chain: {
         maxDepth: config.bridge.maxDepth,
         // Without a chain in _meta, a bridge call belongs to the backend's only call in flight, if any.
@@ -190,6 +179,42 @@ export class Gateway {
     };
     await this.pipeline(ctx);
     return ctx.result ?? {};
+  }
+
+  /** The configuration running now (a reload replaces it). */
+  get config(): Config {
+    return this.current;
+  }
+
+  /** A backend for one entry of `config`, not started yet. */
+  private createBackend(name: string, b: BackendConfig, config: Config): Backend {
+    const spawned = isStdioBackend(b);
+    if (spawned && !this.options.channel) this.watchdog ??= Watchdog.start();
+    return new Backend(name, b, {
+      log: this.log,
+      maxMessageBytes: config.limits.maxMessageBytes,
+      startupTimeoutMs: config.limits.startupTimeoutMs,
+      channel: this.options.channel ? () => this.options.channel!(name)! : undefined,
+      // Only a child switchboard spawns gets a bridge identity minted for it.
+      env: () => (spawned ? (this.bridgeEnv?.(name) ?? {}) : {}),
+      ended: (env) => this.bridgeEnded?.(name, env),
+      groups: this.watchdog,
+      events: {
+        notification: (backend, n) => this.messages.notified(backend, this.redact(n)),
+        request: (backend, req, signal) => this.messages.asked(backend, this.redact(req), signal),
+        // A backend being started by a reload, or retired by one, is nobody's to restart.
+        down: (backend, reason) => {
+          if (this.isCurrent(backend)) this.backendDown(backend, reason);
+        },
+        renewed: (backend) => {
+          if (this.isCurrent(backend)) void this.restore(backend);
+        },
+      },
+    });
+  }
+
+  private isCurrent(b: Backend): boolean {
+    return this.backends.get(b.name) === b;
   }
 
   /** Starts every backend; one that fails is logged and left out, the rest serve. */
@@ -250,6 +275,7 @@ export class Gateway {
   /** A restart: the backend's names return to the catalog and what it held is set again. */
   private async restartBackend(b: Backend): Promise<void> {
     await b.start();
+    if (!this.isCurrent(b)) return; // a reload replaced it meanwhile; the supervisor stops it
     await this.restore(b);
   }
 
@@ -282,10 +308,11 @@ export class Gateway {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     this.supervisor.stop();
     this.modern.close();
     for (const s of this.sessions.values()) s.close();
-    await Promise.all([...this.backends.values()].map((b) => b.stop()));
+    await Promise.all([...this.backends.values(), ...this.retiring].map((b) => b.stop()));
     await this.watchdog?.close();
   }
 
@@ -296,18 +323,22 @@ export class Gateway {
 
   /** Runs a call from a session, if the session's limits and a draining stop admit it. */
   run(ctx: CallContext): Promise<void> {
-    let release: () => void;
+    let admitted: (() => void) | Promise<() => void>;
     try {
-      release = this.admission.admit(ctx);
+      admitted = this.admission.admit(ctx);
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.pipeline(ctx).finally(release);
+    if (typeof admitted === 'function') return this.pipeline(ctx).finally(admitted);
+    return admitted.then((release) => this.pipeline(ctx).finally(release));
   }
 
   /** Refuses new host calls and waits up to `ms` for those under way; returns the ones it cut. */
-  drain(ms: number): Promise<string[]> {
-    return this.admission.drain(ms);
+  async drain(ms: number): Promise<{ call: string; backend: string | undefined }[]> {
+    return (await this.admission.drain(ms)).map((c) => ({
+      call: `${c.method}${c.target ? ` ${c.target.backend}/${c.target.name}` : ''}`,
+      backend: c.target?.backend,
+    }));
   }
 
   openSession(sink: Sink, caller: Caller, id?: string): HostSession {
@@ -434,6 +465,145 @@ export class Gateway {
     await this.listenTo(backend);
     return {};
   }
+
+  /**
+   * Applies a reload. Added backends and replacements for changed ones start beside the running
+   * ones, where nothing routes to them yet; then the names they bring are merged on trial, and a
+   * new unresolved collision under `collisions: error` rejects the whole reload (what it started
+   * is stopped, nothing running is touched). Otherwise everything is swapped in one synchronous
+   * step, so no call sees a half-applied catalog, hosts hear list_changed, and what was removed
+   * or replaced finishes its calls (up to shutdown.drainMs) before it stops. Unchanged backends
+   * are never touched: their children, tokens and calls carry on.
+   */
+  async reload(plan: ReloadPlan): Promise<ReloadOutcome> {
+    let next = plan.config;
+    const started = await Promise.all(
+      [...plan.added, ...plan.changed].map(async (name) => {
+        const backend = this.createBackend(name, next.servers[name]!, next);
+        try {
+          await backend.start();
+          return { name, backend, lists: await this.sync.read(backend, LIST_KIND_NAMES) };
+        } catch (err) {
+          return { name, backend, error: messageOf(err) };
+        }
+      }),
+    );
+    const outcome: ReloadOutcome = { added: [], removed: [...plan.removed], replaced: [], failed: [] };
+    const joining: typeof started = [];
+    for (const s of started) {
+      const ready = !s.error && s.backend.state === 'ready';
+      if (ready || !this.backends.has(s.name)) joining.push(s);
+      if (ready) continue;
+      const error = s.error ?? s.backend.lastError ?? 'it went down while starting';
+      outcome.failed.push({ name: s.name, error });
+      if (this.backends.has(s.name)) {
+        // A replacement that did not come up leaves the running backend, and its entry, in place.
+        next = { ...next, servers: { ...next.servers, [s.name]: this.current.servers[s.name]! } };
+        void s.backend.stop();
+      }
+    }
+    const namespaces = namespacesOf(next);
+    const priorities = new Map(Object.entries(next.servers).map(([n, b]) => [n, b.priority]));
+    const trial = new Catalog({
+      namespaces,
+      collisions: next.namespacing.collisions,
+      priorities,
+      log: this.log,
+    });
+    for (const name of this.backends.keys()) {
+      if (plan.removed.includes(name)) continue;
+      const fresh = joining.find((s) => s.name === name && s.lists);
+      for (const [kind, items] of Object.entries(fresh?.lists ?? this.catalog.servedBy(name)))
+        trial.setList(name, kind as ListKind, items);
+    }
+    for (const s of joining)
+      if (!this.backends.has(s.name))
+        for (const [kind, items] of Object.entries(s.lists ?? {}))
+          trial.setList(s.name, kind as ListKind, items);
+    const key = (c: { kind: string; exposed: string }) => `${c.kind}\0${c.exposed}`;
+    const before = new Set(
+      this.catalog
+        .collisions()
+        .filter((c) => !c.winner)
+        .map(key),
+    );
+    const unresolved = trial.collisions().filter((c) => !c.winner && !before.has(key(c)));
+    if (this.stopping || (unresolved.length && next.namespacing.collisions === 'error')) {
+      await Promise.all(joining.map((s) => s.backend.stop()));
+      if (this.stopping) throw new Error('switchboard is stopping');
+      throw new Error(collisionProblem(unresolved));
+    }
+
+    // The swap: synchronous from here to the list_changed notifications.
+    this.current = next;
+    this.admission.setLimits(next.limits);
+    const changed = new Set<ListKind>();
+    const retired: Backend[] = [];
+    const retire = (name: string) => {
+      const old = this.backends.get(name);
+      if (!old) return;
+      this.backends.delete(name);
+      this.supervisor.forget(name);
+      this.absent.forget(name);
+      retired.push(old);
+    };
+    for (const name of plan.removed) {
+      retire(name);
+      for (const kind of this.catalog.removeBackend(name)) changed.add(kind);
+    }
+    for (const kind of this.catalog.reconfigure({
+      namespaces,
+      collisions: next.namespacing.collisions,
+      priorities,
+    }))
+      changed.add(kind);
+    for (const s of joining) {
+      const replacing = this.backends.has(s.name);
+      retire(s.name);
+      this.backends.set(s.name, s.backend);
+      if (!s.lists) {
+        // An added backend that failed to start is retried, as one that fails at start is.
+        this.supervisor.down(s.backend, s.backend.lastError ?? 'failed to start');
+        continue;
+      }
+      (replacing ? outcome.replaced : outcome.added).push(s.name);
+      for (const kind of this.catalog.replaceBackend(s.name, s.lists)) changed.add(kind);
+      for (const kind of LIST_KIND_NAMES) this.sync.logCollisions(s.name, kind);
+      this.supervisor.up(s.backend);
+      void this.restore(s.backend).catch(() => {});
+    }
+    for (const kind of changed) this.listChanged(kind);
+    await Promise.all(retired.map((b) => this.retire(b, next.shutdown.drainMs)));
+    return outcome;
+  }
+
+  /** Lets a backend a reload took out finish its calls, up to `ms`, then stops it. */
+  private async retire(b: Backend, ms: number): Promise<void> {
+    this.retiring.add(b);
+    const until = Date.now() + ms;
+    // Calls hold the backend object they were routed to, so they finish on it; nothing new arrives.
+    while (b.callsInFlight().length > 0 && Date.now() < until && !this.stopping) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const cut = b.callsInFlight();
+    if (cut.length > 0) {
+      this.log.warn(
+        { backend: b.name, cut: cut.map((c) => `${c.method}${c.target ? ` ${c.target.name}` : ''}`) },
+        `reload cut ${cut.length} calls still under way on a removed or replaced backend after ${ms} ms`,
+      );
+    }
+    await b.stop();
+    this.retiring.delete(b);
+  }
+}
+
+export interface ReloadOutcome {
+  added: string[];
+  removed: string[];
+  /** Changed backends whose new start took over. */
+  replaced: string[];
+  /** Backends whose new start failed: an added one is retried, a changed one keeps running as it was. */
+  failed: { name: string; error: string }[];
 }
 
 function inProcessReply(caller: Caller): Reply {

@@ -14,6 +14,8 @@ export interface SupervisorOptions {
 export class Supervisor {
   private readonly backoffs = new Map<string, Backoff>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** The backend object each name's restarts are for; a reload may replace or remove it. */
+  private readonly tended = new Map<string, Backend>();
   private stopped = false;
 
   constructor(private readonly options: SupervisorOptions) {}
@@ -26,6 +28,7 @@ export class Supervisor {
   /** The backend is down or did not start: try again later. One pending restart per backend. */
   down(backend: Backend, why: string): void {
     if (this.stopped || this.timers.has(backend.name)) return;
+    this.tended.set(backend.name, backend);
     const delay = this.backoff(backend).next();
     this.options.log.warn(
       { backend: backend.name, err: why, delayMs: delay },
@@ -40,6 +43,14 @@ export class Supervisor {
     this.timers.set(backend.name, timer);
   }
 
+  /** No more restarts of this backend (a reload removed or replaced it). */
+  forget(name: string): void {
+    clearTimeout(this.timers.get(name));
+    this.timers.delete(name);
+    this.backoffs.delete(name);
+    this.tended.delete(name);
+  }
+
   /** No more restarts (switchboard is stopping). */
   stop(): void {
     this.stopped = true;
@@ -48,14 +59,14 @@ export class Supervisor {
   }
 
   private async attempt(backend: Backend): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped || this.tended.get(backend.name) !== backend) return;
     try {
       await this.options.restart(backend);
     } catch (err) {
-      this.down(backend, messageOf(err));
+      if (this.tended.get(backend.name) === backend) this.down(backend, messageOf(err));
       return;
     }
-    if (this.stopped) {
+    if (this.stopped || this.tended.get(backend.name) !== backend) {
       await backend.stop();
       return;
     }

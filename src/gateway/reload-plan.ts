@@ -1,0 +1,71 @@
+// What a reload changes: the backends to start, stop and replace, and the settings that differ but
+// cannot change in a running switchboard (they keep their running values until a restart).
+import type { BackendConfig, Config } from '../config/schema.js';
+import { canonicalJson } from '../trust/canonical-json.js';
+
+/**
+ * Settings a running switchboard applies: the backends, how their names merge, the per-caller
+ * limits and the shutdown deadline. `true`: the whole section; a list: those keys.
+ * Anything else (the HTTP front's address, the bridge socket, audit, vault keys, …) is fixed at
+ * start: the fronts, the socket and the extensions are built from it once.
+ */
+const LIVE: Partial<Record<keyof Config, true | readonly string[]>> = {
+  servers: true,
+  namespacing: true,
+  shutdown: true,
+  limits: ['startupTimeoutMs', 'sessionRate', 'maxCallsPerSession', 'maxQueuedPerSession'],
+};
+
+export interface ReloadPlan {
+  /** Enabled backends that were not running, were running and no longer are, or whose entry differs. */
+  readonly added: string[];
+  readonly removed: string[];
+  readonly changed: string[];
+  /** Dotted paths of settings that differ but need a restart (`http.port`, `bridge.socket`, …). */
+  readonly needRestart: string[];
+  /** The configuration to run: the new one, with the settings that need a restart as they run. */
+  readonly config: Config;
+}
+
+export function planReload(running: Config, next: Config): ReloadPlan {
+  const needRestart: string[] = [];
+  const merged: Record<string, unknown> = { ...next };
+  const sections = new Set([...Object.keys(running), ...Object.keys(next)] as (keyof Config)[]);
+  for (const section of sections) {
+    const live = LIVE[section];
+    if (live === true) continue;
+    const before = (running[section] ?? {}) as Record<string, unknown>;
+    const after = (next[section] ?? {}) as Record<string, unknown>;
+    const kept: Record<string, unknown> = { ...after };
+    for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+      if (live?.includes(key) || canonicalJson(before[key]) === canonicalJson(after[key])) continue;
+      needRestart.push(`${section}.${key}`);
+      if (key in before) kept[key] = before[key];
+      else delete kept[key];
+    }
+    merged[section] = kept;
+  }
+  const was = enabled(running);
+  const now = enabled(next);
+  const added = [...now.keys()].filter((n) => !was.has(n));
+  const removed = [...was.keys()].filter((n) => !now.has(n));
+  const changed = [...now].filter(([n, b]) => was.has(n) && canonicalJson(was.get(n)) !== canonicalJson(b));
+  return { added, removed, changed: changed.map(([n]) => n), needRestart, config: merged as Config };
+}
+
+function enabled(config: Config): Map<string, BackendConfig> {
+  return new Map(Object.entries(config.servers).filter(([, b]) => !b.disabled));
+}
+
+/** What is wrong when names collide under `namespacing.collisions: error`, and how to fix it. */
+export function collisionProblem(
+  unresolved: readonly { kind: string; exposed: string; backends: string[] }[],
+): string {
+  return (
+    `name collisions (namespacing.collisions is "error"):\n` +
+    unresolved
+      .map((c) => `  ${c.kind.slice(0, -1)} "${c.exposed}" is exposed by ${c.backends.join(' and ')}`)
+      .join('\n') +
+    `\nGive the backends prefixes (namespacing.mode: always), or set namespacing.collisions: priority.`
+  );
+}

@@ -1,0 +1,165 @@
+// Hot reload in-process: backends added, removed and replaced while a host session stays open and
+// a call to an unchanged backend is under way; refused reloads leave the running configuration.
+import assert from 'node:assert/strict';
+import { writeFile, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../src/config/load.js';
+import { Config, type ConfigInput } from '../../src/config/schema.js';
+import { Inbox } from '../gateway/harness.js';
+import { connect, eventually, faulty, json, running, start, toolNames } from '../faults/helpers.js';
+
+const CALLER = fileURLToPath(new URL('../fixtures/bridge-caller.js', import.meta.url));
+
+/** A complete config as `start` builds it, for Switchboard.reload. */
+function configOf(input: ConfigInput): Config {
+  return Config.parse({ ...input, http: { port: 0 }, log: { level: 'silent' } });
+}
+
+test('a reload adds, removes and replaces backends; an unchanged one and its call carry on', async (t) => {
+  const input = (servers: ConfigInput['servers']): ConfigInput => ({
+    namespacing: { mode: 'always' },
+    shutdown: { drainMs: 60_000 },
+    servers,
+  });
+  const before = { keep: faulty(), gone: faulty(), change: faulty() };
+  const sb = await start(t, input(before));
+  let listChanged = 0;
+  const client = await connect(t, sb, () => listChanged++);
+  const pid = async (backend: string) =>
+    (json(await client.callTool({ name: `${backend}_pids`, arguments: {} })) as { pid: number }).pid;
+  const keepPid = await pid('keep');
+  const gonePid = await pid('gone');
+  const changePid = await pid('change');
+  // Calls under way on the unchanged backend and on the one about to be replaced.
+  const progress = new Inbox<number>();
+  const onKeep = client.callTool(
+    { name: 'keep_slow', arguments: { steps: 6, everyMs: 100 } },
+    { onprogress: (p) => progress.push(p.progress) },
+  );
+  const onChanged = client.callTool(
+    { name: 'change_slow', arguments: { steps: 6, everyMs: 100 } },
+    { onprogress: (p) => progress.push(p.progress) },
+  );
+  await progress.next();
+  await progress.next();
+
+  const report = await sb.reload(
+    configOf(input({ keep: faulty(), change: faulty([], { env: { VERSION: '2' } }), added: faulty() })),
+  );
+  assert.deepEqual(
+    { added: report.added, removed: report.removed, replaced: report.replaced, failed: report.failed },
+    { added: ['added'], removed: ['gone'], replaced: ['change'], failed: [] },
+  );
+  assert.equal(json(await onKeep).steps, 6, 'the call to the unchanged backend completed');
+  assert.equal(json(await onChanged).steps, 6, 'the call under way on the replaced backend completed');
+  assert.equal(await pid('keep'), keepPid, 'the unchanged backend kept its process');
+  assert.notEqual(await pid('change'), changePid, 'the changed backend runs in a new process');
+  assert.ok(!running(changePid), 'the replaced process was ended after its calls');
+  assert.ok(!running(gonePid), 'the removed backend was ended');
+  const names = await toolNames(client);
+  assert.ok(names.includes('added_echo'));
+  assert.ok(!names.some((n) => n.startsWith('gone_')));
+  await assert.rejects(client.callTool({ name: 'gone_echo', arguments: {} }), /gone_echo/);
+  await eventually('the host heard tools/list_changed', () => listChanged > 0);
+  assert.deepEqual(json(await client.callTool({ name: 'added_echo', arguments: { x: 1 } })).arguments, {
+    x: 1,
+  });
+});
+
+test('adding a backend under conditional namespacing prefixes every name', async (t) => {
+  const sb = await start(t, { servers: { a: faulty() } });
+  const client = await connect(t, sb);
+  assert.ok((await toolNames(client)).includes('echo'));
+  await sb.reload(configOf({ servers: { a: faulty(), b: faulty() } }));
+  const names = await toolNames(client);
+  assert.ok(names.includes('a_echo') && names.includes('b_echo'), names.join(', '));
+  assert.ok(!names.includes('echo'));
+});
+
+test('a reload whose names collide under collisions: error is refused and the running one stays', async (t) => {
+  const sb = await start(t, { namespacing: { mode: 'never' }, servers: { a: faulty() } });
+  const client = await connect(t, sb);
+  const { pid } = json(await client.callTool({ name: 'pids', arguments: {} })) as { pid: number };
+  await assert.rejects(
+    sb.reload(configOf({ namespacing: { mode: 'never' }, servers: { a: faulty(), b: faulty() } })),
+    /name collisions \(namespacing\.collisions is "error"\):\n {2}tool "echo" is exposed by a and b/,
+  );
+  assert.equal(sb.reloads.refused, 1);
+  assert.match(sb.reloads.lastError ?? '', /name collisions/);
+  assert.deepEqual([...sb.gateway.backends.keys()], ['a']);
+  assert.equal((json(await client.callTool({ name: 'pids', arguments: {} })) as { pid: number }).pid, pid);
+  // The same change with priorities is accepted.
+  await sb.reload(
+    configOf({
+      namespacing: { mode: 'never', collisions: 'priority' },
+      servers: { a: faulty(), b: faulty([], { priority: 1 }) },
+    }),
+  );
+  assert.equal(sb.reloads.applied, 1);
+  assert.notEqual((json(await client.callTool({ name: 'pids', arguments: {} })) as { pid: number }).pid, pid);
+});
+
+test('an invalid file is refused with file, path and expectation; the running config stays', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-reload-'));
+  const file = join(dir, 'switchboard.yaml');
+  const sb = await start(t, { servers: { a: faulty() } });
+  const client = await connect(t, sb);
+  await writeFile(
+    file,
+    `servers:\n  a:\n    command: ${process.execPath}\nlimits:\n  maxCallsPerSession: many\n`,
+  );
+  await assert.rejects(
+    sb.reload(async () => (await loadConfig(file)).config),
+    (err: Error) => {
+      assert.match(
+        err.message,
+        new RegExp(`${file.replace(/[.]/g, '\\.')}: limits\\.maxCallsPerSession: .*number`),
+      );
+      return true;
+    },
+  );
+  await writeFile(file, 'servers: [\n');
+  await assert.rejects(
+    sb.reload(async () => (await loadConfig(file)).config),
+    /line 2, column 1: invalid YAML/,
+  );
+  assert.equal(sb.reloads.refused, 2);
+  assert.equal(sb.reloads.applied, 0);
+  assert.ok(json(await client.callTool({ name: 'echo', arguments: {} })));
+});
+
+test('settings that need a restart are reported and keep their running value', async (t) => {
+  const sb = await start(t, { servers: { a: faulty() }, limits: { maxCallsPerSession: 8 } });
+  const report = await sb.reload(
+    Config.parse({
+      servers: { a: faulty() },
+      http: { port: 0, path: '/other' },
+      limits: { maxCallsPerSession: 4, maxMessageBytes: 8192 },
+      log: { level: 'silent' },
+    }),
+  );
+  assert.deepEqual(report.needRestart.sort(), ['http.path', 'limits.maxMessageBytes']);
+  assert.equal(sb.gateway.config.http.path, '/mcp');
+  assert.equal(sb.gateway.config.limits.maxMessageBytes, 4 * 1024 * 1024);
+  assert.equal(sb.gateway.config.limits.maxCallsPerSession, 4, 'the rest was applied');
+  assert.deepEqual(report.added, []);
+  assert.deepEqual(report.replaced, []);
+});
+
+test('a bridge token of an unchanged backend stays valid across a reload', async (t) => {
+  const caller = { command: process.execPath, args: [CALLER], bridge: { allow: ['f_echo', 'g_echo'] } };
+  const servers = { caller, f: faulty() };
+  const sb = await start(t, { namespacing: { mode: 'always' }, servers });
+  const client = await connect(t, sb);
+  // `sdk` opens a new bridge connection each time: it authenticates with the token of its start.
+  const viaBridge = async (name: string) =>
+    json(await client.callTool({ name: 'caller_sdk', arguments: { name, arguments: { via: 'bridge' } } }));
+  assert.equal((await viaBridge('f_echo')).identity, 'caller');
+  await sb.reload(configOf({ namespacing: { mode: 'always' }, servers: { ...servers, g: faulty() } }));
+  const after = await viaBridge('g_echo');
+  assert.equal(after.identity, 'caller', JSON.stringify(after));
+  assert.ok(!after.error, JSON.stringify(after.error));
+});

@@ -18,6 +18,7 @@ import { runAudit } from './audit.js';
 import { runPins } from './pins.js';
 import { runVault } from './vault.js';
 import { Redactor } from '../vault/redactor.js';
+import { watchConfigFile } from './config-watch.js';
 
 const USAGE = `Usage: switchboard <command> [options]
 
@@ -33,6 +34,7 @@ Options:
   --port N        HTTP port (default 7450; 0 picks a free one)
   --host ADDR     HTTP bind address (default 127.0.0.1)
   --stdio         Serve one host over stdin/stdout instead of HTTP (for Claude Desktop)
+  --no-watch      up: do not reload when the --config file changes (SIGHUP still reloads)
   --offline       validate: check the file only, without starting the servers
   --log-level L   trace, debug, info, warn, error, silent (default info)
   -h, --help      Show this help
@@ -57,6 +59,7 @@ async function main(argv: string[]): Promise<number> {
         port: { type: 'string', short: 'p' },
         host: { type: 'string' },
         stdio: { type: 'boolean' },
+        'no-watch': { type: 'boolean' },
         offline: { type: 'boolean' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -99,6 +102,7 @@ interface UpFlags {
   port?: string | undefined;
   host?: string | undefined;
   stdio?: boolean | undefined;
+  'no-watch'?: boolean | undefined;
   'log-level'?: string | undefined;
 }
 
@@ -184,8 +188,25 @@ async function up(flags: UpFlags): Promise<number> {
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
   // Pins approved with `switchboard pins approve` are picked up within a second; SIGHUP: at once.
-  // Only with pinning on: otherwise SIGHUP keeps its default (a closed terminal ends switchboard).
-  if (config.pinning.enabled) process.on('SIGHUP', () => sb.recheckPins());
+  // Without a config file or pinning, SIGHUP keeps its default (a closed terminal ends switchboard).
+  const file = flags.config;
+  const reload = (why: string) => {
+    if (!file) return;
+    log.info({ file, why }, 'reloading the configuration');
+    // What went wrong (file, path, expectation) is logged by the reload; the running one stays.
+    sb.reload(async () => {
+      const loaded = await loadConfig(file, { overrides: { http } });
+      for (const w of loaded.warnings) log.warn({ file }, formatIssue(w));
+      return loaded.config;
+    }).catch(() => {});
+  };
+  if (file || config.pinning.enabled) {
+    process.on('SIGHUP', () => {
+      reload('SIGHUP');
+      if (config.pinning.enabled) sb.recheckPins();
+    });
+  }
+  if (file && !flags['no-watch']) watchConfigFile(file, () => reload('the file changed'), log);
   if (sb.stdioClosed) await sb.stdioClosed.then(() => stop('host closed stdin'));
   return 0;
 }

@@ -8,6 +8,7 @@ import { formatTable, rowsForJson, writeResults, type Row, type Skip } from './l
 import { BRIDGE_SCENARIOS } from './bridge.js';
 import { SESSION_SCENARIOS } from './session-open.js';
 import { SCENARIOS as ECHO_SCENARIOS, type Scenario as AnyScenario, type Sizes } from './scenarios.js';
+import { runSoak } from './soak.js';
 
 // Each scenario names the client it drives (an SDK Client, or a bridge client); the runner only hands it back.
 type Scenario = AnyScenario<unknown>;
@@ -37,6 +38,8 @@ ${SCENARIOS.map((s) => `  ${s.name.padEnd(12)} ${s.baseline.name} + ${s.subject.
               catalog listings are N/20
   --warmup N  untimed calls per side first (default ${DEFAULT_SIZES.warmup})
   --rounds N  slices the timed calls alternate in between the two sides (default ${DEFAULT_SIZES.rounds})
+
+  soak        mixed traffic with random backend kills for minutes; not in the default set (soak --help)
 
 Targets are reported, never enforced: the exit code is 0 unless something failed to run.`;
 
@@ -137,6 +140,8 @@ function progress(message: string): void {
 }
 
 async function main(): Promise<number> {
+  // The soak runs for minutes against one switchboard, with no baseline: its own runner, opt-in.
+  if (process.argv[2] === 'soak') return runSoak(process.argv.slice(3));
   const args = parseArgs(process.argv.slice(2));
   if (typeof args === 'string') {
     const help = args === USAGE;

@@ -22,6 +22,8 @@ export interface EchoBackend {
    * comparison with a legacy host; unset, switchboard probes and picks modern.
    */
   readonly era?: 'legacy' | 'modern';
+  /** More keys of its server entry (restart delays, timeouts, …). */
+  readonly entry?: Record<string, unknown>;
 }
 
 const tempDirs = new Set<string>();
@@ -43,6 +45,7 @@ export function writeGatewayConfig(
         command: process.execPath,
         args: [ECHO_SERVER, ...backend.args],
         ...(backend.era && { era: backend.era }),
+        ...backend.entry,
       },
     ]),
   );

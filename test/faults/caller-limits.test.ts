@@ -1,7 +1,9 @@
 // One caller's flood of concurrent calls is bounded per session: its excess waits in a short queue
 // of its own or is refused, and another session is served as before.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { connectBridge } from '../../src/bridge/client.js';
 import { connect, eventually, faulty, json, start } from './helpers.js';
 
 test('a session over limits.maxCallsPerSession is refused while another session is served', async (t) => {
@@ -107,4 +109,41 @@ test('one session flooding a slow backend leaves another session its calls', asy
   assert.equal(done + refused, 60, 'every flooding call was answered or refused with the queue error');
   assert.ok(done >= 12, `the flooder's slots and queue were served (${done})`);
   assert.ok(refused > 0, 'the flood overflowed its own queue');
+});
+
+test('a backend over the bridge is one caller, however many connections it opens', async (t) => {
+  const sb = await start(t, {
+    namespacing: { mode: 'always' },
+    servers: { f: faulty([], { bridge: { allow: ['g_*'] } }), g: faulty() },
+    limits: { maxCallsPerSession: 2, maxQueuedPerSession: 1 },
+    shutdown: { drainMs: 0 },
+  });
+  const host = await connect(t, sb);
+  const { pid } = json(await host.callTool({ name: 'f_pids', arguments: {} })) as { pid: number };
+  // f's own bridge token, as its process got it.
+  const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+  const token = env.find((e) => e.startsWith('SWITCHBOARD_BRIDGE_TOKEN='))!.split('=')[1]!;
+  const [one, two] = await Promise.all([1, 2].map(() => connectBridge({ path: sb.bridgePath!, token })));
+  t.after(() => {
+    one!.close();
+    two!.close();
+  });
+  const stop = new AbortController();
+  const refused: Error[] = [];
+  // Two get under way and one waits, whichever connection they came over: one of four is refused.
+  const held = [one, two, two, one].map((c) =>
+    c!
+      .request('tools/call', { name: 'g_hang', arguments: {} }, { signal: stop.signal })
+      .catch((err: Error) => {
+        if (!stop.signal.aborted) refused.push(err);
+      }),
+  );
+  await eventually('one call refused', () => refused.length === 1);
+  assert.match(refused[0]!.message, /2 under way \(limits\.maxCallsPerSession\) and 1 waiting/);
+  assert.ok(
+    json(await host.callTool({ name: 'g_echo', arguments: {} })),
+    'a host session is served meanwhile',
+  );
+  stop.abort();
+  await Promise.all(held);
 });

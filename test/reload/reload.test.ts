@@ -163,3 +163,30 @@ test('a bridge token of an unchanged backend stays valid across a reload', async
   assert.equal(after.identity, 'caller', JSON.stringify(after));
   assert.ok(!after.error, JSON.stringify(after.error));
 });
+
+test('a replacement that fails to start leaves the running backend, and its bridge token, in place', async (t) => {
+  const caller = { command: process.execPath, args: [CALLER], bridge: { allow: ['g_echo'] } };
+  const sb = await start(t, { namespacing: { mode: 'always' }, servers: { caller, g: faulty() } });
+  const client = await connect(t, sb);
+  const viaBridge = async () =>
+    json(await client.callTool({ name: 'caller_sdk', arguments: { name: 'g_echo', arguments: {} } }));
+  assert.equal((await viaBridge()).identity, 'caller');
+  const broken = { ...caller, args: ['-e', 'process.exit(3)'] };
+  const report = await sb.reload(
+    configOf({ namespacing: { mode: 'always' }, servers: { caller: broken, g: faulty() } }),
+  );
+  assert.deepEqual(report.replaced, []);
+  assert.deepEqual(
+    report.failed.map((f) => f.name),
+    ['caller'],
+  );
+  assert.deepEqual(
+    (sb.gateway.config.servers.caller as { args?: string[] }).args,
+    [CALLER],
+    'the running entry stays',
+  );
+  // A new bridge connection of the running process still authenticates with its token.
+  const after = await viaBridge();
+  assert.equal(after.identity, 'caller', JSON.stringify(after));
+  assert.ok(!after.error, JSON.stringify(after.error));
+});

@@ -2,7 +2,7 @@
 // is one change, and a save that leaves the text as it was is none.
 import { watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { basename, dirname, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { Logger } from '../log.js';
 
 export const DEBOUNCE_MS = 300;
@@ -10,7 +10,6 @@ export const DEBOUNCE_MS = 300;
 /** Watches `file`; calls `changed` once its text settles on something new. Returns the unwatch. */
 export function watchConfigFile(file: string, changed: () => void, log: Logger): () => void {
   const path = resolve(file);
-  const name = basename(path);
   let last: string | undefined;
   void readFile(path, 'utf8').then(
     (text) => (last ??= text),
@@ -30,9 +29,10 @@ export function watchConfigFile(file: string, changed: () => void, log: Logger):
     changed();
   };
   // The directory is watched, not the file: editors save by renaming a new file over the old one,
-  // which would end a watch on the file itself.
-  const watcher = watch(dirname(path), (_event, changedName) => {
-    if (changedName !== null && changedName !== name) return;
+  // which would end a watch on the file itself. Any entry counts, not only the file's own name: a
+  // file that is a symlink (a Kubernetes ConfigMap) changes when a link beside it is swapped. The
+  // text decides whether anything changed.
+  const watcher = watch(dirname(path), () => {
     clearTimeout(timer);
     timer = setTimeout(() => void settle(), DEBOUNCE_MS);
   });

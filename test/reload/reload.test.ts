@@ -33,18 +33,20 @@ test('a reload adds, removes and replaces backends; an unchanged one and its cal
   const keepPid = await pid('keep');
   const gonePid = await pid('gone');
   const changePid = await pid('change');
-  // Calls under way on the unchanged backend and on the one about to be replaced.
-  const progress = new Inbox<number>();
-  const onKeep = client.callTool(
-    { name: 'keep_slow', arguments: { steps: 6, everyMs: 100 } },
-    { onprogress: (p) => progress.push(p.progress) },
+  // Calls under way on the unchanged backend and on those about to be replaced and removed.
+  const slow = async (backend: string) => {
+    const progress = new Inbox<number>();
+    const answer = client.callTool(
+      // Long enough (4 s) to be under way through the reload on a loaded machine.
+      { name: `${backend}_slow`, arguments: { steps: 40, everyMs: 100 } },
+      { onprogress: (p) => progress.push(p.progress) },
+    );
+    await progress.next();
+    return { answer };
+  };
+  const [onKeep, onChanged, onRemoved] = (await Promise.all(['keep', 'change', 'gone'].map(slow))).map(
+    (s) => s.answer,
   );
-  const onChanged = client.callTool(
-    { name: 'change_slow', arguments: { steps: 6, everyMs: 100 } },
-    { onprogress: (p) => progress.push(p.progress) },
-  );
-  await progress.next();
-  await progress.next();
 
   const report = await sb.reload(
     configOf(input({ keep: faulty(), change: faulty([], { env: { VERSION: '2' } }), added: faulty() })),
@@ -53,8 +55,9 @@ test('a reload adds, removes and replaces backends; an unchanged one and its cal
     { added: report.added, removed: report.removed, replaced: report.replaced, failed: report.failed },
     { added: ['added'], removed: ['gone'], replaced: ['change'], failed: [] },
   );
-  assert.equal(json(await onKeep).steps, 6, 'the call to the unchanged backend completed');
-  assert.equal(json(await onChanged).steps, 6, 'the call under way on the replaced backend completed');
+  assert.equal(json(await onKeep).steps, 40, 'the call to the unchanged backend completed');
+  assert.equal(json(await onChanged).steps, 40, 'the call under way on the replaced backend completed');
+  assert.equal(json(await onRemoved).steps, 40, 'the call under way on the removed backend completed');
   assert.equal(await pid('keep'), keepPid, 'the unchanged backend kept its process');
   assert.notEqual(await pid('change'), changePid, 'the changed backend runs in a new process');
   assert.ok(!running(changePid), 'the replaced process was ended after its calls');

@@ -188,15 +188,16 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     }
     const applied = gateway.config;
     if (bridge) {
-      // Configured tokens of backends switchboard does not spawn follow their entries; spawned ones
-      // got theirs when they started.
-      for (const name of [...outcome.removed, ...outcome.replaced]) {
-        const token = running.servers[name]?.bridge.token;
-        if (token && !('command' in running.servers[name]!)) bridge.tokens.revoke(name, token);
-      }
-      for (const name of [...outcome.added, ...outcome.replaced]) {
-        const b = applied.servers[name]!;
-        if (b.bridge.token && !('command' in b)) bridge.tokens.set(name, b.bridge.token);
+      // Configured tokens of backends switchboard does not spawn follow their entries (as at
+      // start, whether the backend is up or not); spawned ones get theirs at each start.
+      const remoteToken = (b: Config['servers'][string] | undefined) =>
+        b && !b.disabled && !('command' in b) ? b.bridge.token : undefined;
+      for (const name of new Set([...Object.keys(running.servers), ...Object.keys(applied.servers)])) {
+        const before = remoteToken(running.servers[name]);
+        const after = remoteToken(applied.servers[name]);
+        if (before === after) continue;
+        if (before) bridge.tokens.revoke(name, before);
+        if (after) bridge.tokens.set(name, after);
       }
     }
     reloads.applied++;

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { connectBridge } from '../../src/bridge/client.js';
 import { loadConfig } from '../../src/config/load.js';
 import { Config, type ConfigInput } from '../../src/config/schema.js';
 import { Inbox } from '../gateway/harness.js';
@@ -192,4 +193,21 @@ test('a replacement that fails to start leaves the running backend, and its brid
   const after = await viaBridge();
   assert.equal(after.identity, 'caller', JSON.stringify(after));
   assert.ok(!after.error, JSON.stringify(after.error));
+});
+
+test("a remote backend's configured bridge token comes and goes with its entry", async (t) => {
+  const sb = await start(t, { servers: { a: faulty() } });
+  const token = 'remote-token-0123456789abcdef';
+  // Nothing listens there: the backend is down, but its identity is configured all the same.
+  const remote = { url: 'http://127.0.0.1:9/mcp', bridge: { token } };
+  const report = await sb.reload(configOf({ servers: { a: faulty(), r: remote } }));
+  assert.deepEqual(
+    report.failed.map((f) => f.name),
+    ['r'],
+  );
+  const bridge = await connectBridge({ path: sb.bridgePath!, token });
+  assert.equal(bridge.identity, 'r');
+  bridge.close();
+  await sb.reload(configOf({ servers: { a: faulty() } }));
+  await assert.rejects(connectBridge({ path: sb.bridgePath!, token }), /Authentication failed/);
 });

@@ -174,7 +174,10 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     let outcome: ReloadOutcome;
     let needRestart: string[];
     try {
-      const plan = planReload(running, typeof source === 'function' ? await source() : source);
+      // Secrets are resolved into the new entries as at start, so a kept backend compares equal
+      // and an entry naming a secret the vault lacks is refused like any invalid config.
+      const next = typeof source === 'function' ? await source() : source;
+      const plan = planReload(running, withSecrets(next, vault));
       needRestart = plan.needRestart;
       for (const setting of needRestart) {
         log.warn({ setting }, 'reload: this setting changed but needs a restart; it keeps its running value');

@@ -26,6 +26,8 @@ export const WIRE = {
   CALL_CYCLE: -32031,
   /** Bridge: the call chain would exceed bridge.maxDepth. */
   CALL_TOO_DEEP: -32032,
+  /** A call to a target the caller can see, refused by policy for its arguments, or not approved. */
+  POLICY_REFUSED: -32040,
 } as const;
 
 /** An error whose code and message are meant for the client as they are. */

@@ -108,6 +108,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
           return screen ? screen(backend, kind, clean) : clean;
         }
       : screen,
+    approvals: trust.approvals,
   });
   for (const ext of builtInExtensions) {
     await ext.setup({

@@ -58,6 +58,8 @@ export class Catalog {
   private readonly byName = { tools: new Map<string, Target>(), prompts: new Map<string, Target>() };
   private collisionList: Collision[] = [];
   private byUriPrefix = new Map<string, string>();
+  /** The owner of each merged item, so a list can be judged item by item (policy). */
+  private owners_ = new WeakMap<Item, Target>();
 
   constructor(private options: CatalogOptions) {
     for (const ns of options.namespaces.values())
@@ -140,6 +142,11 @@ export class Catalog {
     return { [LIST_KINDS[kind].key]: this.merged[kind] };
   }
 
+  /** The backend and own name or URI of an item of a merged list. */
+  ownerOf(item: Item): Target | undefined {
+    return this.owners_.get(item);
+  }
+
   collisions(): readonly Collision[] {
     return this.collisionList;
   }
@@ -214,8 +221,11 @@ export class Catalog {
         if (!winner) continue;
         chosen = winner;
       }
-      map.set(exposed, { backend: chosen.backend, name: chosen.name, item: chosen.item });
-      items.push(exposed === chosen.name ? chosen.item : { ...chosen.item, name: exposed });
+      const target = { backend: chosen.backend, name: chosen.name, item: chosen.item };
+      map.set(exposed, target);
+      const item = exposed === chosen.name ? chosen.item : { ...chosen.item, name: exposed };
+      this.owners_.set(item, target);
+      items.push(item);
     }
     this.merged[kind] = items;
   }
@@ -231,7 +241,9 @@ export class Catalog {
     const items: Item[] = [];
     for (const [backend, ns] of this.options.namespaces) {
       for (const item of this.lists.get(backend)?.[kind] ?? []) {
-        items.push(ns.prefixed ? { ...item, [field]: exposedUri(ns, String(item[field])) } : item);
+        const exposed = ns.prefixed ? { ...item, [field]: exposedUri(ns, String(item[field])) } : item;
+        this.owners_.set(exposed, { backend, name: String(item[field]) });
+        items.push(exposed);
       }
     }
     this.merged[kind] = items;

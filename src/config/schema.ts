@@ -1,6 +1,7 @@
 // The one schema of switchboard's configuration. The YAML file, the mcpServers JSON that hosts
 // use, CLI flags and the environment all compile into the `Config` this file defines.
 import { z } from 'zod';
+import { Policy } from '../policy/schema.js';
 
 /** Backend names become tool prefixes and URI-scheme prefixes, so they keep to a safe alphabet. */
 export const BACKEND_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -459,6 +460,7 @@ export const Config = z
       })
       .strict()
       .prefault({}),
+    policy: Policy,
     pinning: z
       .object({
         enabled: z

@@ -30,6 +30,9 @@ import { Sealer } from '../eras/seal.js';
 import { TaskRoutes } from './tasks.js';
 import type { Redactor } from '../vault/redactor.js';
 import { collisionProblem, type ReloadPlan } from './reload-plan.js';
+import { CompiledPolicy } from '../policy/policy.js';
+import { Approver } from '../approval/approver.js';
+import type { ApprovalStore } from '../approval/store.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -42,6 +45,8 @@ export interface GatewayOptions {
   admit?: CatalogOptions['admit'];
   /** Hides vault secrets and configured patterns from everything sent to callers. */
   redactor?: Redactor | undefined;
+  /** Where approvals an operator gives are kept; without it only hosts can approve calls. */
+  approvals?: ApprovalStore | undefined;
 }
 
 export class Gateway {
@@ -132,8 +137,13 @@ export class Gateway {
       redactor: options.redactor,
       starting: (ctx) => this.startingFor(ctx),
       absent: (kind, exposed) => this.absent.find(kind, exposed),
-      grants: (caller) =>
-        caller.kind === 'backend' ? (this.current.servers[caller.id]?.bridge.allow ?? []) : 'all',
+      policy: new CompiledPolicy(config),
+      approver: new Approver({
+        ...config.policy.approval,
+        store: options.approvals,
+        log: log.child({ component: 'approval' }),
+      }),
+      log,
       chain: {
         maxDepth: config.bridge.maxDepth,
         // Without a chain in _meta, a bridge call belongs to the backend's only call in flight, if any.

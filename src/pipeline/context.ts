@@ -73,14 +73,19 @@ export interface CallContext {
   resume?: { backend: string } | undefined;
   /** Set by the route stage. */
   result?: Result | undefined;
+  /** The call a bridge call was made while serving, when switchboard can vouch for it (chain stage). */
+  parent?: CallContext | undefined;
   /** What decided whether the call may go on, and which rule did: what the audit record names. */
   decision?: Decision | undefined;
 }
 
 export interface Decision {
-  effect: 'allow' | 'deny';
-  /** The rule that decided, e.g. `grant` (a host's default), `bridge.allow`, `chain.cycle`. */
+  /** approve: allowed once a human accepted it (the approval stage asks). */
+  effect: 'allow' | 'deny' | 'approve';
+  /** The rule that decided: a policy rule's name, `defaults.host`, `servers.x.bridge.allow`, `chain.cycle`. */
   rule: string;
+  /** The deciding rule asks for the arguments' values in the audit record. */
+  auditValues?: boolean | undefined;
 }
 
 export type TargetKind = 'tool' | 'prompt' | 'resource' | 'completion' | 'task';

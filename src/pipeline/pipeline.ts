@@ -1,34 +1,44 @@
 // The one pipeline every call passes, host or bridge. The order of stages is fixed here:
 //
 //   observe   outermost, so it times and reports every call, including ones refused later;
-//   audit     next, so every call has a record whoever refuses it (resolve, grant, the loop
-//             guard, later policy and approval) and whatever the backend answers; optional;
+//   audit     next, so every call has a record whoever refuses it (resolve, policy, the loop
+//             guard, approval) and whatever the backend answers; optional;
 //   resolve   finds the owning backend before anything decides on the call, because the later
 //             stages judge the target, not the name the caller used;
-//   grant     decides what the caller may reach, before the loop guard, so a denied target is
+//   policy    decides what the caller may reach (declarative rules, bridge.allow, defaults) and
+//             filters lists by the same rules, before the loop guard, so a denied target is
 //             indistinguishable from an unknown one whatever chain it would close;
 //   chain     the loop guard for bridge calls: refuses cycles and over-deep chains, and ties the
-//             call's cancellation to the call it was made for;
+//             call's cancellation to the call it was made for (which approval asks through);
+//   redact    takes vault secrets and configured patterns out of everything the call sends back
+//             (result, error, progress, requests to the caller); inside audit, so audit records
+//             never hold what it removes, and outside approve, so approval prompts lose them too;
+//   approve   pauses a call the policy decided `approve` until a human accepts it: after the loop
+//             guard, so nobody is asked about a call refused anyway, and before route, so nothing
+//             reaches the target first;
 //   route     innermost: sends the call to its backend, a handler, or answers from the catalog.
-//
-// Policy and approval slot in between chain and route, and redaction just outside route: inside
-// audit, so audit records never hold what redaction removes.
 import { compose } from './compose.js';
 import type { CallContext } from './context.js';
 import { auditStage } from './stages/audit.js';
 import { chainStage, type ChainOptions } from './stages/chain.js';
-import { grantStage, type Grants } from './stages/grant.js';
 import { observeStage } from './stages/observe.js';
 import { redactStage } from './stages/redact.js';
 import { resolveStage, type AbsentLookup } from './stages/resolve.js';
 import { routeStage, type RouteServices } from './stages/route.js';
 import type { AuditWriter } from '../trust/audit-writer.js';
 import type { Redactor } from '../vault/redactor.js';
+import type { Approver } from '../approval/approver.js';
+import type { CompiledPolicy } from '../policy/policy.js';
+import type { Logger } from '../log.js';
+import { approveStage } from './stages/approve.js';
+import { policyStage } from './stages/policy.js';
 
 export type Pipeline = (ctx: CallContext) => Promise<void>;
 
 export interface PipelineServices extends RouteServices {
-  grants: Grants;
+  policy: CompiledPolicy;
+  approver: Approver;
+  log: Logger;
   starting: (ctx: CallContext) => Promise<void> | undefined;
   chain: Omit<ChainOptions, 'live'>;
   /** Owners of names whose backend is down, so calls to them fail fast and say why. */
@@ -40,13 +50,15 @@ export interface PipelineServices extends RouteServices {
 }
 
 export function createPipeline(services: PipelineServices): Pipeline {
+  const isHandler = (m: string) => services.handlers.find(m) !== undefined;
   return compose([
     observeStage(),
     ...(services.audit ? [auditStage(services.audit)] : []),
     resolveStage(services.catalog, services.starting, services.absent, services.tasks),
-    grantStage(services.grants, (m) => services.handlers.find(m) !== undefined),
+    policyStage(services.policy, services.catalog, isHandler, services.log),
     chainStage({ ...services.chain, live: services.live }),
     ...(services.redactor ? [redactStage(services.redactor)] : []),
+    approveStage(services.approver, isHandler),
     routeStage(services),
   ]);
 }

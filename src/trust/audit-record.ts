@@ -14,7 +14,8 @@ export interface AuditEntry {
   method: string;
   targetBackend: string | null;
   targetName: string | null;
-  decision: 'allow' | 'deny';
+  /** approve: allowed once a human approved it. */
+  decision: 'allow' | 'deny' | 'approve';
   rule: string | null;
   durationMs: number;
   outcome: 'ok' | 'error';

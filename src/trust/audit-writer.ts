@@ -136,7 +136,12 @@ export class AuditWriter {
       errorCode: error ? errorCode(error) : isToolError ? 'tool_error' : null,
       argsSha256: sha256(args),
       // The hash is of what the caller sent; stored values never hold a secret.
-      args: this.options.values ? (redactor?.active ? canonicalJson(redactor.deep(raw)) : args) : null,
+      args:
+        this.options.values || decided?.auditValues === true
+          ? redactor?.active
+            ? canonicalJson(redactor.deep(raw))
+            : args
+          : null,
     };
   }
 }

@@ -8,19 +8,33 @@ import { scanDefinition } from './pins-scan.js';
 import { PinScreen } from './pins-screen.js';
 import { PinStore } from './pins-store.js';
 import { defaultTrustDbPath, openTrustDb, type TrustDb } from './trust-db.js';
+import { ApprovalStore } from '../approval/store.js';
 
 export interface Trust {
   readonly path: string | undefined;
   readonly audit: AuditWriter | undefined;
   readonly screen: PinScreen | undefined;
+  /** Approvals an operator gives with `switchboard approvals`, when a rule may ask for one. */
+  readonly approvals: ApprovalStore | undefined;
   /** Calls `readmit` whenever pins were approved elsewhere (the CLI); polls cheaply. */
   watchPins(readmit: () => void, intervalMs?: number): void;
   close(): void;
 }
 
 export function openTrust(config: Config, log: Logger, redactor?: Redactor): Trust {
-  if (!config.audit.enabled && !config.pinning.enabled) {
-    return { path: undefined, audit: undefined, screen: undefined, watchPins: () => {}, close: () => {} };
+  const p = config.policy;
+  const approvals =
+    p.approval.operator &&
+    (p.rules.some((r) => r.effect === 'approve') || Object.values(p.defaults).includes('approve'));
+  if (!config.audit.enabled && !config.pinning.enabled && !approvals) {
+    return {
+      path: undefined,
+      audit: undefined,
+      screen: undefined,
+      approvals: undefined,
+      watchPins: () => {},
+      close: () => {},
+    };
   }
   const path = config.audit.path ?? defaultTrustDbPath();
   const db = openTrustDb(path);
@@ -47,6 +61,7 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
     path,
     audit,
     screen,
+    approvals: approvals ? new ApprovalStore(db) : undefined,
     watchPins(readmit, intervalMs = 1000) {
       if (!store) return;
       let generation = store.generation();

@@ -61,6 +61,7 @@ export function chainStage(options: ChainOptions): Stage {
       }
       // Linked only once the call is allowed to go on, so a refusal leaves nothing attached.
       if (parent) {
+        ctx.parent = parent;
         link = linkSignals([ctx.signal, parent.signal]);
         ctx.signal = link.signal;
       }

@@ -1,0 +1,167 @@
+// Decides, by the declarative policy, what the caller may reach. Lists are answered and filtered
+// item by item with the same rules; a target the caller may not see is refused exactly as an
+// unknown one, so probing cannot tell "denied" from "absent". A target the caller can see but may
+// not call with these arguments is refused as such. A condition that cannot be judged denies.
+import type { Catalog, ListKind } from '../../catalog/catalog.js';
+import { WIRE, WireError } from '../../errors.js';
+import type { Result } from '../../jsonrpc/message.js';
+import type { Logger } from '../../log.js';
+import { PolicyError, type CompiledPolicy, type Subject, type SubjectKind } from '../../policy/policy.js';
+import type { Stage } from '../compose.js';
+import type { CallContext } from '../context.js';
+import { denied, grantSubject } from './grant.js';
+
+/**
+ * Methods every caller may use: the session handshake and housekeeping, and tasks/list, which
+ * answers with the caller's own tasks only.
+ */
+const ALWAYS = new Set(['initialize', 'ping', 'logging/setLevel', 'tasks/list']);
+
+/** Each list, and the call its items are listed for (what rules with `methods` see). */
+const LISTS: Record<
+  string,
+  { kind: ListKind; key: string; field: string; subject: SubjectKind; method: string }
+> = {
+  'tools/list': { kind: 'tools', key: 'tools', field: 'name', subject: 'tool', method: 'tools/call' },
+  'prompts/list': {
+    kind: 'prompts',
+    key: 'prompts',
+    field: 'name',
+    subject: 'prompt',
+    method: 'prompts/get',
+  },
+  'resources/list': {
+    kind: 'resources',
+    key: 'resources',
+    field: 'uri',
+    subject: 'resource',
+    method: 'resources/read',
+  },
+  'resources/templates/list': {
+    kind: 'resourceTemplates',
+    key: 'resourceTemplates',
+    field: 'uriTemplate',
+    subject: 'resource',
+    method: 'resources/read',
+  },
+};
+
+export function policyStage(
+  policy: CompiledPolicy,
+  catalog: Catalog,
+  isHandler: (method: string) => boolean,
+  log: Logger,
+): Stage {
+  return async (ctx, next) => {
+    if (ALWAYS.has(ctx.method)) {
+      ctx.decision = { effect: 'allow', rule: 'always' };
+      return next();
+    }
+    const list = LISTS[ctx.method];
+    if (list) {
+      // A list is answered; what it leaves out is decided item by item.
+      ctx.decision = { effect: 'allow', rule: 'policy' };
+      await next();
+      const items = ctx.result?.[list.key];
+      if (Array.isArray(items)) {
+        const kept = items.filter((item: Record<string, unknown>) => {
+          const exposed = String(item[list.field]);
+          const owner = catalog.ownerOf(item);
+          const s: Subject = {
+            kind: list.subject,
+            backend: owner?.backend,
+            name: owner?.name ?? exposed,
+            exposed,
+            method: list.method,
+          };
+          return policy.decideListing(ctx.caller, s).effect !== 'deny';
+        });
+        if (kept.length !== items.length) ctx.result = { ...(ctx.result as Result), [list.key]: kept };
+      }
+      return;
+    }
+    const s = subjectOf(ctx, isHandler, catalog);
+    if (ctx.target?.kind === 'task') {
+      // The call that made the task was judged with its arguments, and only its caller reaches
+      // the task: what it may still do is follow up on a tool it can see.
+      const v = policy.decideListing(ctx.caller, s);
+      ctx.decision = { effect: v.effect === 'deny' ? 'deny' : 'allow', rule: v.rule };
+      if (v.effect === 'deny') throw denied(ctx);
+      return next();
+    }
+    try {
+      const v = policy.decide(ctx.caller, s, argumentsOf(ctx));
+      ctx.decision = { effect: v.effect, rule: v.rule, auditValues: v.auditValues };
+    } catch (err) {
+      if (!(err instanceof PolicyError)) throw err;
+      // Fail closed: a rule that cannot judge the call denies it, and says so in the log.
+      log.warn(
+        { rule: err.rule, caller: ctx.caller, target: s.exposed, err: err.message },
+        'policy rule could not be evaluated; call denied',
+      );
+      ctx.decision = { effect: 'deny', rule: err.rule };
+      throw refusal(ctx, s, policy, 'the policy could not judge its arguments');
+    }
+    if (ctx.decision.effect === 'deny')
+      throw refusal(ctx, s, policy, 'refused by policy for these arguments');
+    return next();
+  };
+}
+
+/** Unknown for a target the caller cannot see; an honest refusal for one it can. */
+function refusal(ctx: CallContext, s: Subject, policy: CompiledPolicy, why: string): WireError {
+  if (!policy.visible(ctx.caller, s)) return denied(ctx);
+  return new WireError(WIRE.POLICY_REFUSED, `Call to ${s.exposed} ${why}`, { reason: 'policy_denied' });
+}
+
+/** What the call is about, once resolve has found its owner. */
+export function subjectOf(
+  ctx: CallContext,
+  isHandler: (method: string) => boolean,
+  catalog?: Catalog,
+): Subject {
+  const t = ctx.target;
+  const exposed = grantSubject(ctx);
+  if (t) {
+    if (t.kind === 'task') {
+      // A task is judged as the tool call that created it (its subject is that exposed name).
+      const own = catalog?.resolve('tools', exposed)?.name ?? exposed;
+      return { kind: 'tool', backend: t.backend, name: own, exposed, method: 'tools/call' };
+    }
+    let kind: SubjectKind;
+    if (t.kind === 'completion') {
+      const ref = ctx.params.ref as { type?: unknown } | undefined;
+      kind = ref?.type === 'ref/prompt' ? 'prompt' : 'resource';
+    } else kind = t.kind;
+    return { kind, backend: t.backend, name: t.name, exposed, method: ctx.method };
+  }
+  return {
+    kind: isHandler(ctx.method) ? 'handler' : 'method',
+    name: ctx.method,
+    exposed,
+    method: ctx.method,
+  };
+}
+
+/**
+ * What argument conditions judge: a tool's or prompt's arguments, a resource's own URI (as `uri`),
+ * a completion's argument and context, or a handler's params.
+ */
+export function argumentsOf(ctx: CallContext): unknown {
+  const p = ctx.params;
+  switch (ctx.method) {
+    case 'tools/call':
+    case 'prompts/get':
+      return p.arguments;
+    case 'resources/read':
+    case 'resources/subscribe':
+    case 'resources/unsubscribe':
+      return { uri: ctx.target?.name ?? p.uri };
+    case 'completion/complete':
+      return { argument: p.argument, context: p.context };
+    default: {
+      const { _meta: _, ...rest } = p;
+      return rest;
+    }
+  }
+}

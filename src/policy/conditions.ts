@@ -1,0 +1,148 @@
+// Argument conditions of a rule (`when`), compiled once: each becomes a test over the call's
+// arguments that either holds, does not hold, or cannot be judged (a type mismatch, a relative
+// path): the last throws, and the policy denies the call (fail closed).
+import { posix } from 'node:path';
+import { canonicalJson } from '../trust/canonical-json.js';
+import type { Condition } from './schema.js';
+
+/** A condition that cannot be judged for the value the call carries. */
+export class EvaluationError extends Error {
+  override name = 'EvaluationError';
+}
+
+/** Whether the arguments satisfy every condition; throws EvaluationError when one cannot be judged. */
+export type ArgsTest = (args: unknown) => boolean;
+
+/** Why a condition does not hold (undefined: it holds); throws like ArgsTest. For explanations. */
+export type ArgsExplain = (args: unknown) => string | undefined;
+
+interface Compiled {
+  key: string;
+  lookup: (args: unknown) => unknown;
+  /** undefined when it holds, else why not. */
+  check: (value: unknown) => string | undefined;
+}
+
+export function compileConditions(when: Readonly<Record<string, Condition>>): {
+  test: ArgsTest;
+  explain: ArgsExplain;
+} {
+  const all: Compiled[] = Object.entries(when).map(([key, c]) => ({
+    key,
+    lookup: lookupOf(key),
+    check: checkOf(key, c),
+  }));
+  return {
+    test: (args) => {
+      for (const c of all) if (c.check(c.lookup(args)) !== undefined) return false;
+      return true;
+    },
+    explain: (args) => {
+      for (const c of all) {
+        const why = c.check(c.lookup(args));
+        if (why !== undefined) return why;
+      }
+      return undefined;
+    },
+  };
+}
+
+function lookupOf(key: string): (args: unknown) => unknown {
+  const parts = key.split('.');
+  return (args) => {
+    if (args === undefined || args === null) return undefined;
+    if (typeof args !== 'object' || Array.isArray(args))
+      throw new EvaluationError(`the arguments are ${describe(args)}, not an object`);
+    let v: unknown = args;
+    for (const p of parts) {
+      if (v === null || typeof v !== 'object' || !Object.hasOwn(v, p)) return undefined;
+      v = (v as Record<string, unknown>)[p];
+    }
+    return v;
+  };
+}
+
+function checkOf(key: string, c: Condition): (value: unknown) => string | undefined {
+  const checks: ((value: unknown) => string | undefined)[] = [];
+  if (c.exists !== undefined) {
+    const want = c.exists;
+    checks.push((v) => ((v !== undefined) === want ? undefined : `${key} is ${want ? 'absent' : 'present'}`));
+  }
+  // The remaining operators judge a value: an absent one simply does not satisfy them.
+  const present = (test: (v: unknown) => string | undefined) => (v: unknown) =>
+    v === undefined ? `${key} is absent` : test(v);
+  if ('equals' in c) {
+    const want = canonicalJson(c.equals);
+    checks.push(present((v) => (canonicalJson(v) === want ? undefined : `${key} is not ${want}`)));
+  }
+  if (c.in !== undefined) {
+    const set = new Set(c.in.map((x) => canonicalJson(x)));
+    checks.push(
+      present((v) => (set.has(canonicalJson(v)) ? undefined : `${key} is none of ${canonicalJson(c.in)}`)),
+    );
+  }
+  if (c.prefix !== undefined) {
+    const p = c.prefix;
+    checks.push(
+      present((v) =>
+        stringOf(key, v, 'prefix').startsWith(p)
+          ? undefined
+          : `${key} does not start with ${JSON.stringify(p)}`,
+      ),
+    );
+  }
+  if (c.pathPrefix !== undefined) {
+    const dir = c.pathPrefix.length > 1 ? c.pathPrefix.replace(/\/+$/, '') : '/';
+    checks.push(
+      present((v) => {
+        const path = normalPath(key, stringOf(key, v, 'pathPrefix'));
+        const inside = dir === '/' || path === dir || path.startsWith(dir + '/');
+        return inside ? undefined : `${key} (${JSON.stringify(path)}) is not inside ${dir}`;
+      }),
+    );
+  }
+  if (c.matches !== undefined) {
+    const re = new RegExp(c.matches, 'u');
+    checks.push(
+      present((v) =>
+        re.test(stringOf(key, v, 'matches')) ? undefined : `${key} does not match /${c.matches}/`,
+      ),
+    );
+  }
+  return (v) => {
+    for (const check of checks) {
+      const why = check(v);
+      if (why !== undefined) return why;
+    }
+    return undefined;
+  };
+}
+
+function stringOf(key: string, v: unknown, op: string): string {
+  if (typeof v !== 'string')
+    throw new EvaluationError(`${op} on ${key}, which is ${describe(v)}, not a string`);
+  return v;
+}
+
+/** The absolute path a value names, normalised; a relative path cannot be judged. */
+function normalPath(key: string, value: string): string {
+  let path = value;
+  if (/^file:/i.test(path)) {
+    try {
+      path = decodeURIComponent(new URL(path).pathname);
+    } catch {
+      throw new EvaluationError(`${key} is not a valid file: URL`);
+    }
+  }
+  if (!path.startsWith('/'))
+    throw new EvaluationError(`${key} (${JSON.stringify(value)}) is not an absolute path`);
+  if (path.includes('\0')) throw new EvaluationError(`${key} contains a NUL character`);
+  const normal = posix.normalize(path);
+  return normal.length > 1 ? normal.replace(/\/+$/, '') : normal;
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return `a ${typeof v}`;
+}

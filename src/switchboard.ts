@@ -14,6 +14,7 @@ import { Redactor } from './vault/redactor.js';
 import type { Vault } from './vault/vault.js';
 import { collisionProblem, planReload } from './gateway/reload-plan.js';
 import type { ReloadOutcome } from './gateway/gateway.js';
+import { withPolicyFile } from './policy/policy-file.js';
 
 export interface StartOptions {
   config: Config;
@@ -66,7 +67,8 @@ export class StartupError extends Error {
 }
 
 export async function startSwitchboard(options: StartOptions): Promise<Switchboard> {
-  const { config } = options;
+  // A config made in code may still name a policy file (relative to the working directory).
+  const config = await withPolicyFile(options.config, process.cwd());
   const log = options.log ?? silentLogger;
   // The vault first: a wrong key stops the start before any backend or secret is touched.
   let vault: Vault;

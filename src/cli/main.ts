@@ -19,6 +19,8 @@ import { runPins } from './pins.js';
 import { runVault } from './vault.js';
 import { Redactor } from '../vault/redactor.js';
 import { watchConfigFile } from './config-watch.js';
+import { runPolicy } from './policy.js';
+import { runApprovals } from './approvals.js';
 
 const USAGE = `Usage: switchboard <command> [options]
 
@@ -28,6 +30,8 @@ Commands:
   audit       tail, query or verify the audit chain (switchboard audit --help)
   pins        list, diff or approve tool pins (switchboard pins --help)
   vault       init, set, list, rm or rotate the encrypted vault file (switchboard vault --help)
+  policy      test which rule decides a call, and why (switchboard policy --help)
+  approvals   list, approve or deny calls waiting for a human (switchboard approvals --help)
 
 Options:
   --config FILE   switchboard.yaml, or an mcpServers JSON file (Claude Desktop, Cursor, VS Code)
@@ -49,6 +53,8 @@ async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'audit') return runAudit(argv.slice(1));
   if (argv[0] === 'pins') return runPins(argv.slice(1));
   if (argv[0] === 'vault') return runVault(argv.slice(1));
+  if (argv[0] === 'policy') return runPolicy(argv.slice(1));
+  if (argv[0] === 'approvals') return runApprovals(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({

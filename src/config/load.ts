@@ -24,6 +24,7 @@ import { isPlainObject, resolveEnvRefs, type EnvContext } from './env-refs.js';
 import { toSwitchboardShape, type ConfigFormat } from './formats.js';
 import { describeValue, mapZodIssues } from './issues.js';
 import { checkUriPrefixes } from './prefixes.js';
+import { withPolicyFile } from '../policy/policy-file.js';
 import { Config, type ConfigInput } from './schema.js';
 
 type Section = Exclude<keyof ConfigInput, 'servers'>;
@@ -60,7 +61,10 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
           : `cannot be read: ${(err as Error).message}`;
     throw new ConfigError('config_unreadable', [{ file, path: '', message: why }], { cause: err });
   }
-  return parseConfig(text, file, options);
+  const loaded = parseConfig(text, file, options);
+  // policy.file is relative to the config file; its rules join the inline ones.
+  const config = await withPolicyFile(loaded.config, dirname(resolve(file)), file);
+  return config === loaded.config ? loaded : Object.freeze({ ...loaded, config });
 }
 
 export function parseConfig(text: string, file: string, options: LoadOptions = {}): LoadedConfig {

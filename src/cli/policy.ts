@@ -1,0 +1,166 @@
+// `switchboard policy test`: which rule decides a given call, and why each earlier rule did not,
+// from the config alone (no server is started). It asks the same compiled policy the pipeline does.
+import { parseArgs } from 'node:util';
+import { namespacesOf, splitUri } from '../catalog/naming.js';
+import { loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import type { Caller } from '../pipeline/context.js';
+import { CompiledPolicy, type Subject } from '../policy/policy.js';
+import { processIo, type CommandIo } from './io.js';
+
+export const POLICY_USAGE = `Usage: switchboard policy test --config FILE --caller KIND:ID <target> [--args JSON] [options]
+
+Prints the decision on one call, the rule that made it, and why each earlier rule did not match.
+
+  --caller KIND:ID      host:stdio, host:http, backend:<server>, workflow:<name>, extension:<name>
+Target (one of):
+  --tool NAME           a tool as the caller names it (prefixed: notes_write_note)
+  --prompt NAME         a prompt as the caller names it
+  --resource URI        a resource URI as the caller names it (prefixed: notes+file:///x)
+  --method METHOD       any other method; one without a slash is a handler (vault.sign)
+  --backend NAME        with --tool/--prompt/--resource: the owning server, and the name is its own
+Options:
+  --args JSON           the call's arguments (tools, prompts) or params (handlers)
+  --list                judge the target as a list would (conditions cannot be decided there)
+  --expect EFFECT       exit 1 unless the decision is allow, deny or approve (for CI)
+  --json                one JSON object instead of text`;
+
+export async function runPolicy(argv: string[], io: CommandIo = processIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        config: { type: 'string', short: 'c' },
+        caller: { type: 'string' },
+        tool: { type: 'string' },
+        prompt: { type: 'string' },
+        resource: { type: 'string' },
+        method: { type: 'string' },
+        backend: { type: 'string' },
+        args: { type: 'string' },
+        list: { type: 'boolean' },
+        expect: { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    io.err(`switchboard policy: ${(err as Error).message}\n\n${POLICY_USAGE}`);
+    return 2;
+  }
+  const { values: v, positionals } = parsed;
+  if (v.help) {
+    io.out(POLICY_USAGE);
+    return 0;
+  }
+  const usage = (why: string) => (io.err(`switchboard policy: ${why}\n\n${POLICY_USAGE}`), 2);
+  if (positionals[0] !== 'test') return usage('the only subcommand is "test"');
+  if (!v.config) return usage('--config FILE is required');
+  const caller = parseCaller(v.caller);
+  if (!caller) return usage('--caller KIND:ID is required, KIND one of host, backend, workflow, extension');
+  const targets = [v.tool, v.prompt, v.resource, v.method].filter((t) => t !== undefined);
+  if (targets.length !== 1) return usage('give exactly one of --tool, --prompt, --resource, --method');
+  if (v.expect !== undefined && !['allow', 'deny', 'approve'].includes(v.expect))
+    return usage('--expect takes allow, deny or approve');
+  let args: unknown;
+  if (v.args !== undefined) {
+    try {
+      args = JSON.parse(v.args);
+    } catch (err) {
+      return usage(`--args is not JSON: ${(err as Error).message}`);
+    }
+  }
+  let config: Config;
+  try {
+    config = (await loadConfig(v.config)).config;
+  } catch (err) {
+    io.err((err as Error).message);
+    return 1;
+  }
+  const subject = subjectFor(config, v);
+  if (typeof subject === 'string') {
+    io.err(`switchboard policy: ${subject}`);
+    return 1;
+  }
+  const policy = new CompiledPolicy(config);
+  const explained = policy.explain(caller, subject, args);
+  let effect: string = explained.verdict.effect;
+  let rule = explained.verdict.rule;
+  if (v.list) {
+    const listed = policy.decideListing(caller, subject);
+    effect = listed.effect === 'call' ? 'listed (decided at the call)' : listed.effect;
+    rule = listed.rule;
+  }
+  if (v.json) {
+    io.out(
+      JSON.stringify({ caller, subject, effect, rule, skipped: explained.skipped, error: explained.error }),
+    );
+  } else {
+    const owner = subject.backend ? ` of server ${subject.backend}` : '';
+    io.out(`${caller.kind}:${caller.id} -> ${subject.kind} ${subject.name}${owner} (${subject.method})`);
+    explained.skipped.forEach((s, i) => io.out(`  ${i + 1}. ${s.rule}: no match: ${s.why}`));
+    if (explained.error) io.out(`  ${rule}: ${explained.error}`);
+    io.out(`decision: ${effect} (rule ${rule})`);
+  }
+  if (v.expect !== undefined && v.expect !== effect) {
+    io.err(`switchboard policy: expected ${v.expect}, got ${effect} (rule ${rule})`);
+    return 1;
+  }
+  return 0;
+}
+
+function parseCaller(text: string | undefined): Caller | undefined {
+  const m = /^(host|backend|workflow|extension):(.+)$/.exec(text ?? '');
+  return m ? ({ kind: m[1], id: m[2] } as Caller) : undefined;
+}
+
+interface TargetFlags {
+  tool?: string | undefined;
+  prompt?: string | undefined;
+  resource?: string | undefined;
+  method?: string | undefined;
+  backend?: string | undefined;
+}
+
+/** The subject the pipeline would judge, worked out from names alone (no server is asked). */
+function subjectFor(config: Config, f: TargetFlags): Subject | string {
+  if (f.method !== undefined) {
+    const handler = !f.method.includes('/');
+    return { kind: handler ? 'handler' : 'method', name: f.method, exposed: f.method, method: f.method };
+  }
+  const namespaces = [...namespacesOf(config).values()];
+  if (f.backend !== undefined && !namespaces.some((n) => n.backend === f.backend))
+    return `no enabled server named "${f.backend}" in the config`;
+  if (f.resource !== undefined) {
+    const uri = f.resource;
+    const base = { kind: 'resource' as const, exposed: uri, method: 'resources/read' };
+    if (f.backend !== undefined) return { ...base, backend: f.backend, name: uri };
+    const split = splitUri(uri);
+    const ns = split && namespaces.find((n) => n.prefixed && n.uriPrefix === split.uriPrefix);
+    if (ns && split) return { ...base, backend: ns.backend, name: split.uri };
+    const unprefixed = namespaces.filter((n) => !n.prefixed);
+    if (unprefixed.length === 1) return { ...base, backend: unprefixed[0]!.backend, name: uri };
+    return `cannot tell which server owns ${uri}: give --backend`;
+  }
+  const kind = f.tool !== undefined ? 'tool' : 'prompt';
+  const exposed = (f.tool ?? f.prompt)!;
+  const base = { kind, exposed, method: kind === 'tool' ? 'tools/call' : 'prompts/get' } as const;
+  if (f.backend !== undefined) {
+    const ns = namespaces.find((n) => n.backend === f.backend)!;
+    const prefix = `${ns.prefix}${ns.separator}`;
+    const own = ns.prefixed && exposed.startsWith(prefix) ? exposed.slice(prefix.length) : exposed;
+    return { ...base, backend: f.backend, name: own, exposed: ns.prefixed ? prefix + own : own };
+  }
+  const owners = namespaces.filter((n) =>
+    n.prefixed ? exposed.startsWith(`${n.prefix}${n.separator}`) : true,
+  );
+  // The longest matching prefix wins (a_b_x belongs to a_b rather than a, as it would be exposed).
+  owners.sort((a, b) => Number(a.prefixed) - Number(b.prefixed) || b.prefix.length - a.prefix.length);
+  const prefixed = owners.filter((n) => n.prefixed);
+  const ns = prefixed[0] ?? (owners.length === 1 ? owners[0] : undefined);
+  if (!ns) return `cannot tell which server owns ${exposed}: give --backend`;
+  const own = ns.prefixed ? exposed.slice(ns.prefix.length + ns.separator.length) : exposed;
+  return { ...base, backend: ns.backend, name: own };
+}

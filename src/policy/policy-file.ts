@@ -1,0 +1,103 @@
+// Reads `policy.file`: more rules kept apart from the main config (an operator's file, say), in
+// the same shape (`rules: [...]`). Its rules are validated like the config's, with problems named
+// against the policy file, and appended after the inline rules; the config that comes out holds
+// them all and no longer names the file, so reading it twice is harmless.
+import { readFile } from 'node:fs/promises';
+import { basename, resolve } from 'node:path';
+import { LineCounter, isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import { ConfigError, formatPath, type ConfigIssue } from '../config/errors.js';
+import { mapZodIssues } from '../config/issues.js';
+import type { Config } from '../config/schema.js';
+import { PolicyFile, type Rule } from './schema.js';
+
+/** The config with the rules of its policy file appended (unchanged when it names none). */
+export async function withPolicyFile(config: Config, baseDir: string, configFile?: string): Promise<Config> {
+  const named = config.policy.file;
+  if (named === undefined) return config;
+  const path = resolve(baseDir, named);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ConfigError(code === 'ENOENT' ? 'config_not_found' : 'config_unreadable', [
+      {
+        file: configFile ?? path,
+        path: 'policy.file',
+        message:
+          code === 'ENOENT'
+            ? `expected a policy file, but ${path} does not exist`
+            : `cannot read ${path}: ${(err as Error).message}`,
+      },
+    ]);
+  }
+  const rules = parsePolicyFile(text, path);
+  const label = basename(path);
+  const inline = new Map(config.policy.rules.map((r, i) => [r.name ?? `rule[${i}]`, i]));
+  const issues: ConfigIssue[] = [];
+  const named2 = rules.map((r, i) => {
+    const name = r.name ?? `${label}:rule[${i}]`;
+    const clash = inline.get(name);
+    if (clash !== undefined)
+      issues.push({
+        file: path,
+        path: `rules[${i}].name`,
+        message: `a name no other rule has ("${name}" is also policy.rules[${clash}] of the config)`,
+      });
+    return { ...r, name };
+  });
+  if (issues.length) throw new ConfigError('config_invalid', issues);
+  const policy = { ...config.policy, file: undefined, rules: [...config.policy.rules, ...named2] };
+  return deepFreeze({ ...config, policy });
+}
+
+/** Parses and validates a policy file's text; every problem names the file, path and line. */
+export function parsePolicyFile(text: string, file: string): Rule[] {
+  const lines = new LineCounter();
+  const doc = parseDocument(text.replace(/^\uFEFF/, ''), { lineCounter: lines, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      'config_invalid',
+      doc.errors.map((e) => {
+        const { line, col } = lines.linePos(e.pos[0]);
+        return { file, path: '', line, column: col, message: `invalid YAML: ${e.message.split('\n')[0]}` };
+      }),
+    );
+  }
+  const data: unknown = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  const result = PolicyFile.safeParse(data);
+  if (result.success) return result.data.rules;
+  const issues = mapZodIssues(result.error.issues, PolicyFile, data, [], { fromEnv: () => false }).map(
+    (i): ConfigIssue => {
+      const at = i.key === undefined ? i.path : [...i.path, i.key];
+      const line = lineOf(doc.contents, lines, at);
+      return { file, path: formatPath(i.path), message: i.message, ...(line && { line }) };
+    },
+  );
+  throw new ConfigError('config_invalid', issues);
+}
+
+/** The line of a path in the YAML tree; the nearest existing ancestor's when it is missing. */
+function lineOf(node: unknown, lines: LineCounter, path: readonly PropertyKey[]): number | undefined {
+  let offset: number | undefined;
+  for (const segment of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(segment));
+      if (!pair) break;
+      offset = isScalar(pair.key) ? pair.key.range?.[0] : offset;
+      node = pair.value;
+    } else if (isSeq(node) && typeof segment === 'number') {
+      node = node.items[segment];
+      offset = (node as { range?: [number, number, number] } | undefined)?.range?.[0] ?? offset;
+    } else break;
+  }
+  return offset === undefined ? undefined : lines.linePos(offset).line;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

@@ -11,6 +11,9 @@ import { runApprovals } from '../../src/cli/approvals.js';
 import { ApprovalStore, bindingOf, type ApprovalRecord } from '../../src/approval/store.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { auditRows, until } from './helpers.js';
+import { fileURLToPath } from 'node:url';
+
+const BRIDGE_CALLER = fileURLToPath(new URL('../fixtures/bridge-caller.js', import.meta.url));
 
 const run = promisify(execFile);
 const TWO = { a: probe('a'), b: probe('b') };
@@ -198,4 +201,32 @@ test('with operator approval off and a host that cannot answer, the call is refu
   const refused = await client.callTool({ name: 'a_echo', arguments: {} }).catch((e: Error) => e);
   assert.ok(refused instanceof Error);
   assert.match(refused.message, /needs approval \(policy rule ask-for-echo\), and no one can be asked/);
+});
+
+test('a bridge call asks the host of the call it was made for, naming the backend that makes it', async (t) => {
+  const sb = await startGateway(t, {
+    servers: {
+      a: probe('a'),
+      caller: { command: process.execPath, args: [BRIDGE_CALLER], bridge: { allow: ['a_echo'] } },
+    },
+    policy: {
+      rules: [{ name: 'ask-bridge', callers: ['backend:caller'], tools: ['echo'], effect: 'approve' }],
+    },
+  });
+  const asked: string[] = [];
+  const { client } = await connectHttp(t, httpUrl(sb), {
+    capabilities: { elicitation: { form: {} } },
+    setup: (c) =>
+      c.setRequestHandler('elicitation/create', async (req) => {
+        asked.push(String((req.params as { message: string }).message));
+        return { action: 'accept', content: { approve: true } };
+      }),
+  });
+  const relayed = await client.callTool({
+    name: 'caller_relay',
+    arguments: { method: 'tools/call', params: { name: 'a_echo', arguments: { via: 'bridge' } } },
+  });
+  assert.match(textOf(relayed), /"via":"bridge"/);
+  assert.equal(asked.length, 1);
+  assert.match(asked[0]!, /backend:caller wants to call tool "echo" of server "a"/);
 });

@@ -1,0 +1,178 @@
+// Policy configuration: the policy file joins the inline rules, problems in either name the file,
+// the path and what was expected, and `switchboard policy test` explains a decision from the config.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { loadConfig } from '../../src/config/load.js';
+import { runPolicy } from '../../src/cli/policy.js';
+import { captureIo } from '../trust/helpers.js';
+
+async function files(t: TestContext, entries: Record<string, string>): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-policy-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  for (const [name, text] of Object.entries(entries)) {
+    await mkdir(dirname(join(dir, name)), { recursive: true });
+    await writeFile(join(dir, name), text);
+  }
+  return dir;
+}
+
+const SERVERS = `servers:
+  notes: { command: node, args: [notes.js] }
+  search: { command: node, args: [search.js], bridge: { allow: [notes_read_*] } }
+`;
+
+test("a policy file's rules come after the inline ones, named after the file unless they have names", async (t) => {
+  const dir = await files(t, {
+    'sb.yaml': `${SERVERS}policy:\n  file: rules/extra.yaml\n  rules:\n    - { name: first, tools: [a], effect: deny }\n`,
+    'rules/extra.yaml':
+      'rules:\n  - { tools: [b], effect: allow }\n  - { name: named, tools: [c], effect: approve }\n',
+  });
+  const { config } = await loadConfig(join(dir, 'sb.yaml'));
+  assert.deepEqual(
+    config.policy.rules.map((r) => [r.name, r.effect]),
+    [
+      ['first', 'deny'],
+      ['extra.yaml:rule[0]', 'allow'],
+      ['named', 'approve'],
+    ],
+  );
+  assert.equal(config.policy.file, undefined);
+  assert.ok(Object.isFrozen(config.policy.rules));
+});
+
+test('problems in a policy file name that file, the path in it and the line', async (t) => {
+  const dir = await files(t, {
+    'sb.yaml': `${SERVERS}policy: { file: p.yaml, rules: [{ name: dup, effect: deny }] }\n`,
+    'p.yaml':
+      'rules:\n  - effect: allow\n    tools: [x]\n  - effect: perhaps\n    tools: x\n  - { name: dup, effect: deny }\n',
+  });
+  const err = await loadConfig(join(dir, 'sb.yaml')).catch((e: Error) => e);
+  assert.ok(err instanceof Error);
+  const lines = err.message.split('\n');
+  const file = join(dir, 'p.yaml');
+  assert.ok(
+    lines.includes(
+      `${file}: rules[1].effect: expected one of "allow", "deny", "approve", got a string ("perhaps") (line 4)`,
+    ),
+    err.message,
+  );
+  assert.ok(
+    lines.includes(`${file}: rules[1].tools: expected an array of strings, got a string ("x") (line 5)`),
+    err.message,
+  );
+  const missing = await files(t, { 'sb.yaml': `${SERVERS}policy: { file: nowhere.yaml }\n` });
+  const notFound = await loadConfig(join(missing, 'sb.yaml')).catch((e: Error) => e);
+  assert.match(
+    String((notFound as Error).message),
+    /sb\.yaml: policy\.file: expected a policy file, but .*nowhere\.yaml does not exist/,
+  );
+});
+
+test('a name used twice across the config and its policy file is refused, naming both places', async (t) => {
+  const dir = await files(t, {
+    'sb.yaml': `${SERVERS}policy: { file: p.yaml, rules: [{ name: dup, effect: deny }] }\n`,
+    'p.yaml': 'rules:\n  - { name: dup, effect: allow }\n',
+  });
+  const err = await loadConfig(join(dir, 'sb.yaml')).catch((e: Error) => e);
+  assert.equal(
+    (err as Error).message,
+    `${join(dir, 'p.yaml')}: rules[0].name: a name no other rule has ("dup" is also policy.rules[0] of the config)`,
+  );
+});
+
+test('inline rules are checked: caller patterns, regular expressions, duplicate names, handlers with backends', async (t) => {
+  const dir = await files(t, {
+    'sb.yaml': `${SERVERS}policy:
+  rules:
+    - { callers: ['search'], effect: deny }
+    - { tools: [x], when: { path: { matches: '([' } }, effect: deny }
+    - { name: same, effect: deny }
+    - { name: same, effect: allow }
+    - { handlers: [vault.*], backends: [notes], effect: allow }
+`,
+  });
+  const err = await loadConfig(join(dir, 'sb.yaml')).catch((e: Error) => e);
+  const file = join(dir, 'sb.yaml');
+  const text = (err as Error).message;
+  assert.match(text, new RegExp(`${file}: policy\\.rules\\[0\\]\\.callers\\[0\\]: .*"<kind>:<id>"`));
+  assert.match(
+    text,
+    new RegExp(`${file}: policy\\.rules\\[1\\]\\.when\\.path\\.matches: .*valid regular expression`),
+  );
+  assert.match(
+    text,
+    new RegExp(
+      `${file}: policy\\.rules\\[3\\]\\.name: a name no other rule has \\("same" is also rules\\[2\\]\\)`,
+    ),
+  );
+  assert.match(text, new RegExp(`${file}: policy\\.rules\\[4\\]: handlers have no owning server`));
+});
+
+test('`policy test` prints the decision, the rule that made it, and why each earlier rule did not match', async (t) => {
+  const dir = await files(t, {
+    'sb.yaml': `${SERVERS}policy:
+  rules:
+    - { name: hosts-approve, callers: ['host:*'], backends: [notes], tools: ['write_*'], effect: approve }
+    - { name: no-etc, tools: ['write_*'], when: { path: { pathPrefix: /etc } }, effect: deny }
+    - { name: search-writes-tmp, callers: ['backend:search'], tools: [write_note], when: { path: { prefix: /tmp/ } }, effect: allow }
+`,
+  });
+  const config = join(dir, 'sb.yaml');
+  const ask = async (...argv: string[]) => {
+    const io = captureIo();
+    const code = await runPolicy(['test', '--config', config, ...argv], io.io);
+    return { code, out: io.out, err: io.err.join('\n') };
+  };
+  const etc = await ask(
+    '--caller',
+    'backend:search',
+    '--tool',
+    'notes_write_note',
+    '--args',
+    '{"path":"/tmp/../etc/x"}',
+  );
+  assert.equal(etc.code, 0);
+  assert.deepEqual(etc.out, [
+    'backend:search -> tool write_note of server notes (tools/call)',
+    '  1. hosts-approve: no match: caller backend:search is not in callers [host:*]',
+    'decision: deny (rule no-etc)',
+  ]);
+  const tmp = await ask(
+    '--caller',
+    'backend:search',
+    '--tool',
+    'notes_write_note',
+    '--args',
+    '{"path":"/tmp/n"}',
+  );
+  assert.deepEqual(tmp.out.slice(1), [
+    '  1. hosts-approve: no match: caller backend:search is not in callers [host:*]',
+    '  2. no-etc: no match: when: path ("/tmp/n") is not inside /etc',
+    'decision: allow (rule search-writes-tmp)',
+  ]);
+  const read = await ask('--caller', 'backend:search', '--tool', 'notes_read_x', '--expect', 'allow');
+  assert.equal(read.code, 0);
+  assert.equal(read.out.at(-1), 'decision: allow (rule servers.search.bridge.allow)');
+  const listed = await ask('--caller', 'backend:search', '--tool', 'notes_write_note', '--list');
+  assert.equal(listed.out.at(-1), 'decision: listed (decided at the call) (rule no-etc)');
+  const wrong = await ask('--caller', 'host:stdio', '--method', 'vault.sign', '--expect', 'allow');
+  assert.equal(wrong.code, 1);
+  assert.match(wrong.err, /expected allow, got deny \(rule defaults\.host\)/);
+  const broken = await ask(
+    '--caller',
+    'backend:search',
+    '--tool',
+    'notes_write_note',
+    '--args',
+    '{"path":7}',
+  );
+  assert.match(
+    broken.out.join('\n'),
+    /no-etc: cannot evaluate: pathPrefix on path, which is a number, not a string/,
+  );
+  assert.equal(broken.out.at(-1), 'decision: deny (rule no-etc)');
+});

@@ -358,6 +358,61 @@ const crossEra: Scenario = {
   rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.3 }),
 };
 
+const POLICY_RULES = 100;
+
+/**
+ * 100 rules of which only the last decides the echo call: every third one names `echo` with an
+ * argument condition the call does not meet (so its condition is evaluated), the rest name other
+ * tools. All apply to hosts, so none is skipped by caller before the target is judged.
+ */
+function policyRules(): object[] {
+  const rules: object[] = [];
+  for (let i = 0; i < POLICY_RULES - 1; i++) {
+    rules.push(
+      i % 3 === 0
+        ? {
+            name: `r${i}`,
+            callers: ['host:*'],
+            tools: ['echo'],
+            when: { path: { prefix: `/forbidden/${i}` } },
+            effect: 'deny',
+          }
+        : { name: `r${i}`, callers: ['host:*'], backends: ['echo'], tools: [`tool_${i}_*`], effect: 'deny' },
+    );
+  }
+  rules.push({ name: 'last', callers: ['host:*'], tools: ['echo'], effect: 'allow' });
+  return rules;
+}
+
+/** Policy evaluation: switchboard against itself, the same call with 100 rules and with none. */
+const policy: Scenario = {
+  name: 'policy',
+  summary: `echo tool calls over stdio through switchboard: no policy rules vs ${POLICY_RULES} rules, only the last matching`,
+  baseline: echoSide(
+    'policy-none',
+    'switchboard (no rules)',
+    'stdio',
+    'legacy',
+    () => gatewayArgs(writeGatewayConfig([{ name: 'echo', args: ['--stdio'] }]), 'stdio'),
+    true,
+  ),
+  subject: echoSide(
+    `policy-${POLICY_RULES}-rules`,
+    `switchboard (${POLICY_RULES} rules)`,
+    'stdio',
+    'legacy',
+    () =>
+      gatewayArgs(
+        writeGatewayConfig([{ name: 'echo', args: ['--stdio'] }], { policy: { rules: policyRules() } }),
+        'stdio',
+      ),
+    true,
+  ),
+  plan: echoPlan,
+  call: echoCall,
+  rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.1 }),
+};
+
 export const SCENARIOS: readonly Scenario[] = [
   stdio,
   stdioFloor,
@@ -366,4 +421,5 @@ export const SCENARIOS: readonly Scenario[] = [
   modernScenario('stdio'),
   modernScenario('http'),
   crossEra,
+  policy,
 ];

@@ -13,7 +13,7 @@ export const AUDIT_USAGE = `Usage: switchboard audit <tail|query|verify> [option
       --caller C              host:stdio, backend:memory, or just the id
       --target T              a backend, a tool/prompt/resource name, or backend/name
       --method M              e.g. tools/call
-      --decision allow|deny
+      --decision allow|deny|approve
       --since T, --until T    an ISO time, or an age such as 30s, 15m, 2h, 7d
   verify [--anchor HASH]      Check the hash chain; exit 1 naming the first bad record. With --anchor,
                               the chain must also pass through a head hash printed by an earlier verify
@@ -56,7 +56,8 @@ export async function runAudit(argv: string[], io: CommandIo = processIo): Promi
   try {
     if (v.n !== undefined) filter.limit = count(v.n);
     if (v.decision !== undefined) {
-      if (v.decision !== 'allow' && v.decision !== 'deny') throw new Error('--decision is allow or deny');
+      if (v.decision !== 'allow' && v.decision !== 'deny' && v.decision !== 'approve')
+        throw new Error('--decision is allow, deny or approve');
       filter.decision = v.decision;
     }
     if (v.since !== undefined) filter.since = parseTime(v.since, '--since');

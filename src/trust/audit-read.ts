@@ -9,7 +9,7 @@ export interface AuditFilter {
   /** A backend, a target name, or `backend/name`. */
   target?: string | undefined;
   method?: string | undefined;
-  decision?: 'allow' | 'deny' | undefined;
+  decision?: 'allow' | 'deny' | 'approve' | undefined;
   /** ms since the epoch, inclusive. */
   since?: number | undefined;
   until?: number | undefined;

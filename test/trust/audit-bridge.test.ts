@@ -36,8 +36,8 @@ test('a bridge call is recorded with the calling backend as caller, allowed or d
   assert.deepEqual(
     bridged.map((r) => [r.method, r.targetName, r.decision, r.rule, r.outcome]),
     [
-      ['tools/call', 'echo', 'allow', 'bridge.allow', 'ok'],
-      ['tools/call', 'progress', 'deny', 'bridge.allow', 'error'],
+      ['tools/call', 'echo', 'allow', 'servers.caller.bridge.allow', 'ok'],
+      ['tools/call', 'progress', 'deny', 'defaults.backend', 'error'],
     ],
   );
   const hosted = queryAudit(db, { caller: 'host:http', target: 'caller/relay' });

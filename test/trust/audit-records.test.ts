@@ -26,13 +26,13 @@ test('every call, allowed or refused, host or bridge, gets one chained record', 
   const [allowed, unknown, bridged] = calls;
   assert.equal(allowed!.callerKind, 'host');
   assert.deepEqual([allowed!.targetBackend, allowed!.targetName], ['p', 'echo']);
-  assert.deepEqual([allowed!.decision, allowed!.rule, allowed!.outcome], ['allow', 'grant', 'ok']);
+  assert.deepEqual([allowed!.decision, allowed!.rule, allowed!.outcome], ['allow', 'defaults.host', 'ok']);
   assert.equal(allowed!.argsSha256, sha256(canonicalJson({ a: 'secret-value', b: 2 })));
   assert.equal(allowed!.args, null, 'argument values are not stored by default');
   assert.deepEqual([unknown!.decision, unknown!.outcome, unknown!.targetName], ['deny', 'error', 'nope']);
   assert.deepEqual(
     [bridged!.callerKind, bridged!.callerId, bridged!.decision, bridged!.rule],
-    ['backend', 'p', 'deny', 'bridge.allow'],
+    ['backend', 'p', 'deny', 'defaults.backend'],
   );
   assert.ok(records.some((r) => r.method === 'tools/list'));
   assert.ok(!JSON.stringify(records).includes('secret-value'));
@@ -82,7 +82,7 @@ test('audit query filters by caller, target, decision and time; tail shows the l
   const tail = captureIo();
   assert.equal(await runAudit(['tail', '--db', path, '-n', '2'], tail.io), 0);
   assert.equal(tail.out.length, 2);
-  assert.match(tail.out[1]!, /backend:p {2}tools\/call {2}p\/echo {2}deny \(bridge\.allow\)/);
+  assert.match(tail.out[1]!, /backend:p {2}tools\/call {2}p\/echo {2}deny \(defaults\.backend\)/);
 });
 
 test('audit tail --follow prints records written after it started', async (t) => {

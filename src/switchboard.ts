@@ -111,6 +111,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
         }
       : screen,
     approvals: trust.approvals,
+    needsApproval: trust.screen?.needsApproval,
   });
   for (const ext of builtInExtensions) {
     await ext.setup({

@@ -223,7 +223,11 @@ function describeCall(b: ApprovalSubject, exposed: string, rule: string, timeout
         : `${b.method}`;
   return (
     `Approve this call? ${b.caller} wants to call ${what} (${exposed}) with arguments ` +
-    `${JSON.stringify(b.arguments)}. Asked by policy rule "${rule}"; the question expires in ${Math.round(timeoutMs / 1000)} s.`
+    `${JSON.stringify(b.arguments)}. ` +
+    (rule === 'pinning.onChange'
+      ? `Asked because the tool's definition changed since it was pinned (switchboard pins diff ${b.backend} ${b.target})`
+      : `Asked by policy rule "${rule}"`) +
+    `; the question expires in ${Math.round(timeoutMs / 1000)} s.`
   );
 }
 

@@ -473,7 +473,7 @@ export const Config = z
           .enum(['hide', 'approve'])
           .default('hide')
           .describe(
-            'What a changed tool becomes until an operator re-pins it: hidden from every caller, or (once approval exists) callable only with approval; approve currently hides.',
+            "What a changed tool becomes until an operator re-pins it: hidden from every caller, or listed with each call needing a human's approval (see policy.approval).",
           ),
         scan: z
           .boolean()

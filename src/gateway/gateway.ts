@@ -47,6 +47,8 @@ export interface GatewayOptions {
   redactor?: Redactor | undefined;
   /** Where approvals an operator gives are kept; without it only hosts can approve calls. */
   approvals?: ApprovalStore | undefined;
+  /** Quarantined tools that stay callable with approval (tool pinning). */
+  needsApproval?: ((backend: string, tool: string) => boolean) | undefined;
 }
 
 export class Gateway {
@@ -144,6 +146,7 @@ export class Gateway {
         log: log.child({ component: 'approval' }),
       }),
       log,
+      needsApproval: options.needsApproval,
       chain: {
         maxDepth: config.bridge.maxDepth,
         // Without a chain in _meta, a bridge call belongs to the backend's only call in flight, if any.

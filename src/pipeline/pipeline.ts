@@ -47,6 +47,8 @@ export interface PipelineServices extends RouteServices {
   audit?: AuditWriter | undefined;
   /** What results, errors and messages to the caller must not contain (vault secrets, patterns). */
   redactor?: Redactor | undefined;
+  /** Quarantined tools that stay callable with approval (pinning.onChange: approve). */
+  needsApproval?: ((backend: string, tool: string) => boolean) | undefined;
 }
 
 export function createPipeline(services: PipelineServices): Pipeline {
@@ -55,7 +57,7 @@ export function createPipeline(services: PipelineServices): Pipeline {
     observeStage(),
     ...(services.audit ? [auditStage(services.audit)] : []),
     resolveStage(services.catalog, services.starting, services.absent, services.tasks),
-    policyStage(services.policy, services.catalog, isHandler, services.log),
+    policyStage(services.policy, services.catalog, isHandler, services.log, services.needsApproval),
     chainStage({ ...services.chain, live: services.live }),
     ...(services.redactor ? [redactStage(services.redactor)] : []),
     approveStage(services.approver, isHandler),

@@ -1,6 +1,7 @@
 // Tool pinning at the one place lists enter the catalog: each tool a backend lists is checked
-// against its pin, and a tool whose definition changed since it was pinned is left out of the
-// catalog (so it is neither listed nor callable) until an operator re-pins it.
+// against its pin, and a tool whose definition changed since it was pinned is quarantined until an
+// operator re-pins it: left out of the catalog (neither listed nor callable), or with
+// onChange: approve kept in it with every call needing a human's approval (the policy stage asks).
 import type { Item, ListKind } from '../catalog/catalog.js';
 import type { Logger } from '../log.js';
 import { pinOf } from './pins-definition.js';
@@ -22,7 +23,6 @@ export class PinScreen {
   private readonly quarantined = new Set<string>();
   /** The tools each backend last listed: what the scanner compares names against. */
   private readonly seen = new Map<string, string[]>();
-  private notedApprove = false;
 
   constructor(
     db: TrustDb,
@@ -54,6 +54,10 @@ export class PinScreen {
     }
   };
 
+  /** Whether calls to this tool need approval: it is quarantined, and kept listed (onChange: approve). */
+  needsApproval = (backend: string, tool: string): boolean =>
+    this.options.onChange === 'approve' && this.quarantined.has(`${backend}\0${tool}`);
+
   private othersThan(backend: string): Map<string, string[]> {
     const others = new Map(this.seen);
     others.delete(backend);
@@ -83,15 +87,9 @@ export class PinScreen {
           now: pin.sha256,
           flags,
         },
-        `tool quarantined (changed since pinned, or flagged); hidden until re-pinned: switchboard pins diff ${backend} ${tool}`,
+        `tool quarantined (changed since pinned, or flagged); ${this.options.onChange === 'approve' ? 'each call needs approval' : 'hidden'} until re-pinned: switchboard pins diff ${backend} ${tool}`,
       );
     }
-    if (this.options.onChange === 'approve' && !this.notedApprove) {
-      this.notedApprove = true;
-      this.options.log.warn(
-        'pinning.onChange is "approve", but approval is not built yet: changed tools are hidden',
-      );
-    }
-    return false;
+    return this.options.onChange === 'approve';
   }
 }

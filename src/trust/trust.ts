@@ -25,7 +25,9 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
   const p = config.policy;
   const approvals =
     p.approval.operator &&
-    (p.rules.some((r) => r.effect === 'approve') || Object.values(p.defaults).includes('approve'));
+    (p.rules.some((r) => r.effect === 'approve') ||
+      Object.values(p.defaults).includes('approve') ||
+      (config.pinning.enabled && config.pinning.onChange === 'approve'));
   if (!config.audit.enabled && !config.pinning.enabled && !approvals) {
     return {
       path: undefined,

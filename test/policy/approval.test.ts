@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { connectHttp, httpUrl, probe, startGateway, textOf } from '../gateway/harness.js';
-import { CLI, captureIo, tempDbPath } from '../trust/helpers.js';
+import { CLI, SHIFTING, captureIo, tempDbPath } from '../trust/helpers.js';
+import { runPins } from '../../src/cli/pins.js';
 import { runApprovals } from '../../src/cli/approvals.js';
 import { ApprovalStore, bindingOf, type ApprovalRecord } from '../../src/approval/store.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
@@ -229,4 +230,50 @@ test('a bridge call asks the host of the call it was made for, naming the backen
   assert.match(textOf(relayed), /"via":"bridge"/);
   assert.equal(asked.length, 1);
   assert.match(asked[0]!, /backend:caller wants to call tool "echo" of server "a"/);
+});
+
+test('with pinning.onChange approve, a changed tool stays listed and each call asks until it is re-pinned', async (t) => {
+  const path = await tempDbPath(t);
+  const sb = await startGateway(t, {
+    servers: { s: { command: process.execPath, args: [SHIFTING] } },
+    audit: { path },
+    pinning: { enabled: true, onChange: 'approve' },
+  });
+  const asked: string[] = [];
+  let changed: () => void = () => {};
+  const { client } = await connectHttp(t, httpUrl(sb), {
+    capabilities: { elicitation: { form: {} } },
+    setup: (c) => {
+      c.setRequestHandler('elicitation/create', async (req) => {
+        asked.push(String((req.params as { message: string }).message));
+        return { action: 'accept', content: { approve: true } };
+      });
+      c.setNotificationHandler('notifications/tools/list_changed', () => changed());
+    },
+  });
+  await client.callTool({ name: 'greet', arguments: { who: 'a' } });
+  assert.equal(asked.length, 0);
+  const listChanged = new Promise<void>((resolve) => (changed = resolve));
+  await client.callTool({ name: 'rewrite', arguments: { description: 'Says hello, differently.' } });
+  await listChanged;
+  const tools = (await client.listTools()).tools;
+  assert.equal(tools.find((x) => x.name === 'greet')?.description, 'Says hello, differently.');
+  assert.equal(textOf(await client.callTool({ name: 'greet', arguments: { who: 'b' } })), 'hello b');
+  assert.equal(asked.length, 1);
+  assert.match(asked[0]!, /definition changed since it was pinned \(switchboard pins diff s greet\)/);
+
+  // Re-pinning leaves the listing as it is (the tool was listed all along): re-read the pins now.
+  assert.equal(await runPins(['approve', 's', 'greet', '--db', path], captureIo().io), 0);
+  sb.recheckPins();
+  await client.callTool({ name: 'greet', arguments: { who: 'c' } });
+  assert.equal(asked.length, 1, 'a re-pinned tool still asked for approval');
+  const rows = auditRows(sb, path).filter((r) => r.target_name === 'greet');
+  assert.deepEqual(
+    rows.map((r) => [r.decision, r.rule]),
+    [
+      ['allow', 'defaults.host'],
+      ['approve', 'pinning.onChange'],
+      ['allow', 'defaults.host'],
+    ],
+  );
 });

@@ -51,6 +51,8 @@ export function policyStage(
   catalog: Catalog,
   isHandler: (method: string) => boolean,
   log: Logger,
+  /** Tools quarantined by pinning that stay callable with approval (pinning.onChange: approve). */
+  needsApproval: (backend: string, tool: string) => boolean = () => false,
 ): Stage {
   return async (ctx, next) => {
     if (ALWAYS.has(ctx.method)) {
@@ -104,6 +106,8 @@ export function policyStage(
     }
     if (ctx.decision.effect === 'deny')
       throw refusal(ctx, s, policy, 'refused by policy for these arguments');
+    if (ctx.decision.effect === 'allow' && s.kind === 'tool' && needsApproval(s.backend!, s.name))
+      ctx.decision = { ...ctx.decision, effect: 'approve', rule: 'pinning.onChange' };
     return next();
   };
 }

@@ -1,9 +1,10 @@
 // Attack: a forged, replayed or altered approval. An approval lets through the one call it was
 // asked for, once: approving it again, approving an id that was never asked, pre-approving a call
 // by writing a record, or changing the arguments a record shows all fail, and the call with them.
+// On the modern wire, an approval answer retried with other arguments or replayed is refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connectHttp, httpUrl, probe, startGateway, textOf } from '../gateway/harness.js';
+import { connectHttp, httpUrl, probe, rawStdio, startGateway, textOf } from '../gateway/harness.js';
 import { captureIo, tempDbPath } from '../trust/helpers.js';
 import { runApprovals } from '../../src/cli/approvals.js';
 import { ApprovalStore, bindingOf, type ApprovalRecord } from '../../src/approval/store.js';
@@ -128,4 +129,71 @@ test('a record altered to show other arguments is refused by the CLI, and by the
     withStore(path, (s) => s.get(pending.id)!.status),
     'approved',
   );
+});
+
+test('on the modern wire approval is an input_required question: changed arguments or a replayed answer are refused', async (t) => {
+  const V = '2026-07-28';
+  const { write, inbox } = await rawStdio(t, {
+    servers: { a: probe('a'), b: probe('b') },
+    policy: { rules: [{ name: 'ask', backends: ['a'], tools: ['touch'], effect: 'approve' }] },
+  });
+  const request = (id: number, params: Record<string, unknown>) =>
+    write(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: {
+          ...params,
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': V,
+            'io.modelcontextprotocol/clientInfo': { name: 'modern-host', version: '1' },
+            'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+          },
+        },
+      }),
+    );
+  const answer = async (id: number) => inbox.next((m) => m.id === id);
+  const args = { name: 'a_touch', arguments: { n: 1 } };
+  request(1, args);
+  const first = (await answer(1)).result as {
+    resultType: string;
+    inputRequests: Record<
+      string,
+      { method: string; params: { message: string; _meta: Record<string, unknown> } }
+    >;
+    requestState: string;
+  };
+  assert.equal(first.resultType, 'input_required');
+  const [key, ask] = Object.entries(first.inputRequests)[0]!;
+  assert.equal(ask.method, 'elicitation/create');
+  assert.match(ask.params.message, /wants to call tool "touch" of server "a" .* \{"n":1\}/);
+  const yes = { [key]: { action: 'accept', content: { approve: true } } };
+  // The approval answer sent with other arguments is refused, and the call still waits.
+  request(2, { name: 'a_touch', arguments: { n: 2 }, requestState: first.requestState, inputResponses: yes });
+  assert.equal(((await answer(2)).error as { code: number }).code, -32602);
+  request(3, { ...args, requestState: first.requestState, inputResponses: yes });
+  const done = (await answer(3)).result as { resultType: string; content: { text: string }[] };
+  assert.equal(done.resultType, 'complete');
+  assert.match(done.content[0]!.text, /"server":"a"/);
+  // Replayed: the same approved state finds no call waiting; the tool ran once.
+  request(4, { ...args, requestState: first.requestState, inputResponses: yes });
+  assert.equal(((await answer(4)).error as { code: number }).code, -32602);
+  write(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 5,
+      method: 'resources/read',
+      params: {
+        uri: 'a+probe://a/counter',
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': V,
+          'io.modelcontextprotocol/clientInfo': { name: 'modern-host', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  );
+  const counter = (await answer(5)).result as { contents: { text: string }[] };
+  assert.equal(counter.contents[0]!.text, 'a counter 1');
 });

@@ -17,10 +17,11 @@ export type ArgsTest = (args: unknown) => boolean;
 export type ArgsExplain = (args: unknown) => string | undefined;
 
 interface Compiled {
-  key: string;
   lookup: (args: unknown) => unknown;
-  /** undefined when it holds, else why not. */
-  check: (value: unknown) => string | undefined;
+  /** Whether the value satisfies the condition: the hot path, which builds no strings. */
+  holds: (value: unknown) => boolean;
+  /** Why it does not (undefined: it does), for explanations. */
+  why: (value: unknown) => string | undefined;
 }
 
 export function compileConditions(when: Readonly<Record<string, Condition>>): {
@@ -28,18 +29,17 @@ export function compileConditions(when: Readonly<Record<string, Condition>>): {
   explain: ArgsExplain;
 } {
   const all: Compiled[] = Object.entries(when).map(([key, c]) => ({
-    key,
     lookup: lookupOf(key),
-    check: checkOf(key, c),
+    ...checkOf(key, c),
   }));
   return {
     test: (args) => {
-      for (const c of all) if (c.check(c.lookup(args)) !== undefined) return false;
+      for (const c of all) if (!c.holds(c.lookup(args))) return false;
       return true;
     },
     explain: (args) => {
       for (const c of all) {
-        const why = c.check(c.lookup(args));
+        const why = c.why(c.lookup(args));
         if (why !== undefined) return why;
       }
       return undefined;
@@ -62,59 +62,81 @@ function lookupOf(key: string): (args: unknown) => unknown {
   };
 }
 
-function checkOf(key: string, c: Condition): (value: unknown) => string | undefined {
-  const checks: ((value: unknown) => string | undefined)[] = [];
+/** One operator: a test, and what to say when it fails. Both throw when the value cannot be judged. */
+interface Check {
+  holds: (v: unknown) => boolean;
+  unmet: (v: unknown) => string;
+}
+
+function checkOf(key: string, c: Condition): Pick<Compiled, 'holds' | 'why'> {
+  const checks: Check[] = [];
   if (c.exists !== undefined) {
     const want = c.exists;
-    checks.push((v) => ((v !== undefined) === want ? undefined : `${key} is ${want ? 'absent' : 'present'}`));
+    checks.push({
+      holds: (v) => (v !== undefined) === want,
+      unmet: () => `${key} is ${want ? 'absent' : 'present'}`,
+    });
   }
   // The remaining operators judge a value: an absent one simply does not satisfy them.
-  const present = (test: (v: unknown) => string | undefined) => (v: unknown) =>
-    v === undefined ? `${key} is absent` : test(v);
+  const present = (holds: (v: unknown) => boolean, unmet: (v: unknown) => string): Check => ({
+    holds: (v) => v !== undefined && holds(v),
+    unmet: (v) => (v === undefined ? `${key} is absent` : unmet(v)),
+  });
   if ('equals' in c) {
     const want = canonicalJson(c.equals);
-    checks.push(present((v) => (canonicalJson(v) === want ? undefined : `${key} is not ${want}`)));
+    checks.push(
+      present(
+        (v) => canonicalJson(v) === want,
+        () => `${key} is not ${want}`,
+      ),
+    );
   }
   if (c.in !== undefined) {
     const set = new Set(c.in.map((x) => canonicalJson(x)));
     checks.push(
-      present((v) => (set.has(canonicalJson(v)) ? undefined : `${key} is none of ${canonicalJson(c.in)}`)),
+      present(
+        (v) => set.has(canonicalJson(v)),
+        () => `${key} is none of ${canonicalJson(c.in)}`,
+      ),
     );
   }
   if (c.prefix !== undefined) {
     const p = c.prefix;
     checks.push(
-      present((v) =>
-        stringOf(key, v, 'prefix').startsWith(p)
-          ? undefined
-          : `${key} does not start with ${JSON.stringify(p)}`,
+      present(
+        (v) => stringOf(key, v, 'prefix').startsWith(p),
+        () => `${key} does not start with ${JSON.stringify(p)}`,
       ),
     );
   }
   if (c.pathPrefix !== undefined) {
     const dir = c.pathPrefix.length > 1 ? c.pathPrefix.replace(/\/+$/, '') : '/';
+    const inside = (v: unknown) => {
+      const path = normalPath(key, stringOf(key, v, 'pathPrefix'));
+      return dir === '/' || path === dir || path.startsWith(dir + '/');
+    };
     checks.push(
-      present((v) => {
-        const path = normalPath(key, stringOf(key, v, 'pathPrefix'));
-        const inside = dir === '/' || path === dir || path.startsWith(dir + '/');
-        return inside ? undefined : `${key} (${JSON.stringify(path)}) is not inside ${dir}`;
-      }),
+      present(inside, (v) => `${key} (${JSON.stringify(normalPath(key, String(v)))}) is not inside ${dir}`),
     );
   }
   if (c.matches !== undefined) {
     const re = new RegExp(c.matches, 'u');
     checks.push(
-      present((v) =>
-        re.test(stringOf(key, v, 'matches')) ? undefined : `${key} does not match /${c.matches}/`,
+      present(
+        (v) => re.test(stringOf(key, v, 'matches')),
+        () => `${key} does not match /${c.matches}/`,
       ),
     );
   }
-  return (v) => {
-    for (const check of checks) {
-      const why = check(v);
-      if (why !== undefined) return why;
-    }
-    return undefined;
+  return {
+    holds: (v) => {
+      for (const check of checks) if (!check.holds(v)) return false;
+      return true;
+    },
+    why: (v) => {
+      for (const check of checks) if (!check.holds(v)) return check.unmet(v);
+      return undefined;
+    },
   };
 }
 

@@ -62,10 +62,17 @@ export class PolicyError extends Error {
 
 export const callerKey = (c: Caller): string => `${c.kind}:${c.id}`;
 
+const CANDIDATES_MAX = 50_000;
+
 export class CompiledPolicy {
   private readonly rules: Compiled[];
   /** Rules whose callers match, per caller: most calls skip every rule written for someone else. */
   private readonly byCaller = new Map<string, Compiled[]>();
+  /**
+   * Rules whose caller and target match, per caller and target: a call then only evaluates the
+   * conditions of its candidates. Bounded: emptied when it grows past CANDIDATES_MAX targets.
+   */
+  private readonly candidates = new Map<string, Compiled[]>();
   readonly ruleCount: number;
 
   constructor(private readonly config: Pick<Config, 'policy' | 'servers'>) {
@@ -99,8 +106,15 @@ export class CompiledPolicy {
 
   /** The verdict on a call. Throws PolicyError when a condition cannot be judged (deny it). */
   decide(caller: Caller, s: Subject, args: unknown): Verdict {
-    for (const r of this.applicable(callerKey(caller))) {
-      if (!r.target(s)) continue;
+    const who = callerKey(caller);
+    const key = `${who}\0${s.kind}\0${s.backend ?? ''}\0${s.name}\0${s.method}\0${s.exposed}`;
+    let rules = this.candidates.get(key);
+    if (!rules) {
+      rules = this.applicable(who).filter((r) => r.target(s));
+      if (this.candidates.size >= CANDIDATES_MAX) this.candidates.clear();
+      this.candidates.set(key, rules);
+    }
+    for (const r of rules) {
       if (r.when) {
         let holds: boolean;
         try {

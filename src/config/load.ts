@@ -24,7 +24,7 @@ import { isPlainObject, resolveEnvRefs, type EnvContext } from './env-refs.js';
 import { toSwitchboardShape, type ConfigFormat } from './formats.js';
 import { describeValue, mapZodIssues } from './issues.js';
 import { checkUriPrefixes } from './prefixes.js';
-import { withPolicyFile } from '../policy/policy-file.js';
+import { unknownServers, withPolicyFile } from '../policy/policy-file.js';
 import { Config, type ConfigInput } from './schema.js';
 
 type Section = Exclude<keyof ConfigInput, 'servers'>;
@@ -62,9 +62,17 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
     throw new ConfigError('config_unreadable', [{ file, path: '', message: why }], { cause: err });
   }
   const loaded = parseConfig(text, file, options);
+  const { rules } = loaded.config.policy;
+  const warnings = [
+    ...loaded.warnings,
+    ...unknownServers(rules, loaded.config.servers, file, 'policy.rules'),
+  ];
   // policy.file is relative to the config file; its rules join the inline ones.
-  const config = await withPolicyFile(loaded.config, dirname(resolve(file)), file);
-  return config === loaded.config ? loaded : Object.freeze({ ...loaded, config });
+  const config = await withPolicyFile(loaded.config, dirname(resolve(file)), file, (w) =>
+    warnings.push(...w),
+  );
+  if (config === loaded.config && warnings.length === loaded.warnings.length) return loaded;
+  return deepFreeze({ ...loaded, config, warnings });
 }
 
 export function parseConfig(text: string, file: string, options: LoadOptions = {}): LoadedConfig {

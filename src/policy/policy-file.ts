@@ -11,7 +11,12 @@ import type { Config } from '../config/schema.js';
 import { PolicyFile, type Rule } from './schema.js';
 
 /** The config with the rules of its policy file appended (unchanged when it names none). */
-export async function withPolicyFile(config: Config, baseDir: string, configFile?: string): Promise<Config> {
+export async function withPolicyFile(
+  config: Config,
+  baseDir: string,
+  configFile?: string,
+  warn: (issues: ConfigIssue[]) => void = () => {},
+): Promise<Config> {
   const named = config.policy.file;
   if (named === undefined) return config;
   const path = resolve(baseDir, named);
@@ -32,6 +37,7 @@ export async function withPolicyFile(config: Config, baseDir: string, configFile
     ]);
   }
   const rules = parsePolicyFile(text, path);
+  warn(unknownServers(rules, config.servers, path, 'rules'));
   const label = basename(path);
   const inline = new Map(config.policy.rules.map((r, i) => [r.name ?? `rule[${i}]`, i]));
   const issues: ConfigIssue[] = [];
@@ -49,6 +55,39 @@ export async function withPolicyFile(config: Config, baseDir: string, configFile
   if (issues.length) throw new ConfigError('config_invalid', issues);
   const policy = { ...config.policy, file: undefined, rules: [...config.policy.rules, ...named2] };
   return deepFreeze({ ...config, policy });
+}
+
+/**
+ * Rule entries naming a server the config does not have (a typo, say): a rule that names only
+ * such servers never matches, which for a deny rule means it silently protects nothing.
+ */
+export function unknownServers(
+  rules: readonly Rule[],
+  servers: Config['servers'],
+  file: string,
+  base: string,
+): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const known = (name: string) => name.includes('*') || Object.hasOwn(servers, name);
+  rules.forEach((r, i) => {
+    r.backends?.forEach((b, j) => {
+      if (!known(b))
+        issues.push({
+          file,
+          path: `${base}[${i}].backends[${j}]`,
+          message: `names no server in servers ("${b}"): the rule cannot match it`,
+        });
+    });
+    r.callers?.forEach((c, j) => {
+      if (c.startsWith('backend:') && !known(c.slice('backend:'.length)))
+        issues.push({
+          file,
+          path: `${base}[${i}].callers[${j}]`,
+          message: `names no server in servers ("${c}"): the rule cannot match it`,
+        });
+    });
+  });
+  return issues;
 }
 
 /** Parses and validates a policy file's text; every problem names the file, path and line. */

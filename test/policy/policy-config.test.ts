@@ -176,3 +176,31 @@ test('`policy test` prints the decision, the rule that made it, and why each ear
   );
   assert.equal(broken.out.at(-1), 'decision: deny (rule no-etc)');
 });
+
+test('a rule naming a server the config does not have is reported as a warning, wherever it is written', async (t) => {
+  const dir = await files(t, {
+    'sb.yaml': `${SERVERS}policy:
+  file: p.yaml
+  rules:
+    - { name: typo, backends: [note], tools: ['write_*'], effect: deny }
+    - { name: fine, backends: ['no*', notes], callers: ['backend:search'], effect: allow }
+`,
+    'p.yaml': "rules:\n  - { callers: ['backend:serch'], effect: deny }\n",
+  });
+  const { warnings } = await loadConfig(join(dir, 'sb.yaml'));
+  assert.deepEqual(
+    warnings.map((w) => [w.file, w.path, w.message]),
+    [
+      [
+        join(dir, 'sb.yaml'),
+        'policy.rules[0].backends[0]',
+        'names no server in servers ("note"): the rule cannot match it',
+      ],
+      [
+        join(dir, 'p.yaml'),
+        'rules[0].callers[0]',
+        'names no server in servers ("backend:serch"): the rule cannot match it',
+      ],
+    ],
+  );
+});

@@ -60,9 +60,16 @@ function kindOf(backend: BackendConfig): 'stdio' | 'http' | 'sse' {
 }
 
 function target(backend: BackendConfig): string {
-  if (isStdioBackend(backend)) return [backend.command, ...backend.args].join(' ');
-  // Credentials ride in URLs (user:pass@, ?api_key=): show where the backend is, not how it is unlocked.
-  const url = new URL(backend.url);
+  if (isStdioBackend(backend)) {
+    const command = [backend.command, ...backend.args].join(' ');
+    return backend.replicas > 1 ? `${command}  (${backend.replicas} replicas)` : command;
+  }
+  return (backend.urls ?? [backend.url!]).map(where).join(', ');
+}
+
+/** Credentials ride in URLs (user:pass@, ?api_key=): show where the backend is, not how it is unlocked. */
+function where(raw: string): string {
+  const url = new URL(raw);
   const query = url.search === '' ? '' : '?…';
   return `${url.protocol}//${url.host}${url.pathname}${query}`;
 }

@@ -134,8 +134,9 @@ function serverIssues(entry: unknown, path: PropertyKey[], ctx: MapContext): Map
   if (!isPlainObject(entry)) {
     return [{ path, message: `expected ${SERVER_SHAPES}, got ${describeValue(entry, false)}` }];
   }
-  if ('command' in entry && 'url' in entry) {
-    return [{ path, message: `expected ${SERVER_SHAPES}, got both a command and a url` }];
+  if ('command' in entry && ('url' in entry || 'urls' in entry)) {
+    const remote = 'urls' in entry ? 'urls' : 'a url';
+    return [{ path, message: `expected ${SERVER_SHAPES}, got both a command and ${remote}` }];
   }
   const shape = narrow(Backend, entry);
   if (shape === StdioBackend || shape === HttpBackend) {
@@ -168,6 +169,9 @@ function unknownKey(key: string, known: readonly string[], schema: z.ZodType | u
   const object = unwrap(schema);
   if (object === StdioBackend && key in HttpBackend.shape) {
     return `unknown key '${key}': it belongs to remote servers (with a url), not to stdio servers (with a command)`;
+  }
+  if (object === HttpBackend && key === 'replicas') {
+    return `unknown key 'replicas': a remote server's replicas are listed in urls, one URL each`;
   }
   if (object === HttpBackend && key in StdioBackend.shape) {
     return `unknown key '${key}': it belongs to stdio servers (with a command), not to remote servers (with a url)`;
@@ -217,9 +221,13 @@ function narrow(schema: z.ZodType | undefined, value: unknown): z.ZodType | unde
   const u = unwrap(schema);
   if (!(u instanceof z.ZodUnion) || !isPlainObject(value)) return schema;
   if (u === Backend) {
-    if ('command' in value && 'url' in value) return schema;
+    if ('command' in value && ('url' in value || 'urls' in value)) return schema;
     if ('command' in value || value['type'] === 'stdio') return StdioBackend;
-    if ('url' in value || ['http', 'streamable-http', 'sse'].includes(String(value['type'])))
+    if (
+      'url' in value ||
+      'urls' in value ||
+      ['http', 'streamable-http', 'sse'].includes(String(value['type']))
+    )
       return HttpBackend;
     return schema;
   }

@@ -3,12 +3,20 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { Config } from './schema.js';
+import { Config, HttpBackend } from './schema.js';
 
 /** The JSON Schema of what may be written in a file (the input side: keys with defaults are optional). */
 export function configJsonSchema(): Record<string, unknown> {
   // draft-07 rather than zod's default 2020-12: the YAML language server and older editors read it fully.
-  const schema = z.toJSONSchema(Config, { io: 'input', target: 'draft-7' }) as Record<string, unknown>;
+  const schema = z.toJSONSchema(Config, {
+    io: 'input',
+    target: 'draft-7',
+    // zod's own check (exactly one of url and urls) has no JSON Schema form: say it here.
+    override: (ctx) => {
+      if (ctx.zodSchema === HttpBackend)
+        ctx.jsonSchema.oneOf = [{ required: ['url'] }, { required: ['urls'] }];
+    },
+  }) as Record<string, unknown>;
   const properties = schema['properties'] as Record<string, unknown>;
   return {
     $schema: schema['$schema'],

@@ -184,6 +184,15 @@ export const StdioBackend = z
       .strict()
       .prefault({})
       .describe("Rate limit on logging the child's stderr; what is dropped is counted in the log."),
+    replicas: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .default(1)
+      .describe(
+        'Children of this command run side by side as one server: calls go to the least busy, each child is health-checked and restarted on its own.',
+      ),
     ...BackendCommon,
   })
   .strict();
@@ -195,7 +204,17 @@ export const HttpBackend = z
       .optional()
       .describe('streamable-http (alias http, the default) or legacy HTTP+SSE.'),
     // Only http(s): z.url() alone would accept file:, data: or javascript: URLs.
-    url: z.url({ protocol: /^https?$/ }).describe('Endpoint of the backend (http:// or https://).'),
+    url: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe('Endpoint of the backend (http:// or https://); exactly one of url and urls.'),
+    urls: z
+      .array(z.url({ protocol: /^https?$/ }))
+      .min(1)
+      .optional()
+      .describe(
+        'Endpoints of replicas of one server, as an alternative to url: one connection (and session) each, calls go to the least busy.',
+      ),
     headers: z
       .record(z.string(), z.string())
       .default({})
@@ -204,7 +223,21 @@ export const HttpBackend = z
       ),
     ...BackendCommon,
   })
-  .strict();
+  .strict()
+  .check((ctx) => {
+    const { url, urls } = ctx.value;
+    if ((url === undefined) === (urls === undefined)) {
+      ctx.issues.push({
+        code: 'custom',
+        input: ctx.value,
+        path: [],
+        message:
+          url === undefined
+            ? 'expected url (one endpoint) or urls (replicas), but both are missing'
+            : 'expected either url (one endpoint) or urls (replicas), got both',
+      });
+    }
+  });
 
 export const Backend = z.union([StdioBackend, HttpBackend]);
 

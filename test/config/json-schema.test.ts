@@ -19,10 +19,19 @@ test('schema/switchboard.schema.json is up to date with src/config/schema.ts', a
 test('describes the input side: keys with defaults are optional, required ones are required', () => {
   const schema = configJsonSchema() as {
     required?: string[];
-    properties: { servers: { additionalProperties: { anyOf: { required?: string[] }[] } } };
+    properties: {
+      servers: {
+        additionalProperties: { anyOf: { required?: string[]; oneOf?: { required: string[] }[] }[] };
+      };
+    };
   };
   assert.equal(schema.required, undefined);
   const [stdio, remote] = schema.properties.servers.additionalProperties.anyOf;
   assert.deepEqual(stdio?.required, ['command']);
-  assert.deepEqual(remote?.required, ['url']);
+  assert.equal(remote?.required, undefined);
+  assert.deepEqual(
+    remote?.oneOf,
+    [{ required: ['url'] }, { required: ['urls'] }],
+    'exactly one of url and urls',
+  );
 });

@@ -149,3 +149,29 @@ test('a literal value under a credential name is described but not echoed', () =
   );
   assert.doesNotMatch(err.message, /12345678/);
 });
+
+test('a remote server takes exactly one of url and urls', () => {
+  const both = rejects(
+    'servers:\n  a: { url: "https://x.example", urls: ["https://y.example"] }\n',
+    'switchboard.yaml',
+  );
+  assert.equal(
+    both.message,
+    'switchboard.yaml: servers.a: expected either url (one endpoint) or urls (replicas), got both (line 2)',
+  );
+  const neither = rejects('servers:\n  a: { type: http }\n', 'switchboard.yaml');
+  assert.match(issueAt(neither, 'servers.a').message, /expected url \(one endpoint\) or urls \(replicas\)/);
+  const empty = rejects('servers:\n  a: { urls: [] }\n', 'switchboard.yaml');
+  assert.match(issueAt(empty, 'servers.a.urls').message, /expected at least 1 entries/);
+  const scheme = rejects('servers:\n  a: { urls: ["https://x.example", "ftp://y"] }\n', 'switchboard.yaml');
+  assert.match(issueAt(scheme, 'servers.a.urls[1]').message, /expected an http:\/\/ or https:\/\/ URL/);
+});
+
+test('replicas is a whole number of at least 1, and a remote server lists its replicas in urls', () => {
+  const zero = rejects('servers:\n  a: { command: x, replicas: 0 }\n', 'switchboard.yaml');
+  assert.equal(issueAt(zero, 'servers.a.replicas').message, 'expected at least 1, got a number (0)');
+  const remote = rejects('servers:\n  a: { url: "https://x.example", replicas: 2 }\n', 'switchboard.yaml');
+  assert.match(issueAt(remote, 'servers.a').message, /replicas are listed in urls/);
+  const mixed = rejects('servers:\n  a: { command: x, urls: ["https://x.example"] }\n', 'switchboard.yaml');
+  assert.match(issueAt(mixed, 'servers.a').message, /got both a command and urls/);
+});

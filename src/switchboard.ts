@@ -135,9 +135,9 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     // A disabled server is off in every direction: it gets no bridge identity either.
     for (const [name, b] of Object.entries(config.servers))
       if (b.bridge.token && !b.disabled) bridge.tokens.set(name, b.bridge.token);
-    // The gateway asks only for the backends it spawns.
-    gateway.bridgeEnv = (name) => bridge!.environmentFor(name);
-    gateway.bridgeEnded = (name, env) => bridge!.release(name, env[ENV_TOKEN]);
+    // The gateway asks only for the backends it spawns, one token per start of each replica.
+    gateway.bridgeEnv = (name, replica) => bridge!.environmentFor(name, replica);
+    gateway.bridgeEnded = (name, _replica, env) => bridge!.release(name, env[ENV_TOKEN]);
   }
   const { failed } = await gateway.start();
   const unresolved = gateway.catalog.collisions().filter((c) => !c.winner);

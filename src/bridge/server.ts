@@ -67,10 +67,10 @@ export class BridgeServer {
     return path;
   }
 
-  /** The environment a spawned backend gets: where the bridge is and its token for this start. */
-  environmentFor(identity: string): Record<string, string> {
+  /** The environment a spawned backend (replica) gets: where the bridge is and its token for this start. */
+  environmentFor(identity: string, replica = 0): Record<string, string> {
     if (!this.path) return {};
-    return { [ENV_SOCKET]: this.path, [ENV_TOKEN]: this.tokens.mint(identity) };
+    return { [ENV_SOCKET]: this.path, [ENV_TOKEN]: this.tokens.mint(identity, replica) };
   }
 
   /**

@@ -1,37 +1,46 @@
-// Bridge identities: a token is minted for each start of each spawned backend (or configured for
-// a remote one), and a presented token is checked against every known one in constant time.
+// Bridge identities: a token is minted for each start of each spawned backend replica (or
+// configured for a remote one), and a presented token is checked against every known one in
+// constant time. The replicas of one server share its identity, each with a token of its own.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** What is kept of a token: enough to recognise it, nothing to present. */
 export const tokenDigest = (token: string) => createHash('sha256').update(token, 'utf8').digest();
 const digest = tokenDigest;
 
-/** Starts of one backend that may hold a working token at once (a replacement beside the old). */
+/** Starts of one replica that may hold a working token at once (a replacement beside the old). */
 const MAX_LIVE_TOKENS = 3;
 
 export class BridgeTokens {
   /**
-   * identity → SHA-256 of each of its live tokens (the tokens themselves are not kept). Usually
-   * one; two while a reload's replacement of a backend starts beside the old process, which keeps
-   * its own until it stops.
+   * identity → slot (a replica's index, or `configured`) → SHA-256 of each live token of that slot
+   * (the tokens themselves are not kept). Usually one per slot; two while a reload's replacement
+   * starts beside the old process, which keeps its own until it stops.
    */
-  private readonly byIdentity = new Map<string, Buffer[]>();
+  private readonly byIdentity = new Map<string, Map<string, Buffer[]>>();
 
   /**
-   * A fresh token for one start of this identity; it works until that start ends (revoke). At
-   * most a few starts overlap, so beyond that the oldest token is dropped: a start whose end was
-   * never reported cannot leave tokens piling up.
+   * A fresh token for one start of this identity's replica; it works until that start ends
+   * (revoke). Replicas never displace each other's tokens; within one replica at most a few starts
+   * overlap, so beyond that the oldest is dropped and a start whose end was never reported cannot
+   * leave tokens piling up.
    */
-  mint(identity: string): string {
+  mint(identity: string, replica = 0): string {
     const token = randomBytes(32).toString('base64url');
-    const live = [...(this.byIdentity.get(identity) ?? []), digest(token)];
-    this.byIdentity.set(identity, live.slice(-MAX_LIVE_TOKENS));
+    const slots = this.slots(identity);
+    const slot = String(replica);
+    slots.set(slot, [...(slots.get(slot) ?? []), digest(token)].slice(-MAX_LIVE_TOKENS));
     return token;
   }
 
   /** The identity's one token (configured for a remote backend); any other stops working. */
   set(identity: string, token: string): void {
-    this.byIdentity.set(identity, [digest(token)]);
+    this.slots(identity).set('configured', [digest(token)]);
+  }
+
+  private slots(identity: string): Map<string, Buffer[]> {
+    let slots = this.byIdentity.get(identity);
+    if (!slots) this.byIdentity.set(identity, (slots = new Map()));
+    return slots;
   }
 
   /**
@@ -39,15 +48,19 @@ export class BridgeTokens {
    * start cannot end the token of a newer one.
    */
   revoke(identity: string, token?: string): boolean {
-    const current = this.byIdentity.get(identity);
-    if (!current) return false;
+    const slots = this.byIdentity.get(identity);
+    if (!slots) return false;
     if (token === undefined) return this.byIdentity.delete(identity);
     const presented = digest(token);
-    const left = current.filter((d) => !timingSafeEqual(presented, d));
-    if (left.length === current.length) return false;
-    if (left.length) this.byIdentity.set(identity, left);
-    else this.byIdentity.delete(identity);
-    return true;
+    for (const [slot, digests] of slots) {
+      const left = digests.filter((d) => !timingSafeEqual(presented, d));
+      if (left.length === digests.length) continue;
+      if (left.length) slots.set(slot, left);
+      else slots.delete(slot);
+      if (slots.size === 0) this.byIdentity.delete(identity);
+      return true;
+    }
+    return false;
   }
 
   /** The identity whose token this is. Every entry is compared, so timing tells nothing. */
@@ -55,8 +68,8 @@ export class BridgeTokens {
     if (typeof token !== 'string' || token.length === 0) return undefined;
     const presented = digest(token);
     let found: string | undefined;
-    for (const [identity, digests] of this.byIdentity) {
-      for (const expected of digests) {
+    for (const [identity, slots] of this.byIdentity) {
+      for (const expected of [...slots.values()].flat()) {
         if (timingSafeEqual(presented, expected) && found === undefined) found = identity;
       }
     }

@@ -1,9 +1,10 @@
-// One configured MCP server as switchboard sees it: its connection and handshake, the calls in
-// flight to it (so what it asks mid-call reaches the right caller), and its lifecycle state.
+// One connection to an MCP server (one stdio child, or one HTTP session): its handshake, the calls
+// in flight on it (so what it asks mid-call reaches the right caller), and its lifecycle state.
+// A configured server is a ReplicaSet of one or more of these.
 import type { BackendConfig } from '../config/schema.js';
 import { BackendWireError, LocalError, WIRE } from '../errors.js';
 import type { Channel } from '../jsonrpc/channel.js';
-import type { JsonRpcNotification, JsonRpcRequest, Params, RequestId, Result } from '../jsonrpc/message.js';
+import type { JsonRpcNotification, Params, RequestId, Result } from '../jsonrpc/message.js';
 import { RpcPeer, messageOf, type RequestOptions } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 import type { CallContext } from '../pipeline/context.js';
@@ -22,32 +23,18 @@ import { CallTimer, callLimits } from './call-timer.js';
 import { backendKind, createChannel, type BackendKind } from './channels.js';
 import { Prober } from './prober.js';
 import { paramHeaders } from '../eras/http-headers.js';
+import type { BackendState, ServerDescription, Upstream, UpstreamEvents } from './upstream.js';
 import type { ProcessGroups } from './watchdog.js';
 
-export type BackendState = 'stopped' | 'starting' | 'ready' | 'failed';
-
-export interface ServerDescription {
-  /** The era the backend speaks, found by the probe at its first start and kept. */
-  era: 'legacy' | 'modern';
-  protocolVersion: string;
-  capabilities: Record<string, unknown>;
-  serverInfo: Record<string, unknown>;
-  instructions?: string | undefined;
-}
-
-export interface BackendEvents {
-  notification(backend: Backend, n: JsonRpcNotification): void;
-  request(backend: Backend, req: JsonRpcRequest, signal: AbortSignal): Promise<Result>;
-  down(backend: Backend, reason: Error): void;
-  /** A remote backend's session was renewed: what it held for the old one must be set again. */
-  renewed?(backend: Backend): void;
-}
+export type { BackendState, ServerDescription } from './upstream.js';
 
 export interface BackendOptions {
   log: Logger;
   maxMessageBytes: number;
   startupTimeoutMs: number;
-  events: BackendEvents;
+  events: UpstreamEvents;
+  /** Which replica of its server this connection is, when the server has more than one. */
+  replica?: { index: number; label: string } | undefined;
   /** Replaces the channel made from config (tests pass in-memory pairs). */
   channel?: (() => Channel) | undefined;
   /** Extra environment for a spawned backend, asked anew at each start. */
@@ -58,8 +45,10 @@ export interface BackendOptions {
   groups?: ProcessGroups | undefined;
 }
 
-export class Backend {
+export class Backend implements Upstream {
   readonly kind: BackendKind;
+  /** How messages name it: the server's name, or `name#index` for one of several replicas. */
+  readonly label: string;
   state: BackendState = 'stopped';
   server: ServerDescription | undefined;
   lastError: string | undefined;
@@ -68,8 +57,6 @@ export class Backend {
   private renewing: Promise<void> | undefined;
   /** Requests in a row that could not be sent (the circuit breaker's count). */
   private sendFailures = 0;
-  /** Calls waiting for the backend to be ready again (reads to re-send). */
-  private readonly readyWaiters = new Set<() => void>();
   private readonly calls = new Map<RequestId, CallContext>();
   private readonly log: Logger;
   /** The era verdict of the probe, kept for later starts (re-probed if a start on it fails). */
@@ -83,7 +70,10 @@ export class Backend {
     private readonly options: BackendOptions,
   ) {
     this.kind = backendKind(config);
-    this.log = options.log.child({ backend: name });
+    this.label = options.replica?.label ?? name;
+    this.log = options.log.child(
+      options.replica ? { backend: name, replica: options.replica.index } : { backend: name },
+    );
     // The legacy HTTP+SSE transport has no modern form; a configured era needs no probe.
     if (this.kind === 'sse' || config.era !== 'auto')
       this.era = config.era === 'modern' ? 'modern' : 'legacy';
@@ -106,7 +96,7 @@ export class Backend {
     const channel =
       this.options.channel?.() ??
       createChannel(this.config, {
-        name: this.name,
+        name: this.label,
         log: this.log,
         maxMessageBytes,
         extraEnv: (extraEnv = this.options.env?.()),
@@ -148,7 +138,6 @@ export class Backend {
         (why) => this.fail(peer, why),
       );
       this.prober.start();
-      for (const wake of [...this.readyWaiters]) wake();
       this.log.info({ version, server: this.server.serverInfo.name }, 'backend ready');
     } catch (err) {
       this.state = 'failed';
@@ -160,7 +149,7 @@ export class Backend {
       await peer.close();
       throw new LocalError(
         'backend_start_failed',
-        `backend ${this.name} failed to start: ${messageOf(err)}`,
+        `backend ${this.label} failed to start: ${messageOf(err)}`,
         {
           cause: err,
         },
@@ -314,7 +303,7 @@ export class Backend {
   private fail(peer: RpcPeer, why: string): void {
     if (this.peer !== peer) return;
     this.log.error({ reason: why }, 'backend unresponsive; closing it');
-    void peer.close(new LocalError('backend_unavailable', `backend ${this.name} ${why}`));
+    void peer.close(new LocalError('backend_unavailable', `backend ${this.label} ${why}`));
   }
 
   /** A request switchboard makes for itself (catalog refresh, subscriptions, log level). */
@@ -329,49 +318,11 @@ export class Backend {
   }
 
   /**
-   * Forwards a caller's request. A read cut off by the backend going down (never any other call:
-   * it may have had effects) is sent again once the backend is back, within the call's time cap;
-   * a call made while the backend is already down fails at once.
+   * Forwards a caller's request, once: whether a call cut off by the connection going down is
+   * sent again (reads only, on this or another replica) is its ReplicaSet's decision.
    */
-  async call(ctx: CallContext, method: string, params: Params): Promise<Result> {
-    let retries = IDEMPOTENT_READS.has(method) ? this.config.retries.reads : 0;
-    for (;;) {
-      let reached = false;
-      try {
-        return await this.withSession((peer) => {
-          reached = true;
-          return this.forward(peer, ctx, method, params);
-        });
-      } catch (err) {
-        if (!reached || retries-- <= 0 || !wentDown(err) || ctx.signal.aborted) throw err;
-        this.log.info(
-          { method },
-          'a read was cut off by the backend going down; re-sending it once it is back',
-        );
-        const limit = callLimits(this.config.timeouts, method, params).callMs;
-        await this.whenReady(AbortSignal.any([ctx.signal, AbortSignal.timeout(limit)])).catch(() => {
-          throw err;
-        });
-      }
-    }
-  }
-
-  /** Resolves when the backend is ready (now, or after its restart); rejects if `signal` aborts first. */
-  private whenReady(signal: AbortSignal): Promise<void> {
-    if (this.state === 'ready') return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const wake = () => {
-        this.readyWaiters.delete(wake);
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      const onAbort = () => {
-        this.readyWaiters.delete(wake);
-        reject(signal.reason as Error);
-      };
-      this.readyWaiters.add(wake);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
+  call(ctx: CallContext, method: string, params: Params): Promise<Result> {
+    return this.withSession((peer) => this.forward(peer, ctx, method, params));
   }
 
   /**
@@ -419,7 +370,7 @@ export class Backend {
     } catch (err) {
       if (timer.expired && !ctx.signal.aborted) {
         const what = method === 'tools/call' ? `tool ${String(params.name)}` : method;
-        throw new LocalError('timeout', `Backend ${this.name} timed out on ${what}: it ${timer.expired}`, {
+        throw new LocalError('timeout', `Backend ${this.label} timed out on ${what}: it ${timer.expired}`, {
           cause: err,
         });
       }
@@ -492,7 +443,7 @@ export class Backend {
     if (this.state !== 'ready' || !this.peer) {
       throw new LocalError(
         'backend_unavailable',
-        `Backend ${this.name} is unavailable${this.lastError ? `: ${this.lastError}` : ''}`,
+        `Backend ${this.label} is unavailable${this.lastError ? `: ${this.lastError}` : ''}`,
       );
     }
     return this.peer;
@@ -507,10 +458,10 @@ function sessionExpired(err: unknown): boolean {
 }
 
 /** Reads that may be sent twice without harm. Lists are re-read by the gateway on return anyway. */
-const IDEMPOTENT_READS = new Set(['resources/read', 'prompts/get']);
+export const IDEMPOTENT_READS = new Set(['resources/read', 'prompts/get']);
 
 /** The connection failed under the call (not a timeout, a cancellation or the backend's own error). */
-function wentDown(err: unknown): boolean {
+export function wentDown(err: unknown): boolean {
   return err instanceof LocalError && (err.code === 'backend_closed' || err.code === 'backend_unavailable');
 }
 

@@ -2,7 +2,8 @@
 // refreshes, resource updates reach their subscribers, log lines and server-initiated requests go
 // to the session whose call caused them when that is certain, a task's status to the session that
 // created the task.
-import type { Backend, ListenFilter } from '../backends/backend.js';
+import type { ListenFilter } from '../backends/backend.js';
+import type { Upstream as Backend } from '../backends/upstream.js';
 import type { Catalog, ListKind } from '../catalog/catalog.js';
 import { WIRE, WireError } from '../errors.js';
 import type { HostSession } from '../front/session.js';

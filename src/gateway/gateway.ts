@@ -1,6 +1,8 @@
 // Switchboard's core object: the backends, the catalog built from them, the host sessions, and
 // the pipeline every call passes. Fronts open sessions on it; backends report to it.
-import { Backend, type ListenFilter } from '../backends/backend.js';
+import type { ListenFilter } from '../backends/backend.js';
+import { ReplicaSet } from '../backends/replica-set.js';
+import type { Upstream as Backend } from '../backends/upstream.js';
 import { Catalog, LIST_KIND_NAMES, type CatalogOptions, type ListKind } from '../catalog/catalog.js';
 import { namespacesOf } from '../catalog/naming.js';
 import type { Config } from '../config/schema.js';
@@ -53,7 +55,7 @@ export interface GatewayOptions {
 
 export class Gateway {
   readonly catalog: Catalog;
-  readonly backends = new Map<string, Backend>();
+  readonly backends = new Map<string, ReplicaSet>();
   readonly sessions = new Map<string, HostSession>();
   /** Modern callers' subscriptions/listen streams, by key: what they opted in to, and their way out. */
   private readonly listeners = new Map<string, Listener>();
@@ -84,10 +86,10 @@ export class Gateway {
   private stopping = false;
   /** Per-session limits, and the host calls a stop drains. */
   private readonly admission: Admission;
-  /** Environment each spawned backend gets at each start (the bridge socket and a fresh token). */
-  bridgeEnv: ((backend: string) => Record<string, string>) | undefined;
-  /** Told when a start of a spawned backend is over, with the environment that start got. */
-  bridgeEnded: ((backend: string, env: Record<string, string>) => void) | undefined;
+  /** Environment each spawned replica gets at each start (the bridge socket and a fresh token). */
+  bridgeEnv: ((backend: string, replica: number) => Record<string, string>) | undefined;
+  /** Told when a start of a spawned replica is over, with the environment that start got. */
+  bridgeEnded: ((backend: string, replica: number, env: Record<string, string>) => void) | undefined;
 
   constructor(private readonly options: GatewayOptions) {
     const { config, log } = options;
@@ -200,17 +202,17 @@ export class Gateway {
   }
 
   /** A backend for one entry of `config`, not started yet. */
-  private createBackend(name: string, b: BackendConfig, config: Config): Backend {
+  private createBackend(name: string, b: BackendConfig, config: Config): ReplicaSet {
     const spawned = isStdioBackend(b);
     if (spawned && !this.options.channel) this.watchdog ??= Watchdog.start();
-    return new Backend(name, b, {
+    return new ReplicaSet(name, b, {
       log: this.log,
       maxMessageBytes: config.limits.maxMessageBytes,
       startupTimeoutMs: config.limits.startupTimeoutMs,
       channel: this.options.channel ? () => this.options.channel!(name)! : undefined,
-      // Only a child switchboard spawns gets a bridge identity minted for it.
-      env: () => (spawned ? (this.bridgeEnv?.(name) ?? {}) : {}),
-      ended: (env) => this.bridgeEnded?.(name, env),
+      // Only a child switchboard spawns gets a bridge identity minted for it, one per replica.
+      env: (replica) => (spawned ? (this.bridgeEnv?.(name, replica) ?? {}) : {}),
+      ended: (replica, env) => this.bridgeEnded?.(name, replica, env),
       groups: this.watchdog,
       events: {
         notification: (backend, n) => this.messages.notified(backend, this.redact(n)),

@@ -1,7 +1,7 @@
 // Brings backends back: one that went down or failed to start is started again after a backoff
 // delay, again and again, until it stays up or switchboard stops. Every other backend is untouched.
 import { Backoff } from '../backends/backoff.js';
-import type { Backend } from '../backends/backend.js';
+import type { Upstream as Backend } from '../backends/upstream.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 

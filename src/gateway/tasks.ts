@@ -5,7 +5,7 @@
 // handled: 2025-11-25 (`params.task`, `{task: {...}}`, tasks/result, tasks/list,
 // notifications/tasks/status) and the 2026-07-28 extension (`resultType: "task"`, inline results
 // in tasks/get, tasks/update, notifications/tasks).
-import type { Backend } from '../backends/backend.js';
+import type { Upstream as Backend } from '../backends/upstream.js';
 import { WIRE, WireError } from '../errors.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';

@@ -1,6 +1,6 @@
 // The innermost stage: answers list calls from the merged catalog and sends targeted calls to
 // the backend that owns them, with the backend's own name or URI in place of the exposed one.
-import type { Backend } from '../../backends/backend.js';
+import type { Upstream as Backend } from '../../backends/upstream.js';
 import type { Catalog, ListKind } from '../../catalog/catalog.js';
 import { exposeResultUris } from '../../catalog/result-uris.js';
 import { LocalError, WIRE, WireError } from '../../errors.js';

@@ -1,0 +1,175 @@
+// Replicas behind switchboard: calls spread by least outstanding requests, a dead replica fails
+// only its own calls while the others serve, it comes back by itself, subscriptions move off it,
+// and remote replicas (urls) each keep their own session. Nothing is left running afterwards.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import type { Client } from '@modelcontextprotocol/client';
+import type { Switchboard } from '../../src/switchboard.js';
+import { serveExpiring } from '../fixtures/expiring-http-server.js';
+import { connect, eventually, faulty, json, running, start, toolNames } from './helpers.js';
+
+/** A file that, once written, lets every `gate` call waiting on it answer. */
+async function gateFile(t: TestContext): Promise<{ file: string; open: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-replicas-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'open');
+  return { file, open: () => writeFile(file, '') };
+}
+
+const pidOf = async (client: Client, tool = 'pids') =>
+  json(await client.callTool({ name: tool, arguments: {} })).pid as number;
+
+function outstanding(sb: Switchboard, name = 'f'): number[] {
+  return sb.gateway.backends
+    .get(name)!
+    .status()
+    .map((r) => r.outstanding);
+}
+
+function states(sb: Switchboard, name = 'f'): string[] {
+  return sb.gateway.backends
+    .get(name)!
+    .status()
+    .map((r) => r.state);
+}
+
+/** Every pid a run of `n` calls answered from, counted. */
+async function pidsOf(client: Client, n: number): Promise<Map<number, number>> {
+  const counts = new Map<number, number>();
+  for (let i = 0; i < n; i++) {
+    const pid = await pidOf(client);
+    counts.set(pid, (counts.get(pid) ?? 0) + 1);
+  }
+  return counts;
+}
+
+test('concurrent calls spread evenly over the replicas, and every replica ends with switchboard', async (t) => {
+  const gate = await gateFile(t);
+  const sb = await start(t, { servers: { f: faulty([], { replicas: 3 }) } });
+  assert.deepEqual(states(sb), ['ready', 'ready', 'ready']);
+  const client = await connect(t, sb);
+  const calls = Array.from({ length: 6 }, () =>
+    client.callTool({ name: 'gate', arguments: { file: gate.file } }),
+  );
+  await eventually('six calls in flight', () => outstanding(sb).reduce((a, b) => a + b) === 6);
+  assert.deepEqual(outstanding(sb), [2, 2, 2], 'least outstanding: two calls on each replica');
+  await gate.open();
+  const perPid = new Map<number, number>();
+  for (const r of await Promise.all(calls)) {
+    const pid = json(r).pid as number;
+    perPid.set(pid, (perPid.get(pid) ?? 0) + 1);
+  }
+  assert.deepEqual([...perPid.values()], [2, 2, 2], 'three processes, two calls each');
+  assert.deepEqual(outstanding(sb), [0, 0, 0]);
+
+  await client.close();
+  await sb.stop();
+  await eventually('every replica to be gone', () => [...perPid.keys()].every((pid) => !running(pid)));
+});
+
+test('a replica with a call under way is passed over for an idle one', async (t) => {
+  const gate = await gateFile(t);
+  const sb = await start(t, { servers: { f: faulty([], { replicas: 2 }) } });
+  const client = await connect(t, sb);
+  const held = client.callTool({ name: 'gate', arguments: { file: gate.file } });
+  await eventually('the held call to be in flight', () => outstanding(sb).includes(1));
+  const busy = outstanding(sb).indexOf(1);
+  const idle = await pidsOf(client, 4);
+  assert.equal(idle.size, 1, 'every quick call went to the same replica');
+  assert.deepEqual(outstanding(sb)[busy], 1, 'the busy replica got none of them');
+  await gate.open();
+  const heldPid = json(await held).pid as number;
+  assert.ok(!idle.has(heldPid), 'the quick calls went to the other replica');
+  // With both idle again, ties go round-robin.
+  assert.equal((await pidsOf(client, 4)).size, 2);
+});
+
+test('killing a replica fails only its calls, naming it; the others serve and it comes back by itself', async (t) => {
+  const gate = await gateFile(t);
+  const sb = await start(t, { servers: { f: faulty([], { replicas: 2, restart: { initialMs: 50 } }) } });
+  let listChanged = 0;
+  const client = await connect(t, sb, () => listChanged++);
+  const pids = [...(await pidsOf(client, 2)).keys()];
+  assert.equal(pids.length, 2);
+  const calls = [0, 1].map(() =>
+    client.callTool({ name: 'gate', arguments: { file: gate.file } }).then(
+      (r) => ({ pid: json(r).pid as number }),
+      (err: Error & { code?: number }) => ({ err }),
+    ),
+  );
+  await eventually('a call on each replica', () => outstanding(sb).join() === '1,1');
+  const [victim, survivor] = pids as [number, number];
+  process.kill(victim, 'SIGKILL');
+
+  const first = await Promise.race(calls);
+  assert.ok('err' in first, 'the first call to end is the one the dead replica held');
+  assert.equal(first.err.code, -32001);
+  assert.match(first.err.message, /backend f#[01] exited on SIGKILL/);
+  assert.deepEqual(outstanding(sb).sort(), [0, 1], "the survivor's call is still under way");
+
+  // The server stays up: its tools stay listed and new calls go to the survivor.
+  assert.ok((await toolNames(client)).includes('echo'));
+  assert.deepEqual([...(await pidsOf(client, 3)).keys()], [survivor]);
+  await gate.open();
+  const results = await Promise.all(calls);
+  assert.deepEqual(
+    results.filter((r) => 'pid' in r),
+    [{ pid: survivor }],
+    "the survivor's call got its answer",
+  );
+
+  await eventually('the dead replica to be back', () => states(sb).every((s) => s === 'ready'));
+  const now = [...(await pidsOf(client, 2)).keys()].sort();
+  assert.ok(now.includes(survivor));
+  assert.ok(!now.includes(victim), 'a new process in its place');
+  assert.equal(listChanged, 0, 'hosts never saw the server go away');
+  await client.close();
+  await sb.stop();
+  await eventually('no replica left running', () => now.every((pid) => !running(pid)));
+});
+
+test('a subscription stays on the replica that holds it and moves to another when that one dies', async (t) => {
+  const sb = await start(t, { servers: { f: faulty([], { replicas: 2, restart: { initialMs: 60_000 } }) } });
+  const client = await connect(t, sb);
+  await client.subscribeResource({ uri: 'faulty://r' });
+  const seen = new Map<number, unknown>();
+  for (let i = 0; i < 2; i++) {
+    const s = json(await client.callTool({ name: 'state', arguments: {} }));
+    seen.set(s.pid as number, s.subscriptions);
+  }
+  const holder = [...seen].find(([, subs]) => (subs as string[]).length === 1)?.[0];
+  const other = [...seen].find(([, subs]) => (subs as string[]).length === 0)?.[0];
+  assert.ok(holder && other, 'exactly one replica holds the subscription');
+
+  process.kill(holder, 'SIGKILL');
+  await eventually('the subscription to move to the other replica', async () => {
+    const s = json(await client.callTool({ name: 'state', arguments: {} }));
+    return s.pid === other && (s.subscriptions as string[]).includes('faulty://r');
+  });
+  await client.unsubscribeResource({ uri: 'faulty://r' });
+  const s = json(await client.callTool({ name: 'state', arguments: {} }));
+  assert.deepEqual(s.subscriptions, [], 'the unsubscribe reached the replica that held it');
+});
+
+test('remote replicas (urls) share the calls, each with a session of its own', async (t) => {
+  const a = await serveExpiring();
+  const b = await serveExpiring();
+  t.after(() => Promise.all([a.close(), b.close()]));
+  const sb = await start(t, { servers: { r: { urls: [a.url, b.url] } } });
+  assert.deepEqual(states(sb, 'r'), ['ready', 'ready']);
+  const client = await connect(t, sb);
+  for (let i = 0; i < 4; i++) await client.callTool({ name: 'whoami', arguments: {} });
+  assert.equal(a.calls.length, 2);
+  assert.equal(b.calls.length, 2);
+  assert.equal(new Set(a.calls).size, 1, 'one session on the first');
+  assert.notDeepEqual(a.calls[0], b.calls[0], 'and another on the second');
+
+  b.expire();
+  for (let i = 0; i < 4; i++) await client.callTool({ name: 'whoami', arguments: {} });
+  assert.equal(b.initializations, 2, 'only the replica that forgot its session opened a new one');
+  assert.equal(a.initializations, 1);
+  assert.equal(a.calls.length + b.calls.length, 8, 'every call ran once');
+});

@@ -417,8 +417,8 @@ export class ReplicaSet implements Upstream {
         this.log.warn({ replica: i, err: messageOf(err) }, 'replica refused subscriptions/listen');
       });
     }
+    if (this.replicas.length > 1) await this.compare(i);
     for (const wake of [...this.readyWaiters]) wake();
-    if (this.replicas.length > 1) void this.compare(i);
   }
 
   /**
@@ -506,7 +506,8 @@ export class ReplicaSet implements Upstream {
     let tools: unknown[] = [];
     try {
       if (r.capabilities.tools) {
-        const page = await this.on(i, 'tools/list', undefined, (x) => x.request('tools/list'));
+        // Not counted as load: it is part of starting the replica, before it takes calls.
+        const page = await r.request('tools/list');
         tools = Array.isArray(page.tools) ? (page.tools as { name?: unknown; inputSchema?: unknown }[]) : [];
       }
     } catch {

@@ -155,6 +155,13 @@ async function up(flags: UpFlags): Promise<number> {
       `, ${tools} tools`,
   );
   for (const f of sb.failedBackends) say(`  ${f.name} failed to start: ${redactor.text(f.error)}`);
+  for (const b of backends) {
+    const replicas = b.status();
+    if (replicas.length > 1) {
+      const up = replicas.filter((r) => r.state === 'ready').length;
+      say(`  ${b.name}: ${replicas.length} replicas, ${up} up`);
+    }
+  }
   if (sb.trustPath)
     say(
       `Audit ${config.audit.enabled ? 'on' : 'off'}, pinning ${config.pinning.enabled ? 'on' : 'off'}: ${sb.trustPath}`,

@@ -2,6 +2,9 @@
 // the replica that created it (and is reported lost when that replica dies), tasks/list gathers
 // every replica's tasks, and a call bound to a replica (a paused call's state) goes there or fails.
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { ReplicaSet } from '../../src/backends/replica-set.js';
 import { Config } from '../../src/config/schema.js';
@@ -127,4 +130,32 @@ test('a call bound to a replica goes to it, says which served it, and fails clea
   );
   await set.stop();
   await eventually('no replica left running', () => pids.every((pid) => !running(pid)));
+});
+
+test('a read cut off by its replica dying is sent again to another replica', async (t) => {
+  const set = await replicaSet(t, 2);
+  const pids: number[] = [];
+  for (const replica of [0, 1]) {
+    pids.push(
+      json(await call(set, 'tools/call', { name: 'pids', arguments: {} }, { replica })).pid as number,
+    );
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'sb-replicas-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'open');
+  const tried: number[] = [];
+  const read = call(
+    set,
+    'resources/read',
+    { uri: `faulty://gate/${encodeURIComponent(file)}` },
+    { served: (i: number) => tried.push(i) },
+  );
+  await eventually('the read to be under way', () => tried.length === 1);
+  const first = tried[0]!;
+  process.kill(pids[first]!, 'SIGKILL');
+  await eventually('the read to be sent again', () => tried.length === 2);
+  assert.equal(tried[1], 1 - first, 'to the other replica');
+  await writeFile(file, '');
+  const contents = (await read).contents as { text: string }[];
+  assert.equal(JSON.parse(contents[0]!.text).pid, pids[1 - first], 'answered by the other replica');
 });

@@ -9,6 +9,7 @@ import { test, type TestContext } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Switchboard } from '../../src/switchboard.js';
 import { serveExpiring } from '../fixtures/expiring-http-server.js';
+import { connectHttp, httpUrl, Inbox, probe, startGateway, textJson } from '../gateway/harness.js';
 import { connect, eventually, faulty, json, running, start, toolNames } from './helpers.js';
 
 /** A file that, once written, lets every `gate` call waiting on it answer. */
@@ -173,4 +174,34 @@ test('remote replicas (urls) share the calls, each with a session of its own', a
   assert.equal(b.initializations, 2, 'only the replica that forgot its session opened a new one');
   assert.equal(a.initializations, 1);
   assert.equal(a.calls.length + b.calls.length, 8, 'every call ran once');
+});
+
+test("a replica's sampling request reaches the session whose call it is serving", async (t) => {
+  const sb = await startGateway(t, { servers: { p: probe('p', { extra: { replicas: 2 } }) } });
+  const arrived = new Inbox<string>();
+  // Both requests are held until both have arrived: two calls in flight, one on each replica.
+  const gate = () => arrived.next(() => arrived.items.length >= 2);
+  const host = (who: string) =>
+    connectHttp(t, httpUrl(sb), {
+      capabilities: { sampling: {} },
+      setup: (c) =>
+        c.setRequestHandler('sampling/createMessage', async (req) => {
+          const content = req.params.messages[0]?.content as { text?: string };
+          arrived.push(who);
+          await gate();
+          return {
+            role: 'assistant',
+            model: who,
+            content: { type: 'text', text: `${who}: ${content.text}` },
+          };
+        }),
+    });
+  const [a, b] = await Promise.all([host('a'), host('b')]);
+  const [fromA, fromB] = await Promise.all([
+    a.client.callTool({ name: 'sample', arguments: { prompt: 'one' } }),
+    b.client.callTool({ name: 'sample', arguments: { prompt: 'two' } }),
+  ]);
+  assert.deepEqual(outstanding(sb, 'p'), [0, 0]);
+  assert.deepEqual(textJson(fromA), { server: 'p', answer: 'a: one', model: 'a' });
+  assert.deepEqual(textJson(fromB), { server: 'p', answer: 'b: two', model: 'b' });
 });

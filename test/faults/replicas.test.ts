@@ -6,6 +6,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Switchboard } from '../../src/switchboard.js';
 import { serveExpiring } from '../fixtures/expiring-http-server.js';
@@ -204,4 +205,26 @@ test("a replica's sampling request reaches the session whose call it is serving"
   assert.deepEqual(outstanding(sb, 'p'), [0, 0]);
   assert.deepEqual(textJson(fromA), { server: 'p', answer: 'a: one', model: 'a' });
   assert.deepEqual(textJson(fromB), { server: 'p', answer: 'b: two', model: 'b' });
+});
+
+test('every replica calls over the bridge as its server, each with a token of its own', async (t) => {
+  const caller = fileURLToPath(new URL('../fixtures/bridge-caller.js', import.meta.url));
+  const sb = await startGateway(t, {
+    servers: {
+      c: { command: process.execPath, args: [caller], replicas: 2, bridge: { allow: ['p_echo'] } },
+      p: probe('p'),
+    },
+  });
+  const { client } = await connectHttp(t, httpUrl(sb));
+  for (let i = 0; i < 2; i++) {
+    const answer = textJson(
+      await client.callTool({
+        name: 'c_relay',
+        arguments: { method: 'tools/call', params: { name: 'p_echo', arguments: { i } } },
+      }),
+    );
+    assert.equal(answer.identity, 'c', `call ${i}: ${JSON.stringify(answer)}`);
+    assert.ok(!('error' in answer));
+  }
+  assert.deepEqual(outstanding(sb, 'c'), [0, 0]);
 });

@@ -59,7 +59,7 @@ const BATCH_MAX_MS = 50;
 /** What switchboard's requestState holds. */
 type State =
   | { k: 'park'; id: string; c: string; d: string; x: number }
-  | { k: 'pass'; b: string; s?: string; c: string; d: string; x: number };
+  | { k: 'pass'; b: string; r?: number; s?: string; c: string; d: string; x: number };
 
 /**
  * Whether a request speaks the modern era: it names a protocol version in its `_meta`. The method
@@ -157,7 +157,7 @@ export class ModernHost {
     caller: Caller,
     ex: ModernExchange,
     params: Params,
-    resume?: { backend: string },
+    resume?: { backend: string; replica?: number | undefined },
   ): Promise<Result | undefined> {
     const meta = params._meta ?? {};
     const paused = new PausedCall(ex, {
@@ -203,6 +203,8 @@ export class ModernHost {
         if (!isInputRequired(result) || backend === undefined) return result;
         // A modern backend's own question: passed on, its state inside ours.
         const state: State = { k: 'pass', b: backend, c: bind.c, d: bind.d, x: bind.x };
+        // The retry must reach the replica that asked: the state behind its question is there.
+        if (call.ctx.replica !== undefined) state.r = call.ctx.replica;
         if (typeof result.requestState === 'string') state.s = result.requestState;
         return { ...result, requestState: this.options.sealer.seal(STATE_PURPOSE, state) };
       }
@@ -234,7 +236,7 @@ export class ModernHost {
     if (state.k === 'pass') {
       const { requestState: _ours, ...rest } = params;
       const forwarded: Params = state.s === undefined ? rest : { ...rest, requestState: state.s };
-      return this.call(req, caller, ex, forwarded, { backend: state.b });
+      return this.call(req, caller, ex, forwarded, { backend: state.b, replica: state.r });
     }
     const call = this.paused.get(state.id);
     if (!call) {

@@ -70,7 +70,9 @@ export interface CallContext {
    * The backend a retried call must reach again: a modern caller's retry after `input_required`
    * carries it sealed in `requestState`; the route stage refuses any other owner.
    */
-  resume?: { backend: string } | undefined;
+  resume?: { backend: string; replica?: number | undefined } | undefined;
+  /** Set by the route stage: which replica of its backend the call was sent to (from 0). */
+  replica?: number | undefined;
   /** Set by the route stage. */
   result?: Result | undefined;
   /** The call a bridge call was made while serving, when switchboard can vouch for it (chain stage). */

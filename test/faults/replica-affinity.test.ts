@@ -42,6 +42,7 @@ function ctx(method: string, params: Params): CallContext {
     signal: new AbortController().signal,
     reply: {
       sessionKey: 'test',
+      era: 'legacy',
       capabilities: {},
       notify: () => {},
       request: () => Promise.reject(new Error('no host here')),

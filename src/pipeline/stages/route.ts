@@ -97,12 +97,16 @@ async function route(services: RouteServices, ctx: CallContext): Promise<Result>
           _meta: { ...params._meta, [CHAIN_META]: { id: ctx.callId, path: [...ctx.path, backend.name] } },
         };
       }
-      let result = await backend.call(ctx, ctx.method, params);
+      // A retry after input_required goes to the replica that asked (its state may live there).
+      let result = await backend.call(ctx, ctx.method, params, {
+        replica: ctx.resume?.replica,
+        served: (replica) => (ctx.replica = replica),
+      });
       // A modern caller takes input_required as it is (the front seals its requestState); for
       // any other caller switchboard asks the questions and retries.
       if (isInputRequired(result) && ctx.reply.era !== 'modern') {
         result = await answerInputRequired(ctx, result, (extra) =>
-          backend.call(ctx, ctx.method, { ...params, ...extra }),
+          backend.call(ctx, ctx.method, { ...params, ...extra }, { replica: ctx.replica }),
         );
       }
       const expose = (method: string, r: Result) =>

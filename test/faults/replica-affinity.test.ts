@@ -10,16 +10,23 @@ import { ReplicaSet } from '../../src/backends/replica-set.js';
 import { Config } from '../../src/config/schema.js';
 import { WireError } from '../../src/errors.js';
 import type { Params } from '../../src/jsonrpc/message.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger, type Logger } from '../../src/log.js';
+import { pino } from 'pino';
+import { Writable } from 'node:stream';
 import { newCallId, type CallContext } from '../../src/pipeline/context.js';
 import { eventually, faulty, json, running } from './helpers.js';
 
-async function replicaSet(t: TestContext, replicas: number): Promise<ReplicaSet> {
+async function replicaSet(
+  t: TestContext,
+  replicas: number,
+  args: string[] = [],
+  log: Logger = silentLogger,
+): Promise<ReplicaSet> {
   const config = Config.parse({
-    servers: { f: faulty([], { replicas, restart: { initialMs: 60_000 } }) },
+    servers: { f: faulty(args, { replicas, restart: { initialMs: 60_000 } }) },
   }).servers.f!;
   const set = new ReplicaSet('f', config, {
-    log: silentLogger,
+    log,
     maxMessageBytes: 1 << 20,
     startupTimeoutMs: 10_000,
     events: {
@@ -159,4 +166,26 @@ test('a read cut off by its replica dying is sent again to another replica', asy
   await writeFile(file, '');
   const contents = (await read).contents as { text: string }[];
   assert.equal(JSON.parse(contents[0]!.text).pid, pids[1 - first], 'answered by the other replica');
+});
+
+test('replicas that disagree on their tools are logged once; the catalog replica is kept', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-replicas-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const lines: { msg: string; replica?: number; differsFrom?: number }[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  const set = await replicaSet(
+    t,
+    3,
+    ['--extra-tool-once', join(dir, 'claimed')],
+    pino({ level: 'warn' }, sink),
+  );
+  const warnings = lines.filter((l) => l.msg.startsWith('replicas of this backend disagree'));
+  assert.equal(warnings.length, 1, JSON.stringify(lines));
+  assert.equal(set.state, 'ready', 'they all serve anyway');
+  assert.equal(set.status().filter((r) => r.state === 'ready').length, 3);
 });

@@ -10,7 +10,16 @@ import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Switchboard } from '../../src/switchboard.js';
 import { serveExpiring } from '../fixtures/expiring-http-server.js';
-import { connectHttp, httpUrl, Inbox, probe, startGateway, textJson } from '../gateway/harness.js';
+import {
+  connectHttp,
+  httpUrl,
+  Inbox,
+  initialize,
+  probe,
+  rawStdio,
+  startGateway,
+  textJson,
+} from '../gateway/harness.js';
 import { connect, eventually, faulty, json, running, start, toolNames } from './helpers.js';
 
 /** A file that, once written, lets every `gate` call waiting on it answer. */
@@ -227,4 +236,34 @@ test('every replica calls over the bridge as its server, each with a token of it
     assert.ok(!('error' in answer));
   }
   assert.deepEqual(outstanding(sb, 'c'), [0, 0]);
+});
+
+test("a host's tasks on a replicated server are polled and read on the replica that made them", async (t) => {
+  const { write, inbox } = await rawStdio(t, { servers: { f: faulty([], { replicas: 2 }) } });
+  let next = 1;
+  const request = async (method: string, params: object) => {
+    const id = next++;
+    write(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    const m = await inbox.next((x) => x.id === id);
+    assert.ok('result' in m, `${method}: ${JSON.stringify(m.error)}`);
+    return m.result as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  };
+  write(initialize());
+  await inbox.next((m) => m.id === 'init');
+  write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    const created = await request('tools/call', { name: 'echo', arguments: {}, task: { ttl: 60_000 } });
+    ids.push(created.task.taskId as string);
+  }
+  // f:task-<pid>-<n>: the backend's own id, namespaced by switchboard.
+  const pidOf = (id: string) => Number(id.split('-')[1]);
+  assert.equal(new Set(ids.map(pidOf)).size, 2, 'the tasks were made on both replicas');
+  for (const taskId of ids) {
+    assert.equal((await request('tasks/get', { taskId })).taskId, taskId);
+    assert.equal(json(await request('tasks/result', { taskId })).pid, pidOf(taskId));
+  }
+  const listed = (await request('tasks/list', {})).tasks as { taskId: string }[];
+  assert.deepEqual(listed.map((x) => x.taskId).sort(), [...ids].sort());
 });

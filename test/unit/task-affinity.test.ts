@@ -43,6 +43,7 @@ test('only a CreateTaskResult creates a task', () => {
     taskId: 't1',
     ttl: 5,
   });
+  assert.deepEqual(createdTask({ resultType: 'task', taskId: 't2', ttlMs: 9 }), { taskId: 't2', ttl: 9 });
   assert.equal(createdTask({ content: [] }), undefined);
   assert.equal(createdTask({ task: { status: 'working' } }), undefined);
 });

@@ -81,6 +81,8 @@ export class Gateway {
   private watchdog: Watchdog | undefined;
   /** The configuration running now: the one started with, then each reload's. */
   private current: Config;
+  /** The compiled policy: its rules stay as started, servers' bridge.allow follow reloads. */
+  private policy: CompiledPolicy;
   /** Backends a reload removed or replaced, finishing their calls before they stop. */
   private readonly retiring = new Set<Backend>();
   private stopping = false;
@@ -95,6 +97,7 @@ export class Gateway {
     const { config, log } = options;
     this.log = log;
     this.current = config;
+    this.policy = new CompiledPolicy(config);
     this.admission = new Admission(config.limits);
     const priorities = new Map(Object.entries(config.servers).map(([n, b]) => [n, b.priority]));
     this.catalog = new Catalog({
@@ -141,7 +144,7 @@ export class Gateway {
       redactor: options.redactor,
       starting: (ctx) => this.startingFor(ctx),
       absent: (kind, exposed) => this.absent.find(kind, exposed),
-      policy: new CompiledPolicy(config),
+      policy: () => this.policy,
       approver: new Approver({
         ...config.policy.approval,
         store: options.approvals,
@@ -551,6 +554,8 @@ export class Gateway {
 
     // The swap: synchronous from here to the list_changed notifications.
     this.current = next;
+    // Policy rules need a restart (as reported); the bridge grants of added and changed servers apply now.
+    this.policy = new CompiledPolicy({ policy: this.policy.rulesConfig, servers: next.servers });
     this.admission.setLimits(next.limits);
     const changed = new Set<ListKind>();
     const retired: Backend[] = [];

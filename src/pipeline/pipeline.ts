@@ -36,7 +36,8 @@ import { policyStage } from './stages/policy.js';
 export type Pipeline = (ctx: CallContext) => Promise<void>;
 
 export interface PipelineServices extends RouteServices {
-  policy: CompiledPolicy;
+  /** The policy in force (a reload may compile a new one). */
+  policy: () => CompiledPolicy;
   approver: Approver;
   log: Logger;
   starting: (ctx: CallContext) => Promise<void> | undefined;

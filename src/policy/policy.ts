@@ -84,6 +84,11 @@ export class CompiledPolicy {
     this.ruleCount = this.rules.length;
   }
 
+  /** The policy section it was compiled from (with a policy file's rules in). */
+  get rulesConfig(): Config['policy'] {
+    return this.config.policy;
+  }
+
   /** Whether any rule asks for approval (so the approval store is needed). */
   get approves(): boolean {
     const d = this.config.policy.defaults;

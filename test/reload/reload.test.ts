@@ -211,3 +211,22 @@ test("a remote backend's configured bridge token comes and goes with its entry",
   await sb.reload(configOf({ servers: { a: faulty() } }));
   await assert.rejects(connectBridge({ path: sb.bridgePath!, token }), /Authentication failed/);
 });
+
+test('a backend added by a reload gets the bridge grants its entry names; a changed grant applies', async (t) => {
+  const servers = { f: faulty() };
+  const sb = await start(t, { namespacing: { mode: 'always' }, servers });
+  const client = await connect(t, sb);
+  const caller = { command: process.execPath, args: [CALLER], bridge: { allow: ['f_echo'] } };
+  await sb.reload(configOf({ namespacing: { mode: 'always' }, servers: { ...servers, caller } }));
+  const viaBridge = async (name: string) =>
+    json(await client.callTool({ name: 'caller_sdk', arguments: { name, arguments: { via: 'bridge' } } }));
+  await eventually('caller listed', async () => (await toolNames(client)).includes('caller_sdk'));
+  const granted = await viaBridge('f_echo');
+  assert.ok(!granted.error, JSON.stringify(granted));
+  // Taking the grant away by reload: the same call now looks like an unknown tool.
+  const revoked = { ...caller, bridge: { allow: [] } };
+  await sb.reload(configOf({ namespacing: { mode: 'always' }, servers: { ...servers, caller: revoked } }));
+  await eventually('caller listed', async () => (await toolNames(client)).includes('caller_sdk'));
+  const refused = await viaBridge('f_echo');
+  assert.match(JSON.stringify(refused.error), /Unknown tool/);
+});

@@ -47,7 +47,8 @@ const LISTS: Record<
 };
 
 export function policyStage(
-  policy: CompiledPolicy,
+  /** The policy in force: a reload that changes servers' bridge.allow compiles a new one. */
+  current: () => CompiledPolicy,
   catalog: Catalog,
   isHandler: (method: string) => boolean,
   log: Logger,
@@ -55,6 +56,7 @@ export function policyStage(
   needsApproval: (backend: string, tool: string) => boolean = () => false,
 ): Stage {
   return async (ctx, next) => {
+    const policy = current();
     if (ALWAYS.has(ctx.method)) {
       ctx.decision = { effect: 'allow', rule: 'always' };
       return next();

@@ -49,7 +49,13 @@ export class BackendMessages {
 
   /** A notification from a backend: catalog refresh, resource updates, logs, or pass-through. */
   notified(backend: Backend, n: JsonRpcNotification): void {
-    if (n.method === 'notifications/progress' && this.taskProgress(backend, n.params ?? {})) return;
+    if (n.method === 'notifications/progress') {
+      // Progress of a call in flight went to its caller already (the peer maps our own tokens);
+      // what is left is a task's, or late progress of a call that has ended: that goes nowhere,
+      // never to every session (its token is switchboard's, and its caller is done).
+      this.taskProgress(backend, n.params ?? {});
+      return;
+    }
     if (n.params?._meta?.[RELATED_TASK] !== undefined)
       n = { ...n, params: exposeRelated(backend.name, n.params) };
     const p = n.params ?? {};

@@ -5,10 +5,12 @@ import {
   connectHttp,
   httpUrl,
   Inbox,
+  initialize,
   probe,
   rawOpen,
   rawPost,
   rawSession,
+  rawStdio,
   responseTo,
   startGateway,
 } from './harness.js';
@@ -143,4 +145,22 @@ test('a session that is deleted cancels its calls at their backend', async (t) =
   const { client } = await connectHttp(t, url);
   assert.deepEqual(await cancelledCount(client, 'b_cancelled_count'), { cancelled: 1 });
   assert.deepEqual(await cancelledCount(client, 'a_cancelled_count'), { cancelled: 0 });
+});
+
+test('progress a backend sends after its call ended reaches no session', async (t) => {
+  const { sb, write, inbox } = await rawStdio(t, { servers: { p: probe('p') } });
+  write(initialize());
+  await inbox.next((m) => m.id === 'init');
+  write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+  const { client } = await connectHttp(t, httpUrl(sb));
+  await client.callTool({ name: 'late_progress', arguments: {} }, { onprogress: () => {} });
+  // The late notification left the backend before this answer: by now it has been routed.
+  await client.callTool({ name: 'echo', arguments: {} });
+  write(JSON.stringify({ jsonrpc: '2.0', id: 'after', method: 'ping' }));
+  await inbox.next((m) => m.id === 'after');
+  assert.deepEqual(
+    inbox.items.filter((m) => m.method === 'notifications/progress'),
+    [],
+    'the other session got progress that was not its own',
+  );
 });

@@ -141,7 +141,9 @@ export class Backend implements Upstream {
       this.log.info({ version, server: this.server.serverInfo.name }, 'backend ready');
     } catch (err) {
       this.state = 'failed';
-      this.lastError = messageOf(err);
+      // Transport errors repeat the URL they failed on: credentials written into it stay out.
+      const why = withoutUserinfo(messageOf(err));
+      this.lastError = why;
       this.peer = undefined;
       // A verdict the backend no longer fits (it was replaced by a server of the other era) is
       // found again at the next start.
@@ -149,7 +151,7 @@ export class Backend implements Upstream {
       await peer.close();
       throw new LocalError(
         'backend_start_failed',
-        `backend ${this.label} failed to start: ${messageOf(err)}`,
+        `backend ${this.label} failed to start: ${why}`,
         {
           cause: err,
         },
@@ -481,4 +483,9 @@ export interface ListenFilter {
   promptsListChanged?: boolean;
   resourcesListChanged?: boolean;
   resourceSubscriptions?: string[];
+}
+
+/** A message with the `user:password@` part of any URL in it taken out. */
+export function withoutUserinfo(message: string): string {
+  return message.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1');
 }

@@ -149,13 +149,9 @@ export class Backend implements Upstream {
       // found again at the next start.
       if (this.config.era === 'auto' && this.kind !== 'sse') this.era = undefined;
       await peer.close();
-      throw new LocalError(
-        'backend_start_failed',
-        `backend ${this.label} failed to start: ${why}`,
-        {
-          cause: err,
-        },
-      );
+      throw new LocalError('backend_start_failed', `backend ${this.label} failed to start: ${why}`, {
+        cause: err,
+      });
     }
   }
 

@@ -29,9 +29,9 @@ export function createChannel(config: BackendConfig, options: ChannelOptions): C
     case 'stdio':
       return new StdioChannel({ ...options, config: config as Extract<BackendConfig, { command: string }> });
     case 'streamable-http':
-      return streamableHttpChannel(config as Extract<BackendConfig, { url: string }>);
+      return streamableHttpChannel(config as Extract<BackendConfig, { url: string }>, options);
     case 'sse':
-      return sseChannel(config as Extract<BackendConfig, { url: string }>);
+      return sseChannel(config as Extract<BackendConfig, { url: string }>, options);
     default:
       return assertNever(kind);
   }

@@ -1,26 +1,39 @@
 // Remote backends over HTTP: Streamable HTTP and the legacy HTTP+SSE transport, both the MCP
 // SDK's own client transports (they own session ids, SSE parsing and resumption). Each gets one
-// replica's config, whose url is set (a ReplicaSet makes one per entry of urls).
+// replica's config, whose url is set (a ReplicaSet makes one per entry of urls). Every request
+// goes through outboundFetch, so a backend's URL cannot lead to a private address it was not
+// allowed, and carries only the headers the backend's config lists: nothing of the host's request
+// (its Authorization above all) is in reach here.
 import { SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { HttpBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
+import { outboundFetch, type LookupFunction } from './outbound.js';
 
-export function streamableHttpChannel(config: HttpBackendConfig): Channel {
-  const transport = new StreamableHTTPClientTransport(new URL(config.url!), {
-    requestInit: { headers: { ...config.headers } },
-  });
-  return transport as unknown as Channel;
+export interface HttpChannelOptions {
+  /** The backend's name (error messages name it). */
+  name: string;
+  /** Resolves host names; tests inject one (default: dns.lookup). */
+  lookup?: LookupFunction | undefined;
 }
 
-export function sseChannel(config: HttpBackendConfig): Channel {
-  const headers = { ...config.headers };
-  const transport = new SSEClientTransport(new URL(config.url!), {
-    requestInit: { headers },
-    // The GET that opens the event stream needs the same headers (auth) as the POSTs.
-    eventSourceInit: {
-      fetch: (url, init) =>
-        fetch(url, { ...init, headers: { ...headers, ...(init?.headers as Record<string, string>) } }),
-    },
+function transportOptions(config: HttpBackendConfig, options: HttpChannelOptions) {
+  const url = new URL(config.url!);
+  const fetch = outboundFetch({
+    backend: options.name,
+    url,
+    allowPrivateNetwork: config.allowPrivateNetwork,
+    lookup: options.lookup,
   });
-  return transport as unknown as Channel;
+  return { url, fetch, requestInit: { headers: { ...config.headers } } };
+}
+
+export function streamableHttpChannel(config: HttpBackendConfig, options: HttpChannelOptions): Channel {
+  const { url, ...rest } = transportOptions(config, options);
+  return new StreamableHTTPClientTransport(url, rest) as unknown as Channel;
+}
+
+export function sseChannel(config: HttpBackendConfig, options: HttpChannelOptions): Channel {
+  // The SDK sends requestInit's headers (auth) on the GET that opens the event stream too.
+  const { url, ...rest } = transportOptions(config, options);
+  return new SSEClientTransport(url, rest) as unknown as Channel;
 }

@@ -1,0 +1,220 @@
+// Outbound connections to HTTP backends: a fetch over node:http(s) whose connections refuse private,
+// link-local, loopback and other non-public addresses, judged on the address each connection is
+// actually made to (the resolved one), so a name that resolves elsewhere later cannot bypass it.
+import type { LookupAddress, LookupOptions } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { isIP, isIPv4 } from 'node:net';
+import { Readable } from 'node:stream';
+
+export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** dns.lookup's shape: what a connection calls to turn a host name into addresses. */
+export type LookupFunction = (
+  hostname: string,
+  options: LookupOptions,
+  callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+) => void;
+
+const V4_RANGES: [string, number, string][] = [
+  ['0.0.0.0', 8, 'unspecified'],
+  ['10.0.0.0', 8, 'private (RFC 1918)'],
+  ['100.64.0.0', 10, 'shared carrier-grade NAT (RFC 6598)'],
+  ['127.0.0.0', 8, 'loopback'],
+  ['169.254.0.0', 16, 'link-local (where cloud metadata services live)'],
+  ['172.16.0.0', 12, 'private (RFC 1918)'],
+  ['192.0.0.0', 24, 'reserved for protocol assignments'],
+  ['192.168.0.0', 16, 'private (RFC 1918)'],
+  ['198.18.0.0', 15, 'reserved for benchmarking'],
+  ['224.0.0.0', 4, 'multicast'],
+  ['240.0.0.0', 4, 'reserved'],
+];
+
+const V6_RANGES: [string, number, string][] = [
+  ['::', 128, 'unspecified'],
+  ['::1', 128, 'loopback'],
+  ['fc00::', 7, 'unique local (private)'],
+  ['fe80::', 10, 'link-local'],
+  ['fec0::', 10, 'site-local'],
+  ['ff00::', 8, 'multicast'],
+];
+
+function v4Bits(address: string): bigint {
+  return address.split('.').reduce((acc, part) => (acc << 8n) | BigInt(Number(part)), 0n);
+}
+
+/** The 128 bits of an IPv6 address (with `::` and a trailing dotted quad expanded). */
+function v6Bits(address: string): bigint {
+  let text = address.toLowerCase().split('%', 1)[0]!;
+  const quad = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (quad) {
+    const v4 = v4Bits(quad[1]!);
+    text = text.slice(0, -quad[1]!.length) + `${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups =
+    tail === undefined
+      ? left
+      : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g || '0', 16)), 0n);
+}
+
+function within(bits: bigint, width: number, base: bigint, prefix: number): boolean {
+  const shift = BigInt(width - prefix);
+  return bits >> shift === base >> shift;
+}
+
+/**
+ * Why `address` is not a public unicast address (e.g. `loopback`), or undefined when it is one.
+ * IPv6 addresses that embed an IPv4 one (IPv4-mapped ::ffff:0:0/96, NAT64 64:ff9b::/96) are judged
+ * by the IPv4 address they reach.
+ */
+export function nonPublicReason(address: string): string | undefined {
+  if (isIPv4(address)) {
+    const bits = v4Bits(address);
+    return V4_RANGES.find(([base, prefix]) => within(bits, 32, v4Bits(base), prefix))?.[2];
+  }
+  if (isIP(address.split('%', 1)[0]!) !== 6) return undefined;
+  const bits = v6Bits(address);
+  const embedded = within(bits, 128, 0xffff00000000n, 96) || within(bits, 128, v6Bits('64:ff9b::'), 96);
+  if (embedded) {
+    const v4 = bits & 0xffffffffn;
+    return nonPublicReason([24n, 16n, 8n, 0n].map((s) => String((v4 >> s) & 0xffn)).join('.'));
+  }
+  return V6_RANGES.find(([base, prefix]) => within(bits, 128, v6Bits(base), prefix))?.[2];
+}
+
+/** A connection switchboard refused to make; its message names the host, the address and the way out. */
+export class PrivateAddressError extends Error {
+  readonly code = 'ERR_PRIVATE_ADDRESS';
+  constructor(
+    readonly backend: string,
+    readonly hostname: string,
+    readonly address: string,
+    readonly reason: string,
+  ) {
+    super(
+      `refused to connect backend "${backend}" to ${hostname}` +
+        (hostname === address ? '' : ` (it resolves to ${address})`) +
+        `: ${address} is a ${reason} address. Write the address itself in the URL, or set ` +
+        `servers.${backend}.allowPrivateNetwork: true, if this backend is meant to be on that network`,
+    );
+    this.name = 'PrivateAddressError';
+  }
+}
+
+export interface OutboundOptions {
+  /** The backend's name, for error messages. */
+  backend: string;
+  /** The URL as configured: a literal IP or `localhost` there is the operator's explicit choice. */
+  url: URL;
+  /** Connect anywhere (servers.<name>.allowPrivateNetwork). */
+  allowPrivateNetwork: boolean;
+  /** Resolves host names (default dns.lookup); tests inject one that answers what they need. */
+  lookup?: LookupFunction | undefined;
+}
+
+function bare(hostname: string): string {
+  return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+}
+
+/** The lookup a connection uses: resolves every address, and refuses all if any is non-public. */
+export function checkedLookup(backend: string, resolve: LookupFunction = dnsLookup): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname, { ...options, all: true }, (err, result) => {
+      if (err) return callback(err, []);
+      const addresses = result as LookupAddress[];
+      for (const a of addresses) {
+        const reason = nonPublicReason(a.address);
+        if (reason) return callback(new PrivateAddressError(backend, hostname, a.address, reason), []);
+      }
+      if (options.all) return callback(null, addresses);
+      const first = addresses[0];
+      if (!first)
+        return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+/**
+ * A fetch for one HTTP backend. Redirects are never followed here (the answer is returned as
+ * `redirect: 'manual'` would): the SDK's transports follow only same-origin ones, each through this
+ * fetch again. Each new connection resolves its host through `checkedLookup`; a kept-alive
+ * connection was checked when it was made.
+ */
+export function outboundFetch(options: OutboundOptions): FetchLike {
+  const configured = bare(options.url.hostname).toLowerCase();
+  // A literal address or localhost in the URL is the operator naming the target outright: there is
+  // no name that could be re-pointed, so nothing to guard against for that host.
+  const explicit = isIP(configured) !== 0 || configured === 'localhost';
+  const lookup = checkedLookup(options.backend, options.lookup);
+  const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+
+  return async (input, init) => {
+    const url = new URL(input instanceof URL ? input.href : input);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new TypeError(`unsupported protocol ${url.protocol}`);
+    const host = bare(url.hostname).toLowerCase();
+    const guarded = !options.allowPrivateNetwork && !(explicit && host === configured);
+    if (guarded && isIP(host) !== 0) {
+      // Connections to a literal address never call lookup: judge the address itself.
+      const reason = nonPublicReason(host);
+      if (reason) throw new PrivateAddressError(options.backend, host, host, reason);
+    }
+    return send(
+      url,
+      init,
+      guarded ? lookup : options.lookup,
+      url.protocol === 'https:' ? agents.https : agents.http,
+    );
+  };
+}
+
+function bodyOf(body: RequestInit['body']): string | Uint8Array | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string' || body instanceof Uint8Array) return body;
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
+  if (body instanceof URLSearchParams) return body.toString();
+  throw new TypeError('unsupported request body type for a backend request');
+}
+
+function send(
+  url: URL,
+  init: RequestInit | undefined,
+  lookup: LookupFunction | undefined,
+  agent: HttpAgent,
+): Promise<Response> {
+  const method = (init?.method ?? 'GET').toUpperCase();
+  const headers: Record<string, string> = {};
+  new Headers(init?.headers).forEach((value, key) => (headers[key] = value));
+  const body = bodyOf(init?.body);
+  const signal = init?.signal ?? undefined;
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise<Response>((resolve, reject) => {
+    const req = request(
+      url,
+      { method, headers, agent, ...(lookup ? { lookup } : {}), ...(signal ? { signal } : {}) },
+      (res: IncomingMessage) => {
+        const out = new Headers();
+        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
+          out.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+        const status = res.statusCode ?? 502;
+        const empty = method === 'HEAD' || status === 204 || status === 205 || status === 304;
+        if (empty) res.resume();
+        resolve(
+          new Response(empty ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), {
+            status,
+            statusText: res.statusMessage ?? '',
+            headers: out,
+          }),
+        );
+      },
+    );
+    req.once('error', reject);
+    req.end(body);
+  });
+}

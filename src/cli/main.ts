@@ -21,6 +21,7 @@ import { Redactor } from '../vault/redactor.js';
 import { watchConfigFile } from './config-watch.js';
 import { runPolicy } from './policy.js';
 import { runApprovals } from './approvals.js';
+import { runKeys } from './keys.js';
 
 const USAGE = `Usage: switchboard <command> [options]
 
@@ -32,6 +33,7 @@ Commands:
   vault       init, set, list, rm or rotate the encrypted vault file (switchboard vault --help)
   policy      test which rule decides a call, and why (switchboard policy --help)
   approvals   list, approve or deny calls waiting for a human (switchboard approvals --help)
+  keys        make an API key for an HTTP host (switchboard keys new <name>)
 
 Options:
   --config FILE   switchboard.yaml, or an mcpServers JSON file (Claude Desktop, Cursor, VS Code)
@@ -55,6 +57,7 @@ async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'vault') return runVault(argv.slice(1));
   if (argv[0] === 'policy') return runPolicy(argv.slice(1));
   if (argv[0] === 'approvals') return runApprovals(argv.slice(1));
+  if (argv[0] === 'keys') return runKeys(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({

@@ -18,8 +18,10 @@ import {
   type WireErrorBody,
 } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
+import type { Config } from '../config/schema.js';
 import { LEGACY_VERSIONS, SUPPORTED_VERSIONS, isModernVersion } from '../protocol.js';
 import type { Caller } from '../pipeline/context.js';
+import { createAuthenticator } from './http-auth.js';
 import { checkHostAndOrigin } from './http-guard.js';
 import { SessionSealer } from './sealed-session.js';
 import { handshakeOf, type HostSession } from './session.js';
@@ -32,6 +34,8 @@ export interface HttpFrontOptions {
   dnsRebindingProtection: boolean;
   allowedHosts: readonly string[];
   allowedOrigins: readonly string[];
+  /** Who may use the front (http.auth); absent: anyone who can reach it, as the caller `http`. */
+  auth?: Config['http']['auth'];
   /** Sealed session ids (see sealed-session.ts); default: a random key, 24 h. */
   sessions?: { key?: string | undefined; ttlMs: number } | undefined;
   log: Logger;
@@ -118,8 +122,6 @@ class Exchange {
 }
 
 const DAY_MS = 86_400_000;
-/** Who makes requests on this front (one principal until the front authenticates requests). */
-const callerOf = (_req: IncomingMessage): Caller => ({ kind: 'host', id: 'http' });
 
 /** Transport state of one session: its open exchanges and its standalone GET stream. */
 class HttpSession {
@@ -154,6 +156,10 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     },
     Math.min(ttlMs, 60_000),
   ).unref();
+  const auth = createAuthenticator(
+    { ...options, auth: options.auth ?? { mode: 'none', keys: [] } },
+    options.log,
+  );
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       options.log.error({ err: err instanceof Error ? err.message : String(err) }, 'http front error');
@@ -163,33 +169,37 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = (req.url ?? '/').split('?', 1)[0];
-    if (path !== options.path)
-      return fail(res, 404, WIRE.INVALID_REQUEST, `Not found; the MCP endpoint is ${options.path}`);
+    const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
+    // Before anything that reads Host (the metadata derives this endpoint's URL from it).
     if (options.dnsRebindingProtection) {
       const refused = checkHostAndOrigin(req.headers.host, req.headers.origin, options);
       if (refused) return fail(res, 403, WIRE.INVALID_REQUEST, `Forbidden: ${refused}`);
     }
+    if (auth.metadata(req, res, path)) return;
+    if (path !== options.path)
+      return fail(res, 404, WIRE.INVALID_REQUEST, `Not found; the MCP endpoint is ${options.path}`);
+    // Every request proves who it is, modern or legacy (not only the one that opened a session).
+    const caller = await auth.authenticate(req, res);
+    if (!caller) return;
     switch (req.method) {
       case 'POST':
-        return post(req, res);
+        return post(req, res, caller);
       case 'GET':
-        return get(req, res);
+        return get(req, res, caller);
       case 'DELETE':
-        return del(req, res);
+        return del(req, res, caller);
       default:
         res.setHeader('allow', 'GET, POST, DELETE');
         return fail(res, 405, WIRE.INVALID_REQUEST, 'Method not allowed');
     }
   }
 
-  function sessionOf(req: IncomingMessage, res: ServerResponse): HttpSession | undefined {
+  function sessionOf(req: IncomingMessage, res: ServerResponse, caller: Caller): HttpSession | undefined {
     const id = req.headers['mcp-session-id'];
     if (typeof id !== 'string') {
       fail(res, 400, WIRE.INVALID_REQUEST, 'Bad Request: Mcp-Session-Id header is required');
       return undefined;
     }
-    const caller = callerOf(req);
     const held = sessions.get(id);
     const s = held ?? resume(id, caller);
     // Expired, or another caller's: exactly what an unknown id gets, so nothing is learnt from it.
@@ -219,7 +229,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     s.stream?.end();
   }
 
-  async function post(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function post(req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> {
     const accept = req.headers.accept ?? '';
     if (
       !(accept.includes('application/json') || accept.includes('*/*')) ||
@@ -260,7 +270,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     const headerVersion = req.headers['mcp-protocol-version'];
     const modernHeader = typeof headerVersion === 'string' && isModernVersion(headerVersion);
     if (c.kind === 'request' && (modernHeader || isModernRequest(c.message)))
-      return postModern(req, res, c.message);
+      return postModern(req, res, c.message, caller);
     // The modern wire has no client notifications over HTTP (closing a stream cancels): accepted.
     if (
       c.kind !== 'request' &&
@@ -274,7 +284,6 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     let state: HttpSession | undefined;
     const headers: Record<string, string> = {};
     if (c.kind === 'request' && c.message.method === 'initialize') {
-      const caller = callerOf(req);
       const sealed = sealer.seal({ ...handshakeOf(c.message.params ?? {}), caller });
       state = new HttpSession(sealed.expiresAt, sealed.ref);
       state.session = gateway.openSession({ send: (m, r) => state!.send(m, r) }, caller, sealed.id);
@@ -290,7 +299,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
           `Bad Request: unsupported MCP-Protocol-Version ${version}`,
         );
       }
-      state = sessionOf(req, res);
+      state = sessionOf(req, res, caller);
       if (!state) return;
     }
     if (c.kind !== 'request') {
@@ -312,7 +321,12 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
   }
 
   /** A modern request: version gate, routing headers, then served statelessly. */
-  async function postModern(req: IncomingMessage, res: ServerResponse, msg: JsonRpcRequest): Promise<void> {
+  async function postModern(
+    req: IncomingMessage,
+    res: ServerResponse,
+    msg: JsonRpcRequest,
+    caller: Caller,
+  ): Promise<void> {
     // The order the 2026-07-28 suite expects: the envelope, then the header agreeing with it, then
     // whether its version is served, then the routing headers.
     const problem = envelopeProblem(msg);
@@ -348,7 +362,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
       if (!exchange.done) ac.abort(new LocalError('cancelled', 'the client closed the stream'));
     });
     if (msg.method === 'subscriptions/listen') exchange.keepAlive(KEEPALIVE_MS);
-    const response = await gateway.modern.serve(msg, callerOf(req), {
+    const response = await gateway.modern.serve(msg, caller, {
       notify: (n) => void exchange.send(n),
       signal: ac.signal,
     });
@@ -356,11 +370,11 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     exchange.send(response, 'error' in response ? modernStatus(response.error.code) : 200);
   }
 
-  function get(req: IncomingMessage, res: ServerResponse): void {
+  function get(req: IncomingMessage, res: ServerResponse, caller: Caller): void {
     if (!(req.headers.accept ?? '').includes('text/event-stream')) {
       return fail(res, 406, WIRE.INVALID_REQUEST, 'Not Acceptable: Accept must list text/event-stream');
     }
-    const state = sessionOf(req, res);
+    const state = sessionOf(req, res, caller);
     if (!state) return;
     if (state.stream)
       return fail(res, 409, WIRE.INVALID_REQUEST, 'Conflict: this session already has a stream open');
@@ -372,8 +386,8 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     });
   }
 
-  function del(req: IncomingMessage, res: ServerResponse): void {
-    const state = sessionOf(req, res);
+  function del(req: IncomingMessage, res: ServerResponse, caller: Caller): void {
+    const state = sessionOf(req, res, caller);
     if (!state) return;
     // Refused here from now on; another instance with the key still accepts it until it expires.
     sealer.revoke(state.ref, state.expiresAt);

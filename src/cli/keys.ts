@@ -1,0 +1,53 @@
+// `switchboard keys new|hash`: API keys for HTTP hosts. The key is printed once; the configuration
+// keeps only its SHA-256, so a leaked config file does not leak a usable key.
+import { BACKEND_NAME } from '../config/schema.js';
+import { newApiKey, sha256Hex } from '../front/http-auth.js';
+import { processIo, type CommandIo } from './io.js';
+
+export const KEYS_USAGE = `Usage: switchboard keys <new|hash> <name>
+
+  new <name>     Print a fresh random API key (once: it is not stored) and the http.auth.keys entry
+                 with its SHA-256 for the configuration
+  hash <name>    Read an existing key from standard input and print its http.auth.keys entry
+
+The host sends the key as "Authorization: Bearer <key>" and is the caller key:<name>.`;
+
+export async function runKeys(
+  argv: string[],
+  io: CommandIo = processIo,
+  input: AsyncIterable<Buffer | string> = process.stdin,
+): Promise<number> {
+  const [sub, name, ...rest] = argv;
+  if (sub === '--help' || sub === '-h') {
+    io.out(KEYS_USAGE);
+    return 0;
+  }
+  if ((sub !== 'new' && sub !== 'hash') || !name || rest.length > 0) {
+    io.err(KEYS_USAGE);
+    return 2;
+  }
+  if (!BACKEND_NAME.test(name)) {
+    io.err(`switchboard keys: invalid name "${name}": expected letters, digits, _ . - (at most 64)`);
+    return 2;
+  }
+  let key: string;
+  if (sub === 'new') {
+    key = newApiKey();
+  } else {
+    let text = '';
+    for await (const chunk of input) text += chunk.toString();
+    key = text.trim();
+    if (!key || /\s/.test(key)) {
+      io.err('switchboard keys hash: expected one key on standard input');
+      return 2;
+    }
+  }
+  const entry = `      - { name: ${name}, sha256: ${sha256Hex(key)} }`;
+  if (sub === 'new') {
+    io.err('The key (shown once; give it to the host, it is not stored anywhere):');
+    io.out(key);
+  }
+  io.err(`Add to the configuration (the caller is key:${name}):`);
+  io.out(`http:\n  auth:\n    keys:\n${entry}`);
+  return 0;
+}

@@ -1,0 +1,228 @@
+// Identity of HTTP hosts: API keys (kept as SHA-256 hashes) and OAuth 2.1 access tokens (JWTs
+// checked against the authorization server's JWKS), plus the RFC 9728 protected-resource metadata
+// that tells a host where to get a token. A request that proves no identity gets a 401 and nothing
+// else: no session, no catalog.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import { httpAuthProblems, isLoopbackHost, type Config } from '../config/schema.js';
+import { WIRE } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Caller } from '../pipeline/context.js';
+
+type AuthConfig = Config['http']['auth'];
+type OAuthConfig = NonNullable<AuthConfig['oauth']>;
+
+/** Where RFC 9728 puts protected-resource metadata; the MCP endpoint's path may follow it. */
+export const METADATA_PATH = '/.well-known/oauth-protected-resource';
+
+/** The caller of every request when the front authenticates no one. */
+export const ANONYMOUS: Caller = { kind: 'host', id: 'http' };
+
+export interface Authenticator {
+  /** Answers a request for the protected-resource metadata; false when `path` is not one of its paths. */
+  metadata(req: IncomingMessage, res: ServerResponse, path: string): boolean;
+  /** The request's caller, or undefined once it has been answered (401, 403 or 503). */
+  authenticate(req: IncomingMessage, res: ServerResponse): Promise<Caller | undefined>;
+}
+
+/** A fresh API key: 32 random bytes, base64url, with a prefix that makes a leaked one recognisable. */
+export function newApiKey(): string {
+  return `sbk_${randomBytes(32).toString('base64url')}`;
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+interface Refusal {
+  status: 401 | 403 | 503;
+  /** Parameters of the Bearer challenge besides resource_metadata and scope. */
+  error?: 'invalid_token' | 'insufficient_scope';
+  description: string;
+}
+
+export function createAuthenticator(
+  http: { host: string; path: string; auth: AuthConfig },
+  log: Logger,
+): Authenticator {
+  const problems = httpAuthProblems(http);
+  if (problems.length > 0) {
+    throw new Error(problems.map((p) => `http.${p.path.join('.')}: ${p.message}`).join('\n'));
+  }
+  const { auth } = http;
+  const mode =
+    auth.mode ??
+    (auth.oauth ? (auth.keys.length ? 'apiKey+oauth' : 'oauth') : auth.keys.length ? 'apiKey' : 'none');
+  if (mode === 'none') {
+    if (!isLoopbackHost(http.host))
+      log.warn(
+        { host: http.host },
+        'http.auth.mode is none: anyone who can reach this address can use every backend',
+      );
+    return { metadata: () => false, authenticate: () => Promise.resolve(ANONYMOUS) };
+  }
+  const keys =
+    mode === 'oauth' ? [] : auth.keys.map((k) => ({ name: k.name, hash: Buffer.from(k.sha256, 'hex') }));
+  const oauth = mode === 'apiKey' ? undefined : auth.oauth;
+  const jwks = oauth ? createRemoteJWKSet(new URL(oauth.jwksUri)) : undefined;
+  const audiences = oauth ? [oauth.audience].flat() : [];
+
+  /** The resource this endpoint is, as metadata names it and tokens are meant for. */
+  function resourceOf(req: IncomingMessage): URL {
+    if (oauth?.resource) return new URL(oauth.resource);
+    const first = audiences[0];
+    if (first && /^https?:\/\//.test(first)) return new URL(first);
+    return new URL(`http://${req.headers.host ?? http.host}${http.path}`);
+  }
+
+  function metadataUrl(req: IncomingMessage): string {
+    const resource = resourceOf(req);
+    const suffix = resource.pathname === '/' ? '' : resource.pathname;
+    return `${resource.origin}${METADATA_PATH}${suffix}`;
+  }
+
+  function challenge(req: IncomingMessage, refusal?: Refusal): string {
+    const params: string[] = [];
+    if (oauth) params.push(`resource_metadata="${metadataUrl(req)}"`);
+    else params.push('realm="switchboard"');
+    if (refusal?.error)
+      params.push(`error="${refusal.error}"`, `error_description="${quoted(refusal.description)}"`);
+    if (oauth && oauth.requiredScopes.length > 0) params.push(`scope="${oauth.requiredScopes.join(' ')}"`);
+    return `Bearer ${params.join(', ')}`;
+  }
+
+  function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal): undefined {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (refusal.status !== 503) headers['www-authenticate'] = challenge(req, refusal);
+    const reason =
+      refusal.status === 403 ? 'Forbidden' : refusal.status === 503 ? 'Unavailable' : 'Unauthorized';
+    res.writeHead(refusal.status, headers).end(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: WIRE.INVALID_REQUEST, message: `${reason}: ${refusal.description}` },
+      }),
+    );
+    return undefined;
+  }
+
+  function keyCaller(token: string): Caller | undefined {
+    const presented = createHash('sha256').update(token, 'utf8').digest();
+    let found: string | undefined;
+    // Every key is compared, in constant time each, so timing says nothing about which came close.
+    for (const k of keys) if (timingSafeEqual(presented, k.hash) && found === undefined) found = k.name;
+    return found === undefined ? undefined : { kind: 'host', id: `key:${found}` };
+  }
+
+  async function tokenCaller(token: string, config: OAuthConfig): Promise<Caller | Refusal> {
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, jwks!, {
+        issuer: config.issuer,
+        audience: audiences,
+        algorithms: [...config.algorithms],
+        clockTolerance: config.clockToleranceSec,
+        requiredClaims: ['exp', 'sub'],
+      }));
+    } catch (err) {
+      return tokenRefusal(err);
+    }
+    const granted = new Set(scopesOf(payload));
+    const missing = config.requiredScopes.filter((s) => !granted.has(s));
+    if (missing.length > 0) {
+      return {
+        status: 403,
+        error: 'insufficient_scope',
+        description: `the token lacks scope ${missing.join(' ')}`,
+      };
+    }
+    return { kind: 'host', id: `oauth:${payload.sub!}` };
+  }
+
+  function tokenRefusal(err: unknown): Refusal {
+    const invalid = (description: string): Refusal => ({ status: 401, error: 'invalid_token', description });
+    if (err instanceof errors.JWTExpired) return invalid('the token has expired');
+    if (err instanceof errors.JWTClaimValidationFailed) {
+      if (err.claim === 'aud') return invalid('the token was not issued for this resource');
+      if (err.claim === 'iss')
+        return invalid('the token was not issued by the expected authorization server');
+      if (err.claim === 'nbf') return invalid('the token is not valid yet');
+      return invalid(`the token's ${err.claim} claim is missing or invalid`);
+    }
+    if (err instanceof errors.JOSEAlgNotAllowed)
+      return invalid('the token is signed with an algorithm not accepted here');
+    if (
+      err instanceof errors.JWKSTimeout ||
+      err instanceof errors.JWKSInvalid ||
+      !(err instanceof errors.JOSEError)
+    ) {
+      // The keys could not be fetched: the host's token may be fine, so this is not a 401.
+      log.error(
+        { err: err instanceof Error ? err.message : String(err) },
+        'cannot fetch the OAuth signing keys',
+      );
+      return {
+        status: 503,
+        description: 'the signing keys of the authorization server cannot be fetched now',
+      };
+    }
+    return invalid('the token is malformed or its signature does not verify');
+  }
+
+  return {
+    metadata(req, res, path) {
+      if (!oauth || (path !== METADATA_PATH && !path.startsWith(`${METADATA_PATH}/`))) return false;
+      const suffix = path.slice(METADATA_PATH.length);
+      if (suffix !== '' && suffix !== http.path && suffix !== resourceOf(req).pathname) return false;
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.writeHead(405, { allow: 'GET, HEAD' }).end();
+        return true;
+      }
+      const document = {
+        resource: resourceOf(req).href,
+        authorization_servers: oauth.authorizationServers ?? [oauth.issuer],
+        ...(oauth.requiredScopes.length > 0 ? { scopes_supported: oauth.requiredScopes } : {}),
+        bearer_methods_supported: ['header'],
+        resource_signing_alg_values_supported: oauth.algorithms,
+      };
+      // Public by design: browser-based hosts read it from other origins.
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' })
+        .end(req.method === 'HEAD' ? undefined : JSON.stringify(document));
+      return true;
+    },
+
+    async authenticate(req, res) {
+      const header = req.headers.authorization;
+      const token = header === undefined ? undefined : /^Bearer +([^\s]+) *$/i.exec(header)?.[1];
+      if (token === undefined) {
+        // No credentials at all: a plain challenge, no error code (RFC 6750 section 3.1).
+        return refuse(req, res, { status: 401, description: 'a Bearer token is required' });
+      }
+      const byKey = keyCaller(token);
+      if (byKey) return byKey;
+      if (oauth) {
+        const outcome = await tokenCaller(token, oauth);
+        if ('kind' in outcome) return outcome;
+        log.info({ status: outcome.status, why: outcome.description }, 'http host refused');
+        return refuse(req, res, outcome);
+      }
+      log.info('http host refused: unknown API key');
+      return refuse(req, res, { status: 401, error: 'invalid_token', description: 'unknown API key' });
+    },
+  };
+}
+
+function scopesOf(payload: JWTPayload): string[] {
+  const { scope, scp } = payload as { scope?: unknown; scp?: unknown };
+  if (typeof scope === 'string') return scope.split(' ').filter(Boolean);
+  if (Array.isArray(scp)) return scp.filter((s): s is string => typeof s === 'string');
+  if (typeof scp === 'string') return scp.split(' ').filter(Boolean);
+  return [];
+}
+
+/** A quoted-string parameter value must not break out of its quotes. */
+function quoted(text: string): string {
+  return text.replace(/["\\]/g, '');
+}

@@ -1,0 +1,82 @@
+// Identity test helpers: a real JWKS served on port 0 from keys made with jose, tokens signed by
+// it (or by a stranger), and raw requests to the HTTP front with an Authorization header.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TestContext } from 'node:test';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
+import { initialize, rawPost, type RawResponse } from '../gateway/harness.js';
+
+export const ISSUER = 'https://auth.example.test/';
+export const AUDIENCE = 'https://mcp.example.test/mcp';
+
+export interface Jwks {
+  url: string;
+  /** Requests the JWKS endpoint has answered. */
+  readonly fetches: number;
+  /** A token signed with the published key (ES256), with sensible defaults for every claim. */
+  sign(
+    claims?: JWTPayload,
+    options?: { expiresIn?: string | number; key?: CryptoKey; kid?: string },
+  ): Promise<string>;
+  /** Makes the endpoint answer 500 (the authorization server is down). */
+  fail(on: boolean): void;
+}
+
+export async function serveJwks(t: TestContext): Promise<Jwks> {
+  const { publicKey, privateKey } = await generateKeyPair('ES256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
+  let fetches = 0;
+  let failing = false;
+  const server = createServer((req, res) => {
+    fetches++;
+    if (failing) return void res.writeHead(500).end();
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/jwks`,
+    get fetches() {
+      return fetches;
+    },
+    fail: (on) => void (failing = on),
+    sign: (claims = {}, options = {}) =>
+      new SignJWT({ scope: 'mcp', ...claims })
+        .setProtectedHeader({ alg: 'ES256', kid: options.kid ?? 'k1', typ: 'at+jwt' })
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setSubject('alice')
+        .setIssuedAt()
+        .setExpirationTime(options.expiresIn ?? '5m')
+        .sign(options.key ?? privateKey),
+  };
+}
+
+/** http.auth.oauth for a JWKS from serveJwks. */
+export function oauthConfig(jwks: Jwks, extra: object = {}) {
+  return { issuer: ISSUER, audience: AUDIENCE, jwksUri: jwks.url, ...extra };
+}
+
+/** A raw initialize POST, with the given bearer token (or none). */
+export function initWith(url: string, token?: string): Promise<RawResponse> {
+  return rawPost(url, initialize(), token === undefined ? {} : { authorization: `Bearer ${token}` });
+}
+
+/** An unsigned JWT (`alg: none`) with the given claims. */
+export function unsignedToken(claims: JWTPayload): string {
+  const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  return `${part({ alg: 'none', typ: 'JWT' })}.${part(claims)}.`;
+}
+
+/** Parameters of a `WWW-Authenticate: Bearer k="v", ...` challenge. */
+export function challengeParams(header: string | null): Record<string, string> {
+  if (!header?.startsWith('Bearer ')) throw new Error(`not a Bearer challenge: ${header}`);
+  return Object.fromEntries([...header.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+}

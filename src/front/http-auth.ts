@@ -152,11 +152,13 @@ export function createAuthenticator(
     }
     if (err instanceof errors.JOSEAlgNotAllowed)
       return invalid('the token is signed with an algorithm not accepted here');
-    if (
+    // jose reports a JWKS endpoint that does not answer 200 with JSON as a plain JOSEError.
+    const unfetched =
       err instanceof errors.JWKSTimeout ||
       err instanceof errors.JWKSInvalid ||
-      !(err instanceof errors.JOSEError)
-    ) {
+      !(err instanceof errors.JOSEError) ||
+      err.code === 'ERR_JOSE_GENERIC';
+    if (unfetched) {
       // The keys could not be fetched: the host's token may be fine, so this is not a 401.
       log.error(
         { err: err instanceof Error ? err.message : String(err) },

@@ -48,11 +48,8 @@ export async function serveJwks(t: TestContext): Promise<Jwks> {
     },
     fail: (on) => void (failing = on),
     sign: (claims = {}, options = {}) =>
-      new SignJWT({ scope: 'mcp', ...claims })
+      new SignJWT({ iss: ISSUER, aud: AUDIENCE, sub: 'alice', scope: 'mcp', ...claims })
         .setProtectedHeader({ alg: 'ES256', kid: options.kid ?? 'k1', typ: 'at+jwt' })
-        .setIssuer(ISSUER)
-        .setAudience(AUDIENCE)
-        .setSubject('alice')
         .setIssuedAt()
         .setExpirationTime(options.expiresIn ?? '5m')
         .sign(options.key ?? privateKey),

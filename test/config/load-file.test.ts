@@ -82,7 +82,7 @@ test('the result is deeply frozen', () => {
 });
 
 test('overrides win over the file and their problems are reported against the command line', () => {
-  const text = 'http:\n  port: 1234\n  host: 0.0.0.0\n';
+  const text = 'http:\n  port: 1234\n  host: 0.0.0.0\n  auth: { mode: none }\n';
   const { config } = parseConfig(text, 'a.yaml', {
     env: {},
     overrides: { http: { port: 9000, host: undefined }, log: { level: 'debug' } },

@@ -2,8 +2,13 @@
 // it (or by a stranger), and raw requests to the HTTP front with an Authorization header.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { LookupAddress } from 'node:dns';
 import type { TestContext } from 'node:test';
+import { Client } from '@modelcontextprotocol/client';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
+import { streamableHttpChannel } from '../../src/backends/http-channel.js';
+import type { LookupFunction } from '../../src/backends/outbound.js';
+import { HttpBackend } from '../../src/config/schema.js';
 import { initialize, rawPost, type RawResponse } from '../gateway/harness.js';
 
 export const ISSUER = 'https://auth.example.test/';
@@ -76,4 +81,38 @@ export function unsignedToken(claims: JWTPayload): string {
 export function challengeParams(header: string | null): Record<string, string> {
   if (!header?.startsWith('Bearer ')) throw new Error(`not a Bearer challenge: ${header}`);
   return Object.fromEntries([...header.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+}
+
+/** A resolver that answers from a table, as /etc/hosts would; counts the questions. */
+export function fakeResolver(table: Record<string, string[]>): LookupFunction & { asked: string[] } {
+  const asked: string[] = [];
+  const lookup = ((hostname, options, callback) => {
+    asked.push(hostname);
+    const addresses: LookupAddress[] = (table[hostname] ?? []).map((address) => ({
+      address,
+      family: address.includes(':') ? 6 : 4,
+    }));
+    if (addresses.length === 0)
+      return callback(
+        Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }),
+        [],
+      );
+    if (options.all) return callback(null, addresses);
+    callback(null, addresses[0]!.address, addresses[0]!.family);
+  }) as LookupFunction & { asked: string[] };
+  lookup.asked = asked;
+  return lookup;
+}
+
+/** Connects an SDK client over a backend channel built from `entry`; resolves to its tool names. */
+export async function toolsThrough(
+  t: TestContext,
+  entry: object,
+  lookup?: LookupFunction,
+): Promise<string[]> {
+  const channel = streamableHttpChannel(HttpBackend.parse(entry), { name: 'remote', lookup });
+  const client = new Client({ name: 'probe', version: '1.0.0' });
+  t.after(() => client.close());
+  await client.connect(channel as never);
+  return (await client.listTools()).tools.map((tool) => tool.name);
 }

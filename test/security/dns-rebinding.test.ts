@@ -5,12 +5,14 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { test } from 'node:test';
 import { httpUrl, initialize, probe, rawSession, startGateway } from '../gateway/harness.js';
+import { oauthConfig, serveJwks } from '../identity/helpers.js';
 
-/** A raw POST with any Host header (fetch will not send a forged one). */
+/** A raw request with any Host header (fetch will not send a forged one). */
 function post(
   url: string,
   headers: Record<string, string>,
-  body: string,
+  body: string | undefined,
+  method = 'POST',
 ): Promise<{ status: number; session?: string; text: string }> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
@@ -19,7 +21,7 @@ function post(
         host: u.hostname,
         port: u.port,
         path: u.pathname,
-        method: 'POST',
+        method,
         headers: {
           accept: 'application/json, text/event-stream',
           'content-type': 'application/json',
@@ -88,4 +90,21 @@ test('a name the operator lists in allowedHosts is served', async (t) => {
   const res = await post(url, { host: `mcp.internal:${new URL(url).port}` }, initialize());
   assert.equal(res.status, 200);
   assert.ok(res.session);
+});
+
+test('the OAuth metadata, which names this endpoint from the Host header, refuses a rebinding Host', async (t) => {
+  const jwks = await serveJwks(t);
+  // An audience that is not a URL: the resource in the metadata is derived from the request.
+  const sb = await startGateway(t, {
+    servers: { p: probe('p') },
+    http: { auth: { oauth: oauthConfig(jwks, { audience: 'switchboard' }) } },
+  });
+  const u = new URL(httpUrl(sb));
+  const metadata = `${u.origin}/.well-known/oauth-protected-resource/mcp`;
+  const forged = await post(metadata, { host: `attacker.example:${u.port}` }, undefined, 'GET');
+  assert.equal(forged.status, 403);
+  assert.ok(!forged.text.includes('attacker.example/mcp'));
+  const own = await post(metadata, { host: `127.0.0.1:${u.port}` }, undefined, 'GET');
+  assert.equal(own.status, 200);
+  assert.equal((JSON.parse(own.text) as { resource: string }).resource, u.href);
 });

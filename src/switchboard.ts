@@ -3,6 +3,7 @@
 import type { Config } from './config/schema.js';
 import { Gateway } from './gateway/gateway.js';
 import { serveHttp, type HttpFront } from './front/http.js';
+import { checkHttpAuth } from './front/http-auth.js';
 import { serveStdio } from './front/stdio.js';
 import { silentLogger, type Logger } from './log.js';
 import type { Readable, Writable } from 'node:stream';
@@ -70,6 +71,8 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   // A config made in code may still name a policy file (relative to the working directory).
   const config = await withPolicyFile(options.config, process.cwd());
   const log = options.log ?? silentLogger;
+  // An HTTP front that would be open to the network is refused before any backend starts.
+  if (options.http ?? !options.stdio) checkHttpAuth(config.http);
   // The vault first: a wrong key stops the start before any backend or secret is touched.
   let vault: Vault;
   let runConfig: Config;

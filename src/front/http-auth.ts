@@ -42,14 +42,19 @@ interface Refusal {
   description: string;
 }
 
-export function createAuthenticator(
-  http: { host: string; path: string; auth: AuthConfig },
-  log: Logger,
-): Authenticator {
+/** Throws when the http section cannot be served as it is (an open non-loopback address, say). */
+export function checkHttpAuth(http: { host: string; auth: AuthConfig }): void {
   const problems = httpAuthProblems(http);
   if (problems.length > 0) {
     throw new Error(problems.map((p) => `http.${p.path.join('.')}: ${p.message}`).join('\n'));
   }
+}
+
+export function createAuthenticator(
+  http: { host: string; path: string; auth: AuthConfig },
+  log: Logger,
+): Authenticator {
+  checkHttpAuth(http);
   const { auth } = http;
   const mode =
     auth.mode ??

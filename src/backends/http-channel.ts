@@ -27,13 +27,20 @@ function transportOptions(config: HttpBackendConfig, options: HttpChannelOptions
   return { url, fetch, requestInit: { headers: { ...config.headers } } };
 }
 
+/** The transport as a Channel whose close also ends its fetch's kept-alive connections. */
+function channelOf(transport: { close(): Promise<void> }, fetch: { close(): void }): Channel {
+  const close = transport.close.bind(transport);
+  transport.close = () => close().finally(() => fetch.close());
+  return transport as unknown as Channel;
+}
+
 export function streamableHttpChannel(config: HttpBackendConfig, options: HttpChannelOptions): Channel {
   const { url, ...rest } = transportOptions(config, options);
-  return new StreamableHTTPClientTransport(url, rest) as unknown as Channel;
+  return channelOf(new StreamableHTTPClientTransport(url, rest), rest.fetch);
 }
 
 export function sseChannel(config: HttpBackendConfig, options: HttpChannelOptions): Channel {
   // The SDK sends requestInit's headers (auth) on the GET that opens the event stream too.
   const { url, ...rest } = transportOptions(config, options);
-  return new SSEClientTransport(url, rest) as unknown as Channel;
+  return channelOf(new SSEClientTransport(url, rest), rest.fetch);
 }

@@ -99,7 +99,7 @@ export class PrivateAddressError extends Error {
     super(
       `refused to connect backend "${backend}" to ${hostname}` +
         (hostname === address ? '' : ` (it resolves to ${address})`) +
-        `: ${address} is a ${reason} address. Write the address itself in the URL, or set ` +
+        `: ${address} is ${reason.startsWith('unspecified') ? 'an' : 'a'} ${reason} address. Write the address itself in the URL, or set ` +
         `servers.${backend}.allowPrivateNetwork: true, if this backend is meant to be on that network`,
     );
     this.name = 'PrivateAddressError';
@@ -146,7 +146,7 @@ export function checkedLookup(backend: string, resolve: LookupFunction = dnsLook
  * fetch again. Each new connection resolves its host through `checkedLookup`; a kept-alive
  * connection was checked when it was made.
  */
-export function outboundFetch(options: OutboundOptions): FetchLike {
+export function outboundFetch(options: OutboundOptions): FetchLike & { close(): void } {
   const configured = bare(options.url.hostname).toLowerCase();
   // A literal address or localhost in the URL is the operator naming the target outright: there is
   // no name that could be re-pointed, so nothing to guard against for that host.
@@ -154,7 +154,7 @@ export function outboundFetch(options: OutboundOptions): FetchLike {
   const lookup = checkedLookup(options.backend, options.lookup);
   const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 
-  return async (input, init) => {
+  const fetch: FetchLike = async (input, init) => {
     const url = new URL(input instanceof URL ? input.href : input);
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new TypeError(`unsupported protocol ${url.protocol}`);
@@ -172,6 +172,12 @@ export function outboundFetch(options: OutboundOptions): FetchLike {
       url.protocol === 'https:' ? agents.https : agents.http,
     );
   };
+  // Kept-alive connections end with the channel rather than idling until the server drops them.
+  const close = () => {
+    agents.http.destroy();
+    agents.https.destroy();
+  };
+  return Object.assign(fetch, { close });
 }
 
 function bodyOf(body: RequestInit['body']): string | Uint8Array | undefined {

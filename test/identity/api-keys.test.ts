@@ -121,3 +121,34 @@ test('a non-loopback address with no authentication refuses to start unless mode
   t.after(() => sb.stop());
   assert.ok(sb.http);
 });
+
+test('a stateless 2026-07-28 request must carry the key too, and runs as its caller', async (t) => {
+  const key = newApiKey();
+  const path = await tempDbPath(t);
+  const sb = await keyedGateway(t, { 'modern-host': key }, { audit: { path } });
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/list',
+    params: {
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'modern-host', version: '1.0.0' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  });
+  const headers = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' };
+  const anonymous = await rawPost(httpUrl(sb), body, headers);
+  assert.equal(anonymous.status, 401);
+  assert.ok(anonymous.messages.every((m) => !('result' in m)));
+  const keyed = await rawPost(httpUrl(sb), body, { ...headers, authorization: `Bearer ${key}` });
+  assert.equal(keyed.status, 200);
+  const tools = (keyed.messages[0]?.result as { tools: { name: string }[] }).tools;
+  assert.ok(tools.some((tool) => tool.name === 'echo'));
+  sb.flushAudit();
+  const db = openTrustDb(path);
+  t.after(() => db.close());
+  const [list] = queryAudit(db, { method: 'tools/list' });
+  assert.equal(list?.callerId, 'key:modern-host');
+});

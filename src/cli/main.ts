@@ -22,6 +22,7 @@ import { watchConfigFile } from './config-watch.js';
 import { runPolicy } from './policy.js';
 import { runApprovals } from './approvals.js';
 import { runKeys } from './keys.js';
+import { authModeOf } from '../front/http-auth.js';
 
 const USAGE = `Usage: switchboard <command> [options]
 
@@ -173,6 +174,9 @@ async function up(flags: UpFlags): Promise<number> {
     say(`Streamable HTTP: ${sb.http.url}`);
     say(`Connect a host:`);
     say(`  any MCP client over Streamable HTTP: ${sb.http.url}`);
+    const auth = authModeOf(config.http.auth);
+    if (auth !== 'none')
+      say(`  (it must send Authorization: Bearer <${auth === 'apiKey' ? 'key' : 'key or token'}>)`);
     say(
       `  Claude Desktop (stdio), in claude_desktop_config.json: ` +
         JSON.stringify({

@@ -42,6 +42,13 @@ interface Refusal {
   description: string;
 }
 
+/** The mode in force: the configured one, else what keys and oauth imply. */
+export function authModeOf(auth: AuthConfig): NonNullable<AuthConfig['mode']> {
+  if (auth.mode) return auth.mode;
+  if (auth.oauth) return auth.keys.length ? 'apiKey+oauth' : 'oauth';
+  return auth.keys.length ? 'apiKey' : 'none';
+}
+
 /** Throws when the http section cannot be served as it is (an open non-loopback address, say). */
 export function checkHttpAuth(http: { host: string; auth: AuthConfig }): void {
   const problems = httpAuthProblems(http);
@@ -56,9 +63,7 @@ export function createAuthenticator(
 ): Authenticator {
   checkHttpAuth(http);
   const { auth } = http;
-  const mode =
-    auth.mode ??
-    (auth.oauth ? (auth.keys.length ? 'apiKey+oauth' : 'oauth') : auth.keys.length ? 'apiKey' : 'none');
+  const mode = authModeOf(auth);
   if (mode === 'none') {
     if (!isLoopbackHost(http.host))
       log.warn(

@@ -82,8 +82,12 @@ export function createAuthenticator(
   function resourceOf(req: IncomingMessage): URL {
     if (oauth?.resource) return new URL(oauth.resource);
     const first = audiences[0];
-    if (first && /^https?:\/\//.test(first)) return new URL(first);
-    return new URL(`http://${req.headers.host ?? http.host}${http.path}`);
+    if (first && /^https?:\/\//.test(first) && URL.canParse(first)) return new URL(first);
+    const host = req.headers.host;
+    if (host && /^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?$/.test(host))
+      return new URL(`http://${host}${http.path}`);
+    // No usable Host (possible only with dnsRebindingProtection off): the bound address.
+    return new URL(`http://${http.host.includes(':') ? `[${http.host}]` : http.host}${http.path}`);
   }
 
   function metadataUrl(req: IncomingMessage): string {

@@ -8,6 +8,7 @@ import {
   discoverOAuthProtectedResourceMetadata,
 } from '@modelcontextprotocol/client';
 import { newApiKey, sha256Hex } from '../../src/front/http-auth.js';
+import { parseConfig } from '../../src/config/load.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { queryAudit } from '../../src/trust/audit-read.js';
 import { httpUrl, probe, startGateway } from '../gateway/harness.js';
@@ -130,4 +131,27 @@ test('with keys and oauth both configured, either proves the host', async (t) =>
   const neither = await initWith(httpUrl(sb), newApiKey());
   assert.equal(neither.status, 401);
   assert.ok(challengeParams(neither.headers.get('www-authenticate')).resource_metadata);
+});
+
+test('validation refuses plain-http key sets off loopback, symmetric or absent algorithms, and a mode without its section', () => {
+  const file = (oauth: string) =>
+    `http:\n  auth:\n    oauth: { issuer: ${ISSUER}, audience: ${AUDIENCE}, ${oauth} }\n`;
+  assert.throws(
+    () => parseConfig(file('jwksUri: http://auth.example.test/jwks'), 'a.yaml'),
+    /a\.yaml: http\.auth\.oauth\.jwksUri: expected an https:\/\/ URL \(plain http only on a loopback host\)/,
+  );
+  for (const alg of ['HS256', 'none']) {
+    assert.throws(
+      () => parseConfig(file(`jwksUri: https://auth.example.test/jwks, algorithms: [${alg}]`), 'b.yaml'),
+      (err: Error) =>
+        err.message.startsWith('b.yaml: http.auth.oauth.algorithms[0]: expected one of "RS256"'),
+      alg,
+    );
+  }
+  assert.throws(
+    () => parseConfig('http:\n  auth:\n    mode: oauth\n', 'c.yaml'),
+    /c\.yaml: http\.auth\.oauth: mode oauth needs an oauth section/,
+  );
+  const ok = parseConfig(file('jwksUri: https://auth.example.test/jwks'), 'd.yaml');
+  assert.deepEqual(ok.config.http.auth.oauth?.algorithms, ['RS256', 'ES256', 'EdDSA']);
 });

@@ -2,9 +2,8 @@
 // marked `approve` whose host cannot be asked waits in the trust database; the switchboard
 // running it notices the verdict within policy.approval.pollMs.
 import { userInfo } from 'node:os';
-import { parseArgs } from 'node:util';
 import { ApprovalStore, type ApprovalRecord, type VerdictRefusal } from '../approval/store.js';
-import { processIo, type CommandIo } from './io.js';
+import { processIo, type CommandIo, parseCommand } from './io.js';
 import { DB_OPTIONS, openForCommand } from './trust-db-path.js';
 
 export const APPROVALS_USAGE = `Usage: switchboard approvals <list|approve|deny> [id] [options]
@@ -27,17 +26,14 @@ const REFUSED: Record<VerdictRefusal, string> = {
 };
 
 export async function runApprovals(argv: string[], io: CommandIo = processIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { ...DB_OPTIONS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-    });
-  } catch (err) {
-    io.err(`switchboard approvals: ${(err as Error).message}\n\n${APPROVALS_USAGE}`);
-    return 2;
-  }
+  const parsed = parseCommand(
+    'approvals',
+    APPROVALS_USAGE,
+    argv,
+    { ...DB_OPTIONS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    io,
+  );
+  if (!parsed) return 2;
   const { values: v, positionals } = parsed;
   const [sub, id] = positionals;
   const decides = sub === 'approve' || sub === 'deny';

@@ -1,7 +1,6 @@
 // `switchboard audit tail|query|verify`: reads the audit chain. Records go to stdout (one line
 // each, or NDJSON with --json) so they can be piped; problems go to stderr.
-import { processIo, type CommandIo } from './io.js';
-import { parseArgs } from 'node:util';
+import { processIo, type CommandIo, parseCommand } from './io.js';
 import type { AuditRecord } from '../trust/audit-record.js';
 import { queryAudit, verifyAudit, type AuditFilter } from '../trust/audit-read.js';
 import { DB_OPTIONS, openForCommand } from './trust-db-path.js';
@@ -22,30 +21,27 @@ Options: --db FILE (default: audit.path of --config FILE, else ~/.local/state/sw
          --json (one JSON object per record)`;
 
 export async function runAudit(argv: string[], io: CommandIo = processIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        ...DB_OPTIONS,
-        n: { type: 'string', short: 'n' },
-        follow: { type: 'boolean', short: 'f' },
-        caller: { type: 'string' },
-        target: { type: 'string' },
-        method: { type: 'string' },
-        decision: { type: 'string' },
-        since: { type: 'string' },
-        until: { type: 'string' },
-        json: { type: 'boolean' },
-        anchor: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    io.err(`switchboard audit: ${(err as Error).message}\n\n${AUDIT_USAGE}`);
-    return 2;
-  }
+  const parsed = parseCommand(
+    'audit',
+    AUDIT_USAGE,
+    argv,
+    {
+      ...DB_OPTIONS,
+      n: { type: 'string', short: 'n' },
+      follow: { type: 'boolean', short: 'f' },
+      caller: { type: 'string' },
+      target: { type: 'string' },
+      method: { type: 'string' },
+      decision: { type: 'string' },
+      since: { type: 'string' },
+      until: { type: 'string' },
+      json: { type: 'boolean' },
+      anchor: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    io,
+  );
+  if (!parsed) return 2;
   const { values: v, positionals } = parsed;
   const sub = positionals[0];
   if (v.help || sub === undefined || !['tail', 'query', 'verify'].includes(sub)) {

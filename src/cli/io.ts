@@ -1,4 +1,9 @@
-// How the operator commands (audit, pins) print: stdout for results, stderr for messages.
+// How the operator commands (audit, pins, policy, approvals, vault) read their arguments and
+// print: stdout for results, stderr for messages.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
 export interface CommandIo {
   out(line: string): void;
   err(line: string): void;
@@ -10,3 +15,22 @@ export const processIo: CommandIo = {
   out: (l) => void process.stdout.write(l + '\n'),
   err: (l) => void process.stderr.write(l + '\n'),
 };
+
+/**
+ * Parses an operator command's arguments; a malformed command line is reported with the usage
+ * and gives undefined (the command then exits 2).
+ */
+export function parseCommand<const O extends Options>(
+  command: string,
+  usage: string,
+  argv: string[],
+  options: O,
+  io: CommandIo,
+): ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: O }>> | undefined {
+  try {
+    return parseArgs({ args: argv, allowPositionals: true, options });
+  } catch (err) {
+    io.err(`switchboard ${command}: ${(err as Error).message}\n\n${usage}`);
+    return undefined;
+  }
+}

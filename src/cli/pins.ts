@@ -1,9 +1,8 @@
 // `switchboard pins list|diff|approve`: the operator's side of tool pinning. Approving re-pins a
 // quarantined tool to the definition it now has; a running switchboard notices within a second.
-import { parseArgs } from 'node:util';
 import { lineDiff } from '../trust/line-diff.js';
 import { PinStore, type Flag, type PinRow } from '../trust/pins-store.js';
-import { processIo, type CommandIo } from './io.js';
+import { processIo, type CommandIo, parseCommand } from './io.js';
 import { DB_OPTIONS, openForCommand } from './trust-db-path.js';
 
 export const PINS_USAGE = `Usage: switchboard pins <list|diff|approve> [options]
@@ -16,17 +15,14 @@ Options: --db FILE (default: audit.path of --config FILE, else ~/.local/state/sw
          --json (list as one JSON object per tool)`;
 
 export async function runPins(argv: string[], io: CommandIo = processIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { ...DB_OPTIONS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-    });
-  } catch (err) {
-    io.err(`switchboard pins: ${(err as Error).message}\n\n${PINS_USAGE}`);
-    return 2;
-  }
+  const parsed = parseCommand(
+    'pins',
+    PINS_USAGE,
+    argv,
+    { ...DB_OPTIONS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    io,
+  );
+  if (!parsed) return 2;
   const { values: v, positionals } = parsed;
   const [sub, backend, tool] = positionals;
   const needsTool = sub === 'diff' || sub === 'approve';

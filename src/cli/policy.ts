@@ -1,12 +1,11 @@
 // `switchboard policy test`: which rule decides a given call, and why each earlier rule did not,
 // from the config alone (no server is started). It asks the same compiled policy the pipeline does.
-import { parseArgs } from 'node:util';
 import { namespacesOf, splitUri } from '../catalog/naming.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { Caller } from '../pipeline/context.js';
 import { CompiledPolicy, type Subject } from '../policy/policy.js';
-import { processIo, type CommandIo } from './io.js';
+import { processIo, type CommandIo, parseCommand } from './io.js';
 
 export const POLICY_USAGE = `Usage: switchboard policy test --config FILE --caller KIND:ID <target> [--args JSON] [options]
 
@@ -26,30 +25,27 @@ Options:
   --json                one JSON object instead of text`;
 
 export async function runPolicy(argv: string[], io: CommandIo = processIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        config: { type: 'string', short: 'c' },
-        caller: { type: 'string' },
-        tool: { type: 'string' },
-        prompt: { type: 'string' },
-        resource: { type: 'string' },
-        method: { type: 'string' },
-        backend: { type: 'string' },
-        args: { type: 'string' },
-        list: { type: 'boolean' },
-        expect: { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    io.err(`switchboard policy: ${(err as Error).message}\n\n${POLICY_USAGE}`);
-    return 2;
-  }
+  const parsed = parseCommand(
+    'policy',
+    POLICY_USAGE,
+    argv,
+    {
+      config: { type: 'string', short: 'c' },
+      caller: { type: 'string' },
+      tool: { type: 'string' },
+      prompt: { type: 'string' },
+      resource: { type: 'string' },
+      method: { type: 'string' },
+      backend: { type: 'string' },
+      args: { type: 'string' },
+      list: { type: 'boolean' },
+      expect: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    io,
+  );
+  if (!parsed) return 2;
   const { values: v, positionals } = parsed;
   if (v.help) {
     io.out(POLICY_USAGE);

@@ -5,7 +5,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load.js';
 import { BACKEND_NAME } from '../config/schema.js';
 import { defaultVaultPath, keySourceOf } from '../vault/open.js';
@@ -18,7 +17,7 @@ import {
   type KeySource,
   type VaultEntry,
 } from '../vault/vault-file.js';
-import { processIo, type CommandIo } from './io.js';
+import { processIo, type CommandIo, parseCommand } from './io.js';
 
 export const VAULT_USAGE = `Usage: switchboard vault <init|set|list|rm|rotate> [options]
 
@@ -57,29 +56,26 @@ export interface VaultCommandIo extends CommandIo {
 }
 
 export async function runVault(argv: string[], io: VaultCommandIo = processIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        vault: { type: 'string' },
-        'key-file': { type: 'string' },
-        'passphrase-env': { type: 'string' },
-        config: { type: 'string', short: 'c' },
-        'from-stdin': { type: 'boolean' },
-        generate: { type: 'string' },
-        kind: { type: 'string' },
-        force: { type: 'boolean' },
-        'new-key-file': { type: 'string' },
-        'new-passphrase-env': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    io.err(`switchboard vault: ${(err as Error).message}\n\n${VAULT_USAGE}`);
-    return 2;
-  }
+  const parsed = parseCommand(
+    'vault',
+    VAULT_USAGE,
+    argv,
+    {
+      vault: { type: 'string' },
+      'key-file': { type: 'string' },
+      'passphrase-env': { type: 'string' },
+      config: { type: 'string', short: 'c' },
+      'from-stdin': { type: 'boolean' },
+      generate: { type: 'string' },
+      kind: { type: 'string' },
+      force: { type: 'boolean' },
+      'new-key-file': { type: 'string' },
+      'new-passphrase-env': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    io,
+  );
+  if (!parsed) return 2;
   const { values: v, positionals } = parsed;
   const [sub, name] = positionals;
   if (v.help || !sub) {

@@ -33,19 +33,6 @@ export const ENVELOPE_KEYS: readonly string[] = [
   META.logLevel,
 ];
 
-/** Methods whose results carry cache hints on the modern wire. */
-export const CACHEABLE = new Set([
-  'server/discover',
-  'tools/list',
-  'prompts/list',
-  'resources/list',
-  'resources/templates/list',
-  'resources/read',
-]);
-
-/** Methods a modern server may answer with an `input_required` result. */
-export const INPUT_REQUIRED_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read']);
-
 export const SERVER_INFO = { name: 'switchboard', title: 'Switchboard', version: '0.1.0' } as const;
 
 /**

@@ -456,7 +456,6 @@ function sessionExpired(err: unknown): boolean {
 }
 
 /** Reads that may be sent twice without harm. Lists are re-read by the gateway on return anyway. */
-export const IDEMPOTENT_READS = new Set(['resources/read', 'prompts/get']);
 
 /** The connection failed under the call (not a timeout, a cancellation or the backend's own error). */
 export function wentDown(err: unknown): boolean {

@@ -10,7 +10,8 @@ import type { JsonRpcNotification, Params, Result } from '../jsonrpc/message.js'
 import { messageOf, type RequestOptions } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 import type { CallContext } from '../pipeline/context.js';
-import { Backend, IDEMPOTENT_READS, wentDown, type ListenFilter } from './backend.js';
+import { Backend, wentDown, type ListenFilter } from './backend.js';
+import { methodSpec } from '../protocol/methods.js';
 import { Backoff } from './backoff.js';
 import { callLimits } from './call-timer.js';
 import { backendKind, type BackendKind } from './channels.js';
@@ -42,12 +43,6 @@ export interface ReplicaStatus {
   outstanding: number;
   lastError?: string | undefined;
 }
-
-/** What switchboard sets on the server as a whole: every replica must hear it. */
-const BROADCAST = new Set(['logging/setLevel']);
-/** The catalog is read from one replica, so hosts see one consistent set of names. */
-const LISTS = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']);
-const TASK_METHODS = new Set(['tasks/get', 'tasks/result', 'tasks/cancel', 'tasks/update']);
 
 export class ReplicaSet implements Upstream {
   readonly kind: BackendKind;
@@ -208,7 +203,7 @@ export class ReplicaSet implements Upstream {
   }
 
   request(method: string, params?: Params, options?: RequestOptions): Promise<Result> {
-    if (BROADCAST.has(method)) return this.broadcast(method, params, options);
+    if (methodSpec(method)?.broadcast) return this.broadcast(method, params, options);
     const i = this.choose(method, params, {});
     return this.on(i, method, params, (r) => r.request(method, params, options));
   }
@@ -230,7 +225,7 @@ export class ReplicaSet implements Upstream {
     if (method === 'tasks/list' && this.replicas.length > 1 && options.replica === undefined) {
       return this.listTasks(ctx, params);
     }
-    let retries = IDEMPOTENT_READS.has(method) ? this.config.retries.reads : 0;
+    let retries = methodSpec(method)?.idempotent ? this.config.retries.reads : 0;
     let avoid: number | undefined;
     for (;;) {
       const i = this.choose(method, params, options, avoid);
@@ -285,7 +280,7 @@ export class ReplicaSet implements Upstream {
   /** Which replica serves a request: the one it is bound to, else the least loaded. */
   private choose(method: string, params: Params | undefined, options: CallOptions, avoid?: number): number {
     if (options.replica !== undefined) return this.bound(options.replica, "the call's state");
-    if (TASK_METHODS.has(method)) {
+    if (methodSpec(method)?.target === 'task') {
       const home = this.tasks.find(params?.taskId);
       const what = `task ${String(params?.taskId)}`;
       if (home?.lost) {
@@ -298,7 +293,8 @@ export class ReplicaSet implements Upstream {
     } else if (method === 'resources/subscribe' || method === 'resources/unsubscribe') {
       const holder = this.held.get(String(params?.uri));
       if (holder !== undefined && this.replicas[holder]!.state === 'ready') return holder;
-    } else if (LISTS.has(method)) {
+    } else if (methodSpec(method)?.list) {
+      // The catalog is read from one replica, so hosts see one consistent set of names.
       const p = this.primaryIndex();
       if (p !== undefined) return p;
     }

@@ -3,21 +3,12 @@
 import type { Logger } from '../log.js';
 import type { Result } from '../jsonrpc/message.js';
 import { exposedName, exposedUri, splitUri, type Namespace } from './naming.js';
+import { LISTS, type ListName } from '../protocol/methods.js';
 
-export const LIST_KINDS = {
-  tools: { method: 'tools/list', capability: 'tools', key: 'tools', field: 'name' },
-  prompts: { method: 'prompts/list', capability: 'prompts', key: 'prompts', field: 'name' },
-  resources: { method: 'resources/list', capability: 'resources', key: 'resources', field: 'uri' },
-  resourceTemplates: {
-    method: 'resources/templates/list',
-    capability: 'resources',
-    key: 'resourceTemplates',
-    field: 'uriTemplate',
-  },
-} as const;
-export type ListKind = keyof typeof LIST_KINDS;
+/** Each list: the method that reads it, the capability that offers it, its result key and item field. */
+export const LIST_KINDS = LISTS;
+export type ListKind = ListName;
 export const LIST_KIND_NAMES = Object.keys(LIST_KINDS) as ListKind[];
-
 export type Item = Record<string, unknown>;
 
 export interface Target {

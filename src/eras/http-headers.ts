@@ -4,6 +4,7 @@
 // disagree with what is served) and writes them for the modern HTTP backends it calls.
 import type { JsonRpcRequest, Params } from '../jsonrpc/message.js';
 import { META } from '../protocol.js';
+import { methodSpec, namedBy } from '../protocol/methods.js';
 
 const SENTINEL = /^=\?base64\?(.*)\?=$/;
 const SAFE = /^[\x21-\x7e]([\x20-\x7e\t]*[\x21-\x7e])?$/;
@@ -26,31 +27,11 @@ export function decodeHeaderValue(header: string): string | undefined {
 
 /** The body value Mcp-Name mirrors, for the methods that have one. */
 export function nameSource(req: JsonRpcRequest): string | undefined {
-  const p = req.params ?? {};
-  switch (req.method) {
-    case 'tools/call':
-    case 'prompts/get':
-      return typeof p.name === 'string' ? p.name : undefined;
-    case 'resources/read':
-      return typeof p.uri === 'string' ? p.uri : undefined;
-    // The tasks extension: intermediaries route a task's calls to the instance that holds it.
-    case 'tasks/get':
-    case 'tasks/update':
-    case 'tasks/cancel':
-      return typeof p.taskId === 'string' ? p.taskId : undefined;
-    default:
-      return undefined;
-  }
+  const spec = methodSpec(req.method);
+  if (!spec?.header) return undefined;
+  const v = namedBy(spec, req.params ?? {});
+  return typeof v === 'string' ? v : undefined;
 }
-
-const NAMED = new Set([
-  'tools/call',
-  'prompts/get',
-  'resources/read',
-  'tasks/get',
-  'tasks/update',
-  'tasks/cancel',
-]);
 
 export interface HeaderParam {
   /** Header name without the Mcp-Param- prefix. */
@@ -171,7 +152,7 @@ export function routingMismatch(headers: Headers, req: JsonRpcRequest, schema?: 
   if (method === undefined) return 'the Mcp-Method header is required';
   if (method !== req.method)
     return `Mcp-Method header value '${method}' does not match body value '${req.method}'`;
-  if (NAMED.has(req.method)) {
+  if (methodSpec(req.method)?.header) {
     const raw = one(headers, 'mcp-name');
     if (raw === undefined) return 'the Mcp-Name header is required';
     const name = decodeHeaderValue(raw);

@@ -21,11 +21,12 @@ import type {
   WireErrorBody,
 } from '../jsonrpc/message.js';
 import { newCallId, type Caller, type CallContext, type Reply } from '../pipeline/context.js';
-import { CACHEABLE, META, SERVER_INFO, SUPPORTED_VERSIONS, isModernVersion } from '../protocol.js';
+import { META, SERVER_INFO, SUPPORTED_VERSIONS, isModernVersion } from '../protocol.js';
 import { canonicalJson, sha256 } from '../trust/canonical-json.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { ListenFilter } from '../backends/backend.js';
 import { isInputRequired } from './input-required.js';
+import { methodSpec, removedInModern } from '../protocol/methods.js';
 import type { Sealer } from './seal.js';
 
 /** One request's way back to its client. */
@@ -41,15 +42,6 @@ export interface ModernHostOptions {
   /** How long a paused call waits for the caller's retry before it is cancelled. */
   inputTimeoutMs: number;
 }
-
-/** Methods the modern era removed: answered as unknown. */
-const REMOVED = new Set([
-  'initialize',
-  'ping',
-  'logging/setLevel',
-  'resources/subscribe',
-  'resources/unsubscribe',
-]);
 
 const STATE_PURPOSE = 'requestState';
 /** How long questions are gathered into one input_required result (see PausedCall.poke). */
@@ -126,7 +118,7 @@ export class ModernHost {
         requested: version,
       });
     }
-    if (REMOVED.has(req.method))
+    if (removedInModern(req.method))
       throw new WireError(WIRE.METHOD_NOT_FOUND, `Method not found: ${req.method}`);
     switch (req.method) {
       case 'server/discover':
@@ -517,7 +509,7 @@ function decorate(method: string, result: Result): Result {
     resultType: result.resultType ?? 'complete',
     _meta: { ...result._meta, [META.serverInfo]: SERVER_INFO },
   };
-  if (CACHEABLE.has(method) && out.resultType === 'complete') {
+  if (methodSpec(method)?.cacheable && out.resultType === 'complete') {
     // A backend that gave no hint gets the most careful one: stale at once, not shareable.
     if (typeof out.ttlMs !== 'number') out.ttlMs = 0;
     if (out.cacheScope !== 'public' && out.cacheScope !== 'private') out.cacheScope = 'private';

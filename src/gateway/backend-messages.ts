@@ -9,16 +9,10 @@ import { WIRE, WireError } from '../errors.js';
 import type { HostSession } from '../front/session.js';
 import type { JsonRpcNotification, JsonRpcRequest, Params, Result } from '../jsonrpc/message.js';
 import { wantsLog, type Reply } from '../pipeline/context.js';
+import { methodSpec } from '../protocol/methods.js';
 import type { Subscriptions } from './subscriptions.js';
 import { exposeResultUris } from '../catalog/result-uris.js';
 import { RELATED_TASK, exposeRelated, unwrapRelated, type TaskRoutes } from './tasks.js';
-
-/** Which capability a server-initiated request needs the host to have declared. */
-export const HOST_CAPABILITY: Record<string, string> = {
-  'sampling/createMessage': 'sampling',
-  'elicitation/create': 'elicitation',
-  'roots/list': 'roots',
-};
 
 /** A modern caller's subscriptions/listen stream. */
 export interface Listener {
@@ -189,7 +183,7 @@ export function askCaller(
   params: Params | undefined,
   signal: AbortSignal,
 ): Promise<Result> {
-  const needs = HOST_CAPABILITY[method];
+  const needs = methodSpec(method)?.capability;
   if (needs && !reply.capabilities[needs]) {
     const err = new WireError(WIRE.METHOD_NOT_FOUND, `The host does not support ${needs}`);
     // A modern call that needs a capability its request did not declare fails as a whole, with

@@ -8,6 +8,8 @@
 import type { Upstream as Backend } from '../backends/upstream.js';
 import { WIRE, WireError } from '../errors.js';
 import type { Params, Result } from '../jsonrpc/message.js';
+import { methodsWhere } from '../protocol/methods.js';
+import { unknownTask } from '../protocol/not-found.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 import type { CallContext, Caller } from '../pipeline/context.js';
@@ -23,12 +25,7 @@ const MAX_TASKS = 10_000;
 const MAX_LIST_PAGES = 100;
 
 /** The methods that address one task by `params.taskId`. */
-export const TASK_METHODS: ReadonlySet<string> = new Set([
-  'tasks/get',
-  'tasks/result',
-  'tasks/cancel',
-  'tasks/update',
-]);
+export const TASK_METHODS = methodsWhere((s) => s.target === 'task');
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -42,11 +39,6 @@ export function splitTaskId(exposed: string): { backend: string; taskId: string 
   const at = exposed.indexOf(SEPARATOR);
   if (at <= 0 || at === exposed.length - 1) return undefined;
   return { backend: exposed.slice(0, at), taskId: exposed.slice(at + 1) };
-}
-
-/** What the spec prescribes for a task id the receiver does not know (and for a denied one). */
-export function unknownTask(id: unknown): WireError {
-  return new WireError(WIRE.INVALID_PARAMS, `Failed to retrieve task: Task not found: ${String(id)}`);
 }
 
 interface Entry {

@@ -3,6 +3,9 @@
 import type { Params, Result } from '../jsonrpc/message.js';
 import type { Target } from '../catalog/catalog.js';
 import { logLevelRank } from '../protocol.js';
+import { argumentsOf, type TargetKind } from '../protocol/methods.js';
+
+export type { TargetKind };
 
 export type Caller =
   | { kind: 'host'; id: string }
@@ -90,10 +93,16 @@ export interface Decision {
   auditValues?: boolean | undefined;
 }
 
-export type TargetKind = 'tool' | 'prompt' | 'resource' | 'completion' | 'task';
-
 let counter = 0;
 export function newCallId(): string {
   counter = (counter + 1) % Number.MAX_SAFE_INTEGER;
   return `${process.pid.toString(36)}-${Date.now().toString(36)}-${counter.toString(36)}`;
+}
+
+/**
+ * What the call's argument conditions and its audit record judge (one answer for both): see
+ * `argumentsOf` in protocol/methods.ts; a resolved resource is judged by its owner's own URI.
+ */
+export function callArguments(ctx: CallContext): unknown {
+  return argumentsOf(ctx.method, ctx.params, ctx.target?.kind === 'resource' ? ctx.target.name : undefined);
 }

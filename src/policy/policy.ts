@@ -6,8 +6,9 @@ import type { Config } from '../config/schema.js';
 import type { Caller } from '../pipeline/context.js';
 import { compileConditions, EvaluationError, type ArgsExplain, type ArgsTest } from './conditions.js';
 import type { Effect, Rule } from './schema.js';
+import type { SubjectKind } from '../protocol/methods.js';
 
-export type SubjectKind = 'tool' | 'prompt' | 'resource' | 'handler' | 'method';
+export type { SubjectKind };
 
 /** What a call (or a listed item) is about, as the policy judges it. */
 export interface Subject {

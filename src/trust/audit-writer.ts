@@ -5,8 +5,8 @@
 // proxied call in a quick measurement); a short window makes that cost vanish into the batch.
 import { LocalError, WireError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { CallContext } from '../pipeline/context.js';
-import { grantSubject } from '../pipeline/stages/grant.js';
+import { callArguments, type CallContext } from '../pipeline/context.js';
+import { methodSpec, namedBy } from '../protocol/methods.js';
 import { canonicalJson, sha256 } from './canonical-json.js';
 import { GENESIS_HASH, recordHash, type AuditEntry } from './audit-record.js';
 import type { TrustDb } from './trust-db.js';
@@ -31,16 +31,6 @@ interface Ended {
   durationMs: number;
   error: unknown;
 }
-
-/** Methods whose subject is a name or URI the caller chose (the rest are housekeeping or handlers). */
-const SUBJECT_METHODS = new Set([
-  'tools/call',
-  'prompts/get',
-  'resources/read',
-  'resources/subscribe',
-  'resources/unsubscribe',
-  'completion/complete',
-]);
 
 export class AuditWriter {
   private queue: Ended[] = [];
@@ -112,7 +102,7 @@ export class AuditWriter {
 
   private entry({ ctx, ts, durationMs, error }: Ended): AuditEntry {
     const redactor = this.options.redactor;
-    const raw = argumentsOf(ctx);
+    const raw = callArguments(ctx);
     const args = canonicalJson(raw);
     const decided = ctx.decision;
     const target = ctx.target;
@@ -124,10 +114,7 @@ export class AuditWriter {
       callerId: ctx.caller.id,
       method: ctx.method,
       targetBackend: target?.backend ?? null,
-      targetName: redactText(
-        redactor,
-        target?.name ?? (SUBJECT_METHODS.has(ctx.method) ? grantSubject(ctx) : null),
-      ),
+      targetName: redactText(redactor, target?.name ?? calledName(ctx)),
       // A call refused before any decision (an unknown name) is a refusal all the same.
       decision: decided?.effect ?? (error ? 'deny' : 'allow'),
       rule: decided?.rule ?? (error ? 'resolve' : null),
@@ -146,12 +133,10 @@ export class AuditWriter {
   }
 }
 
-/** A tool's or prompt's arguments; for other methods, the params without _meta. */
-function argumentsOf(ctx: CallContext): unknown {
-  const p = ctx.params;
-  if (ctx.method === 'tools/call' || ctx.method === 'prompts/get') return p.arguments ?? {};
-  const { _meta: _, ...rest } = p;
-  return rest;
+/** The name or URI an unresolved call asked for, as the caller wrote it. */
+function calledName(ctx: CallContext): string | null {
+  const named = namedBy(methodSpec(ctx.method), ctx.params);
+  return named === undefined ? null : String(named);
 }
 
 function redactText(redactor: Redactor | undefined, text: string | null): string | null {

@@ -3,14 +3,15 @@
 // reaches the target first.
 import type { Approver } from '../../approval/approver.js';
 import type { Stage } from '../compose.js';
-import { argumentsOf, subjectOf } from './policy.js';
+import { callArguments } from '../context.js';
+import { subjectOf } from './policy.js';
 
 export function approveStage(approver: Approver, isHandler: (method: string) => boolean): Stage {
   return async (ctx, next) => {
     const decision = ctx.decision;
     if (decision?.effect !== 'approve') return next();
     try {
-      await approver.approve(ctx, subjectOf(ctx, isHandler), argumentsOf(ctx), decision.rule);
+      await approver.approve(ctx, subjectOf(ctx, isHandler), callArguments(ctx), decision.rule);
     } catch (err) {
       ctx.decision = { ...decision, effect: 'deny' };
       throw err;

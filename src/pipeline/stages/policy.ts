@@ -2,49 +2,15 @@
 // item by item with the same rules; a target the caller may not see is refused exactly as an
 // unknown one, so probing cannot tell "denied" from "absent". A target the caller can see but may
 // not call with these arguments is refused as such. A condition that cannot be judged denies.
-import type { Catalog, ListKind } from '../../catalog/catalog.js';
+import type { Catalog } from '../../catalog/catalog.js';
+import { methodSpec } from '../../protocol/methods.js';
 import { WIRE, WireError } from '../../errors.js';
 import type { Result } from '../../jsonrpc/message.js';
 import type { Logger } from '../../log.js';
 import { PolicyError, type CompiledPolicy, type Subject, type SubjectKind } from '../../policy/policy.js';
 import type { Stage } from '../compose.js';
-import type { CallContext } from '../context.js';
+import { callArguments, type CallContext } from '../context.js';
 import { denied, grantSubject } from './grant.js';
-
-/**
- * Methods every caller may use: the session handshake and housekeeping, and tasks/list, which
- * answers with the caller's own tasks only.
- */
-const ALWAYS = new Set(['initialize', 'ping', 'logging/setLevel', 'tasks/list']);
-
-/** Each list, and the call its items are listed for (what rules with `methods` see). */
-const LISTS: Record<
-  string,
-  { kind: ListKind; key: string; field: string; subject: SubjectKind; method: string }
-> = {
-  'tools/list': { kind: 'tools', key: 'tools', field: 'name', subject: 'tool', method: 'tools/call' },
-  'prompts/list': {
-    kind: 'prompts',
-    key: 'prompts',
-    field: 'name',
-    subject: 'prompt',
-    method: 'prompts/get',
-  },
-  'resources/list': {
-    kind: 'resources',
-    key: 'resources',
-    field: 'uri',
-    subject: 'resource',
-    method: 'resources/read',
-  },
-  'resources/templates/list': {
-    kind: 'resourceTemplates',
-    key: 'resourceTemplates',
-    field: 'uriTemplate',
-    subject: 'resource',
-    method: 'resources/read',
-  },
-};
 
 export function policyStage(
   /** The policy in force: a reload that changes servers' bridge.allow compiles a new one. */
@@ -57,11 +23,12 @@ export function policyStage(
 ): Stage {
   return async (ctx, next) => {
     const policy = current();
-    if (ALWAYS.has(ctx.method)) {
+    const spec = methodSpec(ctx.method);
+    if (spec?.alwaysAllowed) {
       ctx.decision = { effect: 'allow', rule: 'always' };
       return next();
     }
-    const list = LISTS[ctx.method];
+    const list = spec?.list;
     if (list) {
       // A list is answered; what it leaves out is decided item by item.
       ctx.decision = { effect: 'allow', rule: 'policy' };
@@ -76,7 +43,7 @@ export function policyStage(
             backend: owner?.backend,
             name: owner?.name ?? exposed,
             exposed,
-            method: list.method,
+            method: list.judgedAs,
           };
           return policy.decideListing(ctx.caller, s).effect !== 'deny';
         });
@@ -94,7 +61,7 @@ export function policyStage(
       return next();
     }
     try {
-      const v = policy.decide(ctx.caller, s, argumentsOf(ctx));
+      const v = policy.decide(ctx.caller, s, callArguments(ctx));
       ctx.decision = { effect: v.effect, rule: v.rule, auditValues: v.auditValues };
     } catch (err) {
       if (!(err instanceof PolicyError)) throw err;
@@ -147,27 +114,4 @@ export function subjectOf(
     exposed,
     method: ctx.method,
   };
-}
-
-/**
- * What argument conditions judge: a tool's or prompt's arguments, a resource's own URI (as `uri`),
- * a completion's argument and context, or a handler's params.
- */
-export function argumentsOf(ctx: CallContext): unknown {
-  const p = ctx.params;
-  switch (ctx.method) {
-    case 'tools/call':
-    case 'prompts/get':
-      return p.arguments;
-    case 'resources/read':
-    case 'resources/subscribe':
-    case 'resources/unsubscribe':
-      return { uri: ctx.target?.name ?? p.uri };
-    case 'completion/complete':
-      return { argument: p.argument, context: p.context };
-    default: {
-      const { _meta: _, ...rest } = p;
-      return rest;
-    }
-  }
 }

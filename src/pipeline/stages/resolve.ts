@@ -5,7 +5,9 @@ import type { Catalog, Target } from '../../catalog/catalog.js';
 import { WIRE, WireError } from '../../errors.js';
 import type { Stage } from '../compose.js';
 import type { CallContext } from '../context.js';
-import { TASK_METHODS, type TaskRoutes } from '../../gateway/tasks.js';
+import type { TaskRoutes } from '../../gateway/tasks.js';
+import { methodSpec } from '../../protocol/methods.js';
+import { notFound, resourceNotFound } from '../../protocol/not-found.js';
 
 /** The owner of a name that left the catalog because its backend is down (it fails fast there). */
 export type AbsentLookup = (kind: 'tools' | 'prompts', exposed: string) => Target | undefined;
@@ -35,53 +37,44 @@ export function resolveTarget(
   tasks?: TaskRoutes,
 ): void {
   const p = ctx.params;
-  // A task id names its backend; only the caller that created the task may reach it.
-  if (tasks && TASK_METHODS.has(ctx.method)) {
-    ctx.target = tasks.resolve(ctx);
-    return;
-  }
-  switch (ctx.method) {
-    case 'tools/call': {
-      const t = catalog.resolve('tools', requireString(p.name, 'name')) ?? absent('tools', String(p.name));
-      if (!t) throw new WireError(WIRE.INVALID_PARAMS, `Unknown tool: ${String(p.name)}`);
-      ctx.target = { ...t, kind: 'tool' };
+  const kind = methodSpec(ctx.method)?.target;
+  switch (kind) {
+    case undefined:
+      return;
+    case 'task':
+      // A task id names its backend; only the caller that created the task may reach it.
+      if (tasks) ctx.target = tasks.resolve(ctx);
+      return;
+    case 'tool':
+    case 'prompt': {
+      const list = kind === 'tool' ? 'tools' : 'prompts';
+      const t = catalog.resolve(list, requireString(p.name, 'name')) ?? absent(list, String(p.name));
+      if (!t) throw notFound(ctx.method, p);
+      ctx.target = { ...t, kind };
       return;
     }
-    case 'prompts/get': {
-      const t =
-        catalog.resolve('prompts', requireString(p.name, 'name')) ?? absent('prompts', String(p.name));
-      if (!t) throw new WireError(WIRE.INVALID_PARAMS, `Unknown prompt: ${String(p.name)}`);
-      ctx.target = { ...t, kind: 'prompt' };
+    case 'resource':
+      ctx.target = { ...resolveUri(catalog, requireString(p.uri, 'uri')), kind };
       return;
-    }
-    case 'resources/read':
-    case 'resources/subscribe':
-    case 'resources/unsubscribe': {
-      const uri = requireString(p.uri, 'uri');
-      ctx.target = { ...resolveUri(catalog, uri), kind: 'resource' };
-      return;
-    }
-    case 'completion/complete': {
+    case 'completion': {
       const ref = p.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
       if (ref?.type === 'ref/prompt') {
         const t = catalog.resolve('prompts', requireString(ref.name, 'ref.name'));
-        if (!t) throw new WireError(WIRE.INVALID_PARAMS, `Unknown prompt: ${String(ref.name)}`);
-        ctx.target = { ...t, kind: 'completion' };
+        if (!t) throw notFound(ctx.method, p);
+        ctx.target = { ...t, kind };
       } else if (ref?.type === 'ref/resource') {
-        ctx.target = { ...resolveUri(catalog, requireString(ref.uri, 'ref.uri')), kind: 'completion' };
+        ctx.target = { ...resolveUri(catalog, requireString(ref.uri, 'ref.uri')), kind };
       } else {
         throw new WireError(WIRE.INVALID_PARAMS, 'ref.type must be ref/prompt or ref/resource');
       }
       return;
     }
-    default:
-      return;
   }
 }
 
 function resolveUri(catalog: Catalog, uri: string) {
   const found = catalog.resolveUri(uri);
-  if (!found) throw new WireError(WIRE.RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
+  if (!found) throw resourceNotFound(uri);
   if ('ambiguous' in found) {
     throw new WireError(
       WIRE.INVALID_PARAMS,

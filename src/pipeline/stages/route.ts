@@ -12,6 +12,7 @@ import { CHAIN_META } from './chain.js';
 import { linkSignals } from '../signals.js';
 import { answerInputRequired, isInputRequired } from '../../eras/input-required.js';
 import { runsToolCallsAsTasks, type TaskRoutes } from '../../gateway/tasks.js';
+import { methodSpec } from '../../protocol/methods.js';
 
 export interface RouteServices {
   catalog: Catalog;
@@ -33,13 +34,6 @@ export interface RouteServices {
   tasks: TaskRoutes;
 }
 
-const LISTS: Record<string, ListKind> = {
-  'tools/list': 'tools',
-  'prompts/list': 'prompts',
-  'resources/list': 'resources',
-  'resources/templates/list': 'resourceTemplates',
-};
-
 export function routeStage(services: RouteServices): Stage {
   return async (ctx) => {
     // While a call is under way, calls made on its behalf (bridge, handlers) find it here.
@@ -53,7 +47,7 @@ export function routeStage(services: RouteServices): Stage {
 }
 
 async function route(services: RouteServices, ctx: CallContext): Promise<Result> {
-  const kind = LISTS[ctx.method];
+  const kind = methodSpec(ctx.method)?.list?.kind;
   if (kind) {
     // Every list is served whole; a cursor can only be one we never issued.
     if (ctx.params.cursor !== undefined) throw new WireError(WIRE.INVALID_PARAMS, 'Invalid cursor');

@@ -22,7 +22,7 @@ import { linkSignals } from '../pipeline/signals.js';
 import { CallTimer, callLimits } from './call-timer.js';
 import { backendKind, createChannel, type BackendKind } from './channels.js';
 import { Prober } from './prober.js';
-import { paramHeaders } from '../eras/http-headers.js';
+import { paramHeaders } from '../protocol/http-headers.js';
 import type { BackendState, ServerDescription, Upstream, UpstreamEvents } from './upstream.js';
 import type { ProcessGroups } from './watchdog.js';
 

@@ -11,7 +11,7 @@ import type { Gateway } from '../gateway/gateway.js';
 import { classify } from '../jsonrpc/message.js';
 import { LineSplitter, LineWriter } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
-import type { HostSession } from '../front/session.js';
+import { openLineConnection, type LineConnection } from '../front/line-connection.js';
 import { BridgeTokens, tokenDigest } from './tokens.js';
 
 export const BRIDGE_PROTOCOL = 'switchboard-bridge/1';
@@ -96,7 +96,7 @@ export class BridgeServer {
   private accept(socket: Socket): void {
     this.connections.add(socket);
     const log = this.options.log;
-    let session: HostSession | undefined;
+    let session: LineConnection | undefined;
     let refused = false;
     // Answers finished in one turn of the event loop leave in one write: pipelined calls then cost
     // one system call per batch rather than one each.
@@ -104,7 +104,7 @@ export class BridgeServer {
     const write = (m: object): boolean => {
       if (socket.destroyed) return false;
       if (socket.writableLength > MAX_UNREAD_BYTES) {
-        log.warn({ identity: session?.caller.id }, 'bridge client is not reading; connection closed');
+        log.warn({ identity: session?.session.caller.id }, 'bridge client is not reading; connection closed');
         socket.destroy();
         return false;
       }
@@ -157,7 +157,7 @@ export class BridgeServer {
       clearTimeout(authTimer);
       this.connections.delete(socket);
       this.authenticated.delete(socket);
-      session?.close();
+      session?.close('the bridge connection closed');
     });
   }
 
@@ -165,7 +165,7 @@ export class BridgeServer {
     value: unknown,
     socket: Socket,
     write: (m: object) => boolean,
-  ): HostSession | undefined {
+  ): LineConnection | undefined {
     const c = classify(value);
     const id = c.kind === 'invalid' ? c.id : 'id' in c.message ? c.message.id : null;
     const token =
@@ -178,7 +178,8 @@ export class BridgeServer {
       return undefined;
     }
     this.authenticated.set(socket, { identity, token: tokenDigest(token) });
-    const session = this.gateway.openSession({ send: (m) => write(m) }, { kind: 'backend', id: identity });
+    // Both eras, as on every front: modern requests are served statelessly beside the session.
+    const session = openLineConnection(this.gateway, { kind: 'backend', id: identity }, write);
     write({
       jsonrpc: '2.0',
       id,

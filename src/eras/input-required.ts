@@ -4,8 +4,6 @@
 // requestState until the backend completes it.
 import { LocalError } from '../errors.js';
 import type { Params, Result } from '../jsonrpc/message.js';
-import type { CallContext } from '../pipeline/context.js';
-import { askCaller } from '../gateway/backend-messages.js';
 
 /** Rounds of questions one call may take before switchboard gives up on it. */
 const MAX_ROUNDS = 32;
@@ -14,9 +12,12 @@ export function isInputRequired(result: Result | undefined): boolean {
   return result?.resultType === 'input_required';
 }
 
+/** Puts one input request to the caller (through the return path) and resolves with its answer. */
+export type AskCaller = (method: string, params: Params | undefined) => Promise<Result>;
+
 export async function answerInputRequired(
-  ctx: CallContext,
   first: Result,
+  ask: AskCaller,
   retry: (extra: Params) => Promise<Result>,
 ): Promise<Result> {
   let result = first;
@@ -29,10 +30,7 @@ export async function answerInputRequired(
     }
     const requests = (result.inputRequests ?? {}) as Record<string, { method?: unknown; params?: Params }>;
     const answers = await Promise.all(
-      Object.entries(requests).map(
-        async ([key, r]) =>
-          [key, await askCaller(ctx.reply, String(r.method), r.params, ctx.signal)] as const,
-      ),
+      Object.entries(requests).map(async ([key, r]) => [key, await ask(String(r.method), r.params)] as const),
     );
     const extra: Params = {};
     if (answers.length) extra.inputResponses = Object.fromEntries(answers);

@@ -20,13 +20,14 @@ import type {
   Result,
   WireErrorBody,
 } from '../jsonrpc/message.js';
-import { newCallId, type Caller, type CallContext, type Reply } from '../pipeline/context.js';
-import { META, SERVER_INFO, SUPPORTED_VERSIONS, isModernVersion } from '../protocol.js';
+import type { Caller, CallContext, Reply } from '../pipeline/context.js';
+import { newCall } from '../pipeline/call.js';
+import { modernProblem, type ModernWire } from '../protocol/envelope.js';
+import { META, SERVER_INFO } from '../protocol.js';
 import { canonicalJson, sha256 } from '../trust/canonical-json.js';
 import type { Gateway } from '../gateway/gateway.js';
-import type { ListenFilter } from '../backends/backend.js';
 import { isInputRequired } from './input-required.js';
-import { methodSpec, removedInModern } from '../protocol/methods.js';
+import { methodSpec } from '../protocol/methods.js';
 import type { Sealer } from './seal.js';
 
 /** One request's way back to its client. */
@@ -35,6 +36,14 @@ export interface ModernExchange {
   notify(message: JsonRpcNotification): void;
   /** Aborts when the client gives up on the request (its stream closed, or it cancelled it). */
   readonly signal: AbortSignal;
+  /** What the request came with besides its body: its HTTP headers, when HTTP carried it. */
+  readonly wire?: ModernWire | undefined;
+}
+
+/** A modern request's answer, and the HTTP status its error must have where that is not the code's usual one. */
+export interface ModernAnswer {
+  message: JsonRpcResponse;
+  status?: number | undefined;
 }
 
 export interface ModernHostOptions {
@@ -53,35 +62,9 @@ type State =
   | { k: 'park'; id: string; c: string; d: string; x: number }
   | { k: 'pass'; b: string; r?: number; s?: string; c: string; d: string; x: number };
 
-/**
- * Whether a request speaks the modern era: it names a protocol version in its `_meta`. The method
- * does not decide: an `initialize` in the modern envelope is a modern request for a removed method.
- */
-export function isModernRequest(req: JsonRpcRequest): boolean {
-  return req.params?._meta?.[META.protocolVersion] !== undefined;
-}
-
-/** What a modern request's envelope lacks, if anything (the 2026-07-28 required `_meta` fields). */
-export function envelopeProblem(req: JsonRpcRequest): string | undefined {
-  const meta = req.params?._meta;
-  if (typeof meta !== 'object' || meta === null) return 'params._meta is required';
-  if (typeof meta[META.protocolVersion] !== 'string') return `_meta["${META.protocolVersion}"] is required`;
-  const caps = meta[META.clientCapabilities];
-  if (typeof caps !== 'object' || caps === null || Array.isArray(caps))
-    return `_meta["${META.clientCapabilities}"] is required (an object; {} declares none)`;
-  return undefined;
-}
-
-/** The version a modern request asks for. */
-export function requestedVersion(req: JsonRpcRequest): unknown {
-  return req.params?._meta?.[META.protocolVersion];
-}
-
 export class ModernHost {
   /** Calls paused on a legacy backend's question, by id, until the caller's retry. */
   private readonly paused = new Map<string, PausedCall>();
-  /** Open subscriptions/listen streams, ended with a result when switchboard stops. */
-  private readonly listens = new Set<() => void>();
 
   constructor(
     private readonly gateway: Gateway,
@@ -89,58 +72,34 @@ export class ModernHost {
   ) {}
 
   /** Serves one modern request; undefined when it was cancelled (nothing is sent). */
-  async serve(req: JsonRpcRequest, caller: Caller, ex: ModernExchange): Promise<JsonRpcResponse | undefined> {
+  async serve(req: JsonRpcRequest, caller: Caller, ex: ModernExchange): Promise<ModernAnswer | undefined> {
     try {
       const result = await this.answer(req, caller, ex);
       if (result === undefined || ex.signal.aborted) return undefined;
-      return { jsonrpc: '2.0', id: req.id, result: decorate(req.method, result) };
+      return { message: { jsonrpc: '2.0', id: req.id, result: decorate(req.method, result) } };
     } catch (err) {
       if (ex.signal.aborted) return undefined;
-      return { jsonrpc: '2.0', id: req.id, error: modernError(toWire(err)) };
+      const status = (err as { httpStatus?: unknown }).httpStatus;
+      return {
+        message: { jsonrpc: '2.0', id: req.id, error: modernError(toWire(err)) },
+        ...(typeof status === 'number' ? { status } : {}),
+      };
     }
   }
 
-  /** Ends every listen stream gracefully and cancels paused calls (switchboard is stopping). */
+  /** Cancels paused calls (switchboard is stopping). */
   close(): void {
-    for (const end of [...this.listens]) end();
     for (const call of this.paused.values()) call.cancel('switchboard is stopping');
     this.paused.clear();
   }
 
   private async answer(req: JsonRpcRequest, caller: Caller, ex: ModernExchange): Promise<Result | undefined> {
     const params = req.params ?? {};
-    const problem = envelopeProblem(req);
-    if (problem) throw new WireError(WIRE.INVALID_PARAMS, `Invalid request envelope: ${problem}`);
-    const version = params._meta?.[META.protocolVersion];
-    if (!isModernVersion(version)) {
-      throw new WireError(WIRE.UNSUPPORTED_PROTOCOL_VERSION, 'Unsupported protocol version', {
-        supported: SUPPORTED_VERSIONS,
-        requested: version,
-      });
-    }
-    if (removedInModern(req.method))
-      throw new WireError(WIRE.METHOD_NOT_FOUND, `Method not found: ${req.method}`);
-    switch (req.method) {
-      case 'server/discover':
-        return this.discover();
-      case 'subscriptions/listen':
-        return this.listen(req, caller, ex);
-    }
+    // The envelope and the rest of the era's rules are the pipeline's protocol stage's to check.
     if (params.requestState !== undefined) return this.resume(req, caller, ex);
     // Answers without a state of ours answer nothing switchboard asked: they are dropped.
     const { inputResponses: _ignored, ...rest } = params;
     return this.call(req, caller, ex, rest);
-  }
-
-  private discover(): Result {
-    const init = this.gateway.initializeResult(SUPPORTED_VERSIONS[0]!);
-    return {
-      supportedVersions: SUPPORTED_VERSIONS,
-      capabilities: init.capabilities,
-      ...(init.instructions ? { instructions: init.instructions } : {}),
-      ttlMs: 0,
-      cacheScope: 'public',
-    };
   }
 
   /** Runs a call through the pipeline; pauses it if a legacy backend asks the caller something. */
@@ -158,17 +117,16 @@ export class ModernHost {
       logLevel: meta[META.logLevel] as string | undefined,
       sessionKey: `modern:${caller.kind}:${caller.id}`,
     });
-    const ctx: CallContext = {
-      callId: newCallId(),
+    const ctx = newCall({
       caller,
       method: req.method,
+      requestId: req.id,
       params,
       signal: paused.signal,
       reply: paused.reply,
-      path: [],
-      startedAt: performance.now(),
       resume,
-    };
+      wire: ex.wire,
+    });
     paused.run(
       ctx,
       this.gateway.run(ctx).then(() => ctx.result ?? {}),
@@ -230,6 +188,10 @@ export class ModernHost {
       const forwarded: Params = state.s === undefined ? rest : { ...rest, requestState: state.s };
       return this.call(req, caller, ex, forwarded, { backend: state.b, replica: state.r });
     }
+    // A retry that answers a paused call resumes it rather than passing the pipeline again: the
+    // protocol stage's rules are checked here for it.
+    const problem = modernProblem(req.method, params, ex.wire);
+    if (problem) throw problem;
     const call = this.paused.get(state.id);
     if (!call) {
       throw new WireError(
@@ -241,67 +203,6 @@ export class ModernHost {
     call.resume(ex, params._meta?.progressToken);
     call.answer(answers);
     return this.outcome(call, req, caller, ex);
-  }
-
-  /**
-   * subscriptions/listen: list changes switchboard announces itself (its catalog merges every
-   * backend's); resource updates are subscribed on each owning backend through the pipeline
-   * (legacy: resources/subscribe, modern: its own listen stream), and the acknowledgement names
-   * only what the backends took.
-   */
-  private async listen(req: JsonRpcRequest, caller: Caller, ex: ModernExchange): Promise<Result | undefined> {
-    const wanted = (req.params?.notifications ?? {}) as ListenFilter;
-    const key = `listen:${randomUUID()}`;
-    const tag = { [META.subscriptionId]: req.id };
-    const send = (method: string, params?: Params) =>
-      ex.notify({ jsonrpc: '2.0', method, params: { ...params, _meta: { ...params?._meta, ...tag } } });
-    const honoured: ListenFilter = {};
-    if (wanted.toolsListChanged === true) honoured.toolsListChanged = true;
-    if (wanted.promptsListChanged === true) honoured.promptsListChanged = true;
-    if (wanted.resourcesListChanged === true) honoured.resourcesListChanged = true;
-    const reply: Reply = {
-      sessionKey: key,
-      capabilities: {},
-      era: 'modern',
-      notify: () => {},
-      request: (method) => Promise.reject(new WireError(WIRE.METHOD_NOT_FOUND, `Cannot ask ${method} here`)),
-    };
-    const uris = Array.isArray(wanted.resourceSubscriptions) ? wanted.resourceSubscriptions : [];
-    const taken: string[] = [];
-    for (const uri of uris.filter((u): u is string => typeof u === 'string')) {
-      try {
-        await this.gateway.run({
-          callId: newCallId(),
-          caller,
-          method: 'resources/subscribe',
-          params: { uri },
-          signal: ex.signal,
-          reply,
-          path: [],
-          startedAt: performance.now(),
-        });
-        taken.push(uri);
-      } catch {
-        // Not acknowledged: the client sees it missing from the acknowledgement.
-      }
-    }
-    if (uris.length) honoured.resourceSubscriptions = taken;
-    if (ex.signal.aborted) {
-      this.gateway.releaseSubscriptions(key);
-      return undefined;
-    }
-    send('notifications/subscriptions/acknowledged', { notifications: honoured });
-    const detach = this.gateway.addListener(key, honoured, send);
-    let end!: () => void;
-    const graceful = await new Promise<boolean>((resolve) => {
-      end = () => resolve(true);
-      this.listens.add(end);
-      ex.signal.addEventListener('abort', () => resolve(false), { once: true });
-    });
-    this.listens.delete(end);
-    detach();
-    this.gateway.releaseSubscriptions(key);
-    return graceful ? { _meta: tag } : undefined;
   }
 }
 

@@ -7,8 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LocalError, WIRE } from '../errors.js';
-import { envelopeProblem, isModernRequest, requestedVersion } from '../eras/modern-host.js';
-import { routingMismatch } from '../eras/http-headers.js';
+import { eraOf } from '../protocol/envelope.js';
 import type { Gateway } from '../gateway/gateway.js';
 import {
   classify,
@@ -19,7 +18,7 @@ import {
 } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import type { Config } from '../config/schema.js';
-import { LEGACY_VERSIONS, SUPPORTED_VERSIONS, isModernVersion } from '../protocol.js';
+import { LEGACY_VERSIONS, isModernVersion } from '../protocol.js';
 import type { Caller } from '../pipeline/context.js';
 import { createAuthenticator } from './http-auth.js';
 import { checkHostAndOrigin } from './http-guard.js';
@@ -269,7 +268,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     if (c.kind === 'invalid') return fail(res, 400, WIRE.INVALID_REQUEST, c.reason, c.id);
     const headerVersion = req.headers['mcp-protocol-version'];
     const modernHeader = typeof headerVersion === 'string' && isModernVersion(headerVersion);
-    if (c.kind === 'request' && (modernHeader || isModernRequest(c.message)))
+    if (c.kind === 'request' && eraOf(c.message, headerVersion) === 'modern')
       return postModern(req, res, c.message, caller);
     // The modern wire has no client notifications over HTTP (closing a stream cancels): accepted.
     if (
@@ -320,54 +319,30 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     state.exchanges.delete(id);
   }
 
-  /** A modern request: version gate, routing headers, then served statelessly. */
+  /**
+   * A modern request, served statelessly. Its envelope, version and routing headers are the
+   * pipeline's to check (the protocol stage, which sees the headers): refusals are audited there.
+   */
   async function postModern(
     req: IncomingMessage,
     res: ServerResponse,
     msg: JsonRpcRequest,
     caller: Caller,
   ): Promise<void> {
-    // The order the 2026-07-28 suite expects: the envelope, then the header agreeing with it, then
-    // whether its version is served, then the routing headers.
-    const problem = envelopeProblem(msg);
-    if (problem) return fail(res, 400, WIRE.INVALID_PARAMS, `Invalid request envelope: ${problem}`, msg.id);
-    const version = requestedVersion(msg);
-    const header = req.headers['mcp-protocol-version'];
-    if (header !== version) {
-      const said = header === undefined ? 'missing' : `'${String(header)}'`;
-      return fail(
-        res,
-        400,
-        WIRE.HEADER_MISMATCH,
-        `Header mismatch: MCP-Protocol-Version header ${said} does not match body value '${String(version)}'`,
-        msg.id,
-      );
-    }
-    if (!isModernVersion(version)) {
-      return failWith(res, 400, msg.id, {
-        code: WIRE.UNSUPPORTED_PROTOCOL_VERSION,
-        message: 'Unsupported protocol version',
-        data: { supported: SUPPORTED_VERSIONS, requested: version },
-      });
-    }
-    const schema =
-      msg.method === 'tools/call' && typeof msg.params?.name === 'string'
-        ? gateway.catalog.resolve('tools', msg.params.name)?.item?.inputSchema
-        : undefined;
-    const mismatch = routingMismatch(req.headers, msg, schema);
-    if (mismatch) return fail(res, 400, WIRE.HEADER_MISMATCH, `Header mismatch: ${mismatch}`, msg.id);
     const ac = new AbortController();
     const exchange = new Exchange(res, msg.id, {});
     res.once('close', () => {
       if (!exchange.done) ac.abort(new LocalError('cancelled', 'the client closed the stream'));
     });
     if (msg.method === 'subscriptions/listen') exchange.keepAlive(KEEPALIVE_MS);
-    const response = await gateway.modern.serve(msg, caller, {
+    const answer = await gateway.modern.serve(msg, caller, {
       notify: (n) => void exchange.send(n),
       signal: ac.signal,
+      wire: { headers: req.headers },
     });
-    if (!response) return exchange.end();
-    exchange.send(response, 'error' in response ? modernStatus(response.error.code) : 200);
+    if (!answer) return exchange.end();
+    const { message, status } = answer;
+    exchange.send(message, status ?? ('error' in message ? modernStatus(message.error.code) : 200));
   }
 
   function get(req: IncomingMessage, res: ServerResponse, caller: Caller): void {

@@ -12,8 +12,9 @@ import {
   type RequestId,
   type Result,
 } from '../jsonrpc/message.js';
-import { newCallId, type Caller, type CallContext, type Reply } from '../pipeline/context.js';
-import { LEGACY_VERSIONS, LATEST_LEGACY, LOG_LEVELS, type LogLevel } from '../protocol.js';
+import type { Caller, Reply, SessionControl } from '../pipeline/context.js';
+import { newCall } from '../pipeline/call.js';
+import { LEGACY_VERSIONS, LATEST_LEGACY, type LogLevel } from '../protocol.js';
 import { BackendWireError } from '../errors.js';
 import { randomUUID } from 'node:crypto';
 import type { Gateway } from '../gateway/gateway.js';
@@ -127,36 +128,20 @@ export class HostSession {
 
   /** `undefined` means the call was cancelled: per the spec, no response is sent. */
   private async answer(req: JsonRpcRequest): Promise<Result | undefined> {
-    const params = req.params ?? {};
-    switch (req.method) {
-      case 'initialize':
-        return this.initialize(params);
-      case 'ping':
-        return {};
-      case 'logging/setLevel': {
-        const level = params.level;
-        if (!(LOG_LEVELS as readonly unknown[]).includes(level)) {
-          throw new WireError(WIRE.INVALID_PARAMS, `level must be one of ${LOG_LEVELS.join(', ')}`);
-        }
-        this.logLevel = level as LogLevel;
-        this.gateway.logLevelsChanged();
-        return {};
-      }
-    }
     if (this.calls.has(req.id))
       throw new WireError(WIRE.INVALID_REQUEST, `Request id ${req.id} is already in use`);
     const ac = new AbortController();
     this.calls.set(req.id, ac);
-    const ctx: CallContext = {
-      callId: newCallId(),
+    // Housekeeping (initialize, ping, logging/setLevel) passes the pipeline like every call; what
+    // it sets on this session it sets through the reply's session hooks.
+    const ctx = newCall({
       caller: this.caller,
       method: req.method,
-      params,
+      requestId: req.id,
+      params: req.params ?? {},
       signal: ac.signal,
       reply: this.replyFor(req.id),
-      path: [],
-      startedAt: performance.now(),
-    };
+    });
     try {
       await this.gateway.run(ctx);
       return ac.signal.aborted ? undefined : (ctx.result ?? {});
@@ -166,11 +151,6 @@ export class HostSession {
     } finally {
       this.calls.delete(req.id);
     }
-  }
-
-  private initialize(params: Params): Result {
-    this.settle(handshakeOf(params));
-    return this.gateway.initializeResult(this.protocolVersion);
   }
 
   /** Continues a session another instance opened: its handshake is over, with this outcome. */
@@ -221,8 +201,20 @@ export class HostSession {
         if (!this.closed) this.sink.send({ jsonrpc: '2.0', method, params }, related);
       },
       request: (method, params, signal) => this.request(method, params, signal, related),
+      session: this.control,
     };
   }
+
+  /** What housekeeping calls set on this session. */
+  private readonly control: SessionControl = {
+    initialize: (params) => {
+      this.settle(handshakeOf(params));
+      return this.protocolVersion;
+    },
+    setLogLevel: (level) => {
+      this.logLevel = level;
+    },
+  };
 
   private request(
     method: string,

@@ -48,17 +48,7 @@ export class Admission {
     const key = callerKey(ctx);
     const host = ctx.caller.kind === 'host';
     if (host && this.draining) throw shuttingDown();
-    const rate = this.limits.sessionRate;
-    if (rate) {
-      let bucket = this.rates.get(key);
-      if (!bucket) this.rates.set(key, (bucket = new TokenBucket(rate)));
-      if (!bucket.take()) {
-        throw new WireError(
-          WIRE.BACKEND_UNAVAILABLE,
-          `Rate limit: this session may make ${rate.perSecond} calls per second (limits.sessionRate)`,
-        );
-      }
-    }
+    this.takeRate(key);
     let s = this.slots.get(key);
     if (!s) this.slots.set(key, (s = { under: 0, queue: [] }));
     const { maxCallsPerSession: max, maxQueuedPerSession: depth } = this.limits;
@@ -95,6 +85,28 @@ export class Admission {
       ctx.signal.addEventListener('abort', onAbort, { once: true });
       slots.queue.push(waiter);
     });
+  }
+
+  /**
+   * Admits a call made inside an admitted one (a handler's sub-call): it counts against its
+   * caller's rate, but takes no slot, since its parent's slot covers it and waiting for another
+   * could wait forever behind that parent.
+   */
+  admitWithin(ctx: CallContext): void {
+    this.takeRate(callerKey(ctx));
+  }
+
+  private takeRate(key: string): void {
+    const rate = this.limits.sessionRate;
+    if (!rate) return;
+    let bucket = this.rates.get(key);
+    if (!bucket) this.rates.set(key, (bucket = new TokenBucket(rate)));
+    if (!bucket.take()) {
+      throw new WireError(
+        WIRE.BACKEND_UNAVAILABLE,
+        `Rate limit: this session may make ${rate.perSecond} calls per second (limits.sessionRate)`,
+      );
+    }
   }
 
   private take(key: string, s: Slots, ctx: CallContext): () => void {

@@ -8,11 +8,16 @@ import type { Catalog, ListKind } from '../catalog/catalog.js';
 import { WIRE, WireError } from '../errors.js';
 import type { HostSession } from '../front/session.js';
 import type { JsonRpcNotification, JsonRpcRequest, Params, Result } from '../jsonrpc/message.js';
-import { wantsLog, type Reply } from '../pipeline/context.js';
-import { methodSpec } from '../protocol/methods.js';
+import { wantsLog, type CallContext, type Reply } from '../pipeline/context.js';
 import type { Subscriptions } from './subscriptions.js';
 import { exposeResultUris } from '../catalog/result-uris.js';
 import { RELATED_TASK, exposeRelated, unwrapRelated, type TaskRoutes } from './tasks.js';
+
+/** Who a backend's message is for: a caller, and the call of its it is about when that is known. */
+interface Owner {
+  reply: Reply;
+  call?: CallContext | undefined;
+}
 
 /** A modern caller's subscriptions/listen stream. */
 export interface Listener {
@@ -28,21 +33,31 @@ export interface BackendMessagesDeps {
   subscriptions: Subscriptions;
   tasks: TaskRoutes;
   refresh(backend: Backend, kinds: readonly ListKind[], announced: boolean): Promise<void>;
+  /** Puts a backend's question to a caller through the pipeline; resolves with the answer. */
+  ask(ask: Ask): Promise<Result>;
+  /** What a message to a caller must not contain (vault secrets, patterns), taken out. */
+  redact<T>(message: T): T;
 }
 
 export class BackendMessages {
   /** URL elicitations in progress, by id: their completion goes to the session that saw them. */
-  private readonly elicitations = new Map<string, Reply>();
+  private readonly elicitations = new Map<string, Owner>();
 
   constructor(private readonly deps: BackendMessagesDeps) {}
 
   /** Forgets what a closed session was waiting for. */
   sessionClosed(id: string): void {
-    for (const [key, reply] of this.elicitations) if (reply.sessionKey === id) this.elicitations.delete(key);
+    for (const [key, owner] of this.elicitations)
+      if (owner.reply.sessionKey === id) this.elicitations.delete(key);
   }
 
-  /** A notification from a backend: catalog refresh, resource updates, logs, or pass-through. */
-  notified(backend: Backend, n: JsonRpcNotification): void {
+  /**
+   * A notification from a backend: catalog refresh, resource updates, logs, or pass-through. What
+   * goes to a call's caller passes that call's redaction (the redact stage wraps its reply); what
+   * goes to sessions and listen streams outside any call is redacted here: once either way.
+   */
+  notified(backend: Backend, raw: JsonRpcNotification): void {
+    let n = raw;
     if (n.method === 'notifications/progress') {
       // Progress of a call in flight went to its caller already (the peer maps our own tokens);
       // what is left is a task's, or late progress of a call that has ended: that goes nowhere,
@@ -65,7 +80,7 @@ export class BackendMessages {
         return;
       case 'notifications/resources/updated': {
         const uri = String(p.uri);
-        const exposed = { ...p, uri: this.deps.catalog.exposeUri(backend.name, uri) };
+        const exposed = this.deps.redact({ ...p, uri: this.deps.catalog.exposeUri(backend.name, uri) });
         for (const id of this.deps.subscriptions.subscribers(backend.name, uri)) {
           (this.deps.sessions.get(id) ?? this.deps.listener(id))?.notify(n.method, exposed);
         }
@@ -78,13 +93,16 @@ export class BackendMessages {
         return this.taskStatus(backend, n.method, p);
       case 'notifications/elicitation/complete': {
         const id = String(p.elicitationId);
-        this.elicitations.get(id)?.notify(n.method, p);
+        const owner = this.elicitations.get(id);
+        owner?.reply.notify(n.method, owner.call ? p : this.deps.redact(p));
         this.elicitations.delete(id);
         return;
       }
-      default:
-        // Unknown notifications pass through to every session untouched.
-        for (const s of this.deps.sessions.values()) if (s.initialized) s.notify(n.method, n.params);
+      default: {
+        // Unknown notifications pass through to every session, untouched but for redaction.
+        const params = this.deps.redact(n.params);
+        for (const s of this.deps.sessions.values()) if (s.initialized) s.notify(n.method, params);
+      }
     }
   }
 
@@ -94,7 +112,7 @@ export class BackendMessages {
     const routed = this.deps.tasks.statusNotified(backend.name, params, expose);
     if (!routed) return;
     const s = this.deps.sessions.get(routed.sessionKey);
-    if (s?.initialized) s.notify(method, routed.params);
+    if (s?.initialized) s.notify(method, this.deps.redact(routed.params));
   }
 
   /** Progress of a task whose creating call has returned: to that call's session, if it is open. */
@@ -102,7 +120,7 @@ export class BackendMessages {
     const routed = this.deps.tasks.progressNotified(backend.name, params);
     if (!routed) return false;
     const s = this.deps.sessions.get(routed.sessionKey);
-    if (routed.params && s?.initialized) s.notify('notifications/progress', routed.params);
+    if (routed.params && s?.initialized) s.notify('notifications/progress', this.deps.redact(routed.params));
     return true;
   }
 
@@ -110,7 +128,7 @@ export class BackendMessages {
    * The caller a backend request about one of its tasks (`_meta` related-task) belongs to: the
    * caller waiting on that task's result, else the session that created the task.
    */
-  private forTask(backend: Backend, params: Params | undefined): Reply | undefined {
+  private forTask(backend: Backend, params: Params | undefined): Owner | undefined {
     const related = params?._meta?.[RELATED_TASK] as { taskId?: unknown } | undefined;
     if (typeof related?.taskId !== 'string') return undefined;
     const waiting = backend
@@ -118,21 +136,25 @@ export class BackendMessages {
       .find(
         (c) => c.method === 'tasks/result' && c.target?.kind === 'task' && c.target.name === related.taskId,
       );
-    if (waiting) return waiting.reply;
+    if (waiting) return { reply: waiting.reply, call: waiting };
     const key = this.deps.tasks.sessionOf(backend.name, params);
-    return key === undefined ? undefined : this.deps.sessions.get(key)?.reply;
+    const session = key === undefined ? undefined : this.deps.sessions.get(key);
+    return session && { reply: session.reply };
   }
 
   /** A log line goes with the call that caused it when that is certain, else to every session. */
   private relayLog(backend: Backend, params: Params): void {
     const owner = this.attribute(backend, false);
     if (owner) {
-      if (wantsLog(owner, params.level)) owner.notify('notifications/message', params);
+      // A call's reply redacts what passes it; anything else is redacted here.
+      const p = owner.call ? params : this.deps.redact(params);
+      if (wantsLog(owner.reply, params.level)) owner.reply.notify('notifications/message', p);
       return;
     }
+    const clean = this.deps.redact(params);
     for (const s of this.deps.sessions.values()) {
       if (s.caller.kind === 'host' && s.initialized && wantsLog(s.reply, params.level))
-        s.notify('notifications/message', params);
+        s.notify('notifications/message', clean);
     }
   }
 
@@ -140,66 +162,74 @@ export class BackendMessages {
    * The caller a backend's message belongs to: the session of its calls in flight when they all
    * come from one session, or the only session there is. Undefined when it cannot be certain.
    */
-  private attribute(backend: Backend, fallBackToOnlySession = true): Reply | undefined {
+  private attribute(backend: Backend, fallBackToOnlySession = true): Owner | undefined {
     const inFlight = backend.callsInFlight();
     const active = inFlight.filter((c) => !c.reply.waiting?.());
     const calls = active.length ? active : inFlight;
     // A modern caller's calls share no stream: each is its own audience.
     const sessions = new Set(calls.map((c) => (c.reply.era === 'modern' ? c.callId : c.reply.sessionKey)));
-    if (sessions.size === 1) return calls[calls.length - 1]!.reply;
+    if (sessions.size === 1) {
+      const call = calls[calls.length - 1]!;
+      return { reply: call.reply, call };
+    }
     if (sessions.size === 0 && fallBackToOnlySession) {
       const hosts = [...this.deps.sessions.values()].filter((s) => s.caller.kind === 'host');
-      if (hosts.length === 1) return hosts[0]!.reply;
+      if (hosts.length === 1) return { reply: hosts[0]!.reply };
     }
     return undefined;
   }
 
-  /** A request from a backend (sampling, elicitation, roots): sent to the session it belongs to. */
+  /**
+   * A request from a backend (sampling, elicitation, roots, ping): put to the caller it belongs to
+   * through the return path, which runs the pipeline with the backend as caller (policy,
+   * approval, redaction, audit). A question nobody can be found for is refused there too.
+   */
   async asked(backend: Backend, req: JsonRpcRequest, signal: AbortSignal): Promise<Result> {
-    if (req.method === 'ping') return {};
-    const reply = this.forTask(backend, req.params) ?? this.attribute(backend);
-    if (!reply) {
-      throw new WireError(
-        WIRE.INTERNAL_ERROR,
-        `switchboard cannot tell which host session ${req.method} from ${backend.name} is for`,
-      );
-    }
+    const owner = this.forTask(backend, req.params) ?? this.attribute(backend);
     const p = req.params ?? {};
-    if (req.method === 'elicitation/create' && p.mode === 'url' && typeof p.elicitationId === 'string') {
-      this.elicitations.set(p.elicitationId, reply);
+    if (
+      owner &&
+      req.method === 'elicitation/create' &&
+      p.mode === 'url' &&
+      typeof p.elicitationId === 'string'
+    ) {
+      this.elicitations.set(p.elicitationId, owner);
     }
     const params = req.params && exposeRelated(backend.name, req.params);
-    return unwrapRelated(backend.name, await askCaller(reply, req.method, params, signal));
+    const reply = owner?.reply ?? unattributed(backend.name, req.method);
+    const answer = await this.deps.ask({
+      backend: backend.name,
+      reply,
+      parent: owner?.call,
+      method: req.method,
+      params,
+      signal,
+    });
+    return unwrapRelated(backend.name, answer);
   }
 }
 
-/**
- * Asks a caller what a backend needs from it (sampling, elicitation, roots), if it declared the
- * capability: a legacy host gets a request in its session, a modern one an input_required result.
- */
-export function askCaller(
-  reply: Reply,
-  method: string,
-  params: Params | undefined,
-  signal: AbortSignal,
-): Promise<Result> {
-  const needs = methodSpec(method)?.capability;
-  if (needs && !reply.capabilities[needs]) {
-    const err = new WireError(WIRE.METHOD_NOT_FOUND, `The host does not support ${needs}`);
-    // A modern call that needs a capability its request did not declare fails as a whole, with
-    // the era's own error (MissingRequiredClientCapability); the backend hears the same.
-    if (reply.era === 'modern' && reply.refuse) {
-      return Promise.reject(
-        reply.refuse(
-          new WireError(
-            WIRE.MISSING_CLIENT_CAPABILITY,
-            `The request needs the client capability ${needs}, which it did not declare`,
-            { requiredCapabilities: { [needs]: {} } },
-          ),
-        ),
-      );
-    }
-    return Promise.reject(err);
-  }
-  return reply.request(method, params, signal);
+/** The reply of a question no caller can be found for: asking it fails and says why. */
+function unattributed(backend: string, method: string): Reply {
+  const why = `switchboard cannot tell which host session ${method} from ${backend} is for`;
+  return {
+    sessionKey: `unattributed:${backend}`,
+    // Declares everything, so the refusal is this one and not a missing capability.
+    capabilities: { sampling: {}, elicitation: {}, roots: {} },
+    era: 'legacy',
+    notify: () => {},
+    request: () => Promise.reject(new WireError(WIRE.INTERNAL_ERROR, why)),
+  };
+}
+
+/** A question from a backend on its way back to a caller (see Gateway.ask). */
+export interface Ask {
+  backend: string;
+  /** The caller to ask. */
+  reply: Reply;
+  /** The call the backend asks about, when known. */
+  parent: CallContext | undefined;
+  method: string;
+  params: Params | undefined;
+  signal: AbortSignal;
 }

@@ -7,7 +7,7 @@ import { toolsAsOffered } from './tasks.js';
 import type { Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
-import { invalidHeaderAnnotation } from '../eras/http-headers.js';
+import { invalidHeaderAnnotation } from '../protocol/http-headers.js';
 
 export class CatalogSync {
   private readonly refreshing = new Map<string, { done: Promise<void>; again?: Promise<void> }>();

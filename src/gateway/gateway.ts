@@ -11,13 +11,14 @@ import type { Channel } from '../jsonrpc/channel.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
-import { newCallId, type Caller, type CallContext, type Reply } from '../pipeline/context.js';
+import type { Caller, CallContext, Reply } from '../pipeline/context.js';
+import { newCall } from '../pipeline/call.js';
+import { Housekeeping } from './housekeeping.js';
 import { createPipeline, type Pipeline } from '../pipeline/pipeline.js';
 import { LOG_LEVELS, SERVER_INFO, logLevelRank, type LogLevel } from '../protocol.js';
 import { HostSession, type Sink } from '../front/session.js';
 import { Subscriptions } from './subscriptions.js';
 import { HandlerChain } from '../bridge/handlers.js';
-import { CHAIN_META } from '../pipeline/stages/chain.js';
 import { mergeCapabilities, mergeInstructions } from './merge.js';
 import type { AuditWriter } from '../trust/audit-writer.js';
 import { Watchdog } from '../backends/watchdog.js';
@@ -26,7 +27,7 @@ import { AbsentNames } from './absent-names.js';
 import { Supervisor } from './supervisor.js';
 import { Admission } from './admission.js';
 import { CatalogSync } from './catalog-sync.js';
-import { BackendMessages, type Listener } from './backend-messages.js';
+import { BackendMessages, type Ask, type Listener } from './backend-messages.js';
 import { ModernHost } from '../eras/modern-host.js';
 import { Sealer } from '../eras/seal.js';
 import { TaskRoutes } from './tasks.js';
@@ -66,6 +67,8 @@ export class Gateway {
   private readonly subscriptions = new Subscriptions();
   private readonly sync: CatalogSync;
   private readonly messages: BackendMessages;
+  /** What switchboard answers itself: handshake, ping, log level, discover, listen. */
+  private readonly housekeeping: Housekeeping;
   /** Which backend and caller each task handed to a caller belongs to. */
   private readonly tasks: TaskRoutes;
   private backendLogLevel: LogLevel | undefined;
@@ -123,6 +126,15 @@ export class Gateway {
       // A backend a reload retired still finishes its calls, but its lists are no longer the catalog's.
       refresh: (backend, kinds, announced) =>
         this.isCurrent(backend) ? this.sync.refresh(backend, kinds, announced) : Promise.resolve(),
+      ask: (ask) => this.ask(ask),
+      redact: (message) => this.redact(message),
+    });
+    this.housekeeping = new Housekeeping({
+      initializeResult: (version) => this.initializeResult(version),
+      logLevelsChanged: () => this.logLevelsChanged(),
+      run: (ctx) => this.run(ctx),
+      addListener: (key, filter, notify) => this.addListener(key, filter, notify),
+      releaseSubscriptions: (key) => this.releaseSubscriptions(key),
     });
     this.supervisor = new Supervisor({ log, restart: (b) => this.restartBackend(b) });
     for (const [name, b] of Object.entries(config.servers)) {
@@ -140,6 +152,10 @@ export class Gateway {
       live: this.live,
       tellChain: config.bridge.enabled,
       tasks: this.tasks,
+      housekeeping: (ctx) => this.housekeeping.answer(ctx),
+      ask: (parent, backend, method, params) =>
+        this.ask({ backend, reply: parent.reply, parent, method, params, signal: parent.signal }),
+      admission: this.admission,
       audit: options.audit,
       redactor: options.redactor,
       starting: (ctx) => this.startingFor(ctx),
@@ -168,33 +184,33 @@ export class Gateway {
    * workflows use. The caller cannot be asked anything back (no sampling or elicitation).
    */
   async dispatch(caller: Caller, method: string, params: Params = {}, signal?: AbortSignal): Promise<Result> {
-    const ctx: CallContext = {
-      callId: newCallId(),
-      caller,
-      method,
-      params,
-      signal: signal ?? new AbortController().signal,
-      reply: inProcessReply(caller),
-      path: [],
-      startedAt: performance.now(),
-    };
+    const ctx = newCall({ caller, method, params, signal, reply: inProcessReply(caller) });
     await this.pipeline(ctx);
     return ctx.result ?? {};
   }
 
   /** A call made while serving `parent` (by a handler): same caller, same chain, same fate. */
   private async dispatchChild(parent: CallContext, method: string, params: Params = {}): Promise<Result> {
-    const meta = { ...params._meta, [CHAIN_META]: { id: parent.callId, path: [...parent.path] } };
-    const ctx: CallContext = {
-      callId: newCallId(),
-      caller: parent.caller,
-      method,
-      params: { ...params, _meta: meta },
-      signal: parent.signal,
-      reply: parent.reply,
-      path: parent.path,
-      startedAt: performance.now(),
-    };
+    const ctx = newCall({ caller: parent.caller, method, params, parent });
+    await this.pipeline(ctx);
+    return ctx.result ?? {};
+  }
+
+  /**
+   * The return path: a backend's question (sampling, elicitation, roots, ping) to the caller it is
+   * for, through the pipeline with the backend as caller, so policy, approval, redaction and audit
+   * apply to it as to any call.
+   */
+  private async ask(ask: Ask): Promise<Result> {
+    const ctx = newCall({
+      caller: { kind: 'backend', id: ask.backend },
+      method: ask.method,
+      params: ask.params,
+      reply: ask.reply,
+      parent: ask.parent,
+      signal: ask.signal,
+      returning: true,
+    });
     await this.pipeline(ctx);
     return ctx.result ?? {};
   }
@@ -218,8 +234,8 @@ export class Gateway {
       ended: (replica, env) => this.bridgeEnded?.(name, replica, env),
       groups: this.watchdog,
       events: {
-        notification: (backend, n) => this.messages.notified(backend, this.redact(n)),
-        request: (backend, req, signal) => this.messages.asked(backend, this.redact(req), signal),
+        notification: (backend, n) => this.messages.notified(backend, n),
+        request: (backend, req, signal) => this.messages.asked(backend, req, signal),
         // A backend being started by a reload, or retired by one, is nobody's to restart.
         down: (backend, reason) => {
           if (this.isCurrent(backend)) this.backendDown(backend, reason);
@@ -328,6 +344,7 @@ export class Gateway {
   async stop(): Promise<void> {
     this.stopping = true;
     this.supervisor.stop();
+    this.housekeeping.close();
     this.modern.close();
     for (const s of this.sessions.values()) s.close();
     await Promise.all([...this.backends.values(), ...this.retiring].map((b) => b.stop()));
@@ -339,16 +356,9 @@ export class Gateway {
     return this.options.redactor ? this.options.redactor.deep(message) : message;
   }
 
-  /** Runs a call from a session, if the session's limits and a draining stop admit it. */
+  /** Runs a call through the pipeline: every door's calls come here. */
   run(ctx: CallContext): Promise<void> {
-    let admitted: (() => void) | Promise<() => void>;
-    try {
-      admitted = this.admission.admit(ctx);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    if (typeof admitted === 'function') return this.pipeline(ctx).finally(admitted);
-    return admitted.then((release) => this.pipeline(ctx).finally(release));
+    return this.pipeline(ctx);
   }
 
   /** Refuses new host calls and waits up to `ms` for those under way; returns the ones it cut. */

@@ -1,8 +1,9 @@
 // What one call carries through the pipeline, whoever made it: a host, a backend over the bridge,
 // or a workflow. Stages read and fill it; the caller's side is reached only through `reply`.
-import type { Params, Result } from '../jsonrpc/message.js';
+import type { Params, RequestId, Result } from '../jsonrpc/message.js';
 import type { Target } from '../catalog/catalog.js';
-import { logLevelRank } from '../protocol.js';
+import { logLevelRank, type LogLevel } from '../protocol.js';
+import type { ModernWire } from '../protocol/envelope.js';
 import { argumentsOf, type TargetKind } from '../protocol/methods.js';
 
 export type { TargetKind };
@@ -43,6 +44,18 @@ export interface Reply {
   refuse?(error: Error): Error;
   /** A request to the caller on behalf of this call (sampling, elicitation, roots). */
   request(method: string, params: Params | undefined, signal: AbortSignal): Promise<Result>;
+  /**
+   * The caller's legacy session, for the housekeeping only a session has (its handshake, its log
+   * level); absent for modern and in-process callers.
+   */
+  readonly session?: SessionControl | undefined;
+}
+
+/** What housekeeping calls set on the session they came by. */
+export interface SessionControl {
+  /** Settles the handshake; returns the protocol version agreed. */
+  initialize(params: Params): string;
+  setLogLevel(level: LogLevel): void;
 }
 
 /** Whether a log line at `level` goes to the caller. */
@@ -56,6 +69,8 @@ export interface CallContext {
   readonly callId: string;
   readonly caller: Caller;
   readonly method: string;
+  /** The JSON-RPC id the caller gave the request, when it came off a wire. */
+  readonly requestId?: RequestId | undefined;
   /** As the caller sent them; stages may replace (never mutate) them. */
   params: Params;
   /** Aborts when the caller cancels, or when the call this one was made for is cancelled. */
@@ -80,6 +95,13 @@ export interface CallContext {
   result?: Result | undefined;
   /** The call a bridge call was made while serving, when switchboard can vouch for it (chain stage). */
   parent?: CallContext | undefined;
+  /**
+   * A backend's question on its way back to a caller (sampling, elicitation, roots, ping): the
+   * return path. Only the return path makes such calls; the same methods from any door are unknown.
+   */
+  readonly returning?: boolean | undefined;
+  /** What a modern request came with besides its body (its HTTP headers), for the protocol stage. */
+  readonly wire?: ModernWire | undefined;
   /** What decided whether the call may go on, and which rule did: what the audit record names. */
   decision?: Decision | undefined;
 }

@@ -1,8 +1,16 @@
-// The one pipeline every call passes, host or bridge. The order of stages is fixed here:
+// The one pipeline every call passes, whoever makes it and whichever door it came by (a host's
+// session, a modern request, the bridge, dispatch(), a handler's sub-call, a backend's question on
+// its way back). The order of stages is fixed here:
 //
 //   observe   outermost, so it times and reports every call, including ones refused later;
-//   audit     next, so every call has a record whoever refuses it (resolve, policy, the loop
-//             guard, approval) and whatever the backend answers; optional;
+//   audit     next, so every call has a record whoever refuses it (protocol, admission, resolve,
+//             policy, the loop guard, approval) and whatever the backend answers; optional;
+//   protocol  refuses what breaks the caller's era (a modern envelope, version or routing headers;
+//             a method the era lacks; a backend's question asked through a door) before anything
+//             is spent on it;
+//   admission the caller's share (concurrency, queue, rate) and the drain at stop: after protocol,
+//             so malformed calls take no slot; before resolve, so a queued call waits before it
+//             holds anything;
 //   resolve   finds the owning backend before anything decides on the call, because the later
 //             stages judge the target, not the name the caller used;
 //   policy    decides what the caller may reach (declarative rules, bridge.allow, defaults) and
@@ -16,7 +24,8 @@
 //   approve   pauses a call the policy decided `approve` until a human accepts it: after the loop
 //             guard, so nobody is asked about a call refused anyway, and before route, so nothing
 //             reaches the target first;
-//   route     innermost: sends the call to its backend, a handler, or answers from the catalog.
+//   route     innermost: sends the call to its backend, a handler, the caller it asks (on the way
+//             back), or answers it from the catalog or switchboard's own housekeeping.
 import { compose } from './compose.js';
 import type { CallContext } from './context.js';
 import { auditStage } from './stages/audit.js';
@@ -25,12 +34,14 @@ import { observeStage } from './stages/observe.js';
 import { redactStage } from './stages/redact.js';
 import { resolveStage, type AbsentLookup } from './stages/resolve.js';
 import { routeStage, type RouteServices } from './stages/route.js';
-import type { AuditWriter } from '../trust/audit-writer.js';
+import type { CallRecorder } from './stages/audit.js';
 import type { Redactor } from '../vault/redactor.js';
 import type { Approver } from '../approval/approver.js';
 import type { CompiledPolicy } from '../policy/policy.js';
 import type { Logger } from '../log.js';
 import { approveStage } from './stages/approve.js';
+import { admissionStage, type Admitter } from './stages/admission.js';
+import { protocolStage } from './stages/protocol.js';
 import { policyStage } from './stages/policy.js';
 
 export type Pipeline = (ctx: CallContext) => Promise<void>;
@@ -45,7 +56,9 @@ export interface PipelineServices extends RouteServices {
   /** Owners of names whose backend is down, so calls to them fail fast and say why. */
   absent?: AbsentLookup | undefined;
   /** Where call records go; without it calls are not audited. */
-  audit?: AuditWriter | undefined;
+  audit?: CallRecorder | undefined;
+  /** Each caller's share of calls, and the drain at stop. */
+  admission: Admitter;
   /** What results, errors and messages to the caller must not contain (vault secrets, patterns). */
   redactor?: Redactor | undefined;
   /** Quarantined tools that stay callable with approval (pinning.onChange: approve). */
@@ -57,6 +70,8 @@ export function createPipeline(services: PipelineServices): Pipeline {
   return compose([
     observeStage(),
     ...(services.audit ? [auditStage(services.audit)] : []),
+    protocolStage((name) => services.catalog.resolve('tools', name)?.item?.inputSchema),
+    admissionStage(services.admission),
     resolveStage(services.catalog, services.starting, services.absent, services.tasks),
     policyStage(services.policy, services.catalog, isHandler, services.log, services.needsApproval),
     chainStage({ ...services.chain, live: services.live }),

@@ -153,6 +153,8 @@ export class CompiledPolicy {
 
   private fallback(caller: Caller, s: Subject): Verdict {
     const d = this.config.policy.defaults;
+    // What a backend asks the caller of its call is allowed unless a rule names it.
+    if (s.kind === 'ask') return { effect: 'allow', rule: 'defaults.ask', auditValues: false };
     switch (caller.kind) {
       case 'host':
         // Handlers serve backends; a host reaches one only through a rule that names it.
@@ -200,7 +202,10 @@ export class CompiledPolicy {
   }
 }
 
-const SELECTORS: Record<Exclude<SubjectKind, 'method'>, 'tools' | 'prompts' | 'resources' | 'handlers'> = {
+const SELECTORS: Record<
+  Exclude<SubjectKind, 'method' | 'ask'>,
+  'tools' | 'prompts' | 'resources' | 'handlers'
+> = {
   tool: 'tools',
   prompt: 'prompts',
   resource: 'resources',
@@ -221,11 +226,13 @@ function compileRule(rule: Rule, name: string): Compiled {
   const anyTarget = !rule.tools && !rule.prompts && !rule.resources && !rule.handlers;
   const nameOk = (s: Subject): boolean => {
     if (anyTarget) return true;
-    if (s.kind === 'method') return false;
+    if (s.kind === 'method' || s.kind === 'ask') return false;
     const m = named[SELECTORS[s.kind]];
     return m !== undefined && m(s.name);
   };
   const target = (s: Subject): boolean =>
+    // A backend's question is judged only by rules written for it: ones that name its method.
+    (s.kind !== 'ask' || methods !== undefined) &&
     (!backends || (s.backend !== undefined && backends(s.backend))) &&
     (!methods || methods(s.method)) &&
     nameOk(s);
@@ -239,13 +246,15 @@ function compileRule(rule: Rule, name: string): Compiled {
     when: rule.when && compileConditions(rule.when),
     whyNot: (key, s) => {
       if (callers && !callers(key)) return `caller ${key} is not in callers ${list(rule.callers!)}`;
+      if (s.kind === 'ask' && !methods)
+        return `a backend's ${s.method} is judged only by rules that name it in methods`;
       if (backends && s.backend === undefined)
         return `${s.kind} ${s.name} has no owning server (backends set)`;
       if (backends && !backends(s.backend!))
         return `server ${s.backend} is not in backends ${list(rule.backends!)}`;
       if (methods && !methods(s.method)) return `method ${s.method} is not in methods ${list(rule.methods!)}`;
       if (!nameOk(s)) {
-        if (s.kind === 'method')
+        if (s.kind === 'method' || s.kind === 'ask')
           return `${s.method} is not a tool, prompt, resource or handler the rule names`;
         const sel = SELECTORS[s.kind];
         const pats = rule[sel];

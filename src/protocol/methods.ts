@@ -10,8 +10,11 @@ export type TargetKind = 'tool' | 'prompt' | 'resource' | 'completion' | 'task';
 /** The catalog's lists. */
 export type ListName = 'tools' | 'prompts' | 'resources' | 'resourceTemplates';
 
-/** What the policy judges a call as (see policy/policy.ts). */
-export type SubjectKind = 'tool' | 'prompt' | 'resource' | 'handler' | 'method';
+/**
+ * What the policy judges a call as (see policy/policy.ts): `ask` is a backend's question on its
+ * way back to a caller, judged only by rules that name its method.
+ */
+export type SubjectKind = 'tool' | 'prompt' | 'resource' | 'handler' | 'method' | 'ask';
 
 /** Which params field names the target, and so what grants and denials speak of. */
 export type NameField = 'name' | 'uri' | 'ref' | 'taskId';

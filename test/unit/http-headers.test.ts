@@ -8,7 +8,7 @@ import {
   invalidHeaderAnnotation,
   paramHeaders,
   routingMismatch,
-} from '../../src/eras/http-headers.js';
+} from '../../src/protocol/http-headers.js';
 import type { JsonRpcRequest } from '../../src/jsonrpc/message.js';
 
 test('header values: plain ASCII as is, anything else in the base64 sentinel form, both ways', () => {

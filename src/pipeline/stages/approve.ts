@@ -7,7 +7,7 @@ import { callArguments } from '../context.js';
 import { subjectOf } from './policy.js';
 
 export function approveStage(approver: Approver, isHandler: (method: string) => boolean): Stage {
-  return async (ctx, next) => {
+  return async function approve(ctx, next) {
     const decision = ctx.decision;
     if (decision?.effect !== 'approve') return next();
     try {

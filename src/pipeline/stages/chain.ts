@@ -32,9 +32,10 @@ export interface ChainOptions {
 }
 
 export function chainStage(options: ChainOptions): Stage {
-  return async (ctx, next) => {
+  return async function chain(ctx, next) {
     let link: LinkedSignal | undefined;
-    if (ctx.caller.kind === 'backend') {
+    // A backend's question on the way back belongs to the call it is about, not to a new chain.
+    if (ctx.caller.kind === 'backend' && !ctx.returning) {
       const self = ctx.caller.id;
       const meta = readChain(ctx.params);
       const parent = meta ? parentOf(options.live.get(meta.id), self) : options.inferParent(self);

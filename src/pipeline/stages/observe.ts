@@ -17,7 +17,7 @@ export function observeStage(): Stage {
   const ended = whenEnded((ctx, durationMs, error) => {
     if (callEnd.hasSubscribers) callEnd.publish({ ctx, durationMs, error } satisfies CallEndEvent);
   });
-  return (ctx, next) => {
+  return function observe(ctx, next) {
     if (callStart.hasSubscribers) callStart.publish({ ctx });
     return ended(ctx, next);
   };

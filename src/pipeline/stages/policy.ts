@@ -21,7 +21,7 @@ export function policyStage(
   /** Tools quarantined by pinning that stay callable with approval (pinning.onChange: approve). */
   needsApproval: (backend: string, tool: string) => boolean = () => false,
 ): Stage {
-  return async (ctx, next) => {
+  return async function policy(ctx, next) {
     const policy = current();
     const spec = methodSpec(ctx.method);
     if (spec?.alwaysAllowed) {
@@ -83,6 +83,10 @@ export function policyStage(
 
 /** Unknown for a target the caller cannot see; an honest refusal for one it can. */
 function refusal(ctx: CallContext, s: Subject, policy: CompiledPolicy, why: string): WireError {
+  if (s.kind === 'ask')
+    return new WireError(WIRE.POLICY_REFUSED, `${s.method} from ${s.backend} refused by policy`, {
+      reason: 'policy_denied',
+    });
   if (!policy.visible(ctx.caller, s)) return denied(ctx);
   return new WireError(WIRE.POLICY_REFUSED, `Call to ${s.exposed} ${why}`, { reason: 'policy_denied' });
 }
@@ -94,6 +98,11 @@ export function subjectOf(
   catalog?: Catalog,
 ): Subject {
   const t = ctx.target;
+  if (ctx.returning) {
+    // A backend's question is judged with the backend as caller and owner.
+    const backend = ctx.caller.kind === 'backend' ? ctx.caller.id : undefined;
+    return { kind: 'ask', backend, name: ctx.method, exposed: ctx.method, method: ctx.method };
+  }
   const exposed = grantSubject(ctx);
   if (t) {
     if (t.kind === 'task') {

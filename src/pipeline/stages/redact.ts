@@ -13,7 +13,7 @@ import type { Reply } from '../context.js';
 const REVEALING = new Set(['vault.get']);
 
 export function redactStage(redactor: Redactor): Stage {
-  return async (ctx, next) => {
+  return async function redact(ctx, next) {
     if (!redactor.active) return next();
     // Replaced in place: the backend finds the call (and its reply) through the call context.
     (ctx as { reply: Reply }).reply = redactingReply(ctx.reply, redactor);
@@ -22,13 +22,19 @@ export function redactStage(redactor: Redactor): Stage {
     } catch (err) {
       throw redactError(err, redactor);
     }
-    if (ctx.result && !REVEALING.has(ctx.method)) ctx.result = redactor.deep(ctx.result);
+    // On the way back the result is the caller's answer to a backend: it is not switchboard's to alter.
+    if (ctx.result && !ctx.returning && !REVEALING.has(ctx.method)) ctx.result = redactor.deep(ctx.result);
   };
 }
 
+/** Replies that redact already: a call made for another (or a question about it) shares its reply. */
+const redacting = new WeakSet<Reply>();
+
 function redactingReply(reply: Reply, redactor: Redactor): Reply {
+  if (redacting.has(reply)) return reply;
   // Everything else the reply has (now or later) is inherited unchanged.
   const wrapped = Object.create(reply) as Reply;
+  redacting.add(wrapped);
   return Object.assign(wrapped, {
     notify: (method: string, params: Params) => reply.notify(method, redactor.deep(params)),
     request: (method: string, params: Params | undefined, signal: AbortSignal) =>

@@ -22,8 +22,10 @@ export function resolveStage(
   absent: AbsentLookup = () => undefined,
   tasks?: TaskRoutes,
 ): Stage {
-  return async (ctx, next) => {
-    const wait = starting(ctx);
+  return async function resolve(ctx, next) {
+    // What switchboard answers itself (the handshake, ping) never waits for a backend to start:
+    // a backend may be waiting on its own bridge handshake to finish starting.
+    const wait = methodSpec(ctx.method)?.answeredBy === 'switchboard' ? undefined : starting(ctx);
     if (wait) await wait;
     resolveTarget(catalog, ctx, absent, tasks);
     await next();

@@ -13,6 +13,7 @@ import { linkSignals } from '../signals.js';
 import { answerInputRequired, isInputRequired } from '../../eras/input-required.js';
 import { runsToolCallsAsTasks, type TaskRoutes } from '../../gateway/tasks.js';
 import { methodSpec } from '../../protocol/methods.js';
+import { askCaller } from '../ask-caller.js';
 
 export interface RouteServices {
   catalog: Catalog;
@@ -32,29 +33,38 @@ export interface RouteServices {
   tellChain: boolean;
   /** Which backend and caller each task belongs to; the merged tasks/list. */
   tasks: TaskRoutes;
+  /** Answers what switchboard answers itself: handshake, ping, log level, discover, listen. */
+  housekeeping(ctx: CallContext): Promise<Result> | Result;
+  /** Puts a backend's question about `parent` to the caller, through the return path. */
+  ask(parent: CallContext, backend: string, method: string, params: Params | undefined): Promise<Result>;
 }
 
 export function routeStage(services: RouteServices): Stage {
-  return async (ctx) => {
+  return async function route(ctx) {
     // While a call is under way, calls made on its behalf (bridge, handlers) find it here.
     services.live.set(ctx.callId, ctx);
     try {
-      ctx.result = await route(services, ctx);
+      ctx.result = await answer(services, ctx);
     } finally {
       services.live.delete(ctx.callId);
     }
   };
 }
 
-async function route(services: RouteServices, ctx: CallContext): Promise<Result> {
-  const kind = methodSpec(ctx.method)?.list?.kind;
-  if (kind) {
-    // Every list is served whole; a cursor can only be one we never issued.
-    if (ctx.params.cursor !== undefined) throw new WireError(WIRE.INVALID_PARAMS, 'Invalid cursor');
-    return services.list(kind, ctx);
+async function answer(services: RouteServices, ctx: CallContext): Promise<Result> {
+  const spec = methodSpec(ctx.method);
+  switch (spec?.answeredBy) {
+    case 'catalog':
+      // Every list is served whole; a cursor can only be one we never issued.
+      if (ctx.params.cursor !== undefined) throw new WireError(WIRE.INVALID_PARAMS, 'Invalid cursor');
+      return services.list(spec.list!.kind, ctx);
+    case 'tasks':
+      return services.tasks.list(ctx);
+    case 'switchboard':
+      // A backend's question goes to its caller; the rest is switchboard's own housekeeping.
+      if (spec.direction === 'ask') return askCaller(ctx.reply, ctx.method, ctx.params, ctx.signal);
+      return services.housekeeping(ctx);
   }
-  if (ctx.method === 'ping') return {};
-  if (ctx.method === 'tasks/list') return services.tasks.list(ctx);
   const target = ctx.target;
   if (!target) {
     const handler = services.handlers.find(ctx.method);
@@ -99,8 +109,10 @@ async function route(services: RouteServices, ctx: CallContext): Promise<Result>
       // A modern caller takes input_required as it is (the front seals its requestState); for
       // any other caller switchboard asks the questions and retries.
       if (isInputRequired(result) && ctx.reply.era !== 'modern') {
-        result = await answerInputRequired(ctx, result, (extra) =>
-          backend.call(ctx, ctx.method, { ...params, ...extra }, { replica: ctx.replica }),
+        result = await answerInputRequired(
+          result,
+          (method, asked) => services.ask(ctx, backend.name, method, asked),
+          (extra) => backend.call(ctx, ctx.method, { ...params, ...extra }, { replica: ctx.replica }),
         );
       }
       const expose = (method: string, r: Result) =>

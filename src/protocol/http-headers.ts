@@ -4,7 +4,7 @@
 // disagree with what is served) and writes them for the modern HTTP backends it calls.
 import type { JsonRpcRequest, Params } from '../jsonrpc/message.js';
 import { META } from '../protocol.js';
-import { methodSpec, namedBy } from '../protocol/methods.js';
+import { methodSpec, namedBy } from './methods.js';
 
 const SENTINEL = /^=\?base64\?(.*)\?=$/;
 const SAFE = /^[\x21-\x7e]([\x20-\x7e\t]*[\x21-\x7e])?$/;

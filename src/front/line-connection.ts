@@ -1,0 +1,57 @@
+// One connection that carries JSON-RPC lines (the stdio front, a bridge connection): both eras on
+// one stream. The era router (`eraOf`) sends a request naming a modern version in its `_meta` to
+// be served on its own, statelessly; everything else belongs to the connection's legacy session.
+import { LocalError } from '../errors.js';
+import type { Gateway } from '../gateway/gateway.js';
+import type { JsonRpcMessage, JsonRpcRequest, RequestId } from '../jsonrpc/message.js';
+import type { Caller } from '../pipeline/context.js';
+import { eraOf } from '../protocol/envelope.js';
+import type { HostSession } from './session.js';
+
+export interface LineConnection {
+  /** The connection's legacy session (its handshake, log level, requests to the peer). */
+  readonly session: HostSession;
+  /** Takes one parsed message from the peer. */
+  receive(value: unknown): void;
+  /** The peer is gone: its modern requests are cancelled and its session closed. */
+  close(why: string): void;
+}
+
+export function openLineConnection(
+  gateway: Gateway,
+  caller: Caller,
+  send: (message: JsonRpcMessage) => boolean | void,
+  sessionId?: string,
+): LineConnection {
+  const session = gateway.openSession({ send: (m) => send(m) }, caller, sessionId);
+  // Modern requests in flight, by id: what notifications/cancelled names.
+  const modern = new Map<RequestId, AbortController>();
+  const serveModern = async (req: JsonRpcRequest) => {
+    const ac = new AbortController();
+    modern.set(req.id, ac);
+    try {
+      const answer = await gateway.modern.serve(req, caller, { notify: send, signal: ac.signal });
+      if (answer) send(answer.message);
+    } finally {
+      if (modern.get(req.id) === ac) modern.delete(req.id);
+    }
+  };
+  return {
+    session,
+    receive(value) {
+      const m = value as { id?: RequestId; method?: unknown; params?: JsonRpcRequest['params'] } | null;
+      if (typeof m?.method === 'string' && m.id !== undefined && eraOf(m) === 'modern')
+        return void serveModern(m as JsonRpcRequest);
+      if (m?.method === 'notifications/cancelled') {
+        const id = (m.params as { requestId?: RequestId } | undefined)?.requestId;
+        const ac = id === undefined ? undefined : modern.get(id);
+        if (ac) return void ac.abort(new LocalError('cancelled', 'cancelled by the peer'));
+      }
+      void session.receive(value);
+    },
+    close(why) {
+      for (const ac of modern.values()) ac.abort(new LocalError('cancelled', why));
+      session.close();
+    },
+  };
+}

@@ -1,0 +1,133 @@
+// The methods switchboard answers itself, inside the pipeline (the route stage hands them here,
+// so they are admitted, observed and audited like every call): the legacy handshake, ping and a
+// session's log level, the modern era's server/discover and subscriptions/listen.
+import { randomUUID } from 'node:crypto';
+import type { ListenFilter } from '../backends/backend.js';
+import { WIRE, WireError } from '../errors.js';
+import type { Params, Result } from '../jsonrpc/message.js';
+import { newCall } from '../pipeline/call.js';
+import type { CallContext, Reply } from '../pipeline/context.js';
+import { LOG_LEVELS, META, SUPPORTED_VERSIONS, type LogLevel } from '../protocol.js';
+import type { Listener } from './backend-messages.js';
+
+export interface HousekeepingDeps {
+  /** What a session's initialize answers: merged capabilities and instructions of ready backends. */
+  initializeResult(protocolVersion: string): Result;
+  /** The most verbose level any session asked for may have changed. */
+  logLevelsChanged(): void;
+  /** Runs a call through the pipeline (listen subscribes on owning backends through it). */
+  run(ctx: CallContext): Promise<void>;
+  /** Joins a listen stream to the list-change and resource-update audience; returns its leave. */
+  addListener(key: string, filter: ListenFilter, notify: Listener['notify']): () => void;
+  releaseSubscriptions(key: string): void;
+}
+
+export class Housekeeping {
+  /** Open subscriptions/listen streams, ended with a result when switchboard stops. */
+  private readonly listens = new Set<() => void>();
+
+  constructor(private readonly deps: HousekeepingDeps) {}
+
+  answer(ctx: CallContext): Promise<Result> | Result {
+    switch (ctx.method) {
+      case 'ping':
+        return {};
+      case 'initialize': {
+        const session = ctx.reply.session;
+        if (!session) throw new WireError(WIRE.METHOD_NOT_FOUND, 'Method not found: initialize');
+        return this.deps.initializeResult(session.initialize(ctx.params));
+      }
+      case 'logging/setLevel': {
+        const level = ctx.params.level;
+        if (!(LOG_LEVELS as readonly unknown[]).includes(level))
+          throw new WireError(WIRE.INVALID_PARAMS, `level must be one of ${LOG_LEVELS.join(', ')}`);
+        ctx.reply.session?.setLogLevel(level as LogLevel);
+        this.deps.logLevelsChanged();
+        return {};
+      }
+      case 'server/discover':
+        return this.discover();
+      case 'subscriptions/listen':
+        return this.listen(ctx);
+      default:
+        throw new WireError(WIRE.METHOD_NOT_FOUND, `Method not found: ${ctx.method}`);
+    }
+  }
+
+  /** Ends every listen stream gracefully (switchboard is stopping). */
+  close(): void {
+    for (const end of [...this.listens]) end();
+  }
+
+  private discover(): Result {
+    const init = this.deps.initializeResult(SUPPORTED_VERSIONS[0]!);
+    return {
+      supportedVersions: SUPPORTED_VERSIONS,
+      capabilities: init.capabilities,
+      ...(init.instructions ? { instructions: init.instructions } : {}),
+      ttlMs: 0,
+      cacheScope: 'public',
+    };
+  }
+
+  /**
+   * subscriptions/listen: list changes switchboard announces itself (its catalog merges every
+   * backend's); resource updates are subscribed on each owning backend through the pipeline
+   * (legacy: resources/subscribe, modern: its own listen stream), and the acknowledgement names
+   * only what the backends took. The stream ends with a result only when switchboard stops.
+   */
+  private async listen(ctx: CallContext): Promise<Result> {
+    const wanted = (ctx.params.notifications ?? {}) as ListenFilter;
+    const key = `listen:${randomUUID()}`;
+    const tag = { [META.subscriptionId]: ctx.requestId ?? key };
+    const send = (method: string, params?: Params) =>
+      ctx.reply.notify(method, { ...params, _meta: { ...params?._meta, ...tag } });
+    const honoured: ListenFilter = {};
+    if (wanted.toolsListChanged === true) honoured.toolsListChanged = true;
+    if (wanted.promptsListChanged === true) honoured.promptsListChanged = true;
+    if (wanted.resourcesListChanged === true) honoured.resourcesListChanged = true;
+    const holder: Reply = {
+      sessionKey: key,
+      capabilities: {},
+      era: 'modern',
+      notify: () => {},
+      request: (method) => Promise.reject(new WireError(WIRE.METHOD_NOT_FOUND, `Cannot ask ${method} here`)),
+    };
+    const uris = Array.isArray(wanted.resourceSubscriptions) ? wanted.resourceSubscriptions : [];
+    const taken: string[] = [];
+    for (const uri of uris.filter((u): u is string => typeof u === 'string')) {
+      try {
+        await this.deps.run(
+          newCall({
+            caller: ctx.caller,
+            method: 'resources/subscribe',
+            params: { uri },
+            reply: holder,
+            parent: ctx,
+          }),
+        );
+        taken.push(uri);
+      } catch {
+        // Not acknowledged: the client sees it missing from the acknowledgement.
+      }
+    }
+    if (uris.length) honoured.resourceSubscriptions = taken;
+    if (ctx.signal.aborted) {
+      this.deps.releaseSubscriptions(key);
+      throw ctx.signal.reason;
+    }
+    send('notifications/subscriptions/acknowledged', { notifications: honoured });
+    const detach = this.deps.addListener(key, honoured, send);
+    let end!: () => void;
+    const graceful = await new Promise<boolean>((resolve) => {
+      end = () => resolve(true);
+      this.listens.add(end);
+      ctx.signal.addEventListener('abort', () => resolve(false), { once: true });
+    });
+    this.listens.delete(end);
+    detach();
+    this.deps.releaseSubscriptions(key);
+    if (!graceful) throw ctx.signal.reason;
+    return { _meta: tag };
+  }
+}

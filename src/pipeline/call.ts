@@ -1,0 +1,59 @@
+// The one factory every call context comes from, whatever door it entered by: a host's session
+// (stdio or HTTP), a modern stateless request, the bridge, `dispatch()`, a handler's sub-call, a
+// backend's question on the way back, and later workflow steps. One shape, one place to add a field.
+import type { Params, RequestId } from '../jsonrpc/message.js';
+import { CHAIN_META } from './stages/chain.js';
+import { newCallId, type Caller, type CallContext, type Reply } from './context.js';
+
+export interface CallInit {
+  caller: Caller;
+  method: string;
+  /** The JSON-RPC id the caller gave the request, when it came off a wire. */
+  requestId?: RequestId | undefined;
+  params?: Params | undefined;
+  /** The caller's way back; a child call uses its parent's. */
+  reply?: Reply | undefined;
+  /** Aborts the call; a child call is also aborted with its parent. */
+  signal?: AbortSignal | undefined;
+  /**
+   * The call this one is made while serving, inside switchboard (a handler's sub-call, a backend's
+   * question about its call): it runs under its parent's admission, chain, reply and fate.
+   */
+  parent?: CallContext | undefined;
+  /** The backend (and replica) a modern caller's retry must reach again. */
+  resume?: CallContext['resume'];
+  /** What a modern request came with besides its body. */
+  wire?: CallContext['wire'];
+  /** A backend's question on its way back to a caller. */
+  returning?: boolean | undefined;
+}
+
+export function newCall(init: CallInit): CallContext {
+  const { parent } = init;
+  let params = init.params ?? {};
+  // A sub-call names its parent in _meta as a bridge call would, so the chain stage links them
+  // (a question on the way back goes to a caller, who has no use for it).
+  if (parent && !init.returning)
+    params = {
+      ...params,
+      _meta: { ...params._meta, [CHAIN_META]: { id: parent.callId, path: [...parent.path] } },
+    };
+  const reply = init.reply ?? parent?.reply;
+  if (!reply) throw new Error(`a call to ${init.method} needs a reply or a parent`);
+  const signal = init.signal ?? parent?.signal ?? new AbortController().signal;
+  return {
+    callId: newCallId(),
+    caller: init.caller,
+    method: init.method,
+    ...(init.requestId !== undefined ? { requestId: init.requestId } : {}),
+    params,
+    signal: parent && init.signal ? AbortSignal.any([init.signal, parent.signal]) : signal,
+    reply,
+    path: parent?.path ?? [],
+    startedAt: performance.now(),
+    ...(parent ? { parent } : {}),
+    ...(init.resume ? { resume: init.resume } : {}),
+    ...(init.wire ? { wire: init.wire } : {}),
+    ...(init.returning ? { returning: true } : {}),
+  };
+}

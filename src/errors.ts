@@ -1,34 +1,9 @@
 // The two kinds of error: wire errors (what a client may see) and local errors (stable codes with
-// a cause, mapped to the wire by one table so a backend's failure never reads as the caller's).
+// a cause, mapped to the wire by the catalogue so a backend's failure never reads as the caller's).
+import { LOCAL_ERRORS, WIRE, type LocalCode } from './error-catalogue.js';
 import type { WireErrorBody } from './jsonrpc/message.js';
 
-/** JSON-RPC and MCP error codes switchboard sends. */
-export const WIRE = {
-  PARSE_ERROR: -32700,
-  INVALID_REQUEST: -32600,
-  METHOD_NOT_FOUND: -32601,
-  INVALID_PARAMS: -32602,
-  INTERNAL_ERROR: -32603,
-  /** Implementation-defined server error range: a backend is unavailable or failed. */
-  BACKEND_UNAVAILABLE: -32001,
-  REQUEST_TIMEOUT: -32001,
-  RESOURCE_NOT_FOUND: -32002,
-  REQUEST_CANCELLED: -32800,
-  /** Modern era: HTTP routing headers missing or disagreeing with the body. */
-  HEADER_MISMATCH: -32020,
-  /** Modern era: the request needs a client capability the request did not declare. */
-  MISSING_CLIENT_CAPABILITY: -32021,
-  /** Modern era: the requested protocol version is not served. */
-  UNSUPPORTED_PROTOCOL_VERSION: -32022,
-  /** Bridge: the first message was not a valid bridge/authenticate. */
-  AUTH_FAILED: -32030,
-  /** Bridge: the call would revisit a backend already in its chain. */
-  CALL_CYCLE: -32031,
-  /** Bridge: the call chain would exceed bridge.maxDepth. */
-  CALL_TOO_DEEP: -32032,
-  /** A call to a target the caller can see, refused by policy for its arguments, or not approved. */
-  POLICY_REFUSED: -32040,
-} as const;
+export { WIRE, type LocalCode } from './error-catalogue.js';
 
 /** An error whose code and message are meant for the client as they are. */
 export class WireError extends Error {
@@ -56,43 +31,67 @@ export class BackendWireError extends WireError {
   }
 }
 
-export type LocalCode =
-  | 'backend_unavailable'
-  | 'backend_closed'
-  | 'backend_start_failed'
-  | 'timeout'
-  | 'cancelled'
-  | 'message_too_large'
-  | 'internal';
+/** What a local error adds to `data` beside its reason; `backend` names the backend when one is known. */
+export type LocalData = { backend?: string } & Record<string, unknown>;
 
 /** Local failures: a stable code for logs and tests, a cause, never sent as they are. */
 export class LocalError extends Error {
+  readonly data: LocalData | undefined;
+
   constructor(
     readonly code: LocalCode,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; data?: LocalData | undefined },
   ) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'LocalError';
+    this.data = options?.data;
+  }
+
+  /** The same error with `more` in its data; what its data already says is kept. */
+  with(more: LocalData): LocalError {
+    const err = new LocalError(this.code, this.message, {
+      cause: this.cause,
+      data: { ...more, ...this.data },
+    });
+    err.stack = this.stack;
+    return err;
   }
 }
 
-const LOCAL_TO_WIRE: Record<LocalCode, { code: number; expose: boolean }> = {
-  backend_unavailable: { code: WIRE.BACKEND_UNAVAILABLE, expose: true },
-  backend_closed: { code: WIRE.BACKEND_UNAVAILABLE, expose: true },
-  backend_start_failed: { code: WIRE.BACKEND_UNAVAILABLE, expose: true },
-  timeout: { code: WIRE.REQUEST_TIMEOUT, expose: true },
-  cancelled: { code: WIRE.REQUEST_CANCELLED, expose: true },
-  message_too_large: { code: WIRE.INVALID_REQUEST, expose: true },
-  internal: { code: WIRE.INTERNAL_ERROR, expose: false },
-};
-
-/** Maps any thrown value to the body a client may see. Unknown errors never leak their text. */
+/**
+ * Maps any thrown value to the body a client may see. A local error carries its code as
+ * `data.reason`; one whose message is not exposed carries nothing else. Unknown errors never leak
+ * their text.
+ */
 export function toWire(err: unknown): WireErrorBody {
   if (err instanceof WireError) return err.toJSON();
   if (err instanceof LocalError) {
-    const m = LOCAL_TO_WIRE[err.code];
-    return { code: m.code, message: m.expose ? err.message : 'Internal error' };
+    const m = LOCAL_ERRORS[err.code];
+    if (!m.expose) return { code: m.code, message: 'Internal error', data: { reason: err.code } };
+    return { code: m.code, message: err.message, data: { ...err.data, reason: err.code } };
   }
   return { code: WIRE.INTERNAL_ERROR, message: 'Internal error' };
+}
+
+/**
+ * What the caller gets when a call forwarded to `backend` fails. A backend that answers -32700 or
+ * -32600 says the request it got was broken, and that request was switchboard's: it reaches the
+ * caller as -32603 naming the backend, with the backend's answer in `data.error`, not as the
+ * caller's fault. Local errors get the backend's name; any other answer of the backend is its own
+ * and passes as it is.
+ */
+export function backendFailure(backend: string, err: unknown): unknown {
+  if (
+    err instanceof BackendWireError &&
+    (err.code === WIRE.PARSE_ERROR || err.code === WIRE.INVALID_REQUEST)
+  ) {
+    return new LocalError(
+      'backend_protocol_error',
+      `Backend ${backend} could not take the call it was forwarded: ${err.message}`,
+      { cause: err, data: { backend, error: err.toJSON() } },
+    );
+  }
+  if (err instanceof LocalError) return err.with({ backend });
+  return err;
 }

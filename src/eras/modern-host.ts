@@ -40,10 +40,9 @@ export interface ModernExchange {
   readonly wire?: ModernWire | undefined;
 }
 
-/** A modern request's answer, and the HTTP status its error must have where that is not the code's usual one. */
+/** A modern request's answer (HTTP takes its status from the error catalogue). */
 export interface ModernAnswer {
   message: JsonRpcResponse;
-  status?: number | undefined;
 }
 
 export interface ModernHostOptions {
@@ -79,11 +78,7 @@ export class ModernHost {
       return { message: { jsonrpc: '2.0', id: req.id, result: decorate(req.method, result) } };
     } catch (err) {
       if (ex.signal.aborted) return undefined;
-      const status = (err as { httpStatus?: unknown }).httpStatus;
-      return {
-        message: { jsonrpc: '2.0', id: req.id, error: modernError(toWire(err)) },
-        ...(typeof status === 'number' ? { status } : {}),
-      };
+      return { message: { jsonrpc: '2.0', id: req.id, error: modernError(toWire(err)) } };
     }
   }
 

@@ -6,9 +6,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import { httpAuthProblems, isLoopbackHost, type Config } from '../config/schema.js';
-import { WIRE } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Caller } from '../pipeline/context.js';
+import { refuse as refuseWith, statusOf } from './http-refusal.js';
 
 type AuthConfig = Config['http']['auth'];
 type OAuthConfig = NonNullable<AuthConfig['oauth']>;
@@ -36,7 +36,7 @@ export function sha256Hex(text: string): string {
 }
 
 interface Refusal {
-  status: 401 | 403 | 503;
+  reason: 'http_unauthorized' | 'http_insufficient_scope' | 'http_auth_unavailable';
   /** Parameters of the Bearer challenge besides resource_metadata and scope. */
   error?: 'invalid_token' | 'insufficient_scope';
   description: string;
@@ -107,17 +107,13 @@ export function createAuthenticator(
   }
 
   function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal): undefined {
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (refusal.status !== 503) headers['www-authenticate'] = challenge(req, refusal);
-    const reason =
-      refusal.status === 403 ? 'Forbidden' : refusal.status === 503 ? 'Unavailable' : 'Unauthorized';
-    res.writeHead(refusal.status, headers).end(
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: null,
-        error: { code: WIRE.INVALID_REQUEST, message: `${reason}: ${refusal.description}` },
-      }),
-    );
+    // A challenge tells the host to get (another) token; keys that cannot be fetched are not its doing.
+    const unavailable = refusal.reason === 'http_auth_unavailable';
+    const headers: Record<string, string> = unavailable
+      ? {}
+      : { 'www-authenticate': challenge(req, refusal) };
+    const word = WORDS[refusal.reason];
+    refuseWith(res, refusal.reason, `${word}: ${refusal.description}`, null, headers);
     return undefined;
   }
 
@@ -146,7 +142,7 @@ export function createAuthenticator(
     const missing = config.requiredScopes.filter((s) => !granted.has(s));
     if (missing.length > 0) {
       return {
-        status: 403,
+        reason: 'http_insufficient_scope',
         error: 'insufficient_scope',
         description: `the token lacks scope ${missing.join(' ')}`,
       };
@@ -155,7 +151,11 @@ export function createAuthenticator(
   }
 
   function tokenRefusal(err: unknown): Refusal {
-    const invalid = (description: string): Refusal => ({ status: 401, error: 'invalid_token', description });
+    const invalid = (description: string): Refusal => ({
+      reason: 'http_unauthorized',
+      error: 'invalid_token',
+      description,
+    });
     if (err instanceof errors.JWTExpired) return invalid('the token has expired');
     if (err instanceof errors.JWTClaimValidationFailed) {
       if (err.claim === 'aud') return invalid('the token was not issued for this resource');
@@ -179,7 +179,7 @@ export function createAuthenticator(
         'cannot fetch the OAuth signing keys',
       );
       return {
-        status: 503,
+        reason: 'http_auth_unavailable',
         description: 'the signing keys of the authorization server cannot be fetched now',
       };
     }
@@ -192,7 +192,7 @@ export function createAuthenticator(
       const suffix = path.slice(METADATA_PATH.length);
       if (suffix !== '' && suffix !== http.path && suffix !== resourceOf(req).pathname) return false;
       if (req.method !== 'GET' && req.method !== 'HEAD') {
-        res.writeHead(405, { allow: 'GET, HEAD' }).end();
+        res.writeHead(statusOf('http_method_not_allowed'), { allow: 'GET, HEAD' }).end();
         return true;
       }
       const document = {
@@ -214,21 +214,32 @@ export function createAuthenticator(
       const token = header === undefined ? undefined : /^Bearer +([^\s]+) *$/i.exec(header)?.[1];
       if (token === undefined) {
         // No credentials at all: a plain challenge, no error code (RFC 6750 section 3.1).
-        return refuse(req, res, { status: 401, description: 'a Bearer token is required' });
+        return refuse(req, res, { reason: 'http_unauthorized', description: 'a Bearer token is required' });
       }
       const byKey = keyCaller(token);
       if (byKey) return byKey;
       if (oauth) {
         const outcome = await tokenCaller(token, oauth);
         if ('kind' in outcome) return outcome;
-        log.info({ status: outcome.status, why: outcome.description }, 'http host refused');
+        log.info({ status: statusOf(outcome.reason), why: outcome.description }, 'http host refused');
         return refuse(req, res, outcome);
       }
       log.info('http host refused: unknown API key');
-      return refuse(req, res, { status: 401, error: 'invalid_token', description: 'unknown API key' });
+      return refuse(req, res, {
+        reason: 'http_unauthorized',
+        error: 'invalid_token',
+        description: 'unknown API key',
+      });
     },
   };
 }
+
+/** The first word of a refusal's message, as the status is named. */
+const WORDS: Record<Refusal['reason'], string> = {
+  http_unauthorized: 'Unauthorized',
+  http_insufficient_scope: 'Forbidden',
+  http_auth_unavailable: 'Unavailable',
+};
 
 function scopesOf(payload: JWTPayload): string[] {
   const { scope, scp } = payload as { scope?: unknown; scp?: unknown };

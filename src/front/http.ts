@@ -9,19 +9,14 @@ import type { AddressInfo } from 'node:net';
 import { LocalError, WIRE } from '../errors.js';
 import { eraOf } from '../protocol/envelope.js';
 import type { Gateway } from '../gateway/gateway.js';
-import {
-  classify,
-  type JsonRpcMessage,
-  type JsonRpcRequest,
-  type RequestId,
-  type WireErrorBody,
-} from '../jsonrpc/message.js';
+import { classify, type JsonRpcMessage, type JsonRpcRequest, type RequestId } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import type { Config } from '../config/schema.js';
 import { LEGACY_VERSIONS, isModernVersion } from '../protocol.js';
 import type { Caller } from '../pipeline/context.js';
 import { createAuthenticator } from './http-auth.js';
 import { checkHostAndOrigin } from './http-guard.js';
+import { answerError, refuse, statusFor } from './http-refusal.js';
 import { SessionSealer } from './sealed-session.js';
 import { handshakeOf, type HostSession } from './session.js';
 
@@ -55,21 +50,6 @@ const SSE_HEADERS = {
 
 /** How often an idle subscriptions/listen stream gets an SSE comment, so intermediaries keep it. */
 const KEEPALIVE_MS = 25_000;
-
-/** The HTTP status the modern wire gives a JSON-RPC error. */
-function modernStatus(code: number): number {
-  switch (code) {
-    case WIRE.HEADER_MISMATCH:
-    case WIRE.MISSING_CLIENT_CAPABILITY:
-    case WIRE.UNSUPPORTED_PROTOCOL_VERSION:
-    case WIRE.INVALID_REQUEST:
-      return 400;
-    case WIRE.METHOD_NOT_FOUND:
-      return 404;
-    default:
-      return 200;
-  }
-}
 
 /** One POSTed request waiting for its answer. */
 class Exchange {
@@ -162,7 +142,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       options.log.error({ err: err instanceof Error ? err.message : String(err) }, 'http front error');
-      if (!res.headersSent) fail(res, 500, WIRE.INTERNAL_ERROR, 'Internal error');
+      if (!res.headersSent) refuse(res, 'http_internal', 'Internal error');
       else res.end();
     });
   });
@@ -172,11 +152,11 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     // Before anything that reads Host (the metadata derives this endpoint's URL from it).
     if (options.dnsRebindingProtection) {
       const refused = checkHostAndOrigin(req.headers.host, req.headers.origin, options);
-      if (refused) return fail(res, 403, WIRE.INVALID_REQUEST, `Forbidden: ${refused}`);
+      if (refused) return refuse(res, 'http_host_refused', `Forbidden: ${refused}`);
     }
     if (auth.metadata(req, res, path)) return;
     if (path !== options.path)
-      return fail(res, 404, WIRE.INVALID_REQUEST, `Not found; the MCP endpoint is ${options.path}`);
+      return refuse(res, 'http_not_found', `Not found; the MCP endpoint is ${options.path}`);
     // Every request proves who it is, modern or legacy (not only the one that opened a session).
     const caller = await auth.authenticate(req, res);
     if (!caller) return;
@@ -189,14 +169,14 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
         return del(req, res, caller);
       default:
         res.setHeader('allow', 'GET, POST, DELETE');
-        return fail(res, 405, WIRE.INVALID_REQUEST, 'Method not allowed');
+        return refuse(res, 'http_method_not_allowed', 'Method not allowed');
     }
   }
 
   function sessionOf(req: IncomingMessage, res: ServerResponse, caller: Caller): HttpSession | undefined {
     const id = req.headers['mcp-session-id'];
     if (typeof id !== 'string') {
-      fail(res, 400, WIRE.INVALID_REQUEST, 'Bad Request: Mcp-Session-Id header is required');
+      refuse(res, 'http_session_required', 'Bad Request: Mcp-Session-Id header is required');
       return undefined;
     }
     const held = sessions.get(id);
@@ -204,7 +184,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     // Expired, or another caller's: exactly what an unknown id gets, so nothing is learnt from it.
     if (!s || sealer.expired(s.expiresAt) || !sameCaller(s.session.caller, caller)) {
       if (s && sealer.expired(s.expiresAt)) closeSession(s);
-      fail(res, 404, -32001, 'Session not found');
+      refuse(res, 'http_session_not_found', 'Session not found');
       return undefined;
     }
     return s;
@@ -234,27 +214,24 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
       !(accept.includes('application/json') || accept.includes('*/*')) ||
       !(accept.includes('text/event-stream') || accept.includes('*/*'))
     ) {
-      return fail(
+      return refuse(
         res,
-        406,
-        WIRE.INVALID_REQUEST,
+        'http_not_acceptable',
         'Not Acceptable: Accept must list application/json and text/event-stream',
       );
     }
     if (!(req.headers['content-type'] ?? '').includes('application/json')) {
-      return fail(
+      return refuse(
         res,
-        415,
-        WIRE.INVALID_REQUEST,
+        'http_unsupported_media_type',
         'Unsupported Media Type: Content-Type must be application/json',
       );
     }
     const body = await readBody(req, options.maxMessageBytes);
     if (body === undefined) {
-      return fail(
+      return refuse(
         res,
-        413,
-        WIRE.INVALID_REQUEST,
+        'http_body_too_large',
         `Message exceeds the limit of ${options.maxMessageBytes} bytes`,
       );
     }
@@ -262,10 +239,10 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     try {
       value = JSON.parse(body);
     } catch {
-      return fail(res, 400, WIRE.PARSE_ERROR, 'Parse error: not valid JSON');
+      return fail(res, WIRE.PARSE_ERROR, 'Parse error: not valid JSON');
     }
     const c = classify(value);
-    if (c.kind === 'invalid') return fail(res, 400, WIRE.INVALID_REQUEST, c.reason, c.id);
+    if (c.kind === 'invalid') return fail(res, WIRE.INVALID_REQUEST, c.reason, c.id);
     const headerVersion = req.headers['mcp-protocol-version'];
     const modernHeader = typeof headerVersion === 'string' && isModernVersion(headerVersion);
     if (c.kind === 'request' && eraOf(c.message, headerVersion) === 'modern')
@@ -291,10 +268,9 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     } else {
       const version = req.headers['mcp-protocol-version'];
       if (typeof version === 'string' && !(LEGACY_VERSIONS as readonly string[]).includes(version)) {
-        return fail(
+        return refuse(
           res,
-          400,
-          WIRE.INVALID_REQUEST,
+          'http_unsupported_version',
           `Bad Request: unsupported MCP-Protocol-Version ${version}`,
         );
       }
@@ -341,18 +317,18 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
       wire: { headers: req.headers },
     });
     if (!answer) return exchange.end();
-    const { message, status } = answer;
-    exchange.send(message, status ?? ('error' in message ? modernStatus(message.error.code) : 200));
+    const { message } = answer;
+    exchange.send(message, 'error' in message ? statusFor(message.error) : 200);
   }
 
   function get(req: IncomingMessage, res: ServerResponse, caller: Caller): void {
     if (!(req.headers.accept ?? '').includes('text/event-stream')) {
-      return fail(res, 406, WIRE.INVALID_REQUEST, 'Not Acceptable: Accept must list text/event-stream');
+      return refuse(res, 'http_not_acceptable', 'Not Acceptable: Accept must list text/event-stream');
     }
     const state = sessionOf(req, res, caller);
     if (!state) return;
     if (state.stream)
-      return fail(res, 409, WIRE.INVALID_REQUEST, 'Conflict: this session already has a stream open');
+      return refuse(res, 'http_stream_conflict', 'Conflict: this session already has a stream open');
     res.writeHead(200, SSE_HEADERS);
     res.flushHeaders();
     state.stream = res;
@@ -405,21 +381,9 @@ function sameCaller(a: Caller, b: Caller): boolean {
   return a.kind === b.kind && a.id === b.id;
 }
 
-function fail(
-  res: ServerResponse,
-  status: number,
-  code: number,
-  message: string,
-  id: RequestId | null = null,
-): void {
-  failWith(res, status, id, { code, message });
-}
-
-function failWith(res: ServerResponse, status: number, id: RequestId | null, error: WireErrorBody): void {
-  if (res.headersSent) return void res.end();
-  res
-    .writeHead(status, { 'content-type': 'application/json' })
-    .end(JSON.stringify({ jsonrpc: '2.0', id, error }));
+/** A protocol-level error (its status from the catalogue, as every refusal's). */
+function fail(res: ServerResponse, code: number, message: string, id: RequestId | null = null): void {
+  answerError(res, id, { code, message });
 }
 
 /** Reads the body, or undefined once it passes the limit (the rest is drained, not kept). */

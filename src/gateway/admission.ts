@@ -8,7 +8,7 @@
 // session; a backend calling over the bridge is one caller however many connections it opens.
 import { TokenBucket } from '../backends/token-bucket.js';
 import type { Config } from '../config/schema.js';
-import { WIRE, WireError } from '../errors.js';
+import { LocalError } from '../errors.js';
 import type { CallContext } from '../pipeline/context.js';
 
 interface Waiter {
@@ -59,7 +59,7 @@ export class Admission {
         depth === 0
           ? `Too many calls under way in this session (limits.maxCallsPerSession: ${max})`
           : `Too many calls in this session: ${max} under way (limits.maxCallsPerSession) and ${depth} waiting (limits.maxQueuedPerSession)`;
-      throw new WireError(WIRE.BACKEND_UNAVAILABLE, why);
+      throw new LocalError('queue_full', why);
     }
     return new Promise<() => void>((resolve, reject) => {
       const slots = s;
@@ -102,8 +102,8 @@ export class Admission {
     let bucket = this.rates.get(key);
     if (!bucket) this.rates.set(key, (bucket = new TokenBucket(rate)));
     if (!bucket.take()) {
-      throw new WireError(
-        WIRE.BACKEND_UNAVAILABLE,
+      throw new LocalError(
+        'rate_limited',
         `Rate limit: this session may make ${rate.perSecond} calls per second (limits.sessionRate)`,
       );
     }
@@ -173,6 +173,6 @@ function callerKey(ctx: CallContext): string {
   return ctx.caller.kind === 'backend' ? `backend:${ctx.caller.id}` : ctx.reply.sessionKey;
 }
 
-function shuttingDown(): WireError {
-  return new WireError(WIRE.BACKEND_UNAVAILABLE, 'switchboard is shutting down');
+function shuttingDown(): LocalError {
+  return new LocalError('draining', 'switchboard is shutting down');
 }

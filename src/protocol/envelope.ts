@@ -3,7 +3,7 @@
 // 2026-07-28 conformance suite checks a request: the envelope, the version header agreeing with
 // it, the version being served, the routing headers, and last the method existing in the era.
 import type { IncomingHttpHeaders } from 'node:http';
-import { WIRE, WireError } from '../errors.js';
+import { LocalError, WIRE, WireError } from '../errors.js';
 import type { Params } from '../jsonrpc/message.js';
 import { META, SUPPORTED_VERSIONS, isModernVersion } from '../protocol.js';
 import { routingMismatch } from './http-headers.js';
@@ -38,14 +38,6 @@ export function envelopeProblem(params: Params | undefined): string | undefined 
   return undefined;
 }
 
-/** A modern request without its envelope: invalid params on the wire, a bad request over HTTP. */
-export class EnvelopeError extends WireError {
-  readonly httpStatus = 400;
-  constructor(message: string) {
-    super(WIRE.INVALID_PARAMS, message);
-  }
-}
-
 /** What a modern request came with besides its body: the HTTP headers, when HTTP carried it. */
 export interface ModernWire {
   headers?: IncomingHttpHeaders | undefined;
@@ -58,9 +50,10 @@ export function modernProblem(
   method: string,
   params: Params | undefined,
   wire: ModernWire = {},
-): WireError | undefined {
+): Error | undefined {
   const problem = envelopeProblem(params);
-  if (problem) return new EnvelopeError(`Invalid request envelope: ${problem}`);
+  // Invalid params on the wire, a bad request over HTTP (the catalogue's invalid_envelope).
+  if (problem) return new LocalError('invalid_envelope', `Invalid request envelope: ${problem}`);
   const version = params?._meta?.[META.protocolVersion];
   const headers = wire.headers;
   if (headers) {

@@ -4,7 +4,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { connectBridge } from '../../src/bridge/client.js';
+import { rawPost } from '../gateway/harness.js';
 import { connect, eventually, faulty, json, start } from './helpers.js';
+
+type Refused = Error & { code?: number; data?: unknown };
 
 test('a session over limits.maxCallsPerSession is refused while another session is served', async (t) => {
   const sb = await start(t, {
@@ -21,8 +24,9 @@ test('a session over limits.maxCallsPerSession is refused while another session 
   // before, are under way by then.
   const other = await connect(t, sb);
   assert.ok(json(await other.callTool({ name: 'state', arguments: {} })));
-  await assert.rejects(greedy.callTool({ name: 'echo', arguments: {} }), (err: Error & { code?: number }) => {
-    assert.equal(err.code, -32001);
+  await assert.rejects(greedy.callTool({ name: 'echo', arguments: {} }), (err: Refused) => {
+    assert.equal(err.code, -32051);
+    assert.deepEqual(err.data, { reason: 'queue_full' });
     assert.match(err.message, /Too many calls under way in this session \(limits\.maxCallsPerSession: 2\)/);
     return true;
   });
@@ -40,13 +44,52 @@ test('a session over limits.sessionRate is refused while another session is serv
   });
   const greedy = await connect(t, sb);
   for (let i = 0; i < 3; i++) assert.ok(json(await greedy.callTool({ name: 'echo', arguments: {} })));
-  await assert.rejects(greedy.callTool({ name: 'echo', arguments: {} }), (err: Error & { code?: number }) => {
-    assert.equal(err.code, -32001);
+  await assert.rejects(greedy.callTool({ name: 'echo', arguments: {} }), (err: Refused) => {
+    assert.equal(err.code, -32050, 'its own rate, not a backend failure');
+    assert.deepEqual(err.data, { reason: 'rate_limited' });
     assert.match(err.message, /Rate limit: this session may make 0\.001 calls per second/);
     return true;
   });
   const other = await connect(t, sb);
   assert.deepEqual(json(await other.callTool({ name: 'echo', arguments: { a: 1 } })).arguments, { a: 1 });
+});
+
+test('a modern HTTP request over limits.sessionRate gets HTTP 429 and -32050', async (t) => {
+  const sb = await start(t, {
+    servers: { f: faulty() },
+    limits: { sessionRate: { perSecond: 0.001, burst: 1 } },
+  });
+  const V = '2026-07-28';
+  const body = (id: number) =>
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: {
+        name: 'echo',
+        arguments: {},
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': V,
+          'io.modelcontextprotocol/clientInfo': { name: 'modern-host', version: '1.0.0' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    });
+  const headers = { 'mcp-protocol-version': V, 'mcp-method': 'tools/call', 'mcp-name': 'echo' };
+  assert.equal((await rawPost(sb.http!.url, body(1), headers)).status, 200);
+  const refused = await rawPost(sb.http!.url, body(2), headers);
+  assert.equal(refused.status, 429);
+  assert.deepEqual(refused.messages, [
+    {
+      jsonrpc: '2.0',
+      id: 2,
+      error: {
+        code: -32050,
+        message: 'Rate limit: this session may make 0.001 calls per second (limits.sessionRate)',
+        data: { reason: 'rate_limited' },
+      },
+    },
+  ]);
 });
 
 test('calls over limits.maxCallsPerSession wait their turn, and past the queue are refused', async (t) => {
@@ -66,8 +109,9 @@ test('calls over limits.maxCallsPerSession wait their turn, and past the queue a
   const refused: Error[] = [];
   for (const p of more) p.catch((err: Error) => refused.push(err));
   await eventually('two refused', () => refused.length === 2);
-  for (const err of refused) {
-    assert.equal((err as Error & { code?: number }).code, -32001);
+  for (const err of refused as Refused[]) {
+    assert.equal(err.code, -32051);
+    assert.deepEqual(err.data, { reason: 'queue_full' });
     assert.match(
       err.message,
       /Too many calls in this session: 2 under way \(limits\.maxCallsPerSession\) and 3 waiting \(limits\.maxQueuedPerSession\)/,
@@ -140,6 +184,7 @@ test('a backend over the bridge is one caller, however many connections it opens
   );
   await eventually('one call refused', () => refused.length === 1);
   assert.match(refused[0]!.message, /2 under way \(limits\.maxCallsPerSession\) and 1 waiting/);
+  assert.equal((refused[0] as Refused).code, -32051);
   assert.ok(
     json(await host.callTool({ name: 'g_echo', arguments: {} })),
     'a host session is served meanwhile',

@@ -16,7 +16,15 @@ test('a stop lets host calls under way finish and refuses new ones', async (t) =
   );
   await progress.next();
   const stopped = sb.stop();
-  await assert.rejects(client.callTool({ name: 'echo', arguments: {} }), /switchboard is shutting down/);
+  await assert.rejects(
+    client.callTool({ name: 'echo', arguments: {} }),
+    (err: Error & { code?: number; data?: unknown }) => {
+      assert.equal(err.code, -32052);
+      assert.deepEqual(err.data, { reason: 'draining' });
+      assert.match(err.message, /switchboard is shutting down/);
+      return true;
+    },
+  );
   assert.equal(json(await slow).steps, 10, 'the call under way got its answer');
   assert.deepEqual(await stopped, { cut: [] });
   assert.ok(!running(pid), 'the backend was ended after the drain');

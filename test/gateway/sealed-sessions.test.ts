@@ -22,7 +22,11 @@ import {
 
 const KEY = randomBytes(32).toString('base64');
 const DAY_MS = 86_400_000;
-const NOT_FOUND = { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } };
+const NOT_FOUND = {
+  jsonrpc: '2.0',
+  id: null,
+  error: { code: -32001, message: 'Session not found', data: { reason: 'http_session_not_found' } },
+};
 
 function config(sessions: { key?: string; ttlMs?: number }): ConfigInput {
   return { servers: { p: probe('p') }, http: { sessions } };

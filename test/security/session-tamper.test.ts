@@ -6,7 +6,11 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { httpUrl, probe, rawPost, rawSession, startGateway } from '../gateway/harness.js';
 
-const NOT_FOUND = { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } };
+const NOT_FOUND = {
+  jsonrpc: '2.0',
+  id: null,
+  error: { code: -32001, message: 'Session not found', data: { reason: 'http_session_not_found' } },
+};
 
 /** The id with one bit of byte `index` flipped (negative: from the end). */
 function flip(id: string, index: number): string {

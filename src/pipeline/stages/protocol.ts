@@ -14,7 +14,7 @@ export function protocolStage(toolSchema: (name: string) => unknown): Stage {
     // What a backend asks a caller exists only on the way back: from any door it is unknown.
     if (spec?.direction === 'ask' && !ctx.returning) return Promise.reject(notFound(ctx.method, ctx.params));
     if (ctx.parent || ctx.returning) return next();
-    let refusal: WireError | undefined;
+    let refusal: Error | undefined;
     if (ctx.reply.era === 'modern') {
       refusal = modernProblem(ctx.method, ctx.params, { headers: ctx.wire?.headers, toolSchema });
     } else if (spec?.eras.includes('legacy') === false) {

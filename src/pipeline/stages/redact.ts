@@ -54,7 +54,9 @@ export function redactError(err: unknown, redactor: Redactor): unknown {
   }
   if (err instanceof LocalError) {
     const message = redactor.text(err.message);
-    return message === err.message ? err : new LocalError(err.code, message);
+    const data = redactor.deep(err.data);
+    if (message === err.message && data === err.data) return err;
+    return new LocalError(err.code, message, { cause: err.cause, data });
   }
   return err;
 }

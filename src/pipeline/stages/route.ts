@@ -1,9 +1,9 @@
 // The innermost stage: answers list calls from the merged catalog and sends targeted calls to
 // the backend that owns them, with the backend's own name or URI in place of the exposed one.
-import type { Upstream as Backend } from '../../backends/upstream.js';
+import type { CallOptions, Upstream as Backend } from '../../backends/upstream.js';
 import type { Catalog, ListKind } from '../../catalog/catalog.js';
 import { exposeResultUris } from '../../catalog/result-uris.js';
-import { LocalError, WIRE, WireError } from '../../errors.js';
+import { backendFailure, LocalError, WIRE, WireError } from '../../errors.js';
 import type { Params, Result } from '../../jsonrpc/message.js';
 import type { Handler, HandlerChain } from '../../bridge/handlers.js';
 import type { Stage } from '../compose.js';
@@ -101,8 +101,14 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
           _meta: { ...params._meta, [CHAIN_META]: { id: ctx.callId, path: [...ctx.path, backend.name] } },
         };
       }
+      // The one place a backend's answer to a forwarded call becomes the caller's: what the
+      // backend got wrong is not reported as the caller's fault.
+      const call = (p: Params, options: CallOptions) =>
+        backend.call(ctx, ctx.method, p, options).catch((err: unknown) => {
+          throw backendFailure(backend.name, err);
+        });
       // A retry after input_required goes to the replica that asked (its state may live there).
-      let result = await backend.call(ctx, ctx.method, params, {
+      let result = await call(params, {
         replica: ctx.resume?.replica,
         served: (replica) => (ctx.replica = replica),
       });
@@ -112,7 +118,7 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
         result = await answerInputRequired(
           result,
           (method, asked) => services.ask(ctx, backend.name, method, asked),
-          (extra) => backend.call(ctx, ctx.method, { ...params, ...extra }, { replica: ctx.replica }),
+          (extra) => call({ ...params, ...extra }, { replica: ctx.replica }),
         );
       }
       const expose = (method: string, r: Result) =>

@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { WIRE } from '../errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { classify } from '../jsonrpc/message.js';
+import { jsonLines } from '../jsonrpc/json-lines.js';
 import { LineSplitter, LineWriter } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
 import type { HostSession } from '../front/session.js';
@@ -115,38 +116,25 @@ export class BridgeServer {
       }
       return true;
     };
-    const lines = new LineSplitter(this.options.maxMessageBytes, {
-      line: (text) => {
-        if (refused) return;
-        let value: unknown;
-        try {
-          value = JSON.parse(text);
-        } catch {
-          if (!session) return void (refused = this.refuse(socket, null));
-          write({
-            jsonrpc: '2.0',
-            id: null,
-            error: { code: WIRE.PARSE_ERROR, message: 'Parse error: not valid JSON' },
-          });
-          return;
-        }
-        if (session) return void session.receive(value);
-        session = this.authenticate(value, socket, write);
-        refused = session === undefined;
-      },
-      oversized: (bytes) => {
-        if (refused) return;
-        if (!session) return void (refused = this.refuse(socket, null));
-        write({
-          jsonrpc: '2.0',
-          id: null,
-          error: {
-            code: WIRE.INVALID_REQUEST,
-            message: `Message of ${bytes} bytes exceeds the limit of ${this.options.maxMessageBytes} bytes`,
-          },
-        });
-      },
-    });
+    // A line that fails before authentication is refused like a wrong token; after it, answered.
+    const fault = (error: object) => {
+      if (refused) return;
+      if (!session) return void (refused = this.refuse(socket, null));
+      write(error);
+    };
+    const lines = new LineSplitter(
+      this.options.maxMessageBytes,
+      jsonLines({
+        message: (value) => {
+          if (refused) return;
+          if (session) return void session.receive(value);
+          session = this.authenticate(value, socket, write);
+          refused = session === undefined;
+        },
+        notJson: fault,
+        oversized: fault,
+      }),
+    );
     socket.on('data', (chunk: Buffer) => lines.push(chunk));
     socket.on('error', () => socket.destroy());
     const authTimer = setTimeout(() => {

@@ -1,12 +1,13 @@
 // The stdio front: one host session over this process's stdin and stdout (stdout carries only
 // JSON-RPC). Lines that are not JSON or are too large get an error; the session goes on.
 import type { Readable, Writable } from 'node:stream';
-import { LocalError, WIRE } from '../errors.js';
+import { LocalError } from '../errors.js';
 import { isModernRequest } from '../eras/modern-host.js';
 import type { JsonRpcRequest, Params, RequestId } from '../jsonrpc/message.js';
 import { META } from '../protocol.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { LineWriter, readLines } from '../jsonrpc/ndjson.js';
+import { readJsonLines } from '../jsonrpc/json-lines.js';
+import { LineWriter } from '../jsonrpc/ndjson.js';
 import type { HostSession } from './session.js';
 
 export interface StdioFrontOptions {
@@ -37,19 +38,8 @@ export function serveStdio(
       if (modern.get(req.id) === ac) modern.delete(req.id);
     }
   };
-  readLines(input, options.maxMessageBytes, {
-    line: (text) => {
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
-        write({
-          jsonrpc: '2.0',
-          id: null,
-          error: { code: WIRE.PARSE_ERROR, message: 'Parse error: not valid JSON' },
-        });
-        return;
-      }
+  readJsonLines(input, options.maxMessageBytes, {
+    message: (value) => {
       // Both eras on one stream: a request naming a modern version in its _meta is served on its
       // own; everything else belongs to the (legacy) session.
       const m = value as { id?: RequestId; method?: unknown; params?: Params } | null;
@@ -64,15 +54,8 @@ export function serveStdio(
       }
       void session.receive(value);
     },
-    oversized: (bytes) =>
-      write({
-        jsonrpc: '2.0',
-        id: null,
-        error: {
-          code: WIRE.INVALID_REQUEST,
-          message: `Message of ${bytes} bytes exceeds the limit of ${options.maxMessageBytes} bytes`,
-        },
-      }),
+    notJson: write,
+    oversized: write,
   });
   const closed = new Promise<void>((resolve) => {
     input.once('end', resolve);

@@ -13,11 +13,11 @@ import { jsonLines } from '../jsonrpc/json-lines.js';
 import { LineSplitter, LineWriter } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
 import type { HostSession } from '../front/session.js';
+import { BRIDGE_PATH_ENV, BRIDGE_PROTOCOL, BRIDGE_TOKEN_ENV } from '../public/bridge-client/constants.js';
 import { BridgeTokens, tokenDigest } from './tokens.js';
 
-export const BRIDGE_PROTOCOL = 'switchboard-bridge/1';
-export const ENV_SOCKET = 'SWITCHBOARD_BRIDGE';
-export const ENV_TOKEN = 'SWITCHBOARD_BRIDGE_TOKEN';
+// The protocol's names are the public client's: one declaration for both ends of the socket.
+export { BRIDGE_TOKEN_ENV as ENV_TOKEN } from '../public/bridge-client/constants.js';
 
 /** A client that stops reading is cut off once this much is waiting to be written to it. */
 const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
@@ -71,7 +71,7 @@ export class BridgeServer {
   /** The environment a spawned backend (replica) gets: where the bridge is and its token for this start. */
   environmentFor(identity: string, replica = 0): Record<string, string> {
     if (!this.path) return {};
-    return { [ENV_SOCKET]: this.path, [ENV_TOKEN]: this.tokens.mint(identity, replica) };
+    return { [BRIDGE_PATH_ENV]: this.path, [BRIDGE_TOKEN_ENV]: this.tokens.mint(identity, replica) };
   }
 
   /**

@@ -12,7 +12,7 @@ import {
   createBridgeTransport,
   sharedBridge,
   type BridgeClient,
-} from '../../src/bridge/client.js';
+} from '../../src/public/bridge-client/index.js';
 import { startBridgeDouble, type BridgeDouble } from './bridge-double.js';
 import { expectedSignature, startRealBridge, type RealBridge } from './real-switchboard.js';
 

@@ -304,6 +304,24 @@ describe('bridge client limits and lifecycle', () => {
     }
   });
 
+  test('serves a request that arrived with the authentication answer, once the client listens', async () => {
+    const greeting = { jsonrpc: '2.0', id: 'early-1', method: 'roots/list' };
+    const double = await startBridgeDouble({ greeting });
+    const answered = once(double.events, 'response');
+    const client = await connectBridge({ env: envOf(double) });
+    try {
+      const [answer] = (await answered) as [Json];
+      assert.deepEqual(answer, {
+        jsonrpc: '2.0',
+        id: 'early-1',
+        error: { code: -32601, message: 'Method not found: roots/list' },
+      });
+    } finally {
+      await client.close();
+      await double.close();
+    }
+  });
+
   test('rejects requests in flight when the connection closes', async () => {
     const double = await startBridgeDouble();
     const client = await connectBridge({ env: envOf(double) });

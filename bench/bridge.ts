@@ -4,7 +4,11 @@ import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/client';
 
-import { connectBridge, createBridgeTransport, type BridgeClient } from '../src/bridge/client.js';
+import {
+  connectBridge,
+  createBridgeTransport,
+  type BridgeClient,
+} from '../src/public/bridge-client/index.js';
 import type { Measurement, Plan } from './lib/compare.js';
 import { openFromStderr, openStdio, type Endpoint } from './lib/endpoints.js';
 import { ECHO_SERVER, ROOT } from './lib/paths.js';

@@ -3,7 +3,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 // Outside this repository the same module is `mcp-switchboard/bridge`.
-import { sharedBridge } from '../../src/bridge/client.js';
+import { sharedBridge } from '../../src/public/bridge-client/index.js';
 
 /** Small on purpose: the point is what happens to a result, not how it is found. */
 const CORPUS = [

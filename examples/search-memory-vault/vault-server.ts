@@ -3,7 +3,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 // Outside this repository the same module is `mcp-switchboard/bridge`.
-import { sharedBridge } from '../../src/bridge/client.js';
+import { sharedBridge } from '../../src/public/bridge-client/index.js';
 
 // One bridge connection for the life of the process, opened on first use: many calls share it.
 const bridgeClient = sharedBridge();

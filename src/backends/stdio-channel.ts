@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import type { StdioBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
+import { readJsonLines } from '../jsonrpc/json-lines.js';
 import { LineWriter, readLines } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
 import { TokenBucket } from './token-bucket.js';
@@ -88,21 +89,14 @@ export class StdioChannel implements Channel {
     if (pgid !== undefined) this.options.groups?.add(pgid);
     this.writer = new LineWriter(child.stdin);
     child.stdin.on('error', (err) => this.onerror?.(err));
-    readLines(child.stdout, maxMessageBytes, {
-      line: (text) => {
-        let value: unknown;
-        try {
-          value = JSON.parse(text);
-        } catch {
-          log.warn(
-            { backend: name, line: text.slice(0, 200) },
-            'backend wrote a line that is not JSON; dropped',
-          );
-          return;
-        }
-        this.onmessage?.(value);
-      },
-      oversized: (bytes) => {
+    readJsonLines(child.stdout, maxMessageBytes, {
+      message: (value) => this.onmessage?.(value),
+      notJson: (_error, text) =>
+        log.warn(
+          { backend: name, line: text.slice(0, 200) },
+          'backend wrote a line that is not JSON; dropped',
+        ),
+      oversized: (_error, bytes) => {
         // A dropped line may be the answer a caller waits for, and which one cannot be told:
         // stopping the backend fails its calls now instead of leaving one waiting forever.
         this.closeReason ??= `backend ${name} sent a message of ${bytes} bytes, over limits.maxMessageBytes (${maxMessageBytes}); switchboard stopped it`;

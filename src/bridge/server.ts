@@ -9,14 +9,15 @@ import { mkdirSync } from 'node:fs';
 import { WIRE } from '../errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { classify } from '../jsonrpc/message.js';
+import { jsonLines } from '../jsonrpc/json-lines.js';
 import { LineSplitter, LineWriter } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
 import { openLineConnection, type LineConnection } from '../front/line-connection.js';
+import { BRIDGE_PATH_ENV, BRIDGE_PROTOCOL, BRIDGE_TOKEN_ENV } from '../public/bridge-client/constants.js';
 import { BridgeTokens, tokenDigest } from './tokens.js';
 
-export const BRIDGE_PROTOCOL = 'switchboard-bridge/1';
-export const ENV_SOCKET = 'SWITCHBOARD_BRIDGE';
-export const ENV_TOKEN = 'SWITCHBOARD_BRIDGE_TOKEN';
+// The protocol's names are the public client's: one declaration for both ends of the socket.
+export { BRIDGE_TOKEN_ENV as ENV_TOKEN } from '../public/bridge-client/constants.js';
 
 /** A client that stops reading is cut off once this much is waiting to be written to it. */
 const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
@@ -70,7 +71,7 @@ export class BridgeServer {
   /** The environment a spawned backend (replica) gets: where the bridge is and its token for this start. */
   environmentFor(identity: string, replica = 0): Record<string, string> {
     if (!this.path) return {};
-    return { [ENV_SOCKET]: this.path, [ENV_TOKEN]: this.tokens.mint(identity, replica) };
+    return { [BRIDGE_PATH_ENV]: this.path, [BRIDGE_TOKEN_ENV]: this.tokens.mint(identity, replica) };
   }
 
   /**
@@ -115,38 +116,25 @@ export class BridgeServer {
       }
       return true;
     };
-    const lines = new LineSplitter(this.options.maxMessageBytes, {
-      line: (text) => {
-        if (refused) return;
-        let value: unknown;
-        try {
-          value = JSON.parse(text);
-        } catch {
-          if (!session) return void (refused = this.refuse(socket, null));
-          write({
-            jsonrpc: '2.0',
-            id: null,
-            error: { code: WIRE.PARSE_ERROR, message: 'Parse error: not valid JSON' },
-          });
-          return;
-        }
-        if (session) return void session.receive(value);
-        session = this.authenticate(value, socket, write);
-        refused = session === undefined;
-      },
-      oversized: (bytes) => {
-        if (refused) return;
-        if (!session) return void (refused = this.refuse(socket, null));
-        write({
-          jsonrpc: '2.0',
-          id: null,
-          error: {
-            code: WIRE.INVALID_REQUEST,
-            message: `Message of ${bytes} bytes exceeds the limit of ${this.options.maxMessageBytes} bytes`,
-          },
-        });
-      },
-    });
+    // A line that fails before authentication is refused like a wrong token; after it, answered.
+    const fault = (error: object) => {
+      if (refused) return;
+      if (!session) return void (refused = this.refuse(socket, null));
+      write(error);
+    };
+    const lines = new LineSplitter(
+      this.options.maxMessageBytes,
+      jsonLines({
+        message: (value) => {
+          if (refused) return;
+          if (session) return void session.receive(value);
+          session = this.authenticate(value, socket, write);
+          refused = session === undefined;
+        },
+        notJson: fault,
+        oversized: fault,
+      }),
+    );
     socket.on('data', (chunk: Buffer) => lines.push(chunk));
     socket.on('error', () => socket.destroy());
     const authTimer = setTimeout(() => {

@@ -2,9 +2,9 @@
 // handshake, per-session log level, cancellation of its calls, and the requests switchboard makes
 // to the host on a backend's behalf. Transports only frame messages and hand them in here.
 import { WIRE, WireError, toWire, LocalError } from '../errors.js';
+import { RpcEngine } from '../jsonrpc/engine.js';
 import {
   classify,
-  isFailure,
   type JsonRpcMessage,
   type JsonRpcNotification,
   type JsonRpcRequest,
@@ -15,7 +15,6 @@ import {
 import type { Caller, Reply, SessionControl } from '../pipeline/context.js';
 import { newCall } from '../pipeline/call.js';
 import { LEGACY_VERSIONS, LATEST_LEGACY, type LogLevel } from '../protocol.js';
-import { BackendWireError } from '../errors.js';
 import { randomUUID } from 'node:crypto';
 import type { Gateway } from '../gateway/gateway.js';
 
@@ -23,11 +22,6 @@ import type { Gateway } from '../gateway/gateway.js';
 export interface Sink {
   /** Returns false when the message could not be delivered (no stream open to the host). */
   send(message: JsonRpcMessage, related?: RequestId): boolean | void;
-}
-
-interface Outgoing {
-  resolve(result: Result): void;
-  reject(err: unknown): void;
 }
 
 /** What `initialize` settles for a session. */
@@ -55,9 +49,17 @@ export class HostSession {
   logLevel: LogLevel | undefined;
   initialized = false;
   closed = false;
-  private readonly calls = new Map<RequestId, AbortController>();
-  private readonly outgoing = new Map<RequestId, Outgoing>();
-  private nextId = 1;
+  /** The host's calls (one abort signal each) and ours to the host, sent with the host call they serve. */
+  private readonly engine = new RpcEngine<RequestId | undefined>({
+    // Switchboard's own id space per session: ids from different backends can never collide.
+    idPrefix: 'sb-',
+    send: (message, related) => this.sink.send(message, related),
+    cancelReason: () => undefined,
+    errors: {
+      undelivered: (method) =>
+        new WireError(WIRE.INTERNAL_ERROR, `The host has no open stream to receive ${method} on`),
+    },
+  });
 
   constructor(
     private readonly gateway: Gateway,
@@ -77,15 +79,9 @@ export class HostSession {
         return this.serve(c.message);
       case 'notification':
         return this.notified(c.message);
-      case 'response': {
-        const r = c.message;
-        const p = r.id === null ? undefined : this.outgoing.get(r.id);
-        if (!p) return;
-        this.outgoing.delete(r.id as RequestId);
-        if (isFailure(r)) p.reject(new BackendWireError(r.error));
-        else p.resolve(r.result);
+      case 'response':
+        this.engine.outgoing.settle(c.message);
         return;
-      }
       case 'invalid':
         this.sink.send({
           jsonrpc: '2.0',
@@ -110,10 +106,7 @@ export class HostSession {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const ac of this.calls.values()) ac.abort(new LocalError('cancelled', 'session closed'));
-    this.calls.clear();
-    for (const p of this.outgoing.values()) p.reject(new LocalError('cancelled', 'session closed'));
-    this.outgoing.clear();
+    this.engine.close(new LocalError('cancelled', 'session closed'));
     this.gateway.sessionClosed(this);
   }
 
@@ -128,29 +121,20 @@ export class HostSession {
 
   /** `undefined` means the call was cancelled: per the spec, no response is sent. */
   private async answer(req: JsonRpcRequest): Promise<Result | undefined> {
-    if (this.calls.has(req.id))
-      throw new WireError(WIRE.INVALID_REQUEST, `Request id ${req.id} is already in use`);
-    const ac = new AbortController();
-    this.calls.set(req.id, ac);
     // Housekeeping (initialize, ping, logging/setLevel) passes the pipeline like every call; what
     // it sets on this session it sets through the reply's session hooks.
-    const ctx = newCall({
-      caller: this.caller,
-      method: req.method,
-      requestId: req.id,
-      params: req.params ?? {},
-      signal: ac.signal,
-      reply: this.replyFor(req.id),
-    });
-    try {
+    return this.engine.incoming.run(req.id, async (signal) => {
+      const ctx = newCall({
+        caller: this.caller,
+        method: req.method,
+        requestId: req.id,
+        params: req.params ?? {},
+        signal,
+        reply: this.replyFor(req.id),
+      });
       await this.gateway.run(ctx);
-      return ac.signal.aborted ? undefined : (ctx.result ?? {});
-    } catch (err) {
-      if (ac.signal.aborted) return undefined;
-      throw err;
-    } finally {
-      this.calls.delete(req.id);
-    }
+      return ctx.result ?? {};
+    });
   }
 
   /** Continues a session another instance opened: its handshake is over, with this outcome. */
@@ -173,9 +157,10 @@ export class HostSession {
       case 'notifications/cancelled': {
         const id = n.params?.requestId;
         if (typeof id === 'string' || typeof id === 'number')
-          this.calls
-            .get(id)
-            ?.abort(new LocalError('cancelled', String(n.params?.reason ?? 'cancelled by host')));
+          this.engine.incoming.cancel(
+            id,
+            new LocalError('cancelled', String(n.params?.reason ?? 'cancelled by host')),
+          );
         return;
       }
       case 'notifications/roots/list_changed':
@@ -222,31 +207,6 @@ export class HostSession {
     signal: AbortSignal,
     related?: RequestId,
   ): Promise<Result> {
-    if (this.closed) return Promise.reject(new LocalError('cancelled', 'session closed'));
-    // Switchboard's own id space per session: ids from different backends can never collide.
-    const id = `sb-${this.nextId++}`;
-    return new Promise<Result>((resolve, reject) => {
-      const onAbort = () => {
-        if (!this.outgoing.delete(id)) return;
-        this.sink.send(
-          { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } },
-          related,
-        );
-        reject(new LocalError('cancelled', 'Request cancelled'));
-      };
-      if (signal.aborted) return reject(new LocalError('cancelled', 'Request cancelled'));
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.outgoing.set(id, {
-        resolve: (r) => (signal.removeEventListener('abort', onAbort), resolve(r)),
-        reject: (e) => (signal.removeEventListener('abort', onAbort), reject(e)),
-      });
-      const message: JsonRpcMessage =
-        params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
-      if (this.sink.send(message, related) === false) {
-        this.outgoing.delete(id);
-        signal.removeEventListener('abort', onAbort);
-        reject(new WireError(WIRE.INTERNAL_ERROR, `The host has no open stream to receive ${method} on`));
-      }
-    });
+    return this.engine.outgoing.request(method, params, { signal, context: related });
   }
 }

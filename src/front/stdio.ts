@@ -1,9 +1,9 @@
 // The stdio front: one host session over this process's stdin and stdout (stdout carries only
 // JSON-RPC). Lines that are not JSON or are too large get an error; the session goes on.
 import type { Readable, Writable } from 'node:stream';
-import { WIRE } from '../errors.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { LineWriter, readLines } from '../jsonrpc/ndjson.js';
+import { readJsonLines } from '../jsonrpc/json-lines.js';
+import { LineWriter } from '../jsonrpc/ndjson.js';
 import type { HostSession } from './session.js';
 import { openLineConnection } from './line-connection.js';
 
@@ -22,30 +22,12 @@ export function serveStdio(
   const writer = new LineWriter(output);
   const write = (m: unknown) => writer.write(m);
   const connection = openLineConnection(gateway, { kind: 'host', id: 'stdio' }, write, 'stdio');
-  readLines(input, options.maxMessageBytes, {
-    line: (text) => {
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
-        write({
-          jsonrpc: '2.0',
-          id: null,
-          error: { code: WIRE.PARSE_ERROR, message: 'Parse error: not valid JSON' },
-        });
-        return;
-      }
+  readJsonLines(input, options.maxMessageBytes, {
+    message: (value) => {
       connection.receive(value);
     },
-    oversized: (bytes) =>
-      write({
-        jsonrpc: '2.0',
-        id: null,
-        error: {
-          code: WIRE.INVALID_REQUEST,
-          message: `Message of ${bytes} bytes exceeds the limit of ${options.maxMessageBytes} bytes`,
-        },
-      }),
+    notJson: write,
+    oversized: write,
   });
   const closed = new Promise<void>((resolve) => {
     input.once('end', resolve);

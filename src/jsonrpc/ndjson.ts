@@ -4,8 +4,8 @@ import type { Readable, Writable } from 'node:stream';
 
 export interface LineHandlers {
   line(text: string): void;
-  /** A line longer than the limit was dropped; `bytes` is how much of it was seen. */
-  oversized(bytes: number): void;
+  /** A line longer than `limit` was dropped; `bytes` is how much of it was seen. */
+  oversized(bytes: number, limit: number): void;
 }
 
 /** Splits a byte stream into lines; keeps at most `maxBytes` of a pending line in memory. */
@@ -15,7 +15,8 @@ export class LineSplitter {
   private skipping = false;
 
   constructor(
-    private readonly maxBytes: number,
+    /** The longest line kept; may change between lines (a limit learnt from the first message). */
+    public maxBytes: number,
     private readonly handlers: LineHandlers,
   ) {}
 
@@ -48,7 +49,7 @@ export class LineSplitter {
     if (this.skipping || this.pending + tail.length > this.maxBytes) {
       const seen = this.pending + tail.length;
       this.reset();
-      this.handlers.oversized(seen);
+      this.handlers.oversized(seen, this.maxBytes);
       return;
     }
     const buf = this.chunks.length === 0 ? tail : Buffer.concat([...this.chunks, tail]);

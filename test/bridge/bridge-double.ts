@@ -12,7 +12,7 @@ export interface BridgeDouble {
   path: string;
   token: string;
   identity: string;
-  /** 'cancelled' (requestId), 'request' (message), 'authenticated', 'held' (count). */
+  /** 'cancelled' (requestId), 'request' (message), 'response' (message), 'authenticated', 'held' (count). */
   events: EventEmitter;
   /** Every message received after authentication, in order, per connection. */
   received: Json[];
@@ -28,7 +28,13 @@ const TOOLS = [
 ];
 
 export async function startBridgeDouble(
-  options: { token?: string; identity?: string; maxMessageBytes?: number } = {},
+  options: {
+    token?: string;
+    identity?: string;
+    maxMessageBytes?: number;
+    /** Sent in the same write as the authentication answer, before the client can have asked anything. */
+    greeting?: Json;
+  } = {},
 ): Promise<BridgeDouble> {
   const dir = await mkdtemp(join(tmpdir(), 'sb-bd-'));
   const path = join(dir, 'bridge.sock');
@@ -71,13 +77,20 @@ export async function startBridgeDouble(
         if (msg.method === 'bridge/authenticate' && params.token === token) {
           authenticated = true;
           events.emit('authenticated');
-          return result(msg.id, { identity, protocol: 'switchboard-bridge/1', maxMessageBytes: limit });
+          const answer = {
+            jsonrpc: '2.0',
+            id: msg.id,
+            result: { identity, protocol: 'switchboard-bridge/1', maxMessageBytes: limit },
+          };
+          const lines = options.greeting ? [answer, options.greeting] : [answer];
+          return void socket.write(lines.map((m) => JSON.stringify(m) + '\n').join(''));
         }
         error(msg.id ?? null, -32030, 'Authentication failed');
         return socket.end();
       }
       received.push(msg);
       if (!('method' in msg)) {
+        events.emit('response', msg);
         const answer = waiting.get(msg.id as string | number);
         waiting.delete(msg.id as string | number);
         answer?.(msg);

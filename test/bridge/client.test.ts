@@ -12,7 +12,7 @@ import {
   createBridgeTransport,
   sharedBridge,
   type BridgeClient,
-} from '../../src/bridge/client.js';
+} from '../../src/public/bridge-client/index.js';
 import { startBridgeDouble, type BridgeDouble } from './bridge-double.js';
 import { expectedSignature, startRealBridge, type RealBridge } from './real-switchboard.js';
 
@@ -298,6 +298,24 @@ describe('bridge client limits and lifecycle', () => {
       controller.abort();
       await assert.rejects(big, (err: unknown) => err instanceof BridgeError && err.code === 'cancelled');
       assert.deepEqual(await client.ping(), {});
+    } finally {
+      await client.close();
+      await double.close();
+    }
+  });
+
+  test('serves a request that arrived with the authentication answer, once the client listens', async () => {
+    const greeting = { jsonrpc: '2.0', id: 'early-1', method: 'roots/list' };
+    const double = await startBridgeDouble({ greeting });
+    const answered = once(double.events, 'response');
+    const client = await connectBridge({ env: envOf(double) });
+    try {
+      const [answer] = (await answered) as [Json];
+      assert.deepEqual(answer, {
+        jsonrpc: '2.0',
+        id: 'early-1',
+        error: { code: -32601, message: 'Method not found: roots/list' },
+      });
     } finally {
       await client.close();
       await double.close();

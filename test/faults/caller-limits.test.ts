@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { connectBridge } from '../../src/bridge/client.js';
+import { connectBridge } from '../../src/public/bridge-client/index.js';
 import { rawPost } from '../gateway/harness.js';
 import { connect, eventually, faulty, json, start } from './helpers.js';
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { connectBridge } from '../../src/bridge/client.js';
+import { connectBridge } from '../../src/public/bridge-client/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { Config, type ConfigInput } from '../../src/config/schema.js';
 import { Inbox } from '../gateway/harness.js';

@@ -1,0 +1,69 @@
+// JSON lines: each line parsed, a line that is not JSON and one over the limit reported with the
+// JSON-RPC error a peer is owed (id null), and the lines around them still read.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { jsonLines } from '../../src/jsonrpc/json-lines.js';
+import type { JsonRpcFailure } from '../../src/jsonrpc/message.js';
+import { LineSplitter } from '../../src/jsonrpc/ndjson.js';
+
+function read(chunks: string[], limit: number) {
+  const messages: unknown[] = [];
+  const faults: Array<{ error: JsonRpcFailure; detail: string | number }> = [];
+  const lines = new LineSplitter(
+    limit,
+    jsonLines({
+      message: (value) => messages.push(value),
+      notJson: (error, text) => faults.push({ error, detail: text }),
+      oversized: (error, bytes) => faults.push({ error, detail: bytes }),
+    }),
+  );
+  for (const c of chunks) lines.push(Buffer.from(c));
+  return { lines, messages, faults };
+}
+
+test('lines that are not JSON are answered with -32700 and id null, and reading goes on', () => {
+  const { messages, faults } = read(['{"a":1}\nnot json\n{"b":2}\n'], 1024);
+  assert.deepEqual(messages, [{ a: 1 }, { b: 2 }]);
+  assert.deepEqual(faults, [
+    {
+      error: { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: not valid JSON' } },
+      detail: 'not json',
+    },
+  ]);
+});
+
+test('a line over the limit is answered with -32600 naming its size and the limit', () => {
+  const { messages, faults } = read([`${'x'.repeat(60)}\n{"ok":true}\n`], 50);
+  assert.deepEqual(messages, [{ ok: true }]);
+  assert.deepEqual(faults, [
+    {
+      error: {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: 'Message of 60 bytes exceeds the limit of 50 bytes' },
+      },
+      detail: 60,
+    },
+  ]);
+});
+
+test('a limit changed between lines applies to the lines after it', () => {
+  const { lines, messages, faults } = read(['{"a":1}\n'], 1024);
+  lines.maxBytes = 5;
+  lines.push(Buffer.from('{"b":2}\n'));
+  assert.deepEqual(messages, [{ a: 1 }]);
+  assert.match(faults[0]!.error.error.message, /exceeds the limit of 5 bytes/);
+});
+
+test('a message handler that throws is not reported as a line that is not JSON', () => {
+  const faults: unknown[] = [];
+  const handlers = jsonLines({
+    message: () => {
+      throw new Error('handler failed');
+    },
+    notJson: (error) => faults.push(error),
+    oversized: (error) => faults.push(error),
+  });
+  assert.throws(() => handlers.line('{"a":1}'), /handler failed/);
+  assert.deepEqual(faults, []);
+});

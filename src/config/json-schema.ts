@@ -1,5 +1,6 @@
 // Generates schema/switchboard.schema.json from the zod schema, so editors complete and check config files.
-// Regenerate after changing schema.ts:  npx tsc -p . && node dist/src/config/json-schema.js > schema/switchboard.schema.json
+// Regenerate after changing the schema (schema.ts and the *-schema.ts beside it):
+//   npx tsc -p . && node dist/src/config/json-schema.js > schema/switchboard.schema.json
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';

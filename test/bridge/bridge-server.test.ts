@@ -8,7 +8,8 @@ import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { WIRE, WireError } from '../../src/errors.js';
 import type { CallContext } from '../../src/pipeline/context.js';
-import { startHops, until, type HopSwitchboard, type Json } from './hop-switchboard.js';
+import { startHops, type HopSwitchboard, type Json } from './hop-switchboard.js';
+import { until } from '../support/poll.js';
 
 const REMOTE_TOKEN = randomBytes(24).toString('base64url');
 const SLOW_TOKEN = randomBytes(24).toString('base64url');

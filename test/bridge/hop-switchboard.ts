@@ -1,13 +1,14 @@
 // A real switchboard over bridge-hop backends, an HTTP host, and the pino output captured: the setting of the bridge server tests.
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { pino } from 'pino';
-import { Config, type ConfigInput } from '../../src/config/schema.js';
-import { startSwitchboard, type Switchboard } from '../../src/switchboard.js';
+import type { ConfigInput } from '../../src/config/schema.js';
+import type { Switchboard } from '../../src/switchboard.js';
+import { captureLog } from '../support/log-capture.js';
+import { openHttp } from '../support/mcp-clients.js';
+import { httpUrl, launchSwitchboard } from '../support/start-switchboard.js';
 
 export const HOP = fileURLToPath(new URL('../fixtures/bridge-hop.js', import.meta.url));
 
@@ -42,18 +43,9 @@ export async function startHops(
   extra: (dir: string) => Partial<ConfigInput> = () => ({}),
 ): Promise<HopSwitchboard> {
   const dir = await mkdtemp(join(tmpdir(), 'sb-hop-'));
-  const lines: string[] = [];
-  const log = pino(
-    { level: 'trace' },
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    }),
-  );
+  const log = captureLog('trace');
   const more = extra(dir);
-  const servers: Json = {};
+  const servers: NonNullable<ConfigInput['servers']> = {};
   for (const [name, allow] of Object.entries(hops)) {
     servers[name] = {
       command: process.execPath,
@@ -62,15 +54,13 @@ export async function startHops(
       bridge: { allow },
     };
   }
-  const config = Config.parse({
-    ...more,
-    servers: { ...servers, ...more.servers },
-    http: { port: 0 },
-  });
-  const sb = await startSwitchboard({ config, log, http: true });
-  const host = new Client({ name: 'bridge-test-host', version: '1.0.0' });
+  const sb = await launchSwitchboard(
+    { ...more, servers: { ...servers, ...more.servers } },
+    { log: log.logger },
+  );
+  let host: Client;
   try {
-    await host.connect(new StreamableHTTPClientTransport(new URL(sb.http!.url)));
+    ({ client: host } = await openHttp(httpUrl(sb), { name: 'bridge-test-host' }));
   } catch (err) {
     await sb.stop();
     throw err;
@@ -79,7 +69,7 @@ export async function startHops(
     sb,
     host,
     dir,
-    log: () => lines.join(''),
+    log: log.text,
     call: async (name, args = {}, options = {}) =>
       jsonOf(
         await host.callTool({ name, arguments: args }, options.signal ? { signal: options.signal } : {}),
@@ -90,14 +80,4 @@ export async function startHops(
       await rm(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** Polls `check` until it returns something other than undefined; waits without asserting on time. */
-export async function until<T>(check: () => Promise<T | undefined>, what: string, limit = 200): Promise<T> {
-  for (let i = 0; i < limit; i++) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`gave up waiting for ${what}`);
 }

@@ -1,7 +1,8 @@
 // The loop guard over real backends: cycles and over-deep chains are refused with their own codes, and cancelling a host's call cancels every call made for it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { jsonOf, startHops, until, type HopSwitchboard, type Json } from './hop-switchboard.js';
+import { jsonOf, startHops, type HopSwitchboard, type Json } from './hop-switchboard.js';
+import { until } from '../support/poll.js';
 
 const GRANTS = ['*_call', '*_block', '*_events', 'test.*'];
 

@@ -1,12 +1,13 @@
 // A real switchboard for bridge client tests: a calling backend (fixtures/bridge-caller), server-memory, a vault key, and an HTTP host.
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { createHmac } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Config } from '../../src/config/schema.js';
-import { startSwitchboard, type Switchboard } from '../../src/switchboard.js';
+import type { Switchboard } from '../../src/switchboard.js';
+import { openHttp } from '../support/mcp-clients.js';
+import { launchSwitchboard } from '../support/start-switchboard.js';
 
 const CALLER = fileURLToPath(new URL('../fixtures/bridge-caller.js', import.meta.url));
 const MEMORY = fileURLToPath(
@@ -33,7 +34,7 @@ export interface RealBridge {
 
 export async function startRealBridge(): Promise<RealBridge> {
   const dir = await mkdtemp(join(tmpdir(), 'sb-bridge-'));
-  const config = Config.parse({
+  const sb = await launchSwitchboard({
     servers: {
       caller: {
         command: process.execPath,
@@ -47,11 +48,9 @@ export async function startRealBridge(): Promise<RealBridge> {
         env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') },
       },
     },
-    http: { port: 0 },
     vault: { keys: { demo: { type: 'hmac-sha256', secret: VAULT_SECRET } } },
     log: { level: 'silent' },
   });
-  const sb = await startSwitchboard({ config, http: true });
   if (sb.failedBackends.length) {
     await sb.stop();
     throw new Error(`backends failed: ${JSON.stringify(sb.failedBackends)}`);
@@ -60,8 +59,7 @@ export async function startRealBridge(): Promise<RealBridge> {
     await sb.stop();
     throw new Error('switchboard started without HTTP front or bridge');
   }
-  const host = new Client({ name: 'bridge-test-host', version: '1.0.0' });
-  await host.connect(new StreamableHTTPClientTransport(new URL(sb.http.url)));
+  const { client: host } = await openHttp(sb.http.url, { name: 'bridge-test-host' });
   return {
     sb,
     host,

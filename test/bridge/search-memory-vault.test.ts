@@ -3,15 +3,16 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes, verify } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pino } from 'pino';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { loadConfig } from '../../src/config/load.js';
-import { Config, isStdioBackend } from '../../src/config/schema.js';
-import { startSwitchboard, type Switchboard } from '../../src/switchboard.js';
+import { isStdioBackend, type ConfigInput } from '../../src/config/schema.js';
+import type { Switchboard } from '../../src/switchboard.js';
+import { captureLog } from '../support/log-capture.js';
+import { openHttp } from '../support/mcp-clients.js';
+import { httpUrl, launchSwitchboard } from '../support/start-switchboard.js';
 import { privateKeyForms, readCaptures, secretForms, startTcpTap, TAP, type TcpTap } from './wiretap.js';
 
 const EXAMPLE = fileURLToPath(
@@ -31,7 +32,7 @@ let captureDir: string;
 let sb: Switchboard | undefined;
 let tcp: TcpTap | undefined;
 let host: Client | undefined;
-const logLines: Buffer[] = [];
+const log = captureLog('trace');
 const keys = generateKeyPairSync('ed25519');
 const secret = randomBytes(24).toString('base64url');
 let answer: { entity: string; result: string; signature: string; algorithm: string };
@@ -58,29 +59,17 @@ before(async () => {
     };
   }
   const privateKey = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-  const config = Config.parse({
-    ...input,
-    http: { ...loaded.config.http, port: 0 },
-    vault: { keys: { ...loaded.config.vault.keys, records: { type: 'ed25519', privateKey } } },
-  });
-  const log = pino(
-    { level: 'trace' },
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        logLines.push(Buffer.from(chunk));
-        done();
-      },
-    }),
+  sb = await launchSwitchboard(
+    {
+      ...input,
+      vault: { keys: { ...loaded.config.vault.keys, records: { type: 'ed25519', privateKey } } },
+    } as ConfigInput,
+    { log: log.logger },
   );
-  sb = await startSwitchboard({ config, log, http: true });
   assert.deepEqual(sb.failedBackends, []);
-  tcp = await startTcpTap(Number(new URL(sb.http!.url).port));
-  host = new Client({ name: 'smv-host', version: '1.0.0' });
-  await host.connect(
-    new StreamableHTTPClientTransport(
-      new URL(`http://127.0.0.1:${tcp.port}${new URL(sb.http!.url).pathname}`),
-    ),
-  );
+  const url = new URL(httpUrl(sb));
+  tcp = await startTcpTap(Number(url.port));
+  ({ client: host } = await openHttp(`http://127.0.0.1:${tcp.port}${url.pathname}`, { name: 'smv-host' }));
 
   // The one call the scenario is about; everything after it only reads what it left behind.
   const out = await host.callTool({
@@ -149,7 +138,7 @@ test('no key material crosses any pipe or socket, though the signature does', ()
     ...files,
     ['host http (sent)', http.sent],
     ['host http (received)', http.received],
-    ['switchboard log', Buffer.concat(logLines)],
+    ['switchboard log', Buffer.from(log.text())],
   ]);
   // Every channel the call used was captured and carried something.
   for (const name of [

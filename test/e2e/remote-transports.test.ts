@@ -6,9 +6,10 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { Config } from '../../src/config/schema.js';
-import { startSwitchboard, type Switchboard } from '../../src/switchboard.js';
+import type { Client } from '@modelcontextprotocol/client';
+import type { Switchboard } from '../../src/switchboard.js';
+import { openHttp } from '../support/mcp-clients.js';
+import { httpUrl, launchSwitchboard } from '../support/start-switchboard.js';
 
 const everything = fileURLToPath(
   new URL('../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url),
@@ -50,17 +51,14 @@ let client: Client;
 before(async () => {
   const [sse, http] = await Promise.all([startEverything('sse'), startEverything('streamableHttp')]);
   children = [sse.child, http.child];
-  const config = Config.parse({
+  sb = await launchSwitchboard({
     servers: {
       legacy: { type: 'sse', url: `http://127.0.0.1:${sse.port}/sse` },
       modern: { url: `http://127.0.0.1:${http.port}/mcp` },
     },
-    http: { port: 0 },
   });
-  sb = await startSwitchboard({ config, http: true });
   assert.deepEqual(sb.failedBackends, []);
-  client = new Client({ name: 'e2e-remote-host', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(sb.http!.url)));
+  ({ client } = await openHttp(httpUrl(sb), { name: 'e2e-remote-host' }));
 });
 
 after(async () => {

@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { Config } from '../../src/config/schema.js';
-import { startSwitchboard, type Switchboard } from '../../src/switchboard.js';
+import type { Client } from '@modelcontextprotocol/client';
+import type { Switchboard } from '../../src/switchboard.js';
 import { Inbox } from '../gateway/harness.js';
+import { connectHttp, openHttp } from '../support/mcp-clients.js';
+import { httpUrl, launchSwitchboard } from '../support/start-switchboard.js';
 
 const modules = new URL('../../../node_modules/@modelcontextprotocol/', import.meta.url);
 const entry = (pkg: string) => fileURLToPath(new URL(`${pkg}/dist/index.js`, modules));
@@ -21,7 +22,7 @@ const logs = new Inbox<{ level: string; data: unknown }>();
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'switchboard-e2e-'));
   await writeFile(join(dir, 'hello.txt'), 'hello from the filesystem server\n');
-  const config = Config.parse({
+  sb = await launchSwitchboard({
     servers: {
       // The everything server's entry takes the transport as its first argument.
       everything: { command: process.execPath, args: [entry('server-everything'), 'stdio'] },
@@ -33,13 +34,12 @@ before(async () => {
       },
       files: { command: process.execPath, args: [entry('server-filesystem'), dir] },
     },
-    http: { port: 0 },
   });
-  sb = await startSwitchboard({ config, http: true });
   assert.deepEqual(sb.failedBackends, []);
-  client = new Client({ name: 'e2e-host', version: '1.0.0' });
-  client.setNotificationHandler('notifications/message', (n) => logs.push(n.params));
-  await client.connect(new StreamableHTTPClientTransport(new URL(sb.http!.url)));
+  ({ client } = await openHttp(httpUrl(sb), {
+    name: 'e2e-host',
+    setup: (c) => c.setNotificationHandler('notifications/message', (n) => logs.push(n.params)),
+  }));
 });
 
 after(async () => {
@@ -165,16 +165,19 @@ test('everything’s progress and log messages reach the host', async () => {
 });
 
 test('everything’s sampling request reaches the host that called it and the answer goes back', async (t) => {
-  const host = new Client(
-    { name: 'e2e-sampling-host', version: '1.0.0' },
-    { capabilities: { sampling: {} } },
-  );
-  host.setRequestHandler('sampling/createMessage', async (req) => {
-    const asked = (req.params.messages[0]?.content as { text: string }).text;
-    return { role: 'assistant', model: 'e2e-model', content: { type: 'text', text: `answer to ${asked}` } };
+  const { client: host } = await connectHttp(t, httpUrl(sb), {
+    name: 'e2e-sampling-host',
+    capabilities: { sampling: {} },
+    setup: (c) =>
+      c.setRequestHandler('sampling/createMessage', async (req) => {
+        const asked = (req.params.messages[0]?.content as { text: string }).text;
+        return {
+          role: 'assistant',
+          model: 'e2e-model',
+          content: { type: 'text', text: `answer to ${asked}` },
+        };
+      }),
   });
-  await host.connect(new StreamableHTTPClientTransport(new URL(sb.http!.url)));
-  t.after(() => host.close());
   // everything adds its sampling tool once it has seen switchboard declare sampling.
   const names = (await host.listTools()).tools.map((x) => x.name);
   assert.ok(names.includes('everything_trigger-sampling-request'), names.join(', '));

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { connectStdio, probe, rawStdio, textOf } from '../gateway/harness.js';
+import { probe, rawStdio, textOf } from '../gateway/harness.js';
+import { connectStdio } from '../support/mcp-clients.js';
 
 const MODERN = fileURLToPath(new URL('../fixtures/modern-server.js', import.meta.url));
 const config = {

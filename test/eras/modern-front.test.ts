@@ -4,17 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import {
-  textOf,
-  httpUrl,
-  initialize,
-  probe,
-  rawOpen,
-  rawPost,
-  rawStdio,
-  startGateway,
-  textJson,
-} from '../gateway/harness.js';
+import { textOf, initialize, probe, rawOpen, rawPost, rawStdio, textJson } from '../gateway/harness.js';
+import { eventually } from '../support/poll.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 
 const V = '2026-07-28';
 
@@ -237,12 +229,10 @@ test('HTTP: subscriptions/listen is an SSE stream; closing it ends the subscript
   ac.abort();
   await stream.ended.catch(() => {});
   // The backend is released once nobody listens (checked through the tool's own report).
-  for (let i = 0; i < 50; i++) {
-    const again = textJson((await rawPost(url, touch, touchHeaders)).messages[0]!.result);
-    if (again.notified === false) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail('the subscription outlived its stream');
+  await eventually(
+    'the subscription to end with its stream',
+    async () => textJson((await rawPost(url, touch, touchHeaders)).messages[0]!.result).notified === false,
+  );
 });
 
 test("the SDK's own 2026-07-28 client works through switchboard, input rounds included", async (t) => {

@@ -3,13 +3,14 @@
 // backend passes as it was sent; switchboard's own failures say which they are in data.reason.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { connect, faulty, start } from './helpers.js';
+import { connect, faulty } from './helpers.js';
+import { startGateway } from '../support/start-switchboard.js';
 
 type Failed = Error & { code?: number; data?: unknown };
 
 for (const code of [-32700, -32600]) {
   test(`a backend answering ${code} reaches the caller as -32603 naming the backend`, async (t) => {
-    const sb = await start(t, { servers: { f: faulty() } });
+    const sb = await startGateway(t, { servers: { f: faulty() } });
     const client = await connect(t, sb);
     const error = { code, message: 'cannot read that', data: { at: 7 } };
     await assert.rejects(client.callTool({ name: 'reject', arguments: { error } }), (err: Failed) => {
@@ -22,7 +23,7 @@ for (const code of [-32700, -32600]) {
 }
 
 test("a backend's other errors reach the caller as it sent them", async (t) => {
-  const sb = await start(t, { servers: { f: faulty() } });
+  const sb = await startGateway(t, { servers: { f: faulty() } });
   const client = await connect(t, sb);
   for (const error of [
     { code: -32602, message: 'bad argument x', data: { field: 'x' } },
@@ -38,7 +39,7 @@ test("a backend's other errors reach the caller as it sent them", async (t) => {
 });
 
 test('a backend that is down and one that timed out share -32001 and differ in data.reason', async (t) => {
-  const sb = await start(t, {
+  const sb = await startGateway(t, {
     namespacing: { mode: 'always' },
     servers: { slow: faulty([], { timeouts: { callMs: 200 } }), gone: faulty() },
   });

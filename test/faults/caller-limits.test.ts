@@ -5,12 +5,14 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { connectBridge } from '../../src/public/bridge-client/index.js';
 import { rawPost } from '../gateway/harness.js';
-import { connect, eventually, faulty, json, start } from './helpers.js';
+import { connect, faulty, json } from './helpers.js';
+import { startGateway } from '../support/start-switchboard.js';
+import { eventually } from '../support/poll.js';
 
 type Refused = Error & { code?: number; data?: unknown };
 
 test('a session over limits.maxCallsPerSession is refused while another session is served', async (t) => {
-  const sb = await start(t, {
+  const sb = await startGateway(t, {
     servers: { f: faulty() },
     limits: { maxCallsPerSession: 2, maxQueuedPerSession: 0 },
     // The hung calls are still under way when the test ends: no drain.
@@ -38,7 +40,7 @@ test('a session over limits.maxCallsPerSession is refused while another session 
 
 test('a session over limits.sessionRate is refused while another session is served', async (t) => {
   // A rate so low that nothing refills during the test: the burst is all a session gets.
-  const sb = await start(t, {
+  const sb = await startGateway(t, {
     servers: { f: faulty() },
     limits: { sessionRate: { perSecond: 0.001, burst: 3 } },
   });
@@ -55,7 +57,7 @@ test('a session over limits.sessionRate is refused while another session is serv
 });
 
 test('a modern HTTP request over limits.sessionRate gets HTTP 429 and -32050', async (t) => {
-  const sb = await start(t, {
+  const sb = await startGateway(t, {
     servers: { f: faulty() },
     limits: { sessionRate: { perSecond: 0.001, burst: 1 } },
   });
@@ -93,7 +95,7 @@ test('a modern HTTP request over limits.sessionRate gets HTTP 429 and -32050', a
 });
 
 test('calls over limits.maxCallsPerSession wait their turn, and past the queue are refused', async (t) => {
-  const sb = await start(t, {
+  const sb = await startGateway(t, {
     servers: { f: faulty() },
     limits: { maxCallsPerSession: 2, maxQueuedPerSession: 3 },
     shutdown: { drainMs: 0 },
@@ -128,7 +130,7 @@ test('calls over limits.maxCallsPerSession wait their turn, and past the queue a
 });
 
 test('one session flooding a slow backend leaves another session its calls', async (t) => {
-  const sb = await start(t, {
+  const sb = await startGateway(t, {
     servers: { f: faulty() },
     limits: { maxCallsPerSession: 4, maxQueuedPerSession: 8 },
   });
@@ -156,7 +158,7 @@ test('one session flooding a slow backend leaves another session its calls', asy
 });
 
 test('a backend over the bridge is one caller, however many connections it opens', async (t) => {
-  const sb = await start(t, {
+  const sb = await startGateway(t, {
     namespacing: { mode: 'always' },
     servers: { f: faulty([], { bridge: { allow: ['g_*'] } }), g: faulty() },
     limits: { maxCallsPerSession: 2, maxQueuedPerSession: 1 },

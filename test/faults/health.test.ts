@@ -3,10 +3,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { probe } from '../gateway/harness.js';
-import { connect, eventually, faulty, json, running, start } from './helpers.js';
+import { connect, faulty, json, running } from './helpers.js';
+import { startGateway } from '../support/start-switchboard.js';
+import { eventually } from '../support/poll.js';
 
 test('a backend that stops answering pings is restarted while the others keep serving', async (t) => {
-  const sb = await start(t, {
+  const sb = await startGateway(t, {
     servers: {
       f: faulty([], {
         health: { intervalMs: 100, timeoutMs: 100, misses: 2 },

@@ -1,10 +1,11 @@
-// Fault-test helpers: the faulty backend's config entry, a switchboard in-process, and the process table.
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+// Fault-test helpers: the faulty backend's config entry, a host for it, and the process table.
+import type { Client } from '@modelcontextprotocol/client';
 import { readFileSync } from 'node:fs';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Config, type ConfigInput } from '../../src/config/schema.js';
-import { startSwitchboard, type Switchboard } from '../../src/switchboard.js';
+import type { Switchboard } from '../../src/switchboard.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { httpUrl } from '../support/start-switchboard.js';
 
 export const FAULTY = fileURLToPath(new URL('../fixtures/faulty-server.js', import.meta.url));
 
@@ -13,24 +14,12 @@ export function faulty(args: string[] = [], extra: object = {}) {
   return { command: process.execPath, args: [FAULTY, ...args], ...extra };
 }
 
-/** Starts switchboard on a free port; `stop` is idempotent and also runs when the test ends. */
-export async function start(t: TestContext, input: ConfigInput): Promise<Switchboard> {
-  const sb = await startSwitchboard({
-    config: Config.parse({ ...input, http: { port: 0 }, log: { level: 'silent' } }),
-    http: true,
-  });
-  let stopped: Promise<{ cut: string[] }> | undefined;
-  const stop = () => (stopped ??= sb.stop());
-  t.after(stop);
-  return { ...sb, stop };
-}
-
+/** A host over HTTP; `onListChanged` hears of tool-list changes. Closed when the test ends. */
 export async function connect(t: TestContext, sb: Switchboard, onListChanged?: () => void): Promise<Client> {
-  const client = new Client({ name: 'fault-host', version: '1.0.0' }, { capabilities: {} });
-  if (onListChanged) client.setNotificationHandler('notifications/tools/list_changed', onListChanged);
-  await client.connect(new StreamableHTTPClientTransport(new URL(sb.http!.url)));
-  t.after(() => client.close());
-  return client;
+  const setup = (client: Client) => {
+    if (onListChanged) client.setNotificationHandler('notifications/tools/list_changed', onListChanged);
+  };
+  return (await connectHttp(t, httpUrl(sb), { name: 'fault-host', setup })).client;
 }
 
 /** The JSON a faulty tool answered with. */
@@ -41,19 +30,6 @@ export function json(result: unknown): Record<string, unknown> {
 
 export async function toolNames(client: Client): Promise<string[]> {
   return (await client.listTools()).tools.map((x) => x.name);
-}
-
-/** Waits, up to `ms`, for `check` to hold; a bounded wait for an event, not a timing assertion. */
-export async function eventually(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  ms = 15_000,
-): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`gave up waiting: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** /proc/<pid>/stat fields after the command: state, ppid, pgid. Undefined once the pid is gone. */

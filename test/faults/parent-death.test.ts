@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { readMessages } from '../gateway/harness.js';
-import { eventually, faulty, json, ppidOf, running } from './helpers.js';
+import { faulty, json, ppidOf, running } from './helpers.js';
+import { eventually } from '../support/poll.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { test } from 'node:test';
-import { connect, faulty, start } from './helpers.js';
+import { connect, faulty } from './helpers.js';
+import { startGateway } from '../support/start-switchboard.js';
 
 async function stateFile(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'sb-retries-'));
@@ -16,7 +17,7 @@ async function stateFile(t: TestContext): Promise<string> {
 
 test('a resource read cut off by a crash is answered by the restarted backend', async (t) => {
   const state = await stateFile(t);
-  const sb = await start(t, {
+  const sb = await startGateway(t, {
     servers: { f: faulty(['--crash-on-read', '--state', state], { restart: { initialMs: 50 } }) },
   });
   const client = await connect(t, sb);
@@ -29,7 +30,7 @@ test('a resource read cut off by a crash is answered by the restarted backend', 
 
 test('with retries.reads 0 the cut-off read fails with a clear error', async (t) => {
   const state = await stateFile(t);
-  const sb = await start(t, {
+  const sb = await startGateway(t, {
     servers: {
       f: faulty(['--crash-on-read', '--state', state], { restart: { initialMs: 50 }, retries: { reads: 0 } }),
     },

@@ -14,7 +14,8 @@ import { silentLogger, type Logger } from '../../src/log.js';
 import { pino } from 'pino';
 import { Writable } from 'node:stream';
 import { newCallId, type CallContext } from '../../src/pipeline/context.js';
-import { eventually, faulty, json, running } from './helpers.js';
+import { faulty, json, running } from './helpers.js';
+import { eventually } from '../support/poll.js';
 
 async function replicaSet(
   t: TestContext,

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { connectStdio, rawStdio, textOf } from '../gateway/harness.js';
+import { rawStdio, textOf } from '../gateway/harness.js';
+import { connectStdio } from '../support/mcp-clients.js';
 
 const MODERN = fileURLToPath(new URL('../fixtures/modern-server.js', import.meta.url));
 const config = {

@@ -10,17 +10,11 @@ import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Switchboard } from '../../src/switchboard.js';
 import { serveExpiring } from '../fixtures/expiring-http-server.js';
-import {
-  connectHttp,
-  httpUrl,
-  Inbox,
-  initialize,
-  probe,
-  rawStdio,
-  startGateway,
-  textJson,
-} from '../gateway/harness.js';
-import { connect, eventually, faulty, json, running, start, toolNames } from './helpers.js';
+import { Inbox, initialize, probe, rawStdio, textJson } from '../gateway/harness.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
+import { connect, faulty, json, running, toolNames } from './helpers.js';
+import { eventually } from '../support/poll.js';
 
 /** A file that, once written, lets every `gate` call waiting on it answer. */
 async function gateFile(t: TestContext): Promise<{ file: string; open: () => Promise<void> }> {
@@ -59,7 +53,7 @@ async function pidsOf(client: Client, n: number): Promise<Map<number, number>> {
 
 test('concurrent calls spread evenly over the replicas, and every replica ends with switchboard', async (t) => {
   const gate = await gateFile(t);
-  const sb = await start(t, { servers: { f: faulty([], { replicas: 3 }) } });
+  const sb = await startGateway(t, { servers: { f: faulty([], { replicas: 3 }) } });
   assert.deepEqual(states(sb), ['ready', 'ready', 'ready']);
   const client = await connect(t, sb);
   const calls = Array.from({ length: 6 }, () =>
@@ -83,7 +77,7 @@ test('concurrent calls spread evenly over the replicas, and every replica ends w
 
 test('a replica with a call under way is passed over for an idle one', async (t) => {
   const gate = await gateFile(t);
-  const sb = await start(t, { servers: { f: faulty([], { replicas: 2 }) } });
+  const sb = await startGateway(t, { servers: { f: faulty([], { replicas: 2 }) } });
   const client = await connect(t, sb);
   const held = client.callTool({ name: 'gate', arguments: { file: gate.file } });
   await eventually('the held call to be in flight', () => outstanding(sb).includes(1));
@@ -100,7 +94,9 @@ test('a replica with a call under way is passed over for an idle one', async (t)
 
 test('killing a replica fails only its calls, naming it; the others serve and it comes back by itself', async (t) => {
   const gate = await gateFile(t);
-  const sb = await start(t, { servers: { f: faulty([], { replicas: 2, restart: { initialMs: 1000 } }) } });
+  const sb = await startGateway(t, {
+    servers: { f: faulty([], { replicas: 2, restart: { initialMs: 1000 } }) },
+  });
   let listChanged = 0;
   const client = await connect(t, sb, () => listChanged++);
   const pids = [...(await pidsOf(client, 2)).keys()];
@@ -144,7 +140,9 @@ test('killing a replica fails only its calls, naming it; the others serve and it
 });
 
 test('a subscription stays on the replica that holds it and moves to another when that one dies', async (t) => {
-  const sb = await start(t, { servers: { f: faulty([], { replicas: 2, restart: { initialMs: 60_000 } }) } });
+  const sb = await startGateway(t, {
+    servers: { f: faulty([], { replicas: 2, restart: { initialMs: 60_000 } }) },
+  });
   const client = await connect(t, sb);
   await client.subscribeResource({ uri: 'faulty://r' });
   const seen = new Map<number, unknown>();
@@ -170,7 +168,7 @@ test('remote replicas (urls) share the calls, each with a session of its own', a
   const a = await serveExpiring();
   const b = await serveExpiring();
   t.after(() => Promise.all([a.close(), b.close()]));
-  const sb = await start(t, { servers: { r: { urls: [a.url, b.url] } } });
+  const sb = await startGateway(t, { servers: { r: { urls: [a.url, b.url] } } });
   assert.deepEqual(states(sb, 'r'), ['ready', 'ready']);
   const client = await connect(t, sb);
   for (let i = 0; i < 4; i++) await client.callTool({ name: 'whoami', arguments: {} });

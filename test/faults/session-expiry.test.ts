@@ -3,14 +3,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { serveExpiring } from '../fixtures/expiring-http-server.js';
-import { connect, eventually, start } from './helpers.js';
+import { connect } from './helpers.js';
+import { startGateway } from '../support/start-switchboard.js';
+import { eventually } from '../support/poll.js';
 
 const textOf = (r: unknown) => (r as { content: { text: string }[] }).content[0]!.text;
 
 test('a remote backend answering 404 for an expired session is re-initialised transparently', async (t) => {
   const remote = await serveExpiring();
   t.after(() => remote.close());
-  const sb = await start(t, { servers: { r: { url: remote.url } } });
+  const sb = await startGateway(t, { servers: { r: { url: remote.url } } });
   const client = await connect(t, sb);
   const first = textOf(await client.callTool({ name: 'whoami', arguments: {} }));
   assert.equal(remote.initializations, 1);
@@ -29,7 +31,7 @@ test('a remote backend answering 404 for an expired session is re-initialised tr
 test('a remote backend failing request after request opens its circuit, fails fast, and comes back', async (t) => {
   const remote = await serveExpiring();
   t.after(() => remote.close());
-  const sb = await start(t, {
+  const sb = await startGateway(t, {
     servers: { r: { url: remote.url, health: { intervalMs: 0, misses: 2 }, restart: { initialMs: 50 } } },
   });
   const client = await connect(t, sb);

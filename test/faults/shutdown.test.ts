@@ -3,10 +3,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Inbox } from '../gateway/harness.js';
-import { connect, faulty, json, running, start } from './helpers.js';
+import { connect, faulty, json, running } from './helpers.js';
+import { startGateway } from '../support/start-switchboard.js';
 
 test('a stop lets host calls under way finish and refuses new ones', async (t) => {
-  const sb = await start(t, { servers: { f: faulty() }, shutdown: { drainMs: 60_000 } });
+  const sb = await startGateway(t, { servers: { f: faulty() }, shutdown: { drainMs: 60_000 } });
   const client = await connect(t, sb);
   const { pid } = json(await client.callTool({ name: 'pids', arguments: {} })) as { pid: number };
   const progress = new Inbox<number>();
@@ -31,7 +32,7 @@ test('a stop lets host calls under way finish and refuses new ones', async (t) =
 });
 
 test('a stop cuts what is still under way at the drain deadline and says so', async (t) => {
-  const sb = await start(t, { servers: { f: faulty() }, shutdown: { drainMs: 200 } });
+  const sb = await startGateway(t, { servers: { f: faulty() }, shutdown: { drainMs: 200 } });
   const client = await connect(t, sb);
   const progress = new Inbox<number>();
   const hang = client.callTool(

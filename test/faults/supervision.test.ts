@@ -6,11 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Inbox, probe } from '../gateway/harness.js';
-import { connect, eventually, faulty, json, pgidOf, running, start, toolNames } from './helpers.js';
+import { connect, faulty, json, pgidOf, running, toolNames } from './helpers.js';
+import { startGateway } from '../support/start-switchboard.js';
+import { eventually } from '../support/poll.js';
 
 test('a backend that crashes comes back by itself with its tools, subscriptions and log level', async (t) => {
   // The first restart waits at least 1 s (half of 2 s, jitter): time to look at the host's view meanwhile.
-  const sb = await start(t, {
+  const sb = await startGateway(t, {
     servers: { f: faulty([], { restart: { initialMs: 2000 } }), b: probe('b') },
   });
   const changed = new Inbox<number>();
@@ -56,7 +58,7 @@ test('a backend that crashes comes back by itself with its tools, subscriptions 
 test('a backend that fails at start-up is retried until it starts', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'sb-faults-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const sb = await start(t, {
+  const sb = await startGateway(t, {
     servers: {
       f: faulty(['--fail-starts', '2', '--state', join(dir, 'starts')], { restart: { initialMs: 50 } }),
       b: probe('b'),
@@ -72,7 +74,7 @@ test('a backend that fails at start-up is retried until it starts', async (t) =>
 });
 
 test('a backend runs in a process group of its own, and stopping switchboard ends the whole group', async (t) => {
-  const sb = await start(t, { servers: { f: faulty(['--leak']) } });
+  const sb = await startGateway(t, { servers: { f: faulty(['--leak']) } });
   const client = await connect(t, sb);
   const { pid, leaked } = json(await client.callTool({ name: 'pids', arguments: {} })) as Record<
     string,
@@ -87,7 +89,9 @@ test('a backend runs in a process group of its own, and stopping switchboard end
 });
 
 test("a backend's own children end with it when it crashes", async (t) => {
-  const sb = await start(t, { servers: { f: faulty(['--leak'], { restart: { initialMs: 600_000 } }) } });
+  const sb = await startGateway(t, {
+    servers: { f: faulty(['--leak'], { restart: { initialMs: 600_000 } }) },
+  });
   const client = await connect(t, sb);
   const { pid, leaked } = json(await client.callTool({ name: 'pids', arguments: {} })) as Record<
     string,
@@ -98,7 +102,7 @@ test("a backend's own children end with it when it crashes", async (t) => {
 });
 
 test('a backend that writes garbage to stdout keeps serving', async (t) => {
-  const sb = await start(t, { servers: { f: faulty(['--garbage']) } });
+  const sb = await startGateway(t, { servers: { f: faulty(['--garbage']) } });
   const client = await connect(t, sb);
   assert.deepEqual(json(await client.callTool({ name: 'echo', arguments: { x: 1 } })).arguments, { x: 1 });
 });

@@ -2,7 +2,9 @@
 // call that runs out fails with a clear error and the backend is told to cancel it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { connect, eventually, faulty, json, start } from './helpers.js';
+import { connect, faulty, json } from './helpers.js';
+import { startGateway } from '../support/start-switchboard.js';
+import { eventually } from '../support/poll.js';
 
 const timedOut = (pattern: RegExp) => (err: Error & { code?: number }) => {
   assert.equal(err.code, -32001);
@@ -11,7 +13,7 @@ const timedOut = (pattern: RegExp) => (err: Error & { code?: number }) => {
 };
 
 test('a call past its cap fails with a timeout and the backend is told to cancel it', async (t) => {
-  const sb = await start(t, { servers: { f: faulty([], { timeouts: { callMs: 300 } }) } });
+  const sb = await startGateway(t, { servers: { f: faulty([], { timeouts: { callMs: 300 } }) } });
   const client = await connect(t, sb);
   await assert.rejects(
     client.callTool({ name: 'hang', arguments: {} }),
@@ -24,7 +26,7 @@ test('a call past its cap fails with a timeout and the backend is told to cancel
 });
 
 test('progress resets the idle limit, and silence past it fails the call', async (t) => {
-  const sb = await start(t, { servers: { f: faulty([], { timeouts: { idleMs: 1000 } }) } });
+  const sb = await startGateway(t, { servers: { f: faulty([], { timeouts: { idleMs: 1000 } }) } });
   const client = await connect(t, sb);
   // Longer in all than the idle limit, but never silent that long; the host asked for no progress.
   const slow = await client.callTool({ name: 'slow', arguments: { steps: 8, everyMs: 200 } });
@@ -36,7 +38,7 @@ test('progress resets the idle limit, and silence past it fails the call', async
 });
 
 test("a tool's own limit replaces the backend's", async (t) => {
-  const sb = await start(t, {
+  const sb = await startGateway(t, {
     servers: { f: faulty([], { timeouts: { callMs: 600_000, tools: { hang: { callMs: 200 } } } }) },
   });
   const client = await connect(t, sb);

@@ -2,7 +2,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
-import { connectHttp, httpUrl, Inbox, probe, startGateway, textJson } from './harness.js';
+import { Inbox, probe, textJson } from './harness.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 
 async function names(client: Client): Promise<string[]> {
   return (await client.listTools()).tools.map((x) => x.name);

@@ -9,8 +9,6 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import {
-  connectHttp,
-  httpUrl,
   initialize,
   PROBE,
   probe,
@@ -19,9 +17,10 @@ import {
   rawStdio,
   readMessages,
   responseTo,
-  startGateway,
   textJson,
 } from './harness.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const LIMIT = 8192;

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { StartupError } from '../../src/switchboard.js';
 import { MAX_NAME_LENGTH } from '../../src/catalog/naming.js';
-import { connectHttp, httpUrl, probe, startGateway, textJson, textOf } from './harness.js';
+import { probe, textJson, textOf } from './harness.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 
 async function toolNames(client: Awaited<ReturnType<typeof connectHttp>>['client']): Promise<string[]> {
   return (await client.listTools()).tools.map((t) => t.name).sort();

@@ -1,11 +1,11 @@
-// Shared test harness: a switchboard over probe backends, SDK hosts over HTTP or stdio, raw HTTP and stdio wires.
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+// Gateway test harness: probe backends, raw HTTP and stdio wires to switchboard's fronts, and
+// readers of what probe tools answer. Starting switchboard and SDK hosts live in test/support/.
 import { PassThrough } from 'node:stream';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Config, type ConfigInput } from '../../src/config/schema.js';
-import { startSwitchboard, type Switchboard } from '../../src/switchboard.js';
+import type { ConfigInput } from '../../src/config/schema.js';
+import type { Switchboard } from '../../src/switchboard.js';
+import { startGateway } from '../support/start-switchboard.js';
 
 export const PROBE = fileURLToPath(new URL('../fixtures/probe-server.js', import.meta.url));
 
@@ -14,90 +14,6 @@ export function probe(name: string, options: { toolPrefix?: string; extra?: obje
   const args = [PROBE, '--name', name];
   if (options.toolPrefix) args.push('--tool-prefix', options.toolPrefix);
   return { command: process.execPath, args, ...options.extra };
-}
-
-/** Starts switchboard with HTTP on a free port; stopped when the test ends. */
-export async function startGateway(
-  t: TestContext,
-  input: ConfigInput,
-  options: { stdio?: { input: PassThrough; output: PassThrough } } = {},
-): Promise<Switchboard> {
-  const config = Config.parse({ ...input, http: { ...input.http, port: 0 } });
-  const sb = await startSwitchboard({
-    config,
-    http: true,
-    ...(options.stdio ? { stdio: options.stdio } : {}),
-  });
-  t.after(() => sb.stop());
-  return sb;
-}
-
-export function httpUrl(sb: Switchboard): string {
-  if (!sb.http) throw new Error('switchboard serves no HTTP front');
-  return sb.http.url;
-}
-
-export interface Host {
-  client: Client;
-  /** Resolves once the standalone GET stream is open (unrelated notifications travel there). */
-  streamOpen: Promise<void>;
-}
-
-export type Capabilities = ConstructorParameters<typeof Client>[1] extends infer O
-  ? O extends { capabilities?: infer C }
-    ? C
-    : never
-  : never;
-
-/** An SDK Client over Streamable HTTP; closed when the test ends. */
-export async function connectHttp(
-  t: TestContext,
-  url: string,
-  options: { name?: string; capabilities?: Capabilities; setup?: (client: Client) => void } = {},
-): Promise<Host> {
-  const client = new Client(
-    { name: options.name ?? 'test-host', version: '1.0.0' },
-    { capabilities: options.capabilities ?? {} },
-  );
-  options.setup?.(client);
-  let opened!: () => void;
-  const streamOpen = new Promise<void>((resolve) => (opened = resolve));
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    fetch: async (input, init) => {
-      const res = await fetch(input, init);
-      if (init?.method === 'GET' && res.ok) opened();
-      return res;
-    },
-  });
-  await client.connect(transport);
-  t.after(() => client.close());
-  return { client, streamOpen };
-}
-
-/**
- * Switchboard serving one host on its stdio front (in this process: the streams stand in for the
- * pipes) and HTTP beside it. The SDK's stream transport frames NDJSON the same in either
- * direction, so it carries the SDK Client here.
- */
-export async function connectStdio(
-  t: TestContext,
-  input: ConfigInput,
-  options: { capabilities?: Capabilities; setup?: (client: Client) => void } = {},
-): Promise<{ sb: Switchboard; client: Client }> {
-  const toGateway = new PassThrough();
-  const fromGateway = new PassThrough();
-  const sb = await startGateway(t, input, { stdio: { input: toGateway, output: fromGateway } });
-  const client = new Client(
-    { name: 'stdio-host', version: '1.0.0' },
-    { capabilities: options.capabilities ?? {} },
-  );
-  options.setup?.(client);
-  await client.connect(new StdioServerTransport(fromGateway, toGateway));
-  t.after(async () => {
-    await client.close();
-    toGateway.end();
-  });
-  return { sb, client };
 }
 
 /** A raw NDJSON wire to switchboard's stdio front: write lines, read parsed messages. */

@@ -2,7 +2,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
-import { connectHttp, connectStdio, httpUrl, probe } from './harness.js';
+import { probe } from './harness.js';
+import { connectHttp, connectStdio } from '../support/mcp-clients.js';
+import { httpUrl } from '../support/start-switchboard.js';
 
 interface Line {
   level: string;

@@ -10,7 +10,9 @@ import { connectBridge } from '../../src/public/bridge-client/index.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { queryAudit } from '../../src/trust/audit-read.js';
 import type { Switchboard } from '../../src/switchboard.js';
-import { connectHttp, httpUrl, initialize, probe, rawPost, rawStdio, textJson } from './harness.js';
+import { initialize, probe, rawPost, rawStdio, textJson } from './harness.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { httpUrl } from '../support/start-switchboard.js';
 import { tempDbPath } from '../trust/helpers.js';
 
 const V = '2026-07-28';

@@ -1,17 +1,9 @@
 // What a proxy must not touch: unknown fields and _meta keys both ways; plus merged instructions and routed completion.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  connectHttp,
-  httpUrl,
-  probe,
-  rawOpen,
-  rawPost,
-  rawSession,
-  responseTo,
-  startGateway,
-  textJson,
-} from './harness.js';
+import { probe, rawOpen, rawPost, rawSession, responseTo, textJson } from './harness.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 
 test('unknown params fields and _meta keys reach the backend untouched', async (t) => {
   const sb = await startGateway(t, { servers: { a: probe('a'), b: probe('b') } });

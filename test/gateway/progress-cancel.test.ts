@@ -1,19 +1,9 @@
 // Progress tokens mapped both ways, and cancellation reaching only the backend that owns the call.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  connectHttp,
-  httpUrl,
-  Inbox,
-  initialize,
-  probe,
-  rawOpen,
-  rawPost,
-  rawSession,
-  rawStdio,
-  responseTo,
-  startGateway,
-} from './harness.js';
+import { Inbox, initialize, probe, rawOpen, rawPost, rawSession, rawStdio, responseTo } from './harness.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 
 const call = (id: number, name: string, args: object, meta?: object) =>
   JSON.stringify({

@@ -8,17 +8,8 @@ import type { ConfigInput } from '../../src/config/schema.js';
 import { SessionSealer } from '../../src/front/sealed-session.js';
 import { silentLogger } from '../../src/log.js';
 import type { Switchboard } from '../../src/switchboard.js';
-import {
-  httpUrl,
-  Inbox,
-  initialize,
-  probe,
-  rawPost,
-  rawSession,
-  responseTo,
-  startGateway,
-  textJson,
-} from './harness.js';
+import { Inbox, initialize, probe, rawPost, rawSession, responseTo, textJson } from './harness.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 
 const KEY = randomBytes(32).toString('base64');
 const DAY_MS = 86_400_000;

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { ConfigInput } from '../../src/config/schema.js';
-import { httpUrl, initialize, rawPost, rawSession, rawStdio, responseTo } from './harness.js';
+import { initialize, rawPost, rawSession, rawStdio, responseTo } from './harness.js';
+import { httpUrl } from '../support/start-switchboard.js';
 
 const TASK_SERVER = fileURLToPath(new URL('../fixtures/task-server.js', import.meta.url));
 const RELATED = 'io.modelcontextprotocol/related-task';

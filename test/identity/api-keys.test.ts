@@ -10,7 +10,8 @@ import { startSwitchboard } from '../../src/switchboard.js';
 import { runKeys } from '../../src/cli/keys.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { queryAudit } from '../../src/trust/audit-read.js';
-import { httpUrl, probe, rawPost, startGateway } from '../gateway/harness.js';
+import { probe, rawPost } from '../gateway/harness.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { captureIo, tempDbPath } from '../trust/helpers.js';
 import { challengeParams, initWith } from './helpers.js';
 

@@ -11,7 +11,8 @@ import { newApiKey, sha256Hex } from '../../src/front/http-auth.js';
 import { parseConfig } from '../../src/config/load.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { queryAudit } from '../../src/trust/audit-read.js';
-import { httpUrl, probe, startGateway } from '../gateway/harness.js';
+import { probe } from '../gateway/harness.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { tempDbPath } from '../trust/helpers.js';
 import { AUDIENCE, ISSUER, challengeParams, initWith, oauthConfig, serveJwks, type Jwks } from './helpers.js';
 

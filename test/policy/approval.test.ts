@@ -5,13 +5,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { connectHttp, httpUrl, probe, startGateway, textOf } from '../gateway/harness.js';
+import { probe, textOf } from '../gateway/harness.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { CLI, SHIFTING, captureIo, tempDbPath } from '../trust/helpers.js';
 import { runPins } from '../../src/cli/pins.js';
 import { runApprovals } from '../../src/cli/approvals.js';
 import { ApprovalStore, bindingOf, type ApprovalRecord } from '../../src/approval/store.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
-import { auditRows, until } from './helpers.js';
+import { until } from '../support/poll.js';
+import { auditRows } from './helpers.js';
 import { fileURLToPath } from 'node:url';
 
 const BRIDGE_CALLER = fileURLToPath(new URL('../fixtures/bridge-caller.js', import.meta.url));

@@ -3,9 +3,12 @@
 // at the call, and a condition that cannot be judged denies.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connectHttp, httpUrl, initialize, probe, rawStdio, startGateway } from '../gateway/harness.js';
+import { initialize, probe, rawStdio } from '../gateway/harness.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { tempDbPath } from '../trust/helpers.js';
-import { auditRows, startLogged } from './helpers.js';
+import { captureLog } from '../support/log-capture.js';
+import { auditRows } from './helpers.js';
 
 const TWO = { a: probe('a'), b: probe('b') };
 
@@ -124,21 +127,26 @@ test('a rule with argument conditions lists the tool and decides each call by it
 
 test('a condition that cannot be judged denies the call and logs the rule that could not judge it', async (t) => {
   const path = await tempDbPath(t);
-  const { sb, lines } = await startLogged(t, {
-    servers: TWO,
-    audit: { path },
-    policy: {
-      rules: [{ name: 'tmp-only', tools: ['echo'], when: { path: { prefix: '/tmp/' } }, effect: 'allow' }],
-      defaults: { host: 'deny' },
+  const log = captureLog('debug');
+  const sb = await startGateway(
+    t,
+    {
+      servers: TWO,
+      audit: { path },
+      policy: {
+        rules: [{ name: 'tmp-only', tools: ['echo'], when: { path: { prefix: '/tmp/' } }, effect: 'allow' }],
+        defaults: { host: 'deny' },
+      },
     },
-  });
+    { log: log.logger },
+  );
   const { client } = await connectHttp(t, httpUrl(sb));
   assert.ok((await client.callTool({ name: 'a_echo', arguments: { path: '/tmp/x' } })).content);
   const refused = await client
     .callTool({ name: 'a_echo', arguments: { path: { toString: '/tmp/x' } } })
     .catch((e: Error) => e);
   assert.match(String((refused as Error).message), /could not judge its arguments/);
-  const warned = lines().find((l) => l.msg === 'policy rule could not be evaluated; call denied');
+  const warned = log.lines().find((l) => l.msg === 'policy rule could not be evaluated; call denied');
   assert.ok(warned, 'no log line for the failed evaluation');
   assert.equal(warned.rule, 'tmp-only');
   assert.match(String(warned.err), /prefix on path, which is a object, not a string/);

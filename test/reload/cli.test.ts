@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Inbox } from '../gateway/harness.js';
-import { eventually, faulty, json, running, toolNames } from '../faults/helpers.js';
+import { faulty, json, running, toolNames } from '../faults/helpers.js';
+import { eventually } from '../support/poll.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 

@@ -10,14 +10,11 @@ import { connectBridge } from '../../src/public/bridge-client/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { Config, type ConfigInput } from '../../src/config/schema.js';
 import { Inbox } from '../gateway/harness.js';
-import { connect, eventually, faulty, json, running, start, toolNames } from '../faults/helpers.js';
+import { connect, faulty, json, running, toolNames } from '../faults/helpers.js';
+import { eventually } from '../support/poll.js';
+import { configFor, startGateway } from '../support/start-switchboard.js';
 
 const CALLER = fileURLToPath(new URL('../fixtures/bridge-caller.js', import.meta.url));
-
-/** A complete config as `start` builds it, for Switchboard.reload. */
-function configOf(input: ConfigInput): Config {
-  return Config.parse({ ...input, http: { port: 0 }, log: { level: 'silent' } });
-}
 
 test('a reload adds, removes and replaces backends; an unchanged one and its call carry on', async (t) => {
   const input = (servers: ConfigInput['servers']): ConfigInput => ({
@@ -26,7 +23,7 @@ test('a reload adds, removes and replaces backends; an unchanged one and its cal
     servers,
   });
   const before = { keep: faulty(), gone: faulty(), change: faulty() };
-  const sb = await start(t, input(before));
+  const sb = await startGateway(t, input(before));
   let listChanged = 0;
   const client = await connect(t, sb, () => listChanged++);
   const pid = async (backend: string) =>
@@ -50,7 +47,7 @@ test('a reload adds, removes and replaces backends; an unchanged one and its cal
   );
 
   const report = await sb.reload(
-    configOf(input({ keep: faulty(), change: faulty([], { env: { VERSION: '2' } }), added: faulty() })),
+    configFor(input({ keep: faulty(), change: faulty([], { env: { VERSION: '2' } }), added: faulty() })),
   );
   assert.deepEqual(
     { added: report.added, removed: report.removed, replaced: report.replaced, failed: report.failed },
@@ -74,21 +71,21 @@ test('a reload adds, removes and replaces backends; an unchanged one and its cal
 });
 
 test('adding a backend under conditional namespacing prefixes every name', async (t) => {
-  const sb = await start(t, { servers: { a: faulty() } });
+  const sb = await startGateway(t, { servers: { a: faulty() } });
   const client = await connect(t, sb);
   assert.ok((await toolNames(client)).includes('echo'));
-  await sb.reload(configOf({ servers: { a: faulty(), b: faulty() } }));
+  await sb.reload(configFor({ servers: { a: faulty(), b: faulty() } }));
   const names = await toolNames(client);
   assert.ok(names.includes('a_echo') && names.includes('b_echo'), names.join(', '));
   assert.ok(!names.includes('echo'));
 });
 
 test('a reload whose names collide under collisions: error is refused and the running one stays', async (t) => {
-  const sb = await start(t, { namespacing: { mode: 'never' }, servers: { a: faulty() } });
+  const sb = await startGateway(t, { namespacing: { mode: 'never' }, servers: { a: faulty() } });
   const client = await connect(t, sb);
   const { pid } = json(await client.callTool({ name: 'pids', arguments: {} })) as { pid: number };
   await assert.rejects(
-    sb.reload(configOf({ namespacing: { mode: 'never' }, servers: { a: faulty(), b: faulty() } })),
+    sb.reload(configFor({ namespacing: { mode: 'never' }, servers: { a: faulty(), b: faulty() } })),
     /name collisions \(namespacing\.collisions is "error"\):\n {2}tool "echo" is exposed by a and b/,
   );
   assert.equal(sb.reloads.refused, 1);
@@ -97,7 +94,7 @@ test('a reload whose names collide under collisions: error is refused and the ru
   assert.equal((json(await client.callTool({ name: 'pids', arguments: {} })) as { pid: number }).pid, pid);
   // The same change with priorities is accepted.
   await sb.reload(
-    configOf({
+    configFor({
       namespacing: { mode: 'never', collisions: 'priority' },
       servers: { a: faulty(), b: faulty([], { priority: 1 }) },
     }),
@@ -109,7 +106,7 @@ test('a reload whose names collide under collisions: error is refused and the ru
 test('an invalid file is refused with file, path and expectation; the running config stays', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'sb-reload-'));
   const file = join(dir, 'switchboard.yaml');
-  const sb = await start(t, { servers: { a: faulty() } });
+  const sb = await startGateway(t, { servers: { a: faulty() } });
   const client = await connect(t, sb);
   await writeFile(
     file,
@@ -136,13 +133,12 @@ test('an invalid file is refused with file, path and expectation; the running co
 });
 
 test('settings that need a restart are reported and keep their running value', async (t) => {
-  const sb = await start(t, { servers: { a: faulty() }, limits: { maxCallsPerSession: 8 } });
+  const sb = await startGateway(t, { servers: { a: faulty() }, limits: { maxCallsPerSession: 8 } });
   const report = await sb.reload(
     Config.parse({
       servers: { a: faulty() },
       http: { port: 0, path: '/other' },
       limits: { maxCallsPerSession: 4, maxMessageBytes: 8192 },
-      log: { level: 'silent' },
     }),
   );
   assert.deepEqual(report.needRestart.sort(), ['http.path', 'limits.maxMessageBytes']);
@@ -156,13 +152,13 @@ test('settings that need a restart are reported and keep their running value', a
 test('a bridge token of an unchanged backend stays valid across a reload', async (t) => {
   const caller = { command: process.execPath, args: [CALLER], bridge: { allow: ['f_echo', 'g_echo'] } };
   const servers = { caller, f: faulty() };
-  const sb = await start(t, { namespacing: { mode: 'always' }, servers });
+  const sb = await startGateway(t, { namespacing: { mode: 'always' }, servers });
   const client = await connect(t, sb);
   // `sdk` opens a new bridge connection each time: it authenticates with the token of its start.
   const viaBridge = async (name: string) =>
     json(await client.callTool({ name: 'caller_sdk', arguments: { name, arguments: { via: 'bridge' } } }));
   assert.equal((await viaBridge('f_echo')).identity, 'caller');
-  await sb.reload(configOf({ namespacing: { mode: 'always' }, servers: { ...servers, g: faulty() } }));
+  await sb.reload(configFor({ namespacing: { mode: 'always' }, servers: { ...servers, g: faulty() } }));
   const after = await viaBridge('g_echo');
   assert.equal(after.identity, 'caller', JSON.stringify(after));
   assert.ok(!after.error, JSON.stringify(after.error));
@@ -170,14 +166,14 @@ test('a bridge token of an unchanged backend stays valid across a reload', async
 
 test('a replacement that fails to start leaves the running backend, and its bridge token, in place', async (t) => {
   const caller = { command: process.execPath, args: [CALLER], bridge: { allow: ['g_echo'] } };
-  const sb = await start(t, { namespacing: { mode: 'always' }, servers: { caller, g: faulty() } });
+  const sb = await startGateway(t, { namespacing: { mode: 'always' }, servers: { caller, g: faulty() } });
   const client = await connect(t, sb);
   const viaBridge = async () =>
     json(await client.callTool({ name: 'caller_sdk', arguments: { name: 'g_echo', arguments: {} } }));
   assert.equal((await viaBridge()).identity, 'caller');
   const broken = { ...caller, args: ['-e', 'process.exit(3)'] };
   const report = await sb.reload(
-    configOf({ namespacing: { mode: 'always' }, servers: { caller: broken, g: faulty() } }),
+    configFor({ namespacing: { mode: 'always' }, servers: { caller: broken, g: faulty() } }),
   );
   assert.deepEqual(report.replaced, []);
   assert.deepEqual(
@@ -196,11 +192,11 @@ test('a replacement that fails to start leaves the running backend, and its brid
 });
 
 test("a remote backend's configured bridge token comes and goes with its entry", async (t) => {
-  const sb = await start(t, { servers: { a: faulty() } });
+  const sb = await startGateway(t, { servers: { a: faulty() } });
   const token = 'remote-token-0123456789abcdef';
   // Nothing listens there: the backend is down, but its identity is configured all the same.
   const remote = { url: 'http://127.0.0.1:9/mcp', bridge: { token } };
-  const report = await sb.reload(configOf({ servers: { a: faulty(), r: remote } }));
+  const report = await sb.reload(configFor({ servers: { a: faulty(), r: remote } }));
   assert.deepEqual(
     report.failed.map((f) => f.name),
     ['r'],
@@ -208,16 +204,16 @@ test("a remote backend's configured bridge token comes and goes with its entry",
   const bridge = await connectBridge({ path: sb.bridgePath!, token });
   assert.equal(bridge.identity, 'r');
   bridge.close();
-  await sb.reload(configOf({ servers: { a: faulty() } }));
+  await sb.reload(configFor({ servers: { a: faulty() } }));
   await assert.rejects(connectBridge({ path: sb.bridgePath!, token }), /Authentication failed/);
 });
 
 test('a backend added by a reload gets the bridge grants its entry names; a changed grant applies', async (t) => {
   const servers = { f: faulty() };
-  const sb = await start(t, { namespacing: { mode: 'always' }, servers });
+  const sb = await startGateway(t, { namespacing: { mode: 'always' }, servers });
   const client = await connect(t, sb);
   const caller = { command: process.execPath, args: [CALLER], bridge: { allow: ['f_echo'] } };
-  await sb.reload(configOf({ namespacing: { mode: 'always' }, servers: { ...servers, caller } }));
+  await sb.reload(configFor({ namespacing: { mode: 'always' }, servers: { ...servers, caller } }));
   const viaBridge = async (name: string) =>
     json(await client.callTool({ name: 'caller_sdk', arguments: { name, arguments: { via: 'bridge' } } }));
   await eventually('caller listed', async () => (await toolNames(client)).includes('caller_sdk'));
@@ -225,7 +221,7 @@ test('a backend added by a reload gets the bridge grants its entry names; a chan
   assert.ok(!granted.error, JSON.stringify(granted));
   // Taking the grant away by reload: the same call now looks like an unknown tool.
   const revoked = { ...caller, bridge: { allow: [] } };
-  await sb.reload(configOf({ namespacing: { mode: 'always' }, servers: { ...servers, caller: revoked } }));
+  await sb.reload(configFor({ namespacing: { mode: 'always' }, servers: { ...servers, caller: revoked } }));
   await eventually('caller listed', async () => (await toolNames(client)).includes('caller_sdk'));
   const refused = await viaBridge('f_echo');
   assert.match(JSON.stringify(refused.error), /Unknown tool/);

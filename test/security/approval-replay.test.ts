@@ -4,13 +4,15 @@
 // On the modern wire, an approval answer retried with other arguments or replayed is refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connectHttp, httpUrl, probe, rawStdio, startGateway, textOf } from '../gateway/harness.js';
+import { probe, rawStdio, textOf } from '../gateway/harness.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { captureIo, tempDbPath } from '../trust/helpers.js';
 import { runApprovals } from '../../src/cli/approvals.js';
 import { ApprovalStore, bindingOf, type ApprovalRecord } from '../../src/approval/store.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { canonicalJson } from '../../src/trust/canonical-json.js';
-import { until } from '../policy/helpers.js';
+import { until } from '../support/poll.js';
 
 async function start(t: Parameters<typeof startGateway>[0]) {
   const path = await tempDbPath(t);

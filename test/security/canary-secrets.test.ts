@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { connectStdio } from '../gateway/harness.js';
+import { connectStdio } from '../support/mcp-clients.js';
 import { makeVault } from '../vault/make-vault.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));

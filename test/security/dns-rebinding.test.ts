@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { test } from 'node:test';
-import { httpUrl, initialize, probe, rawSession, startGateway } from '../gateway/harness.js';
+import { initialize, probe, rawSession } from '../gateway/harness.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { oauthConfig, serveJwks } from '../identity/helpers.js';
 
 /** A raw request with any Host header (fetch will not send a forged one). */

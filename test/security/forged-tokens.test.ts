@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateKeyPair, SignJWT } from 'jose';
-import { httpUrl, probe, startGateway } from '../gateway/harness.js';
+import { probe } from '../gateway/harness.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import {
   AUDIENCE,
   ISSUER,

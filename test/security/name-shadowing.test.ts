@@ -2,7 +2,8 @@
 // take their calls; where names really collide, switchboard refuses or decides openly, never silently.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { connectStdio, probe, textJson } from '../gateway/harness.js';
+import { probe, textJson } from '../gateway/harness.js';
+import { connectStdio } from '../support/mcp-clients.js';
 
 test("a backend naming its tools after another's exposed names gets its own prefix, not their calls", async (t) => {
   const { client } = await connectStdio(t, {

@@ -1,7 +1,8 @@
 // The definition scanner flags each kind of poisoned definition, with a reason, and leaves plain ones alone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connectHttp, httpUrl, startGateway } from '../gateway/harness.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { runPins } from '../../src/cli/pins.js';
 import { nameSkeleton, scanDefinition } from '../../src/trust/pins-scan.js';
 import { SHIFTING, captureIo, tempDbPath } from '../trust/helpers.js';

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newApiKey, sha256Hex } from '../../src/front/http-auth.js';
-import { httpUrl, initialize, probe, rawPost, responseTo, startGateway } from '../gateway/harness.js';
+import { initialize, probe, rawPost, responseTo } from '../gateway/harness.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 
 test("another identity presenting a session's id is answered as if the session did not exist", async (t) => {
   const alice = newApiKey();

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import { httpUrl, probe, rawPost, rawSession, startGateway } from '../gateway/harness.js';
+import { probe, rawPost, rawSession } from '../gateway/harness.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 
 const NOT_FOUND = {
   jsonrpc: '2.0',

@@ -7,7 +7,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { newApiKey, sha256Hex } from '../../src/front/http-auth.js';
 import { serveExpiring } from '../fixtures/expiring-http-server.js';
 import { tapHttp } from '../fixtures/http-tap.js';
-import { httpUrl, startGateway } from '../gateway/harness.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { oauthConfig, serveJwks } from '../identity/helpers.js';
 
 test("a host's Authorization and other headers never reach an HTTP backend; its own configured ones do", async (t) => {

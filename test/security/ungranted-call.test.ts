@@ -3,7 +3,8 @@
 // is absent from its lists, and an explicit deny rule beats its bridge.allow.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { probe, startGateway } from '../gateway/harness.js';
+import { probe } from '../gateway/harness.js';
+import { startGateway } from '../support/start-switchboard.js';
 import { RawBridge, newToken, remoteCaller } from './helpers.js';
 
 const TOKEN = newToken();

@@ -2,7 +2,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { connectHttp, httpUrl, probe, startGateway, textJson } from '../gateway/harness.js';
+import { probe, textJson } from '../gateway/harness.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { queryAudit, verifyAudit } from '../../src/trust/audit-read.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { tempDbPath } from './helpers.js';

@@ -1,7 +1,9 @@
 // The audit chain: one record per call, host or bridge, allowed or refused, and the CLI's view of it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connectHttp, httpUrl, probe, startGateway } from '../gateway/harness.js';
+import { probe } from '../gateway/harness.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { queryAudit, verifyAudit } from '../../src/trust/audit-read.js';
 import { canonicalJson, sha256 } from '../../src/trust/canonical-json.js';

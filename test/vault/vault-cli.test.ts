@@ -7,9 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Config } from '../../src/config/schema.js';
-import { startSwitchboard } from '../../src/switchboard.js';
 import { probe } from '../gateway/harness.js';
+import { startGateway } from '../support/start-switchboard.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
@@ -87,17 +86,15 @@ test('init, set, list, rm and rotate manage the vault file without ever printing
       `servers:\n  s:\n    command: ${process.execPath}\n    args: ['${probe('s').args[0]}']\n    bridge: { allow: ['vault.sign'] }\n`,
   );
   assert.equal(vault(dir, ['list', '--config', config], { env }).code, 0);
-  const sb = await startSwitchboard({
-    config: Config.parse({
+  const sb = await startGateway(
+    t,
+    {
       vault: { file, passphraseEnv: 'SB_TEST_PASS' },
       servers: { s: probe('s', { extra: { bridge: { allow: ['vault.sign'] } } }) },
       audit: { enabled: false },
-      http: { port: 0 },
-    }),
-    http: true,
-    env,
-  });
-  t.after(() => sb.stop());
+    },
+    { env },
+  );
   const signed = (await sb.gateway.dispatch({ kind: 'backend', id: 's' }, 'vault.sign', {
     key: 'signer',
     data: 'hello',

@@ -11,6 +11,7 @@ import { WireError } from '../../src/errors.js';
 import type { Params, Result } from '../../src/jsonrpc/message.js';
 import { startSwitchboard, type Switchboard } from '../../src/switchboard.js';
 import { probe } from '../gateway/harness.js';
+import { startGateway } from '../support/start-switchboard.js';
 import { makeVault } from './make-vault.js';
 
 const SECRET = 'db-password-7c1f0e2a';
@@ -30,7 +31,7 @@ async function start(t: TestContext): Promise<Switchboard> {
     { name: 'mac', kind: 'hmac-sha256', value: HMAC_KEY },
     { name: 'box', kind: 'aes-256-gcm', value: randomBytes(32) },
   ]);
-  const config = Config.parse({
+  return startGateway(t, {
     servers: {
       signer: probe('signer', { extra: { bridge: { allow: ['vault.*'] } } }),
       reader: probe('reader', { extra: { bridge: { allow: ['vault.get'] } } }),
@@ -38,11 +39,7 @@ async function start(t: TestContext): Promise<Switchboard> {
     },
     vault: { file: vault.file, keyFile: vault.keyFile },
     audit: { enabled: false },
-    http: { port: 0 },
   });
-  const sb = await startSwitchboard({ config, http: true });
-  t.after(() => sb.stop());
-  return sb;
 }
 
 const as = (sb: Switchboard, backend: string) => (method: string, params?: Params) =>
@@ -166,14 +163,11 @@ test('inline vault.keys keep working beside the vault file, and a name in both i
     startSwitchboard({ config: both, http: false }),
     /vault name "session" is defined twice/,
   );
-  const inlineOnly = Config.parse({
+  const sb2 = await startGateway(t, {
     vault: { keys: { inline: { type: 'hmac-sha256', secret: 'y'.repeat(20) } } },
     servers: { signer: probe('signer', { extra: { bridge: { allow: ['vault.*'] } } }) },
     audit: { enabled: false },
-    http: { port: 0 },
   });
-  const sb2 = await startSwitchboard({ config: inlineOnly, http: true });
-  t.after(() => sb2.stop());
   assert.deepEqual(await as(sb2, 'signer')('vault.keys'), {
     keys: [{ name: 'inline', algorithm: 'hmac-sha256' }],
   });

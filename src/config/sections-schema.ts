@@ -1,0 +1,269 @@
+// Schemas of the settings sections beside servers, http and policy: each one a top-level key of the file.
+import { z } from 'zod';
+import { BACKEND_NAME, NamespacingMode } from './backend-schema.js';
+
+export const NamespacingSection = z
+  .object({
+    mode: NamespacingMode.default('conditional'),
+    separator: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{1,4}$/)
+      .default('_')
+      .describe('Placed between prefix and name.'),
+    collisions: z
+      .enum(['error', 'priority'])
+      .default('error')
+      .describe('What to do when two backends expose the same name: refuse, or keep the higher priority.'),
+  })
+  .strict()
+  .prefault({});
+
+export const LimitsSection = z
+  .object({
+    maxMessageBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(4 * 1024 * 1024)
+      .describe('Largest JSON-RPC message accepted from a host or a backend.'),
+    startupTimeoutMs: z
+      .number()
+      .int()
+      .min(100)
+      .default(30_000)
+      .describe('How long a backend may take to complete its handshake.'),
+    sessionRate: z
+      .object({
+        perSecond: z.number().positive().describe('Calls per second in the long run.'),
+        burst: z.number().int().min(1).default(100).describe('Calls at once before the rate applies.'),
+      })
+      .strict()
+      .optional()
+      .describe(
+        'Rate limit on the calls of one host session or bridge connection (default: none); calls over it are refused with -32050 (rate_limited, see docs/errors.md).',
+      ),
+    maxCallsPerSession: z
+      .number()
+      .int()
+      .min(1)
+      .default(256)
+      .describe(
+        "Calls one host session (or one backend over the bridge) may have under way at once; more wait in its queue (limits.maxQueuedPerSession), so one flooding caller cannot take everyone else's capacity.",
+      ),
+    maxQueuedPerSession: z
+      .number()
+      .int()
+      .min(0)
+      .default(16)
+      .describe(
+        'Calls of one host session (or one backend over the bridge) that may wait for a free slot once maxCallsPerSession are under way; more are refused with -32051 (queue_full; 0: refuse at once).',
+      ),
+  })
+  .strict()
+  .prefault({});
+
+export const BridgeSection = z
+  .object({
+    enabled: z
+      .boolean()
+      .default(true)
+      .describe('Listen on the bridge socket so backends can call each other.'),
+    socket: z
+      .string()
+      .optional()
+      .describe('Path of the Unix socket (default: in a fresh directory of mode 0700 under the temp dir).'),
+    maxDepth: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .default(8)
+      .describe('Longest chain of backends one call may pass through (A -> B -> C is 3).'),
+    handlerTimeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .default(30_000)
+      .describe('How long a handler (vault.sign, ...) may take before its caller gets a timeout error.'),
+  })
+  .strict()
+  .prefault({});
+
+export const VaultSection = z
+  .object({
+    file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'The encrypted vault file (default: $XDG_STATE_HOME/switchboard/vault.json, else ~/.local/state/switchboard/vault.json); read at start when keyFile or passphraseEnv is set.',
+      ),
+    keyFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('File of 32 random bytes that unlocks the vault file (switchboard vault init --key-file).'),
+    passphraseEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+      .optional()
+      .describe(
+        'Name of the environment variable holding the passphrase that unlocks the vault file (scrypt).',
+      ),
+    keys: z
+      .record(
+        z.string().regex(BACKEND_NAME),
+        z.discriminatedUnion('type', [
+          z
+            .object({
+              type: z.literal('hmac-sha256'),
+              secret: z
+                .string()
+                .min(16)
+                .describe('The key material (use a ${VAR} reference, never a literal).'),
+            })
+            .strict(),
+          z
+            .object({
+              type: z.literal('ed25519'),
+              privateKey: z
+                .string()
+                .optional()
+                .describe('PKCS#8 PEM; without it a fresh key is generated at each start.'),
+            })
+            .strict(),
+        ]),
+      )
+      .default({})
+      .describe(
+        'Named keys used inside switchboard (vault.sign, vault.verify); they never leave its process.',
+      ),
+  })
+  .strict()
+  .prefault({});
+
+export const ModernSection = z
+  .object({
+    inputTimeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .default(300_000)
+      .describe(
+        'How long a call paused on input_required (a legacy backend asking a modern host) waits for the retry before it is cancelled; also how long a requestState stays valid.',
+      ),
+    stateKey: z
+      .string()
+      .min(32)
+      .optional()
+      .describe(
+        "Secret that requestState values are sealed under (use a ${VAR} reference); switchboards sharing it accept each other's. Default: http.sessions.key (a key of its own is derived from it), else a random key per process.",
+      ),
+  })
+  .prefault({})
+  .describe('The modern (2026-07-28, stateless) era on the fronts.');
+
+export const RedactionSection = z
+  .object({
+    patterns: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .refine(
+            isRedactionPattern,
+            'a JavaScript regular expression, without named groups, that cannot match empty text',
+          ),
+      )
+      .default([])
+      .describe(
+        'Regular expressions whose matches are replaced by [REDACTED:pattern-N] in results, errors, notifications, logs and audit records, besides vault secrets.',
+      ),
+  })
+  .strict()
+  .prefault({})
+  .describe('What never leaves switchboard: vault secret values always, and these patterns.');
+
+export const AuditSection = z
+  .object({
+    enabled: z
+      .boolean()
+      .default(true)
+      .describe('Write one hash-chained record per call (host or bridge, allowed or refused).'),
+    path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'SQLite file of the audit chain and the tool pins (default: $XDG_STATE_HOME/switchboard/audit.sqlite, else ~/.local/state/switchboard/audit.sqlite).',
+      ),
+    values: z
+      .boolean()
+      .default(false)
+      .describe('Also store the canonical arguments of each call, not only their SHA-256.'),
+  })
+  .strict()
+  .prefault({});
+
+export const PinningSection = z
+  .object({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Pin each tool's definition on first sight (in audit.path) and quarantine it when it changes.",
+      ),
+    onChange: z
+      .enum(['hide', 'approve'])
+      .default('hide')
+      .describe(
+        "What a changed tool becomes until an operator re-pins it: hidden from every caller, or listed with each call needing a human's approval (see policy.approval).",
+      ),
+    scan: z
+      .boolean()
+      .default(true)
+      .describe(
+        'Scan tool definitions on arrival for hidden instructions, invisible or confusable characters, secret files, exfiltration URLs and look-alike names.',
+      ),
+    flagged: z
+      .enum(['show', 'hide'])
+      .default('show')
+      .describe(
+        'A tool the scanner flags on first sight: pinned with its flags shown (switchboard pins list), or quarantined until approved.',
+      ),
+  })
+  .strict()
+  .prefault({});
+
+export const ShutdownSection = z
+  .object({
+    drainMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(10_000)
+      .describe(
+        'On stop, how long host calls under way may take to finish (new ones are refused) before backends are ended.',
+      ),
+  })
+  .strict()
+  .prefault({});
+
+export const LogSection = z
+  .object({
+    level: z
+      .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
+      .default('info')
+      .describe('Least severe log level written (logs go to stderr).'),
+  })
+  .strict()
+  .prefault({});
+
+function isRedactionPattern(source: string): boolean {
+  try {
+    // Named groups would collide once the patterns are combined into one expression.
+    return !new RegExp(`^(?:${source})$`).test('') && !/\(\?<(?![=!])/.test(source);
+  } catch {
+    return false;
+  }
+}

@@ -1,6 +1,11 @@
 // Structured logging to stderr (stdout carries JSON-RPC in stdio mode).
 import { pino, type Logger as PinoLogger } from 'pino';
-import type { Redactor } from './vault/redactor.js';
+
+/** What takes secrets out of a log line (the vault's Redactor). */
+export interface LineRedactor {
+  readonly active: boolean;
+  text(line: string): string;
+}
 
 export type Logger = Pick<PinoLogger, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'child'>;
 
@@ -11,7 +16,7 @@ export type Logger = Pick<PinoLogger, 'trace' | 'debug' | 'info' | 'warn' | 'err
  */
 export function createLogger(
   level: string = process.env.SWITCHBOARD_LOG_LEVEL ?? 'info',
-  redactor?: Redactor,
+  redactor?: LineRedactor,
 ): Logger {
   const stderr = pino.destination(2);
   const destination = redactor

@@ -15,7 +15,7 @@ import { Redactor } from './vault/redactor.js';
 import type { Vault } from './vault/vault.js';
 import { collisionProblem, planReload } from './gateway/reload-plan.js';
 import type { ReloadOutcome } from './gateway/gateway.js';
-import { withPolicyFile } from './policy/policy-file.js';
+import { withPolicyFile } from './config/policy-file.js';
 
 export interface StartOptions {
   config: Config;

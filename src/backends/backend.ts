@@ -2,12 +2,12 @@
 // in flight on it (so what it asks mid-call reaches the right caller), and its lifecycle state.
 // A configured server is a ReplicaSet of one or more of these.
 import type { BackendConfig } from '../config/schema.js';
-import { BackendWireError, LocalError, WIRE } from '../errors.js';
+import { BackendWireError, LocalError, WIRE } from '../errors/errors.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcNotification, Params, RequestId, Result } from '../jsonrpc/message.js';
 import { RpcPeer, messageOf, type RequestOptions } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
-import type { CallContext } from '../pipeline/context.js';
+import type { CallContext } from '../call/context.js';
 import {
   CLIENT_CAPABILITIES_TO_BACKENDS,
   ENVELOPE_KEYS,
@@ -17,8 +17,8 @@ import {
   META,
   SERVER_INFO,
   isModernVersion,
-} from '../protocol.js';
-import { linkSignals } from '../pipeline/signals.js';
+} from '../protocol/versions.js';
+import { linkSignals } from '../call/signals.js';
 import { CallTimer, callLimits } from './call-timer.js';
 import { backendKind, createChannel, type BackendKind } from './channels.js';
 import { Prober } from './prober.js';

@@ -1,7 +1,7 @@
 // Liveness probes for one connection: a ping on an interval; a run of missed pings declares the
 // backend dead, so a hung backend is restarted instead of swallowing every call sent to it.
 import type { BackendConfig } from '../config/schema.js';
-import { BackendWireError } from '../errors.js';
+import { BackendWireError } from '../errors/errors.js';
 
 export type HealthPolicy = BackendConfig['health'];
 

@@ -4,12 +4,12 @@
 // the protocol needs it (a subscription, a task, a replica the caller names). Each replica is
 // health-checked and restarted on its own; the server is down only when no replica is up.
 import { isStdioBackend, type BackendConfig } from '../config/schema.js';
-import { LocalError, WIRE, WireError } from '../errors.js';
+import { LocalError, WIRE, WireError } from '../errors/errors.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcNotification, Params, Result } from '../jsonrpc/message.js';
 import { messageOf, type RequestOptions } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
-import type { CallContext } from '../pipeline/context.js';
+import type { CallContext } from '../call/context.js';
 import { Backend, wentDown, type ListenFilter } from './backend.js';
 import { methodSpec } from '../protocol/methods.js';
 import { Backoff } from './backoff.js';

@@ -6,7 +6,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { WIRE } from '../errors.js';
+import { WIRE } from '../errors/errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { classify } from '../jsonrpc/message.js';
 import { jsonLines } from '../jsonrpc/json-lines.js';

@@ -2,7 +2,7 @@
 // marked `approve` whose host cannot be asked waits in the trust database; the switchboard
 // running it notices the verdict within policy.approval.pollMs.
 import { userInfo } from 'node:os';
-import { ApprovalStore, type ApprovalRecord, type VerdictRefusal } from '../approval/store.js';
+import { ApprovalStore, type ApprovalRecord, type VerdictRefusal } from '../trust/approval-store.js';
 import { processIo, type CommandIo, parseCommand } from './io.js';
 import { DB_OPTIONS, openForCommand } from './trust-db-path.js';
 

@@ -9,7 +9,7 @@ import { embeddedConfig } from '../config/defaults.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { createLogger } from '../log.js';
-import { SERVER_INFO } from '../protocol.js';
+import { SERVER_INFO } from '../protocol/versions.js';
 import { startSwitchboard } from '../switchboard.js';
 import { runValidate } from './validate.js';
 import { liveCheck } from './live-check.js';

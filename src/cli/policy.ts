@@ -3,7 +3,7 @@
 import { namespacesOf, splitUri } from '../catalog/naming.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import type { Caller } from '../pipeline/context.js';
+import type { Caller } from '../call/context.js';
 import { CompiledPolicy, type Subject } from '../policy/policy.js';
 import { processIo, type CommandIo, parseCommand } from './io.js';
 

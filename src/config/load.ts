@@ -24,7 +24,7 @@ import { isPlainObject, resolveEnvRefs, type EnvContext } from './env-refs.js';
 import { toSwitchboardShape, type ConfigFormat } from './formats.js';
 import { describeValue, mapZodIssues } from './issues.js';
 import { checkUriPrefixes } from './prefixes.js';
-import { unknownServers, withPolicyFile } from '../policy/policy-file.js';
+import { unknownServers, withPolicyFile } from './policy-file.js';
 import { Config, type ConfigInput } from './schema.js';
 
 type Section = Exclude<keyof ConfigInput, 'servers'>;

@@ -3,7 +3,7 @@
 // live beside it (backend-schema.ts, http-schema.ts, sections-schema.ts); the rest of the code
 // imports them from here.
 import { z } from 'zod';
-import { Policy } from '../policy/schema.js';
+import { Policy } from './policy-schema.js';
 import { BACKEND_NAME, Backend } from './backend-schema.js';
 import { HttpFront } from './http-schema.js';
 import {

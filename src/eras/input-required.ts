@@ -2,7 +2,7 @@
 // legacy host, a backend on the bridge): each of its input requests becomes a request to the
 // caller in its own session, and the call is retried with the answers and the backend's
 // requestState until the backend completes it.
-import { LocalError } from '../errors.js';
+import { LocalError } from '../errors/errors.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 
 /** Rounds of questions one call may take before switchboard gives up on it. */

@@ -11,7 +11,7 @@
 // Either way the requestState the caller holds is sealed (AEAD) and bound to the caller, the
 // method, the target and the arguments: a tampered, replayed-elsewhere or expired one is refused.
 import { randomUUID } from 'node:crypto';
-import { WIRE, WireError, LocalError, toWire } from '../errors.js';
+import { WIRE, WireError, LocalError, toWire } from '../errors/errors.js';
 import type {
   JsonRpcNotification,
   JsonRpcResponse,
@@ -20,12 +20,11 @@ import type {
   Result,
   WireErrorBody,
 } from '../jsonrpc/message.js';
-import type { Caller, CallContext, Reply } from '../pipeline/context.js';
-import { newCall } from '../pipeline/call.js';
+import type { Caller, CallContext, Reply } from '../call/context.js';
+import { newCall } from '../call/new-call.js';
 import { modernProblem, type ModernWire } from '../protocol/envelope.js';
-import { META, SERVER_INFO } from '../protocol.js';
-import { canonicalJson, sha256 } from '../trust/canonical-json.js';
-import type { Gateway } from '../gateway/gateway.js';
+import { META, SERVER_INFO } from '../protocol/versions.js';
+import { canonicalJson, sha256 } from '../encoding/canonical-json.js';
 import { isInputRequired } from './input-required.js';
 import { methodSpec } from '../protocol/methods.js';
 import type { Sealer } from './seal.js';
@@ -46,6 +45,8 @@ export interface ModernAnswer {
 }
 
 export interface ModernHostOptions {
+  /** Runs a call through the pipeline. */
+  run(ctx: CallContext): Promise<void>;
   sealer: Sealer;
   /** How long a paused call waits for the caller's retry before it is cancelled. */
   inputTimeoutMs: number;
@@ -65,10 +66,7 @@ export class ModernHost {
   /** Calls paused on a legacy backend's question, by id, until the caller's retry. */
   private readonly paused = new Map<string, PausedCall>();
 
-  constructor(
-    private readonly gateway: Gateway,
-    private readonly options: ModernHostOptions,
-  ) {}
+  constructor(private readonly options: ModernHostOptions) {}
 
   /** Serves one modern request; undefined when it was cancelled (nothing is sent). */
   async serve(req: JsonRpcRequest, caller: Caller, ex: ModernExchange): Promise<ModernAnswer | undefined> {
@@ -124,7 +122,7 @@ export class ModernHost {
     });
     paused.run(
       ctx,
-      this.gateway.run(ctx).then(() => ctx.result ?? {}),
+      this.options.run(ctx).then(() => ctx.result ?? {}),
     );
     return this.outcome(paused, req, caller, ex);
   }

@@ -1,6 +1,6 @@
 // The extension interface: an extension registers handler methods into the handler chain and may
 // call anything through the same pipeline as everyone else (as a workflow-kind caller of its name).
-import type { Handler } from '../bridge/handlers.js';
+import type { Handler } from '../handlers/handler-chain.js';
 import type { Config } from '../config/schema.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';

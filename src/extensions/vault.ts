@@ -2,7 +2,7 @@
 // and decrypt inside switchboard's process, so a backend gets the result without ever holding the
 // key; `vault.publicKey` is the only output derived from key material. `vault.get` hands out a
 // plain secret's value, to the callers granted exactly that method.
-import { WIRE, WireError } from '../errors.js';
+import { WIRE, WireError } from '../errors/errors.js';
 import type { Params } from '../jsonrpc/message.js';
 import type { SignOptions, Vault, VaultKey } from '../vault/vault.js';
 import type { Extension } from './extension.js';

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import { httpAuthProblems, isLoopbackHost, type Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
-import type { Caller } from '../pipeline/context.js';
+import type { Caller } from '../call/context.js';
 import { refuse as refuseWith, statusOf } from './http-refusal.js';
 
 type AuthConfig = Config['http']['auth'];

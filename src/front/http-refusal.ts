@@ -1,8 +1,8 @@
 // How the HTTP front answers with an error: the status comes from the error catalogue, for the
 // transport's own refusals (a local code each) and for modern-era answers alike.
 import type { ServerResponse } from 'node:http';
-import { LOCAL_ERRORS, httpStatusOf, type LocalCode } from '../error-catalogue.js';
-import { LocalError, toWire } from '../errors.js';
+import { LOCAL_ERRORS, httpStatusOf, type LocalCode } from '../errors/catalogue.js';
+import { LocalError, toWire } from '../errors/errors.js';
 import type { RequestId, WireErrorBody } from '../jsonrpc/message.js';
 
 /** The status of an HTTP answer carrying this error: the catalogue's, else 200 (the error in the body). */

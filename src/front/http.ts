@@ -6,19 +6,19 @@
 // then, the answer becomes an SSE stream. A modern client closing that stream cancels the request.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { LocalError, WIRE } from '../errors.js';
+import { LocalError, WIRE } from '../errors/errors.js';
 import { eraOf } from '../protocol/envelope.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { classify, type JsonRpcMessage, type JsonRpcRequest, type RequestId } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import type { Config } from '../config/schema.js';
-import { LEGACY_VERSIONS, isModernVersion } from '../protocol.js';
-import type { Caller } from '../pipeline/context.js';
+import { LEGACY_VERSIONS, isModernVersion } from '../protocol/versions.js';
+import type { Caller } from '../call/context.js';
 import { createAuthenticator } from './http-auth.js';
 import { checkHostAndOrigin } from './http-guard.js';
 import { answerError, refuse, statusFor } from './http-refusal.js';
 import { SessionSealer } from './sealed-session.js';
-import { handshakeOf, type HostSession } from './session.js';
+import { handshakeOf, type HostSession } from '../sessions/host-session.js';
 
 export interface HttpFrontOptions {
   host: string;

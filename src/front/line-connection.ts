@@ -1,12 +1,12 @@
 // One connection that carries JSON-RPC lines (the stdio front, a bridge connection): both eras on
 // one stream. The era router (`eraOf`) sends a request naming a modern version in its `_meta` to
 // be served on its own, statelessly; everything else belongs to the connection's legacy session.
-import { LocalError } from '../errors.js';
+import { LocalError } from '../errors/errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { JsonRpcMessage, JsonRpcRequest, RequestId } from '../jsonrpc/message.js';
-import type { Caller } from '../pipeline/context.js';
+import type { Caller } from '../call/context.js';
 import { eraOf } from '../protocol/envelope.js';
-import type { HostSession } from './session.js';
+import type { HostSession } from '../sessions/host-session.js';
 
 export interface LineConnection {
   /** The connection's legacy session (its handshake, log level, requests to the peer). */

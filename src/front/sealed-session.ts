@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { Sealer } from '../eras/seal.js';
 import type { Logger } from '../log.js';
-import type { Caller } from '../pipeline/context.js';
+import type { Caller } from '../call/context.js';
 
 /** What a session needs to go on elsewhere: what `initialize` settled, and who opened it. */
 export interface SessionState {

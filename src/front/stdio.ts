@@ -4,7 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Gateway } from '../gateway/gateway.js';
 import { readJsonLines } from '../jsonrpc/json-lines.js';
 import { LineWriter } from '../jsonrpc/ndjson.js';
-import type { HostSession } from './session.js';
+import type { HostSession } from '../sessions/host-session.js';
 import { openLineConnection } from './line-connection.js';
 
 export interface StdioFrontOptions {

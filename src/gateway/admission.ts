@@ -8,8 +8,8 @@
 // session; a backend calling over the bridge is one caller however many connections it opens.
 import { TokenBucket } from '../backends/token-bucket.js';
 import type { Config } from '../config/schema.js';
-import { LocalError } from '../errors.js';
-import type { CallContext } from '../pipeline/context.js';
+import { LocalError } from '../errors/errors.js';
+import type { CallContext } from '../call/context.js';
 
 interface Waiter {
   ctx: CallContext;

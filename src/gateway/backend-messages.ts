@@ -5,13 +5,13 @@
 import type { ListenFilter } from '../backends/backend.js';
 import type { Upstream as Backend } from '../backends/upstream.js';
 import type { Catalog, ListKind } from '../catalog/catalog.js';
-import { WIRE, WireError } from '../errors.js';
-import type { HostSession } from '../front/session.js';
+import { WIRE, WireError } from '../errors/errors.js';
+import type { HostSession } from '../sessions/host-session.js';
 import type { JsonRpcNotification, JsonRpcRequest, Params, Result } from '../jsonrpc/message.js';
-import { wantsLog, type CallContext, type Reply } from '../pipeline/context.js';
+import { wantsLog, type CallContext, type Reply } from '../call/context.js';
 import type { Subscriptions } from './subscriptions.js';
 import { exposeResultUris } from '../catalog/result-uris.js';
-import { RELATED_TASK, exposeRelated, unwrapRelated, type TaskRoutes } from './tasks.js';
+import { RELATED_TASK, exposeRelated, unwrapRelated, type TaskRoutes } from '../tasks/task-routes.js';
 
 /** Who a backend's message is for: a caller, and the call of its it is about when that is known. */
 interface Owner {

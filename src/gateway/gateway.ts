@@ -6,19 +6,19 @@ import type { Upstream as Backend } from '../backends/upstream.js';
 import { Catalog, LIST_KIND_NAMES, type CatalogOptions, type ListKind } from '../catalog/catalog.js';
 import { namespacesOf } from '../catalog/naming.js';
 import type { Config } from '../config/schema.js';
-import { WIRE, WireError } from '../errors.js';
+import { WIRE, WireError } from '../errors/errors.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
-import type { Caller, CallContext, Reply } from '../pipeline/context.js';
-import { newCall } from '../pipeline/call.js';
+import type { Caller, CallContext, Reply } from '../call/context.js';
+import { newCall } from '../call/new-call.js';
 import { Housekeeping } from './housekeeping.js';
 import { createPipeline, type Pipeline } from '../pipeline/pipeline.js';
-import { LOG_LEVELS, SERVER_INFO, logLevelRank, type LogLevel } from '../protocol.js';
-import { HostSession, type Sink } from '../front/session.js';
+import { LOG_LEVELS, SERVER_INFO, logLevelRank, type LogLevel } from '../protocol/versions.js';
+import { HostSession, type Sink } from '../sessions/host-session.js';
 import { Subscriptions } from './subscriptions.js';
-import { HandlerChain } from '../bridge/handlers.js';
+import { HandlerChain } from '../handlers/handler-chain.js';
 import { mergeCapabilities, mergeInstructions } from './merge.js';
 import type { AuditWriter } from '../trust/audit-writer.js';
 import { Watchdog } from '../backends/watchdog.js';
@@ -30,12 +30,12 @@ import { CatalogSync } from './catalog-sync.js';
 import { BackendMessages, type Ask, type Listener } from './backend-messages.js';
 import { ModernHost } from '../eras/modern-host.js';
 import { Sealer } from '../eras/seal.js';
-import { TaskRoutes } from './tasks.js';
+import { TaskRoutes } from '../tasks/task-routes.js';
 import type { Redactor } from '../vault/redactor.js';
 import { collisionProblem, type ReloadPlan } from './reload-plan.js';
 import { CompiledPolicy } from '../policy/policy.js';
-import { Approver } from '../approval/approver.js';
-import type { ApprovalStore } from '../approval/store.js';
+import { Approver } from '../trust/approver.js';
+import type { ApprovalStore } from '../trust/approval-store.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -111,7 +111,8 @@ export class Gateway {
       admit: options.admit,
     });
     this.sync = new CatalogSync(this.catalog, log, (kind) => this.listChanged(kind));
-    this.modern = new ModernHost(this, {
+    this.modern = new ModernHost({
+      run: (ctx) => this.run(ctx),
       // One secret may serve both: HKDF with another label derives another key from it.
       sealer: new Sealer(config.modern.stateKey ?? config.http.sessions.key),
       inputTimeoutMs: config.modern.inputTimeoutMs,

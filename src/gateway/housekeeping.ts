@@ -3,11 +3,11 @@
 // session's log level, the modern era's server/discover and subscriptions/listen.
 import { randomUUID } from 'node:crypto';
 import type { ListenFilter } from '../backends/backend.js';
-import { WIRE, WireError } from '../errors.js';
+import { WIRE, WireError } from '../errors/errors.js';
 import type { Params, Result } from '../jsonrpc/message.js';
-import { newCall } from '../pipeline/call.js';
-import type { CallContext, Reply } from '../pipeline/context.js';
-import { LOG_LEVELS, META, SUPPORTED_VERSIONS, type LogLevel } from '../protocol.js';
+import { newCall } from '../call/new-call.js';
+import type { CallContext, Reply } from '../call/context.js';
+import { LOG_LEVELS, META, SUPPORTED_VERSIONS, type LogLevel } from '../protocol/versions.js';
 import type { Listener } from './backend-messages.js';
 
 export interface HousekeepingDeps {

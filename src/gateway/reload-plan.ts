@@ -1,7 +1,7 @@
 // What a reload changes: the backends to start, stop and replace, and the settings that differ but
 // cannot change in a running switchboard (they keep their running values until a restart).
 import type { BackendConfig, Config } from '../config/schema.js';
-import { canonicalJson } from '../trust/canonical-json.js';
+import { canonicalJson } from '../encoding/canonical-json.js';
 
 /**
  * Settings a running switchboard applies: the backends, how their names merge, the per-caller

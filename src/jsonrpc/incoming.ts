@@ -1,6 +1,6 @@
 // The other side's requests while we serve them: one abort signal each, which its
 // `notifications/cancelled` or the end of the connection aborts, and one request per id at a time.
-import { WIRE, WireError } from '../errors.js';
+import { WIRE, WireError } from '../errors/errors.js';
 import type { RequestId } from './message.js';
 
 export class IncomingRequests {

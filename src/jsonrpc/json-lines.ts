@@ -2,7 +2,7 @@
 // over the size limit) reported with the error a JSON-RPC peer is owed, for each reader to use
 // as it sees fit (answer it, log it, or stop the sender).
 import type { Readable } from 'node:stream';
-import { WIRE } from '../errors.js';
+import { WIRE } from '../errors/errors.js';
 import type { JsonRpcFailure } from './message.js';
 import { readLines, type LineHandlers } from './ndjson.js';
 

@@ -5,11 +5,9 @@ export type Meta = Record<string, unknown>;
 export type Params = Record<string, unknown> & { _meta?: Meta };
 export type Result = Record<string, unknown> & { _meta?: Meta };
 
-export interface WireErrorBody {
-  code: number;
-  message: string;
-  data?: unknown;
-}
+// The error body is the error catalogue's (errors/ sits below the JSON-RPC engine that throws them).
+export type { WireErrorBody } from '../errors/catalogue.js';
+import type { WireErrorBody } from '../errors/catalogue.js';
 
 export interface JsonRpcRequest {
   jsonrpc: '2.0';

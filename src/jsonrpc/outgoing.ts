@@ -1,6 +1,6 @@
 // Our requests to the other side of a JSON-RPC connection: their ids, the answers they wait for,
 // progress routed back by token, and cancellation that tells the other side it may stop.
-import { BackendWireError, LocalError } from '../errors.js';
+import { BackendWireError, LocalError } from '../errors/errors.js';
 import {
   isFailure,
   withMeta,

@@ -1,6 +1,6 @@
 // A JSON-RPC endpoint over a Channel: the engine's requests both ways, with the channel's
 // per-request HTTP options, its close, and the handlers a backend connection installs.
-import { LocalError, WireError, toWire, WIRE } from '../errors.js';
+import { LocalError, WireError, toWire, WIRE } from '../errors/errors.js';
 import type { Logger } from '../log.js';
 import type { Channel } from './channel.js';
 import { RpcEngine, type Inbound } from './engine.js';

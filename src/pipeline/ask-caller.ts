@@ -1,10 +1,10 @@
 // The last step of the way back: a backend's question (sampling, elicitation, roots) put to the
 // caller it is for, if that caller declared the capability. A legacy host gets a request in its
 // session, a modern one an input_required result (through its Reply).
-import { WIRE, WireError } from '../errors.js';
+import { WIRE, WireError } from '../errors/errors.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import { methodSpec } from '../protocol/methods.js';
-import type { Reply } from './context.js';
+import type { Reply } from '../call/context.js';
 
 /**
  * Asks a caller what a backend needs from it (sampling, elicitation, roots), if it declared the

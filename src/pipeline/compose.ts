@@ -1,6 +1,6 @@
 // Onion composition of pipeline stages: each stage runs its request side, awaits next(), then
 // its response side, so the response side unwinds in reverse order by itself.
-import type { CallContext } from './context.js';
+import type { CallContext } from '../call/context.js';
 
 export type Next = () => Promise<void>;
 export type Stage = (ctx: CallContext, next: Next) => Promise<void>;

@@ -27,7 +27,7 @@
 //   route     innermost: sends the call to its backend, a handler, the caller it asks (on the way
 //             back), or answers it from the catalog or switchboard's own housekeeping.
 import { compose } from './compose.js';
-import type { CallContext } from './context.js';
+import type { CallContext } from '../call/context.js';
 import { auditStage } from './stages/audit.js';
 import { chainStage, type ChainOptions } from './stages/chain.js';
 import { observeStage } from './stages/observe.js';
@@ -36,7 +36,7 @@ import { resolveStage, type AbsentLookup } from './stages/resolve.js';
 import { routeStage, type RouteServices } from './stages/route.js';
 import type { CallRecorder } from './stages/audit.js';
 import type { Redactor } from '../vault/redactor.js';
-import type { Approver } from '../approval/approver.js';
+import type { Approver } from '../trust/approver.js';
 import type { CompiledPolicy } from '../policy/policy.js';
 import type { Logger } from '../log.js';
 import { approveStage } from './stages/approve.js';

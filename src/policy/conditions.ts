@@ -2,8 +2,8 @@
 // arguments that either holds, does not hold, or cannot be judged (a type mismatch, a relative
 // path): the last throws, and the policy denies the call (fail closed).
 import { posix } from 'node:path';
-import { canonicalJson } from '../trust/canonical-json.js';
-import type { Condition } from './schema.js';
+import { canonicalJson } from '../encoding/canonical-json.js';
+import type { Condition } from '../config/policy-schema.js';
 
 /** A condition that cannot be judged for the value the call carries. */
 export class EvaluationError extends Error {

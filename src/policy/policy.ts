@@ -3,9 +3,9 @@
 // matches decides, and the defaults decide the rest. The pipeline's policy stage and
 // `switchboard policy test` both ask this one object, so what the command explains is what runs.
 import type { Config } from '../config/schema.js';
-import type { Caller } from '../pipeline/context.js';
+import type { Caller } from '../call/context.js';
 import { compileConditions, EvaluationError, type ArgsExplain, type ArgsTest } from './conditions.js';
-import type { Effect, Rule } from './schema.js';
+import type { Effect, Rule } from '../config/policy-schema.js';
 import type { SubjectKind } from '../protocol/methods.js';
 
 export type { SubjectKind };

@@ -3,9 +3,9 @@
 // 2026-07-28 conformance suite checks a request: the envelope, the version header agreeing with
 // it, the version being served, the routing headers, and last the method existing in the era.
 import type { IncomingHttpHeaders } from 'node:http';
-import { LocalError, WIRE, WireError } from '../errors.js';
+import { LocalError, WIRE, WireError } from '../errors/errors.js';
 import type { Params } from '../jsonrpc/message.js';
-import { META, SUPPORTED_VERSIONS, isModernVersion } from '../protocol.js';
+import { META, SUPPORTED_VERSIONS, isModernVersion } from './versions.js';
 import { routingMismatch } from './http-headers.js';
 import { removedInModern } from './methods.js';
 

@@ -3,7 +3,7 @@
 // Switchboard checks them against the body on its front (so nothing routed on a header can
 // disagree with what is served) and writes them for the modern HTTP backends it calls.
 import type { JsonRpcRequest, Params } from '../jsonrpc/message.js';
-import { META } from '../protocol.js';
+import { META } from './versions.js';
 import { methodSpec, namedBy } from './methods.js';
 
 const SENTINEL = /^=\?base64\?(.*)\?=$/;

@@ -1,6 +1,6 @@
 // The error a name that does not exist gets, per method: resolve answers it for unknown names and
 // the policy stage for names the caller may not see, so probing cannot tell one from the other.
-import { WIRE, WireError } from '../errors.js';
+import { WIRE, WireError } from '../errors/errors.js';
 import type { Params } from '../jsonrpc/message.js';
 import { methodSpec } from './methods.js';
 

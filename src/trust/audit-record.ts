@@ -1,6 +1,6 @@
 // One audit record and the hash that chains it: each record's hash covers its own fields and the
 // hash of the record before it, so editing, deleting or reordering any record breaks the chain.
-import { canonicalJson, sha256 } from './canonical-json.js';
+import { canonicalJson, sha256 } from '../encoding/canonical-json.js';
 
 export const GENESIS_HASH = '0'.repeat(64);
 

@@ -3,11 +3,11 @@
 // first, many calls share one commit, and (WAL, synchronous=NORMAL) no commit waits for an fsync.
 // Writing every turn of the event loop cost sequential callers a commit per call (~25% of a p50
 // proxied call in a quick measurement); a short window makes that cost vanish into the batch.
-import { LocalError, WireError } from '../errors.js';
+import { LocalError, WireError } from '../errors/errors.js';
 import type { Logger } from '../log.js';
-import { callArguments, type CallContext } from '../pipeline/context.js';
+import { callArguments, type CallContext } from '../call/context.js';
 import { methodSpec, namedBy } from '../protocol/methods.js';
-import { canonicalJson, sha256 } from './canonical-json.js';
+import { canonicalJson, sha256 } from '../encoding/canonical-json.js';
 import { GENESIS_HASH, recordHash, type AuditEntry } from './audit-record.js';
 import type { TrustDb } from './trust-db.js';
 import type { Redactor } from '../vault/redactor.js';

@@ -1,6 +1,6 @@
 // What of a tool is pinned: every field a model or a host reads to decide how to use it. A change
 // in any of them (a new sentence in the description, a loosened schema) is a change of the tool.
-import { canonicalJson, sha256 } from './canonical-json.js';
+import { canonicalJson, sha256 } from '../encoding/canonical-json.js';
 
 /** The fields hashed; `title` is included beside the five the issue names, since hosts show it. */
 const PINNED_FIELDS = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations'] as const;

@@ -8,7 +8,7 @@ import { scanDefinition } from './pins-scan.js';
 import { PinScreen } from './pins-screen.js';
 import { PinStore } from './pins-store.js';
 import { defaultTrustDbPath, openTrustDb, type TrustDb } from './trust-db.js';
-import { ApprovalStore } from '../approval/store.js';
+import { ApprovalStore } from './approval-store.js';
 
 export interface Trust {
   readonly path: string | undefined;

@@ -15,7 +15,7 @@ import {
 } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { canonicalJson } from '../trust/canonical-json.js';
+import { canonicalJson } from '../encoding/canonical-json.js';
 
 export const VAULT_FORMAT_VERSION = 1;
 

@@ -6,8 +6,8 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { WIRE, WireError } from '../../src/errors.js';
-import type { CallContext } from '../../src/pipeline/context.js';
+import { WIRE, WireError } from '../../src/errors/errors.js';
+import type { CallContext } from '../../src/call/context.js';
 import { startHops, type HopSwitchboard, type Json } from './hop-switchboard.js';
 import { until } from '../support/poll.js';
 

@@ -8,12 +8,12 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { ReplicaSet } from '../../src/backends/replica-set.js';
 import { Config } from '../../src/config/schema.js';
-import { WireError } from '../../src/errors.js';
+import { WireError } from '../../src/errors/errors.js';
 import type { Params } from '../../src/jsonrpc/message.js';
 import { silentLogger, type Logger } from '../../src/log.js';
 import { pino } from 'pino';
 import { Writable } from 'node:stream';
-import { newCallId, type CallContext } from '../../src/pipeline/context.js';
+import { newCallId, type CallContext } from '../../src/call/context.js';
 import { faulty, json, running } from './helpers.js';
 import { eventually } from '../support/poll.js';
 

@@ -11,7 +11,7 @@ import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { CLI, SHIFTING, captureIo, tempDbPath } from '../trust/helpers.js';
 import { runPins } from '../../src/cli/pins.js';
 import { runApprovals } from '../../src/cli/approvals.js';
-import { ApprovalStore, bindingOf, type ApprovalRecord } from '../../src/approval/store.js';
+import { ApprovalStore, bindingOf, type ApprovalRecord } from '../../src/trust/approval-store.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { until } from '../support/poll.js';
 import { auditRows } from './helpers.js';

@@ -9,9 +9,9 @@ import { connectHttp } from '../support/mcp-clients.js';
 import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { captureIo, tempDbPath } from '../trust/helpers.js';
 import { runApprovals } from '../../src/cli/approvals.js';
-import { ApprovalStore, bindingOf, type ApprovalRecord } from '../../src/approval/store.js';
+import { ApprovalStore, bindingOf, type ApprovalRecord } from '../../src/trust/approval-store.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
-import { canonicalJson } from '../../src/trust/canonical-json.js';
+import { canonicalJson } from '../../src/encoding/canonical-json.js';
 import { until } from '../support/poll.js';
 
 async function start(t: Parameters<typeof startGateway>[0]) {

@@ -9,7 +9,7 @@ import { AuditWriter } from '../../src/trust/audit-writer.js';
 import { verifyAudit } from '../../src/trust/audit-read.js';
 import { openTrustDb, type TrustDb } from '../../src/trust/trust-db.js';
 import { fromRow, recordHash, type AuditRow } from '../../src/trust/audit-record.js';
-import { newCallId, type CallContext } from '../../src/pipeline/context.js';
+import { newCallId, type CallContext } from '../../src/call/context.js';
 import { CLI, tempDbPath } from '../trust/helpers.js';
 
 const run = promisify(execFile);

@@ -6,7 +6,7 @@ import { connectHttp } from '../support/mcp-clients.js';
 import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { queryAudit, verifyAudit } from '../../src/trust/audit-read.js';
-import { canonicalJson, sha256 } from '../../src/trust/canonical-json.js';
+import { canonicalJson, sha256 } from '../../src/encoding/canonical-json.js';
 import { runAudit } from '../../src/cli/audit.js';
 import { captureIo, tempDbPath } from './helpers.js';
 

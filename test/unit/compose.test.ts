@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { compose, type Stage } from '../../src/pipeline/compose.js';
-import type { CallContext } from '../../src/pipeline/context.js';
+import type { CallContext } from '../../src/call/context.js';
 
 const ctx = {} as CallContext;
 

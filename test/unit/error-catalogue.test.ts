@@ -9,8 +9,15 @@ import {
   type CatalogueEntry,
   type LocalCode,
   type LocalEntry,
-} from '../../src/error-catalogue.js';
-import { BackendWireError, LocalError, WIRE, WireError, backendFailure, toWire } from '../../src/errors.js';
+} from '../../src/errors/catalogue.js';
+import {
+  BackendWireError,
+  LocalError,
+  WIRE,
+  WireError,
+  backendFailure,
+  toWire,
+} from '../../src/errors/errors.js';
 
 const locals = Object.entries(LOCAL_ERRORS) as [LocalCode, LocalEntry][];
 const protocol: [string, CatalogueEntry][] = Object.entries(PROTOCOL_ERRORS);

@@ -2,15 +2,15 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
-import { renderErrorsDoc } from '../../src/error-catalogue-doc.js';
+import { renderErrorsDoc } from '../../src/errors/catalogue-doc.js';
 
 // dist/test/unit/ → the repository root.
 const committed = new URL('../../../docs/errors.md', import.meta.url);
 
-test('docs/errors.md is up to date with src/error-catalogue.ts', async () => {
+test('docs/errors.md is up to date with src/errors/catalogue.ts', async () => {
   const text = await readFile(committed, 'utf8');
   assert.ok(
     text === renderErrorsDoc(),
-    'docs/errors.md is out of date with src/error-catalogue.ts; regenerate it with:  npm run docs:errors',
+    'docs/errors.md is out of date with src/errors/catalogue.ts; regenerate it with:  npm run docs:errors',
   );
 });

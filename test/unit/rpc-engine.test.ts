@@ -3,7 +3,7 @@
 // it names and no other, and close() ends both directions with its reason.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { LocalError, WireError } from '../../src/errors.js';
+import { LocalError, WireError } from '../../src/errors/errors.js';
 import { RpcEngine, type Inbound } from '../../src/jsonrpc/engine.js';
 import type { JsonRpcMessage, Params } from '../../src/jsonrpc/message.js';
 import type { Delivery } from '../../src/jsonrpc/outgoing.js';

@@ -8,8 +8,8 @@ import {
   mergeTaskCapabilities,
   splitTaskId,
   unwrapRelated,
-} from '../../src/gateway/tasks.js';
-import type { CallContext, Caller } from '../../src/pipeline/context.js';
+} from '../../src/tasks/task-routes.js';
+import type { CallContext, Caller } from '../../src/call/context.js';
 import { silentLogger } from '../../src/log.js';
 
 function call(caller: Caller, method: string, params: Record<string, unknown>): CallContext {

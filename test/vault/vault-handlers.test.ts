@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { Config } from '../../src/config/schema.js';
-import { WireError } from '../../src/errors.js';
+import { WireError } from '../../src/errors/errors.js';
 import type { Params, Result } from '../../src/jsonrpc/message.js';
 import { startSwitchboard, type Switchboard } from '../../src/switchboard.js';
 import { probe } from '../gateway/harness.js';

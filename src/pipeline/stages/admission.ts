@@ -9,7 +9,7 @@
 //     must still be able to ping, and a listen stream is not a call in progress.
 import { methodSpec } from '../../protocol/methods.js';
 import type { Stage } from '../compose.js';
-import type { CallContext } from '../context.js';
+import type { CallContext } from '../../call/context.js';
 
 export interface Admitter {
   /** The release to call when the call ends, or a promise of it; throws the refusal. */

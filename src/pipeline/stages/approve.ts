@@ -1,9 +1,9 @@
 // Pauses a call the policy decided `approve` until a human accepts it (see approval/approver.ts).
 // After the loop guard, so a call refused anyway never bothers anyone; before route, so nothing
 // reaches the target first.
-import type { Approver } from '../../approval/approver.js';
+import type { Approver } from '../../trust/approver.js';
 import type { Stage } from '../compose.js';
-import { callArguments } from '../context.js';
+import { callArguments } from '../../call/context.js';
 import { subjectOf } from './policy.js';
 
 export function approveStage(approver: Approver, isHandler: (method: string) => boolean): Stage {

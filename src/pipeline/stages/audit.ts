@@ -5,7 +5,7 @@
 // other's calls, and a subscriber cannot tell whose call it sees. The stage belongs to one
 // pipeline and costs one queue push per call; hashing and SQLite wait for the batch.
 import { whenEnded, type Stage } from '../compose.js';
-import type { CallContext } from '../context.js';
+import type { CallContext } from '../../call/context.js';
 
 /** Where ended calls go (trust/audit-writer.ts writes them to the hash-chained audit log). */
 export interface CallRecorder {

@@ -1,27 +1,11 @@
 // The loop guard. Every call forwarded to a backend tells it, in _meta, the chain it belongs to;
 // a bridge call made while serving it carries that back. A chain that would revisit a backend or
 // grow past the depth limit is refused, and cancelling the outer call cancels the whole chain.
-import { WIRE, WireError } from '../../errors.js';
-import type { Params } from '../../jsonrpc/message.js';
+import { WIRE, WireError } from '../../errors/errors.js';
+import { readChain } from '../../protocol/chain-meta.js';
 import type { Stage } from '../compose.js';
-import { linkSignals, type LinkedSignal } from '../signals.js';
-import type { CallContext } from '../context.js';
-
-export const CHAIN_META = 'io.switchboard/chain';
-
-export interface ChainMeta {
-  /** The call the backend was serving when it made this one. */
-  id: string;
-  /** Backends the call passed through, outermost first, ending with the one that received it. */
-  path: string[];
-}
-
-export function readChain(params: Params): ChainMeta | undefined {
-  const v = params._meta?.[CHAIN_META] as { id?: unknown; path?: unknown } | undefined;
-  if (!v || typeof v.id !== 'string' || !Array.isArray(v.path)) return undefined;
-  if (!v.path.every((p): p is string => typeof p === 'string')) return undefined;
-  return { id: v.id, path: v.path };
-}
+import { linkSignals, type LinkedSignal } from '../../call/signals.js';
+import type { CallContext } from '../../call/context.js';
 
 export interface ChainOptions {
   maxDepth: number;

@@ -1,9 +1,9 @@
 // What a refused call looks like: the same error a name that does not exist gets, so a caller
 // cannot tell denied from absent. The policy stage (stages/policy.ts) decides; this answers.
-import type { WireError } from '../../errors.js';
+import type { WireError } from '../../errors/errors.js';
 import { methodSpec, namedBy } from '../../protocol/methods.js';
 import { notFound } from '../../protocol/not-found.js';
-import type { CallContext } from '../context.js';
+import type { CallContext } from '../../call/context.js';
 
 /** The name a grant is checked against: exposed tool/prompt name, resource URI, or the method. */
 export function grantSubject(ctx: CallContext): string {

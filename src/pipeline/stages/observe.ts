@@ -2,7 +2,7 @@
 // subscribe there, so observability costs nothing on the request path when nobody listens.
 import { channel } from 'node:diagnostics_channel';
 import { whenEnded, type Stage } from '../compose.js';
-import type { CallContext } from '../context.js';
+import type { CallContext } from '../../call/context.js';
 
 export const callStart = channel('switchboard:call:start');
 export const callEnd = channel('switchboard:call:end');

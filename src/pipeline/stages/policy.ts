@@ -4,12 +4,12 @@
 // not call with these arguments is refused as such. A condition that cannot be judged denies.
 import type { Catalog } from '../../catalog/catalog.js';
 import { methodSpec } from '../../protocol/methods.js';
-import { WIRE, WireError } from '../../errors.js';
+import { WIRE, WireError } from '../../errors/errors.js';
 import type { Result } from '../../jsonrpc/message.js';
 import type { Logger } from '../../log.js';
 import { PolicyError, type CompiledPolicy, type Subject, type SubjectKind } from '../../policy/policy.js';
 import type { Stage } from '../compose.js';
-import { callArguments, type CallContext } from '../context.js';
+import { callArguments, type CallContext } from '../../call/context.js';
 import { denied, grantSubject } from './grant.js';
 
 export function policyStage(

@@ -2,7 +2,7 @@
 // that breaks its era's rules: a modern request's envelope, version and routing headers, and a
 // method its era does not have. Calls made inside switchboard on behalf of another are exempt:
 // their parent passed this stage, and their methods are switchboard's choice.
-import { WIRE, WireError } from '../../errors.js';
+import { WIRE, WireError } from '../../errors/errors.js';
 import { modernProblem } from '../../protocol/envelope.js';
 import { methodSpec } from '../../protocol/methods.js';
 import { notFound } from '../../protocol/not-found.js';

@@ -3,11 +3,11 @@
 // caller, and the audit stage outside it, with every vault secret and configured pattern replaced
 // by `[REDACTED:<name>]`. `vault.get` is the one answer let through: its caller was granted that
 // method precisely to receive the secret.
-import { BackendWireError, LocalError, WireError } from '../../errors.js';
+import { BackendWireError, LocalError, WireError } from '../../errors/errors.js';
 import type { Params } from '../../jsonrpc/message.js';
 import type { Redactor } from '../../vault/redactor.js';
 import type { Stage } from '../compose.js';
-import type { Reply } from '../context.js';
+import type { Reply } from '../../call/context.js';
 
 /** Handler results that are a secret on purpose, for a caller granted the method. */
 const REVEALING = new Set(['vault.get']);

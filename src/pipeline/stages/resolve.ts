@@ -2,10 +2,10 @@
 // hold is answered as unknown, the same way whether it never existed or is withheld. Calls on a
 // task go to the backend that made it.
 import type { Catalog, Target } from '../../catalog/catalog.js';
-import { WIRE, WireError } from '../../errors.js';
+import { WIRE, WireError } from '../../errors/errors.js';
 import type { Stage } from '../compose.js';
-import type { CallContext } from '../context.js';
-import type { TaskRoutes } from '../../gateway/tasks.js';
+import type { CallContext } from '../../call/context.js';
+import type { TaskRoutes } from '../../tasks/task-routes.js';
 import { methodSpec } from '../../protocol/methods.js';
 import { notFound, resourceNotFound } from '../../protocol/not-found.js';
 

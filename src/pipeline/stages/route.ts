@@ -3,15 +3,15 @@
 import type { CallOptions, Upstream as Backend } from '../../backends/upstream.js';
 import type { Catalog, ListKind } from '../../catalog/catalog.js';
 import { exposeResultUris } from '../../catalog/result-uris.js';
-import { backendFailure, LocalError, WIRE, WireError } from '../../errors.js';
+import { backendFailure, LocalError, WIRE, WireError } from '../../errors/errors.js';
 import type { Params, Result } from '../../jsonrpc/message.js';
-import type { Handler, HandlerChain } from '../../bridge/handlers.js';
+import type { Handler, HandlerChain } from '../../handlers/handler-chain.js';
 import type { Stage } from '../compose.js';
-import type { CallContext } from '../context.js';
-import { CHAIN_META } from './chain.js';
-import { linkSignals } from '../signals.js';
+import type { CallContext } from '../../call/context.js';
+import { CHAIN_META } from '../../protocol/chain-meta.js';
+import { linkSignals } from '../../call/signals.js';
 import { answerInputRequired, isInputRequired } from '../../eras/input-required.js';
-import { runsToolCallsAsTasks, type TaskRoutes } from '../../gateway/tasks.js';
+import { runsToolCallsAsTasks, type TaskRoutes } from '../../tasks/task-routes.js';
 import { methodSpec } from '../../protocol/methods.js';
 import { askCaller } from '../ask-caller.js';
 

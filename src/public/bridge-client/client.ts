@@ -7,7 +7,7 @@ import type {
   ProgressNotificationParams,
   ReadResourceResult,
 } from '@modelcontextprotocol/client';
-import { WIRE, WireError } from '../../errors.js';
+import { WIRE, WireError } from '../../errors/errors.js';
 import { RpcEngine, type Inbound } from '../../jsonrpc/engine.js';
 import type {
   JsonRpcMessage,

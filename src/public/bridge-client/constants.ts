@@ -1,11 +1,11 @@
 // The bridge protocol's names and numbers, shared by this client and switchboard's end of the socket.
-import { WIRE } from '../../errors.js';
+import { WIRE } from '../../errors/errors.js';
 
 export const BRIDGE_PROTOCOL = 'switchboard-bridge/1';
 export const BRIDGE_PATH_ENV = 'SWITCHBOARD_BRIDGE';
 export const BRIDGE_TOKEN_ENV = 'SWITCHBOARD_BRIDGE_TOKEN';
 /** `_meta` key carrying the call chain switchboard uses for its loop guard and cancellation cascade. */
-export const CHAIN_META_KEY = 'io.switchboard/chain';
+export { CHAIN_META as CHAIN_META_KEY } from '../../protocol/chain-meta.js';
 export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 /** The server errors a bridge client is likely to meet, by the names it knows them by (codes from WIRE). */

@@ -2,7 +2,7 @@
 // (stdio or HTTP), a modern stateless request, the bridge, `dispatch()`, a handler's sub-call, a
 // backend's question on the way back, and later workflow steps. One shape, one place to add a field.
 import type { Params, RequestId } from '../jsonrpc/message.js';
-import { CHAIN_META } from './stages/chain.js';
+import { CHAIN_META } from '../protocol/chain-meta.js';
 import { newCallId, type Caller, type CallContext, type Reply } from './context.js';
 
 export interface CallInit {

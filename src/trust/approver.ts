@@ -3,13 +3,13 @@
 // calling backend itself), or else an operator through `switchboard approvals`, by a pending
 // record in the trust database that this process polls. Every answer is bound to the exact
 // caller, target and arguments, is used once, and expires.
-import { LocalError, WIRE, WireError } from '../errors.js';
+import { LocalError, WIRE, WireError } from '../errors/errors.js';
 import type { Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
-import type { CallContext, Reply } from '../pipeline/context.js';
-import { linkSignals } from '../pipeline/signals.js';
+import type { CallContext, Reply } from '../call/context.js';
+import { linkSignals } from '../call/signals.js';
 import { callerKey, type Subject } from '../policy/policy.js';
-import { ApprovalStore, bindingOf, type ApprovalSubject } from './store.js';
+import { ApprovalStore, bindingOf, type ApprovalSubject } from './approval-store.js';
 
 export const APPROVAL_META = 'io.switchboard/approval';
 

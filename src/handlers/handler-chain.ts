@@ -1,7 +1,7 @@
 // The handler chain: methods served inside switchboard (vault.sign, context.get, ...). Extensions
 // register them by name or by `prefix.*`; the first registration that claims a method serves it.
 import type { Params, Result } from '../jsonrpc/message.js';
-import type { Caller } from '../pipeline/context.js';
+import type { Caller } from '../call/context.js';
 
 export interface HandlerContext {
   readonly caller: Caller;

@@ -1,7 +1,7 @@
 // One host's session on the legacy (2025-11-25) wire, whatever transport carries it: the
 // handshake, per-session log level, cancellation of its calls, and the requests switchboard makes
 // to the host on a backend's behalf. Transports only frame messages and hand them in here.
-import { WIRE, WireError, toWire, LocalError } from '../errors.js';
+import { WIRE, WireError, toWire, LocalError } from '../errors/errors.js';
 import { RpcEngine } from '../jsonrpc/engine.js';
 import {
   classify,
@@ -12,16 +12,23 @@ import {
   type RequestId,
   type Result,
 } from '../jsonrpc/message.js';
-import type { Caller, Reply, SessionControl } from '../pipeline/context.js';
-import { newCall } from '../pipeline/call.js';
-import { LEGACY_VERSIONS, LATEST_LEGACY, type LogLevel } from '../protocol.js';
+import type { Caller, CallContext, Reply, SessionControl } from '../call/context.js';
+import { newCall } from '../call/new-call.js';
+import { LEGACY_VERSIONS, LATEST_LEGACY, type LogLevel } from '../protocol/versions.js';
 import { randomUUID } from 'node:crypto';
-import type { Gateway } from '../gateway/gateway.js';
 
 /** Where a session's outgoing messages go; `related` names the host request they belong to. */
 export interface Sink {
   /** Returns false when the message could not be delivered (no stream open to the host). */
   send(message: JsonRpcMessage, related?: RequestId): boolean | void;
+}
+
+/** What a session needs of switchboard: the pipeline, and to be told what it changed. */
+export interface SessionHost {
+  run(ctx: CallContext): Promise<void>;
+  sessionClosed(session: HostSession): void;
+  /** The host said its roots changed (legacy backends hear it). */
+  rootsChanged(session: HostSession): void;
 }
 
 /** What `initialize` settles for a session. */
@@ -62,7 +69,7 @@ export class HostSession {
   });
 
   constructor(
-    private readonly gateway: Gateway,
+    private readonly gateway: SessionHost,
     private readonly sink: Sink,
     /** Who calls through this session: a host, or a backend on the bridge. */
     readonly caller: Caller,

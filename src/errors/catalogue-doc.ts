@@ -2,17 +2,11 @@
 // Run as a script (`npm run docs:errors`) it rewrites docs/errors.md; a test fails when they differ.
 import { realpathSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import {
-  GROUPS,
-  LOCAL_ERRORS,
-  PROTOCOL_ERRORS,
-  type CatalogueEntry,
-  type LocalEntry,
-} from './error-catalogue.js';
+import { GROUPS, LOCAL_ERRORS, PROTOCOL_ERRORS, type CatalogueEntry, type LocalEntry } from './catalogue.js';
 
 const INTRO = `# Errors
 
-<!-- Generated from src/error-catalogue.ts by \`npm run docs:errors\`: edit the catalogue, not this file. -->
+<!-- Generated from src/errors/catalogue.ts by \`npm run docs:errors\`: edit the catalogue, not this file. -->
 
 Every error a caller can get from switchboard is in the tables below. A host sees them as JSON-RPC
 errors; a backend calling over the bridge sees the same ones.
@@ -81,5 +75,5 @@ function table(nameHeader: string, rows: string[][]): string {
 const entry = process.argv[1];
 if (entry !== undefined && realpathSync(entry) === fileURLToPath(import.meta.url)) {
   // dist/src/ → the repository's docs/.
-  writeFileSync(new URL('../../docs/errors.md', import.meta.url), renderErrorsDoc());
+  writeFileSync(new URL('../../../docs/errors.md', import.meta.url), renderErrorsDoc());
 }

@@ -5,10 +5,10 @@
 import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument } from 'yaml';
-import { ConfigError, formatPath, type ConfigIssue } from '../config/errors.js';
-import { mapZodIssues } from '../config/issues.js';
-import type { Config } from '../config/schema.js';
-import { PolicyFile, type Rule } from './schema.js';
+import { ConfigError, formatPath, type ConfigIssue } from './errors.js';
+import { mapZodIssues } from './issues.js';
+import type { Config } from './schema.js';
+import { PolicyFile, type Rule } from './policy-schema.js';
 
 /** The config with the rules of its policy file appended (unchanged when it names none). */
 export async function withPolicyFile(

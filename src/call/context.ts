@@ -2,7 +2,7 @@
 // or a workflow. Stages read and fill it; the caller's side is reached only through `reply`.
 import type { Params, RequestId, Result } from '../jsonrpc/message.js';
 import type { Target } from '../catalog/catalog.js';
-import { logLevelRank, type LogLevel } from '../protocol.js';
+import { logLevelRank, type LogLevel } from '../protocol/versions.js';
 import type { ModernWire } from '../protocol/envelope.js';
 import { argumentsOf, type TargetKind } from '../protocol/methods.js';
 

@@ -1,9 +1,8 @@
 // The two kinds of error: wire errors (what a client may see) and local errors (stable codes with
 // a cause, mapped to the wire by the catalogue so a backend's failure never reads as the caller's).
-import { LOCAL_ERRORS, WIRE, type LocalCode } from './error-catalogue.js';
-import type { WireErrorBody } from './jsonrpc/message.js';
+import { LOCAL_ERRORS, WIRE, type LocalCode, type WireErrorBody } from './catalogue.js';
 
-export { WIRE, type LocalCode } from './error-catalogue.js';
+export { WIRE, type LocalCode } from './catalogue.js';
 
 /** An error whose code and message are meant for the client as they are. */
 export class WireError extends Error {

@@ -1,9 +1,15 @@
 // The one table of errors: every wire code switchboard sends and every local code, with the HTTP
 // status where the status carries the error, whether its message is exposed, whose doing it is and
 // what it means. errors.ts, the HTTP front and docs/errors.md (errors-doc.ts) all read it.
-import type { WireErrorBody } from './jsonrpc/message.js';
 
 /** JSON-RPC and MCP error codes switchboard sends. */
+/** A JSON-RPC error as it goes on the wire. */
+export interface WireErrorBody {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
 export const WIRE = {
   PARSE_ERROR: -32700,
   INVALID_REQUEST: -32600,

@@ -6,13 +6,13 @@
 // notifications/tasks/status) and the 2026-07-28 extension (`resultType: "task"`, inline results
 // in tasks/get, tasks/update, notifications/tasks).
 import type { Upstream as Backend } from '../backends/upstream.js';
-import { WIRE, WireError } from '../errors.js';
+import { WIRE, WireError } from '../errors/errors.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import { methodsWhere } from '../protocol/methods.js';
 import { unknownTask } from '../protocol/not-found.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
-import type { CallContext, Caller } from '../pipeline/context.js';
+import type { CallContext, Caller } from '../call/context.js';
 
 export const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';

@@ -2,8 +2,8 @@
 // waits and the `switchboard approvals` command an operator runs in another process. Each record is
 // bound to a SHA-256 over the exact caller, target and arguments, and is used at most once.
 import { randomBytes } from 'node:crypto';
-import { canonicalJson, sha256 } from '../trust/canonical-json.js';
-import type { TrustDb } from '../trust/trust-db.js';
+import { canonicalJson, sha256 } from '../encoding/canonical-json.js';
+import type { TrustDb } from './trust-db.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS approvals (

@@ -1,5 +1,6 @@
 // `switchboard policy test`: which rule decides a given call, and why each earlier rule did not,
 // from the config alone (no server is started). It asks the same compiled policy the pipeline does.
+import { methodSpec } from '../protocol/methods.js';
 import { namespacesOf, splitUri } from '../catalog/naming.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
@@ -80,6 +81,9 @@ export async function runPolicy(argv: string[], io: CommandIo = processIo): Prom
     io.err(`switchboard policy: ${subject}`);
     return 1;
   }
+  // An ask's owner is the backend asking, as the return path sees it.
+  if (subject.kind === 'ask' && subject.backend === undefined && caller.kind === 'backend')
+    subject.backend = caller.id;
   const policy = new CompiledPolicy(config);
   const explained = policy.explain(caller, subject, args);
   let effect: string = explained.verdict.effect;
@@ -123,6 +127,9 @@ interface TargetFlags {
 /** The subject the pipeline would judge, worked out from names alone (no server is asked). */
 function subjectFor(config: Config, f: TargetFlags): Subject | string {
   if (f.method !== undefined) {
+    // A backend's question to a host is judged as an ask, as the return path judges it.
+    if (methodSpec(f.method)?.direction === 'ask')
+      return { kind: 'ask', backend: f.backend, name: f.method, exposed: f.method, method: f.method };
     const handler = !f.method.includes('/');
     return { kind: handler ? 'handler' : 'method', name: f.method, exposed: f.method, method: f.method };
   }

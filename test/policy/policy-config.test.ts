@@ -159,6 +159,17 @@ test('`policy test` prints the decision, the rule that made it, and why each ear
   assert.equal(read.out.at(-1), 'decision: allow (rule servers.search.bridge.allow)');
   const listed = await ask('--caller', 'backend:search', '--tool', 'notes_write_note', '--list');
   assert.equal(listed.out.at(-1), 'decision: listed (decided at the call) (rule no-etc)');
+  // A backend's question to a host is judged as the return path judges it: only by rules naming it.
+  const sample = await ask('--caller', 'backend:search', '--method', 'sampling/createMessage');
+  assert.equal(
+    sample.out[0],
+    'backend:search -> ask sampling/createMessage of server search (sampling/createMessage)',
+  );
+  assert.match(
+    sample.out.join('\n'),
+    /no-etc: no match: a backend's sampling\/createMessage is judged only by rules that name it in methods/,
+  );
+  assert.equal(sample.out.at(-1), 'decision: allow (rule defaults.ask)');
   const wrong = await ask('--caller', 'host:stdio', '--method', 'vault.sign', '--expect', 'allow');
   assert.equal(wrong.code, 1);
   assert.match(wrong.err, /expected allow, got deny \(rule defaults\.host\)/);

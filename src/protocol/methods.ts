@@ -75,6 +75,14 @@ export interface MethodSpec {
 const BOTH = ['legacy', 'modern'] as const;
 const LEGACY = ['legacy'] as const;
 const MODERN = ['modern'] as const;
+/** A call on one task, addressed by its id. */
+const TASK_CALL = {
+  direction: 'call',
+  eras: BOTH,
+  answeredBy: 'backend',
+  target: 'task',
+  names: 'taskId',
+} as const;
 
 /** Every MCP method switchboard knows, by name. */
 export const METHODS = {
@@ -209,31 +217,10 @@ export const METHODS = {
   },
 
   // Tasks: ids name their backend (`<backend>:<id>`); only the caller that made a task reaches it.
-  'tasks/get': {
-    direction: 'call',
-    eras: BOTH,
-    answeredBy: 'backend',
-    target: 'task',
-    names: 'taskId',
-    header: true,
-  },
-  'tasks/result': { direction: 'call', eras: BOTH, answeredBy: 'backend', target: 'task', names: 'taskId' },
-  'tasks/cancel': {
-    direction: 'call',
-    eras: BOTH,
-    answeredBy: 'backend',
-    target: 'task',
-    names: 'taskId',
-    header: true,
-  },
-  'tasks/update': {
-    direction: 'call',
-    eras: BOTH,
-    answeredBy: 'backend',
-    target: 'task',
-    names: 'taskId',
-    header: true,
-  },
+  'tasks/get': { ...TASK_CALL, header: true },
+  'tasks/result': TASK_CALL,
+  'tasks/cancel': { ...TASK_CALL, header: true },
+  'tasks/update': { ...TASK_CALL, header: true },
   'tasks/list': { direction: 'call', eras: BOTH, answeredBy: 'tasks', alwaysAllowed: true },
 
   // What a backend asks the caller of one of its calls: the return path.

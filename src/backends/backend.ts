@@ -1,32 +1,27 @@
-// One connection to an MCP server (one stdio child, or one HTTP session): its handshake, the calls
-// in flight on it (so what it asks mid-call reaches the right caller), and its lifecycle state.
-// A configured server is a ReplicaSet of one or more of these.
+// One connection to an MCP server (one stdio child, or one HTTP session): its lifecycle state, the
+// session behind it (renewed when a remote backend forgets it, given up after repeated refused
+// sends), and the requests sent on it. A configured server is a ReplicaSet of one or more of these.
 import type { BackendConfig } from '../config/schema.js';
-import { BackendWireError, LocalError, WIRE } from '../errors/errors.js';
+import { LocalError } from '../errors/errors.js';
 import type { Channel } from '../jsonrpc/channel.js';
-import type { JsonRpcNotification, Params, RequestId, Result } from '../jsonrpc/message.js';
+import type { Params, Result } from '../jsonrpc/message.js';
 import { RpcPeer, messageOf, type RequestOptions } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 import type { CallContext } from '../call/context.js';
-import {
-  CLIENT_CAPABILITIES_TO_BACKENDS,
-  ENVELOPE_KEYS,
-  LATEST_LEGACY,
-  LATEST_MODERN,
-  LEGACY_VERSIONS,
-  META,
-  SERVER_INFO,
-  isModernVersion,
-} from '../protocol/versions.js';
-import { linkSignals } from '../call/signals.js';
-import { CallTimer, callLimits } from './call-timer.js';
-import { backendKind, createChannel, type BackendKind } from './channels.js';
-import { Prober } from './prober.js';
 import { paramHeaders } from '../protocol/http-headers.js';
+import { backendKind, createChannel, type BackendKind } from './channels.js';
+import { sendFailed, sessionExpired, withoutUserinfo } from './connection-failures.js';
+import { withEnvelope, withoutEnvelope } from './era-params.js';
+import { ForwardedCalls, type Outgoing } from './forwarded-calls.js';
+import { initializeLegacy, probeModern } from './handshake.js';
+import { ListenStream, type ListenFilter } from './listen-stream.js';
+import { Prober } from './prober.js';
 import type { BackendState, ServerDescription, Upstream, UpstreamEvents } from './upstream.js';
 import type { ProcessGroups } from './watchdog.js';
 
 export type { BackendState, ServerDescription } from './upstream.js';
+export type { ListenFilter } from './listen-stream.js';
+export { wentDown, withoutUserinfo } from './connection-failures.js';
 
 export interface BackendOptions {
   log: Logger;
@@ -57,12 +52,12 @@ export class Backend implements Upstream {
   private renewing: Promise<void> | undefined;
   /** Requests in a row that could not be sent (the circuit breaker's count). */
   private sendFailures = 0;
-  private readonly calls = new Map<RequestId, CallContext>();
+  private readonly calls: ForwardedCalls;
   private readonly log: Logger;
   /** The era verdict of the probe, kept for later starts (re-probed if a start on it fails). */
   private era: 'legacy' | 'modern' | undefined;
   /** A modern backend's change notifications: its open subscriptions/listen and what it honours. */
-  private listening: { done: AbortController; filter: ListenFilter } | undefined;
+  private readonly listening = new ListenStream();
 
   constructor(
     readonly name: string,
@@ -74,6 +69,7 @@ export class Backend implements Upstream {
     this.log = options.log.child(
       options.replica ? { backend: name, replica: options.replica.index } : { backend: name },
     );
+    this.calls = new ForwardedCalls(this.label, config.timeouts);
     // The legacy HTTP+SSE transport has no modern form; a configured era needs no probe.
     if (this.kind === 'sse' || config.era !== 'auto')
       this.era = config.era === 'modern' ? 'modern' : 'legacy';
@@ -91,7 +87,7 @@ export class Backend implements Upstream {
     // A renewed session replaces a connection that may still be probed.
     this.prober?.stop();
     this.state = 'starting';
-    const { events, maxMessageBytes } = this.options;
+    const { events, maxMessageBytes, startupTimeoutMs } = this.options;
     let extraEnv: Record<string, string> | undefined;
     const channel =
       this.options.channel?.() ??
@@ -105,7 +101,7 @@ export class Backend implements Upstream {
     const peer = new RpcPeer(channel, this.log);
     this.peer = peer;
     peer.onNotification = (n) => {
-      if (n.method === 'notifications/subscriptions/acknowledged') return this.acknowledged?.(n);
+      if (n.method === 'notifications/subscriptions/acknowledged') return this.listening.acknowledged(n);
       events.notification(this, n);
     };
     peer.onRequest = (req, signal) => events.request(this, req, signal);
@@ -122,11 +118,20 @@ export class Backend implements Upstream {
     };
     try {
       await peer.start();
-      const modern = this.era === 'legacy' ? undefined : await this.probe(peer);
-      this.server = modern ?? (await this.initialize(peer, channel));
+      const forced = this.era === 'modern';
+      const modern =
+        this.era === 'legacy'
+          ? undefined
+          : await probeModern(peer, {
+              forced,
+              timeoutMs: forced ? startupTimeoutMs : this.config.probeTimeoutMs,
+              envelope: this.envelope(undefined),
+              log: this.log,
+            });
+      this.server = modern ?? (await initializeLegacy(peer, channel, startupTimeoutMs));
       this.era = this.server.era;
       const version = this.server.protocolVersion;
-      this.listening = undefined;
+      this.listening.forget();
       this.state = 'ready';
       this.lastError = undefined;
       this.prober = new Prober(
@@ -156,135 +161,19 @@ export class Backend implements Upstream {
   }
 
   /**
-   * The era probe: `server/discover` in the modern envelope. A discover result naming a modern
-   * version switchboard speaks, or a modern version error, means modern; any other answer, or
-   * none within probeTimeoutMs, means legacy (undefined), as the 2026-07-28 versioning rules say.
-   */
-  private async probe(peer: RpcPeer): Promise<ServerDescription | undefined> {
-    const forced = this.era === 'modern';
-    let found: Result;
-    try {
-      found = await peer.request('server/discover', this.envelope(undefined), {
-        signal: AbortSignal.timeout(forced ? this.options.startupTimeoutMs : this.config.probeTimeoutMs),
-      });
-    } catch (err) {
-      const body = err instanceof BackendWireError ? err : undefined;
-      const supported = (body?.data as { supported?: unknown } | undefined)?.supported;
-      if (forced || (body?.code === WIRE.UNSUPPORTED_PROTOCOL_VERSION && Array.isArray(supported))) {
-        throw new Error(
-          Array.isArray(supported)
-            ? `backend supports protocol versions ${supported.join(', ')}; switchboard speaks ${LATEST_MODERN} and ${LEGACY_VERSIONS.join(', ')}`
-            : `backend did not answer server/discover: ${messageOf(err)}`,
-          { cause: err },
-        );
-      }
-      this.log.debug({ err: messageOf(err) }, 'no modern answer to server/discover; speaking legacy');
-      return undefined;
-    }
-    const versions = Array.isArray(found.supportedVersions) ? (found.supportedVersions as unknown[]) : [];
-    const version = versions.find(isModernVersion);
-    if (version === undefined) {
-      if (forced) throw new Error(`backend offers no modern protocol version (${versions.join(', ')})`);
-      return undefined;
-    }
-    return {
-      era: 'modern',
-      protocolVersion: String(version),
-      capabilities: (found.capabilities as Record<string, unknown>) ?? {},
-      serverInfo: (found._meta?.[META.serverInfo] as Record<string, unknown>) ?? {},
-      instructions: typeof found.instructions === 'string' ? found.instructions : undefined,
-    };
-  }
-
-  /** The legacy handshake: initialize, then notifications/initialized. */
-  private async initialize(peer: RpcPeer, channel: Channel): Promise<ServerDescription> {
-    const init = await peer.request(
-      'initialize',
-      {
-        protocolVersion: LATEST_LEGACY,
-        capabilities: CLIENT_CAPABILITIES_TO_BACKENDS,
-        clientInfo: SERVER_INFO,
-      },
-      { signal: AbortSignal.timeout(this.options.startupTimeoutMs) },
-    );
-    const version = String(init.protocolVersion);
-    if (!(LEGACY_VERSIONS as readonly string[]).includes(version)) {
-      throw new Error(`backend answered with protocol version ${version}, which switchboard does not speak`);
-    }
-    channel.setProtocolVersion?.(version);
-    await peer.notify('notifications/initialized');
-    return {
-      era: 'legacy',
-      protocolVersion: version,
-      capabilities: (init.capabilities as Record<string, unknown>) ?? {},
-      serverInfo: (init.serverInfo as Record<string, unknown>) ?? {},
-      instructions: typeof init.instructions === 'string' ? init.instructions : undefined,
-    };
-  }
-
-  /**
-   * The modern per-request envelope: the caller's own version-independent identity and
-   * capabilities (not switchboard's), and its log level; switchboard's own for its own requests.
-   */
-  private envelope(reply: CallContext['reply'] | undefined, params?: Params): Params {
-    const meta: Record<string, unknown> = {
-      ...params?._meta,
-      [META.protocolVersion]: this.server?.protocolVersion ?? LATEST_MODERN,
-      [META.clientCapabilities]: reply?.capabilities ?? {},
-      [META.clientInfo]: reply?.clientInfo ?? SERVER_INFO,
-    };
-    if (reply?.logLevel !== undefined) meta[META.logLevel] = reply.logLevel;
-    else delete meta[META.logLevel];
-    return { ...params, _meta: meta };
-  }
-
-  /** A caller's params as this backend's era wants them: with the envelope, or without one. */
-  private forEra(reply: CallContext['reply'], params: Params): Params {
-    if (this.isModern) return this.envelope(reply, params);
-    const meta = params._meta;
-    if (!meta || !(META.protocolVersion in meta || META.clientCapabilities in meta)) return params;
-    const kept = Object.fromEntries(Object.entries(meta).filter(([k]) => !ENVELOPE_KEYS.includes(k)));
-    const out: Params = { ...params, _meta: kept };
-    if (Object.keys(kept).length === 0) delete out._meta;
-    return out;
-  }
-
-  /**
    * What a modern backend should tell switchboard on its own (list changes, updates to these
    * resource URIs): one subscriptions/listen stream, re-opened when the filter changes. Resolves
    * with what the backend acknowledged.
    */
   async listen(filter: ListenFilter): Promise<ListenFilter> {
     const peer = this.readyPeer();
-    this.listening?.done.abort(new LocalError('cancelled', 'subscription replaced'));
-    const done = new AbortController();
-    this.listening = { done, filter: {} };
-    return new Promise<ListenFilter>((resolve, reject) => {
-      let id: RequestId | undefined;
-      this.acknowledged = (n) => {
-        if (n.params?._meta?.[META.subscriptionId] !== id) return;
-        const honoured = (n.params?.notifications as ListenFilter | undefined) ?? {};
-        if (this.listening?.done === done) this.listening.filter = honoured;
-        resolve(honoured);
-      };
-      peer
-        .request('subscriptions/listen', this.envelope(undefined, { notifications: filter }), {
-          signal: done.signal,
-          onSent: (sent) => (id = sent),
-        })
-        .then(
-          () => reject(new Error('the backend ended its subscription stream')),
-          (err: unknown) => reject(err as Error),
-        );
-    });
+    return this.listening.open(peer, this.envelope(undefined, { notifications: filter }));
   }
 
   /** The list changes and resource updates the backend agreed to tell switchboard about. */
   get listened(): ListenFilter {
-    return this.listening?.filter ?? {};
+    return this.listening.honoured;
   }
-
-  private acknowledged: ((n: JsonRpcNotification) => void) | undefined;
 
   async stop(): Promise<void> {
     this.prober?.stop();
@@ -320,69 +209,30 @@ export class Backend implements Upstream {
    * sent again (reads only, on this or another replica) is its ReplicaSet's decision.
    */
   call(ctx: CallContext, method: string, params: Params): Promise<Result> {
-    return this.withSession((peer) => this.forward(peer, ctx, method, params));
+    return this.withSession((peer) =>
+      this.calls.forward(peer, ctx, method, params, this.outgoing(ctx, method, params)),
+    );
   }
 
-  /**
-   * One try of a call. The caller's progress token is swapped for one of ours and mapped back,
-   * and the request id is remembered so what the backend asks mid-call is attributed. The call
-   * runs under the backend's time limits; one that runs out cancels it at the backend.
-   */
-  private async forward(peer: RpcPeer, ctx: CallContext, method: string, params: Params): Promise<Result> {
-    const token = params._meta?.progressToken;
-    let out = this.forEra(ctx.reply, params);
-    if (token !== undefined) {
-      const { progressToken: _dropped, ...meta } = out._meta!;
-      out = { ...out, _meta: meta };
-      if (Object.keys(meta).length === 0) delete out._meta;
-    }
-    let id: RequestId | undefined;
-    const limits = callLimits(this.config.timeouts, method, params);
-    const linked = linkSignals([ctx.signal]);
-    const timer = new CallTimer(limits, (reason) => linked.abort(reason));
-    // Progress is what resets the idle limit, so with one the backend is asked for progress even
-    // when the caller did not ask; without a caller's token it goes no further.
-    const wantsProgress = token !== undefined || limits.idleMs !== undefined;
+  /** The calls now waiting on this backend, oldest first. */
+  callsInFlight(): CallContext[] {
+    return this.calls.inFlight();
+  }
 
+  /** A caller's params as this backend's era wants them, and the headers that go with them. */
+  private outgoing(ctx: CallContext, method: string, params: Params): Outgoing {
+    const out = this.isModern ? this.envelope(ctx.reply, params) : withoutEnvelope(params);
     // A modern HTTP backend is told the tool's x-mcp-header parameters in headers too.
     const headers =
       this.isModern && this.kind === 'streamable-http' && method === 'tools/call'
         ? paramHeaders(ctx.target?.item?.inputSchema, out.arguments as Params | undefined)
         : undefined;
-    try {
-      return await peer.request(method, out, {
-        signal: linked.signal,
-        headers: headers && Object.keys(headers).length ? headers : undefined,
-        onProgress: !wantsProgress
-          ? undefined
-          : (p) => {
-              timer.touch();
-              if (token !== undefined)
-                ctx.reply.notify('notifications/progress', { ...p, progressToken: token });
-            },
-        onSent: (sent) => {
-          id = sent;
-          this.calls.set(sent, ctx);
-        },
-      });
-    } catch (err) {
-      if (timer.expired && !ctx.signal.aborted) {
-        const what = method === 'tools/call' ? `tool ${String(params.name)}` : method;
-        throw new LocalError('timeout', `Backend ${this.label} timed out on ${what}: it ${timer.expired}`, {
-          cause: err,
-        });
-      }
-      throw err;
-    } finally {
-      timer.dispose();
-      linked.unlink();
-      if (id !== undefined) this.calls.delete(id);
-    }
+    return { params: out, headers };
   }
 
-  /** The calls now waiting on this backend, oldest first. */
-  callsInFlight(): CallContext[] {
-    return [...this.calls.values()];
+  /** The modern envelope, with the protocol version this backend agreed to. */
+  private envelope(reply: CallContext['reply'] | undefined, params?: Params): Params {
+    return withEnvelope(this.server?.protocolVersion, reply, params);
   }
 
   /**
@@ -446,41 +296,4 @@ export class Backend implements Upstream {
     }
     return this.peer;
   }
-}
-
-/** A send the remote backend refused with 404: it no longer knows our session id. */
-function sessionExpired(err: unknown): boolean {
-  if (!(err instanceof LocalError) || err.code !== 'backend_unavailable') return false;
-  const cause = err.cause as { status?: unknown } | undefined;
-  return cause?.status === 404;
-}
-
-/** Reads that may be sent twice without harm. Lists are re-read by the gateway on return anyway. */
-
-/** The connection failed under the call (not a timeout, a cancellation or the backend's own error). */
-export function wentDown(err: unknown): boolean {
-  return err instanceof LocalError && (err.code === 'backend_closed' || err.code === 'backend_unavailable');
-}
-
-/** A request that never reached the backend: the transport refused it (not a 404 session). */
-function sendFailed(err: unknown): boolean {
-  return (
-    err instanceof LocalError &&
-    err.code === 'backend_unavailable' &&
-    err.cause !== undefined &&
-    !sessionExpired(err)
-  );
-}
-
-/** A subscriptions/listen filter (2026-07-28). */
-export interface ListenFilter {
-  toolsListChanged?: boolean;
-  promptsListChanged?: boolean;
-  resourcesListChanged?: boolean;
-  resourceSubscriptions?: string[];
-}
-
-/** A message with the `user:password@` part of any URL in it taken out. */
-export function withoutUserinfo(message: string): string {
-  return message.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1');
 }

@@ -3,7 +3,7 @@
 import type { BackendConfig } from '../config/schema.js';
 import type { JsonRpcNotification, JsonRpcRequest, Params, Result } from '../jsonrpc/message.js';
 import type { RequestOptions } from '../jsonrpc/peer.js';
-import type { ListenFilter } from './backend.js';
+import type { ListenFilter } from './listen-stream.js';
 import type { CallContext } from '../call/context.js';
 import type { BackendKind } from './channels.js';
 

@@ -1,0 +1,30 @@
+// How a failed request on a backend connection is read (session forgotten, never sent, or cut off
+// by the connection going down), and failure messages kept free of URL credentials.
+import { LocalError } from '../errors/errors.js';
+
+/** A send the remote backend refused with 404: it no longer knows our session id. */
+export function sessionExpired(err: unknown): boolean {
+  if (!(err instanceof LocalError) || err.code !== 'backend_unavailable') return false;
+  const cause = err.cause as { status?: unknown } | undefined;
+  return cause?.status === 404;
+}
+
+/** The connection failed under the call (not a timeout, a cancellation or the backend's own error). */
+export function wentDown(err: unknown): boolean {
+  return err instanceof LocalError && (err.code === 'backend_closed' || err.code === 'backend_unavailable');
+}
+
+/** A request that never reached the backend: the transport refused it (not a 404 session). */
+export function sendFailed(err: unknown): boolean {
+  return (
+    err instanceof LocalError &&
+    err.code === 'backend_unavailable' &&
+    err.cause !== undefined &&
+    !sessionExpired(err)
+  );
+}
+
+/** A message with the `user:password@` part of any URL in it taken out. */
+export function withoutUserinfo(message: string): string {
+  return message.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1');
+}

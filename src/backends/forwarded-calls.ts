@@ -1,0 +1,94 @@
+// The callers' requests forwarded on one connection: each under its time limits, its progress
+// relayed under the caller's own token, and remembered while in flight so what the backend asks
+// mid-call can be told whose it is.
+import type { BackendConfig } from '../config/schema.js';
+import { LocalError } from '../errors/errors.js';
+import type { Params, RequestId, Result } from '../jsonrpc/message.js';
+import type { RpcPeer } from '../jsonrpc/peer.js';
+import type { CallContext } from '../call/context.js';
+import { linkSignals } from '../call/signals.js';
+import { CallTimer, callLimits } from './call-timer.js';
+
+/** A call as it goes out: params in the backend's era, and any HTTP headers to send with them. */
+export interface Outgoing {
+  params: Params;
+  headers?: Record<string, string> | undefined;
+}
+
+export class ForwardedCalls {
+  private readonly calls = new Map<RequestId, CallContext>();
+
+  constructor(
+    /** How messages name the backend. */
+    private readonly label: string,
+    private readonly timeouts: BackendConfig['timeouts'],
+  ) {}
+
+  /**
+   * One try of a call. The caller's progress token is swapped for one of ours and mapped back,
+   * and the request id is remembered so what the backend asks mid-call is attributed. The call
+   * runs under the backend's time limits; one that runs out cancels it at the backend.
+   */
+  async forward(
+    peer: RpcPeer,
+    ctx: CallContext,
+    method: string,
+    params: Params,
+    outgoing: Outgoing,
+  ): Promise<Result> {
+    const token = params._meta?.progressToken;
+    let out = outgoing.params;
+    if (token !== undefined) {
+      const { progressToken: _dropped, ...meta } = out._meta!;
+      out = { ...out, _meta: meta };
+      if (Object.keys(meta).length === 0) delete out._meta;
+    }
+    let id: RequestId | undefined;
+    const limits = callLimits(this.timeouts, method, params);
+    const linked = linkSignals([ctx.signal]);
+    const timer = new CallTimer(limits, (reason) => linked.abort(reason));
+    // Progress is what resets the idle limit, so with one the backend is asked for progress even
+    // when the caller did not ask; without a caller's token it goes no further.
+    const wantsProgress = token !== undefined || limits.idleMs !== undefined;
+    const { headers } = outgoing;
+    try {
+      return await peer.request(method, out, {
+        signal: linked.signal,
+        headers: headers && Object.keys(headers).length ? headers : undefined,
+        onProgress: !wantsProgress
+          ? undefined
+          : (p) => {
+              timer.touch();
+              if (token !== undefined)
+                ctx.reply.notify('notifications/progress', { ...p, progressToken: token });
+            },
+        onSent: (sent) => {
+          id = sent;
+          this.calls.set(sent, ctx);
+        },
+      });
+    } catch (err) {
+      if (timer.expired && !ctx.signal.aborted) {
+        const what = method === 'tools/call' ? `tool ${String(params.name)}` : method;
+        throw new LocalError('timeout', `Backend ${this.label} timed out on ${what}: it ${timer.expired}`, {
+          cause: err,
+        });
+      }
+      throw err;
+    } finally {
+      timer.dispose();
+      linked.unlink();
+      if (id !== undefined) this.calls.delete(id);
+    }
+  }
+
+  /** The calls now waiting on the backend, oldest first. */
+  inFlight(): CallContext[] {
+    return [...this.calls.values()];
+  }
+
+  /** The connection ended: its calls have failed with it. */
+  clear(): void {
+    this.calls.clear();
+  }
+}

@@ -1,0 +1,63 @@
+// A modern backend's change notifications: its one open subscriptions/listen request, matched to
+// the acknowledgment that says which list changes and resource updates it agreed to send.
+import { LocalError } from '../errors/errors.js';
+import type { JsonRpcNotification, Params, RequestId } from '../jsonrpc/message.js';
+import type { RpcPeer } from '../jsonrpc/peer.js';
+import { META } from '../protocol/versions.js';
+
+/** A subscriptions/listen filter (2026-07-28). */
+export interface ListenFilter {
+  toolsListChanged?: boolean;
+  promptsListChanged?: boolean;
+  resourcesListChanged?: boolean;
+  resourceSubscriptions?: string[];
+}
+
+export class ListenStream {
+  /** The stream open now and what the backend acknowledged on it. */
+  private current: { done: AbortController; filter: ListenFilter } | undefined;
+  private onAcknowledged: ((n: JsonRpcNotification) => void) | undefined;
+
+  /**
+   * Opens the stream on `peer` with `params` (the envelope holding the filter), ending the one
+   * open before. Resolves with what the backend acknowledged; rejects when the stream ends.
+   */
+  open(peer: RpcPeer, params: Params): Promise<ListenFilter> {
+    this.current?.done.abort(new LocalError('cancelled', 'subscription replaced'));
+    const done = new AbortController();
+    this.current = { done, filter: {} };
+    return new Promise<ListenFilter>((resolve, reject) => {
+      let id: RequestId | undefined;
+      this.onAcknowledged = (n) => {
+        if (n.params?._meta?.[META.subscriptionId] !== id) return;
+        const honoured = (n.params?.notifications as ListenFilter | undefined) ?? {};
+        if (this.current?.done === done) this.current.filter = honoured;
+        resolve(honoured);
+      };
+      peer
+        .request('subscriptions/listen', params, {
+          signal: done.signal,
+          onSent: (sent) => (id = sent),
+        })
+        .then(
+          () => reject(new Error('the backend ended its subscription stream')),
+          (err: unknown) => reject(err as Error),
+        );
+    });
+  }
+
+  /** A notifications/subscriptions/acknowledged from the backend. */
+  acknowledged(n: JsonRpcNotification): void {
+    this.onAcknowledged?.(n);
+  }
+
+  /** The list changes and resource updates the backend agreed to tell switchboard about. */
+  get honoured(): ListenFilter {
+    return this.current?.filter ?? {};
+  }
+
+  /** A new session holds no stream: nothing is honoured until one is opened on it. */
+  forget(): void {
+    this.current = undefined;
+  }
+}

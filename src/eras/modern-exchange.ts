@@ -1,0 +1,13 @@
+// What a transport hands the modern host with each request: its way back to the client.
+import type { JsonRpcNotification } from '../jsonrpc/message.js';
+import type { ModernWire } from '../protocol/envelope.js';
+
+/** One request's way back to its client. */
+export interface ModernExchange {
+  /** A notification that belongs to the request (progress, a log line, a listen stream's news). */
+  notify(message: JsonRpcNotification): void;
+  /** Aborts when the client gives up on the request (its stream closed, or it cancelled it). */
+  readonly signal: AbortSignal;
+  /** What the request came with besides its body: its HTTP headers, when HTTP carried it. */
+  readonly wire?: ModernWire | undefined;
+}

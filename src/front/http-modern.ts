@@ -1,0 +1,39 @@
+// The modern era (2026-07-28) on the HTTP front: one POSTed request served statelessly by the
+// modern host; the client closing its stream cancels it.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LocalError } from '../errors/errors.js';
+import type { Gateway } from '../gateway/gateway.js';
+import type { JsonRpcRequest } from '../jsonrpc/message.js';
+import type { Caller } from '../call/context.js';
+import { Exchange } from './http-exchange.js';
+import { statusFor } from './http-refusal.js';
+
+/** How often an idle subscriptions/listen stream gets an SSE comment, so intermediaries keep it. */
+const KEEPALIVE_MS = 25_000;
+
+/**
+ * A modern request, served statelessly. Its envelope, version and routing headers are the
+ * pipeline's to check (the protocol stage, which sees the headers): refusals are audited there.
+ */
+export async function postModern(
+  gateway: Gateway,
+  req: IncomingMessage,
+  res: ServerResponse,
+  msg: JsonRpcRequest,
+  caller: Caller,
+): Promise<void> {
+  const ac = new AbortController();
+  const exchange = new Exchange(res, msg.id, {});
+  res.once('close', () => {
+    if (!exchange.done) ac.abort(new LocalError('cancelled', 'the client closed the stream'));
+  });
+  if (msg.method === 'subscriptions/listen') exchange.keepAlive(KEEPALIVE_MS);
+  const answer = await gateway.modern.serve(msg, caller, {
+    notify: (n) => void exchange.send(n),
+    signal: ac.signal,
+    wire: { headers: req.headers },
+  });
+  if (!answer) return exchange.end();
+  const { message } = answer;
+  exchange.send(message, 'error' in message ? statusFor(message.error) : 200);
+}

@@ -223,7 +223,7 @@ function unattributed(backend: string, method: string): Reply {
   };
 }
 
-/** A question from a backend on its way back to a caller (see Gateway.ask). */
+/** A question from a backend on its way back to a caller (see InternalCalls.ask). */
 export interface Ask {
   backend: string;
   /** The caller to ask. */

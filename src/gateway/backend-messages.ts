@@ -11,7 +11,8 @@ import type { JsonRpcNotification, JsonRpcRequest, Params, Result } from '../jso
 import { wantsLog, type CallContext, type Reply } from '../call/context.js';
 import type { Subscriptions } from './subscriptions.js';
 import { exposeResultUris } from '../catalog/result-uris.js';
-import { RELATED_TASK, exposeRelated, unwrapRelated, type TaskRoutes } from '../tasks/task-routes.js';
+import { RELATED_TASK, exposeRelated, unwrapRelated } from '../tasks/task-ids.js';
+import type { TaskRoutes } from '../tasks/task-routes.js';
 
 /** Who a backend's message is for: a caller, and the call of its it is about when that is known. */
 interface Owner {
@@ -222,7 +223,7 @@ function unattributed(backend: string, method: string): Reply {
   };
 }
 
-/** A question from a backend on its way back to a caller (see Gateway.ask). */
+/** A question from a backend on its way back to a caller (see InternalCalls.ask). */
 export interface Ask {
   backend: string;
   /** The caller to ask. */

@@ -3,7 +3,7 @@
 // the gateway which merged lists changed so hosts hear list_changed.
 import type { Upstream as Backend } from '../backends/upstream.js';
 import { LIST_KINDS, type Catalog, type Item, type ListKind, type Lists } from '../catalog/catalog.js';
-import { toolsAsOffered } from '../tasks/task-routes.js';
+import { toolsAsOffered } from '../tasks/task-capabilities.js';
 import type { Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';

@@ -1,6 +1,6 @@
 // What hosts are told at initialize: one set of capabilities and one set of instructions made
 // from every backend's.
-import { mergeTaskCapabilities } from '../tasks/task-routes.js';
+import { mergeTaskCapabilities } from '../tasks/task-capabilities.js';
 
 /**
  * Switchboard always offers tools, prompts, resources (with subscribe), logging and completion

@@ -1,0 +1,191 @@
+// Backends' lives: each made from its config entry, started with the rest or by a reload, taken
+// out of the catalog when it falls and brought back by the supervisor, then made whole again (log
+// level, subscriptions, lists) before hosts hear its names are back.
+import { ReplicaSet } from '../backends/replica-set.js';
+import type { Upstream as Backend } from '../backends/upstream.js';
+import { Watchdog } from '../backends/watchdog.js';
+import type { CallContext } from '../call/context.js';
+import type { Catalog, ListKind, Target } from '../catalog/catalog.js';
+import { LIST_KIND_NAMES } from '../catalog/catalog.js';
+import { isStdioBackend, type BackendConfig, type Config } from '../config/schema.js';
+import type { Channel } from '../jsonrpc/channel.js';
+import { messageOf } from '../jsonrpc/peer.js';
+import type { Logger } from '../log.js';
+import type { LogLevel } from '../protocol/versions.js';
+import { AbsentNames } from './absent-names.js';
+import type { BackendMessages } from './backend-messages.js';
+import type { BackendSubscriptions } from './backend-subscriptions.js';
+import type { CatalogSync } from './catalog-sync.js';
+import { takesLogLevel } from './fan-out.js';
+import { Supervisor } from './supervisor.js';
+
+export interface BackendLifecycleDeps {
+  log: Logger;
+  catalog: Catalog;
+  /** The backends running now, by name: a backend not among them is starting or retiring. */
+  backends: ReadonlyMap<string, Backend>;
+  sync: CatalogSync;
+  subscriptions: BackendSubscriptions;
+  /** Where what backends say and ask on their own goes. */
+  messages: Pick<BackendMessages, 'notified' | 'asked'>;
+  /** The level backends are asked to send at, once a session asked for one. */
+  logLevel(): LogLevel | undefined;
+  listChanged(kind: ListKind): void;
+  /** Replaces the channel made from a backend's config (tests). */
+  channel?: ((name: string) => Channel | undefined) | undefined;
+  /** Environment for one start of a spawned replica (the bridge socket and a fresh token). */
+  bridgeEnv(backend: string, replica: number): Record<string, string> | undefined;
+  /** That start is over; `env` is what it got. */
+  bridgeEnded(backend: string, replica: number, env: Record<string, string>): void;
+}
+
+export class BackendLifecycle {
+  /** Backends whose start (handshake and first lists) is under way. */
+  private readonly starting = new Map<string, Promise<void>>();
+  /** Restarts backends that went down; their names stay resolvable meanwhile, to fail fast. */
+  private readonly supervisor: Supervisor;
+  private readonly absentNames = new AbsentNames();
+  /** Ends spawned children's process groups if switchboard dies without doing so. */
+  private watchdog: Watchdog | undefined;
+
+  constructor(private readonly deps: BackendLifecycleDeps) {
+    this.supervisor = new Supervisor({ log: deps.log, restart: (b) => this.restart(b) });
+  }
+
+  /** A backend for one entry of `config`, not started yet. */
+  create(name: string, b: BackendConfig, config: Config): ReplicaSet {
+    const { channel, messages } = this.deps;
+    const spawned = isStdioBackend(b);
+    if (spawned && !channel) this.watchdog ??= Watchdog.start();
+    return new ReplicaSet(name, b, {
+      log: this.deps.log,
+      maxMessageBytes: config.limits.maxMessageBytes,
+      startupTimeoutMs: config.limits.startupTimeoutMs,
+      channel: channel ? () => channel(name)! : undefined,
+      // Only a child switchboard spawns gets a bridge identity minted for it, one per replica.
+      env: (replica) => (spawned ? (this.deps.bridgeEnv(name, replica) ?? {}) : {}),
+      ended: (replica, env) => this.deps.bridgeEnded(name, replica, env),
+      groups: this.watchdog,
+      events: {
+        notification: (backend, n) => messages.notified(backend, n),
+        request: (backend, req, signal) => messages.asked(backend, req, signal),
+        // A backend being started by a reload, or retired by one, is nobody's to restart.
+        down: (backend, reason) => {
+          if (this.isCurrent(backend)) this.down(backend, reason);
+        },
+        renewed: (backend) => {
+          if (this.isCurrent(backend)) void this.restore(backend);
+        },
+      },
+    });
+  }
+
+  isCurrent(b: Backend): boolean {
+    return this.deps.backends.get(b.name) === b;
+  }
+
+  /** Starts every backend; one that fails is logged and left out, the rest serve. */
+  async start(): Promise<{ failed: { name: string; error: string }[] }> {
+    const failed: { name: string; error: string }[] = [];
+    await Promise.all(
+      [...this.deps.backends.values()].map((b) => {
+        const run = this.startBackend(b)
+          .then(() => this.supervisor.up(b))
+          .catch((err: unknown) => {
+            failed.push({ name: b.name, error: messageOf(err) });
+            this.deps.log.error(
+              { backend: b.name, err: messageOf(err) },
+              'backend failed to start; serving without it until a retry succeeds',
+            );
+            this.supervisor.down(b, messageOf(err));
+          })
+          .finally(() => this.starting.delete(b.name));
+        this.starting.set(b.name, run);
+        return run;
+      }),
+    );
+    return { failed };
+  }
+
+  private async startBackend(b: Backend): Promise<void> {
+    await b.start();
+    await this.deps.subscriptions.listenTo(b);
+    await this.deps.sync.refresh(b, LIST_KIND_NAMES);
+    const level = this.deps.logLevel();
+    if (level && takesLogLevel(b)) {
+      await b.request('logging/setLevel', { level }).catch(() => {});
+    }
+  }
+
+  /** What a call must wait for before the catalog is whole for it: every start but its caller's own. */
+  startingFor(ctx: CallContext): Promise<void> | undefined {
+    if (this.starting.size === 0) return undefined;
+    const others = [...this.starting].filter(
+      ([name]) => !(ctx.caller.kind === 'backend' && ctx.caller.id === name),
+    );
+    return others.length ? Promise.all(others.map(([, p]) => p)).then(() => undefined) : undefined;
+  }
+
+  /** Where a tool or prompt of a backend that is down was, so that a call to it fails saying why. */
+  absent(kind: 'tools' | 'prompts', exposed: string): Target | undefined {
+    return this.absentNames.find(kind, exposed);
+  }
+
+  /** A backend a reload brought in is now the running one: restarted when it falls, made whole now. */
+  adopted(b: Backend): void {
+    this.supervisor.up(b);
+    void this.restore(b).catch(() => {});
+  }
+
+  /** A backend that did not start: tried again later, as one that falls is. */
+  retry(b: Backend, why: string): void {
+    this.supervisor.down(b, why);
+  }
+
+  /** A reload took the backend of that name out: no more restarts of it, its names are gone. */
+  forget(name: string): void {
+    this.supervisor.forget(name);
+    this.absentNames.forget(name);
+  }
+
+  /** No more restarts (switchboard is stopping). */
+  stopRestarts(): void {
+    this.supervisor.stop();
+  }
+
+  /** Once every backend has stopped: nothing is left for the watchdog to end. */
+  async closeWatchdog(): Promise<void> {
+    await this.watchdog?.close();
+  }
+
+  private down(backend: Backend, reason: Error): void {
+    this.deps.log.error({ backend: backend.name, err: reason.message }, 'backend went down');
+    this.absentNames.remember(this.deps.catalog, backend.name);
+    for (const kind of this.deps.catalog.removeBackend(backend.name)) this.deps.listChanged(kind);
+    // Subscriptions are kept: they are renewed when the backend is back.
+    this.supervisor.down(backend, reason.message);
+  }
+
+  /** A restart: the backend's names return to the catalog and what it held is set again. */
+  private async restart(b: Backend): Promise<void> {
+    await b.start();
+    if (!this.isCurrent(b)) return; // a reload replaced it meanwhile; the supervisor stops it
+    await this.restore(b);
+  }
+
+  /**
+   * Sets again what a backend held for switchboard, after a restart or a renewed session: the log
+   * level and the subscriptions hosts hold on it first, then its lists, so that hosts hearing
+   * list_changed find it whole.
+   */
+  private async restore(b: Backend): Promise<void> {
+    const level = this.deps.logLevel();
+    if (level && takesLogLevel(b)) {
+      await b.request('logging/setLevel', { level }).catch(() => {});
+    }
+    await this.deps.subscriptions.listenTo(b);
+    await this.deps.subscriptions.renew(b);
+    await this.deps.sync.refresh(b, LIST_KIND_NAMES);
+    this.absentNames.forget(b.name);
+  }
+}

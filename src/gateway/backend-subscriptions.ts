@@ -1,0 +1,100 @@
+// Hosts' resource subscriptions carried to the backends: a legacy backend is sent
+// resources/subscribe and unsubscribe, once per URI however many hold it; a modern backend keeps
+// one subscriptions/listen stream from switchboard that names every URI held on it.
+import type { ListenFilter } from '../backends/backend.js';
+import type { Upstream as Backend } from '../backends/upstream.js';
+import type { CallContext } from '../call/context.js';
+import { WIRE, WireError } from '../errors/errors.js';
+import type { Result } from '../jsonrpc/message.js';
+import { messageOf } from '../jsonrpc/peer.js';
+import type { Logger } from '../log.js';
+import type { Subscriptions } from './subscriptions.js';
+
+export interface BackendSubscriptionsDeps {
+  /** Who holds which URI on which backend. */
+  subscriptions: Subscriptions;
+  /** The running backend of that name. */
+  backend(name: string): Backend | undefined;
+  log: Logger;
+}
+
+export class BackendSubscriptions {
+  constructor(private readonly deps: BackendSubscriptionsDeps) {}
+
+  async subscribe(ctx: CallContext, backend: Backend, uri: string): Promise<Result> {
+    if (
+      !backend.capabilities.resources ||
+      !(backend.capabilities.resources as { subscribe?: boolean }).subscribe
+    ) {
+      throw new WireError(
+        WIRE.METHOD_NOT_FOUND,
+        `Backend ${backend.name} does not support resource subscriptions`,
+      );
+    }
+    if (!this.deps.subscriptions.add(backend.name, uri, ctx.reply.sessionKey)) return {};
+    try {
+      if (!backend.isModern) return await backend.call(ctx, 'resources/subscribe', { ...ctx.params, uri });
+      const honoured = await this.listenTo(backend);
+      if (!honoured.resourceSubscriptions?.includes(uri))
+        throw new WireError(
+          WIRE.INVALID_PARAMS,
+          `Backend ${backend.name} does not take subscriptions to ${uri}`,
+        );
+      return {};
+    } catch (err) {
+      this.deps.subscriptions.remove(backend.name, uri, ctx.reply.sessionKey);
+      throw err;
+    }
+  }
+
+  async unsubscribe(ctx: CallContext, backend: Backend, uri: string): Promise<Result> {
+    if (!this.deps.subscriptions.remove(backend.name, uri, ctx.reply.sessionKey)) return {};
+    if (!backend.isModern) return backend.call(ctx, 'resources/unsubscribe', { ...ctx.params, uri });
+    await this.listenTo(backend);
+    return {};
+  }
+
+  /** Gives back what a session or a listen stream subscribed to that nobody else holds. */
+  release(key: string): void {
+    const relisten = new Set<Backend>();
+    for (const { backend, uri } of this.deps.subscriptions.removeSession(key)) {
+      const b = this.deps.backend(backend);
+      if (b?.state !== 'ready') continue;
+      if (b.isModern) relisten.add(b);
+      else void b.request('resources/unsubscribe', { uri }).catch(() => {});
+    }
+    for (const b of relisten) void this.listenTo(b);
+  }
+
+  /**
+   * A modern backend announces changes only on a subscriptions/listen stream: switchboard keeps
+   * one open to it, asking for the list changes its capabilities offer and the resource updates
+   * hosts subscribed to. Resolves with what the backend acknowledged.
+   */
+  async listenTo(b: Backend): Promise<ListenFilter> {
+    if (!b.isModern) return {};
+    const wants = (cap: string) =>
+      (b.capabilities[cap] as { listChanged?: boolean } | undefined)?.listChanged === true;
+    const uris = this.deps.subscriptions.uris(b.name);
+    const filter: ListenFilter = {
+      ...(wants('tools') ? { toolsListChanged: true } : {}),
+      ...(wants('prompts') ? { promptsListChanged: true } : {}),
+      ...(wants('resources') ? { resourcesListChanged: true } : {}),
+      ...(uris.length ? { resourceSubscriptions: uris } : {}),
+    };
+    if (Object.keys(filter).length === 0) return {};
+    return b.listen(filter).catch((err: unknown) => {
+      this.deps.log.warn({ backend: b.name, err: messageOf(err) }, 'backend refused subscriptions/listen');
+      return {};
+    });
+  }
+
+  /** Subscribes a legacy backend that came back again to every URI hosts still hold on it. */
+  async renew(b: Backend): Promise<void> {
+    for (const uri of b.isModern ? [] : this.deps.subscriptions.uris(b.name)) {
+      await b.request('resources/subscribe', { uri }).catch((err: unknown) => {
+        this.deps.log.warn({ backend: b.name, uri, err: messageOf(err) }, 'could not renew a subscription');
+      });
+    }
+  }
+}

@@ -1,0 +1,60 @@
+// The calls switchboard makes itself, through the same pipeline as every other call: in-process
+// dispatch (extensions, workflows), a handler's calls while it serves one, and a backend's
+// questions on their way back to a caller.
+import type { Caller, CallContext, Reply } from '../call/context.js';
+import { newCall } from '../call/new-call.js';
+import { WIRE, WireError } from '../errors/errors.js';
+import type { Params, Result } from '../jsonrpc/message.js';
+import type { Ask } from './backend-messages.js';
+
+export class InternalCalls {
+  /** `run` is the pipeline. */
+  constructor(private readonly run: (ctx: CallContext) => Promise<void>) {}
+
+  /**
+   * Makes a call in-process: what extensions and workflows use. The caller cannot be asked
+   * anything back (no sampling or elicitation).
+   */
+  async dispatch(caller: Caller, method: string, params: Params = {}, signal?: AbortSignal): Promise<Result> {
+    const ctx = newCall({ caller, method, params, signal, reply: inProcessReply(caller) });
+    await this.run(ctx);
+    return ctx.result ?? {};
+  }
+
+  /** A call made while serving `parent` (by a handler): same caller, same chain, same fate. */
+  async child(parent: CallContext, method: string, params: Params = {}): Promise<Result> {
+    const ctx = newCall({ caller: parent.caller, method, params, parent });
+    await this.run(ctx);
+    return ctx.result ?? {};
+  }
+
+  /**
+   * The return path: a backend's question (sampling, elicitation, roots, ping) to the caller it is
+   * for, with the backend as caller, so policy, approval, redaction and audit apply to it as to
+   * any call.
+   */
+  async ask(ask: Ask): Promise<Result> {
+    const ctx = newCall({
+      caller: { kind: 'backend', id: ask.backend },
+      method: ask.method,
+      params: ask.params,
+      reply: ask.reply,
+      parent: ask.parent,
+      signal: ask.signal,
+      returning: true,
+    });
+    await this.run(ctx);
+    return ctx.result ?? {};
+  }
+}
+
+function inProcessReply(caller: Caller): Reply {
+  return {
+    sessionKey: `in-process:${caller.kind}:${caller.id}`,
+    capabilities: {},
+    era: 'legacy',
+    notify: () => {},
+    request: (method) =>
+      Promise.reject(new WireError(WIRE.METHOD_NOT_FOUND, `An in-process caller cannot answer ${method}`)),
+  };
+}

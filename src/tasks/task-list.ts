@@ -1,0 +1,57 @@
+// The merged tasks/list (2025-11-25): every page of every backend that offers it, ids namespaced,
+// only the caller's own tasks, served whole like the other lists.
+import type { Upstream as Backend } from '../backends/upstream.js';
+import type { CallContext } from '../call/context.js';
+import { WIRE, WireError } from '../errors/errors.js';
+import type { Result } from '../jsonrpc/message.js';
+import { messageOf } from '../jsonrpc/peer.js';
+import type { Logger } from '../log.js';
+import { exposeRelated, exposeTaskId, isObj, type Obj } from './task-ids.js';
+import { ownerKey, type TaskTable } from './task-table.js';
+
+/** Pages of one backend's tasks/list read at most for one merged list. */
+const MAX_LIST_PAGES = 100;
+
+/**
+ * A backend that is down or cannot answer is left out (and logged), so one backend's failure does
+ * not fail the list. A task the table does not hold as the caller's, or holds no longer, is not listed.
+ */
+export async function listTasks(
+  ctx: CallContext,
+  backends: Iterable<Backend>,
+  table: TaskTable,
+  log: Logger,
+): Promise<Result> {
+  if (ctx.params.cursor !== undefined) throw new WireError(WIRE.INVALID_PARAMS, 'Invalid cursor');
+  const listing = [...backends].filter(
+    (b) => isObj(b.capabilities.tasks) && b.capabilities.tasks.list !== undefined,
+  );
+  if (listing.length === 0) throw new WireError(WIRE.METHOD_NOT_FOUND, 'Method not found: tasks/list');
+  const owner = ownerKey(ctx.caller);
+  const pages = await Promise.all(
+    listing.map(async (b) => {
+      const out: Obj[] = [];
+      let cursor: unknown;
+      // A backend that is down has no tasks to reach until it is back.
+      if (b.state !== 'ready') return [];
+      try {
+        for (let page = 0; page < MAX_LIST_PAGES; page++) {
+          const result = await b.call(ctx, 'tasks/list', cursor === undefined ? {} : { cursor });
+          if (Array.isArray(result.tasks)) for (const t of result.tasks) if (isObj(t)) out.push(t);
+          cursor = result.nextCursor;
+          if (typeof cursor !== 'string' || cursor.length === 0) break;
+        }
+      } catch (err) {
+        log.warn({ backend: b.name, err: messageOf(err) }, 'tasks/list failed; left out');
+      }
+      return out.flatMap((t) => {
+        if (typeof t.taskId !== 'string') return [];
+        const entry = table.current(exposeTaskId(b.name, t.taskId));
+        if (!entry || entry.owner !== owner) return [];
+        table.touch(entry, t);
+        return [{ ...exposeRelated(b.name, t), taskId: exposeTaskId(b.name, t.taskId) }];
+      });
+    }),
+  );
+  return { tasks: pages.flat() };
+}

@@ -40,7 +40,11 @@ export interface BackendOptions {
   groups?: ProcessGroups | undefined;
 }
 
-export class Backend implements Upstream {
+/**
+ * One connection to one replica of a server (a spawned child or a URL): its start, handshake,
+ * calls, renewal and breaker. A server as the gateway sees it is a ReplicaSet of these.
+ */
+export class BackendConnection implements Upstream {
   readonly kind: BackendKind;
   /** How messages name it: the server's name, or `name#index` for one of several replicas. */
   readonly label: string;

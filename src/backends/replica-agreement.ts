@@ -1,7 +1,7 @@
 // Replicas meant to be one server: each one's identity and tools are noted as it starts, and a
 // warning (once) says when one differs from its siblings, since the catalog is read from only one.
 import type { Logger } from '../log.js';
-import type { Backend } from './backend.js';
+import type { BackendConnection } from './backend.js';
 
 export class ReplicaAgreement {
   /** What each replica said it is and offers. */
@@ -9,7 +9,7 @@ export class ReplicaAgreement {
   private warned = false;
 
   constructor(
-    private readonly replicas: readonly Backend[],
+    private readonly replicas: readonly BackendConnection[],
     private readonly log: Logger,
   ) {
     this.fingerprints = replicas.map(() => undefined);

@@ -4,7 +4,7 @@
 import { LocalError, WIRE, WireError } from '../errors/errors.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import { methodSpec } from '../protocol/methods.js';
-import type { Backend } from './backend.js';
+import type { BackendConnection } from './backend.js';
 import { TaskAffinity, createdTask, type TaskAffinityLimits } from './task-affinity.js';
 import type { BackendState, CallOptions } from './upstream.js';
 
@@ -21,7 +21,7 @@ export class ReplicaChooser {
   constructor(
     /** The server's name, for errors. */
     private readonly name: string,
-    private readonly replicas: readonly Backend[],
+    private readonly replicas: readonly BackendConnection[],
     tasks?: TaskAffinityLimits,
   ) {
     this.outstanding = replicas.map(() => 0);
@@ -59,7 +59,7 @@ export class ReplicaChooser {
     i: number,
     method: string,
     params: Params | undefined,
-    run: (r: Backend) => Promise<Result>,
+    run: (r: BackendConnection) => Promise<Result>,
   ): Promise<Result> {
     this.outstanding[i]!++;
     let result: Result;
@@ -174,6 +174,6 @@ export class ReplicaChooser {
 }
 
 /** Why the set is not serving: the last error of a replica that is not up. */
-export function lastErrorOf(replicas: readonly Backend[]): string | undefined {
+export function lastErrorOf(replicas: readonly BackendConnection[]): string | undefined {
   return replicas.find((r) => r.state !== 'ready' && r.lastError)?.lastError;
 }

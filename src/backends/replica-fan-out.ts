@@ -5,13 +5,13 @@ import { WIRE, WireError } from '../errors/errors.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import type { RequestOptions } from '../jsonrpc/peer.js';
 import type { CallContext } from '../call/context.js';
-import type { Backend } from './backend.js';
+import type { BackendConnection } from './backend.js';
 import type { ListenFilter } from './listen-stream.js';
 import type { ReplicaChooser } from './replica-choice.js';
 
 export class ReplicaFanOut {
   constructor(
-    private readonly replicas: readonly Backend[],
+    private readonly replicas: readonly BackendConnection[],
     private readonly choice: ReplicaChooser,
   ) {}
 

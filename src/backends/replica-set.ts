@@ -10,7 +10,7 @@ import type { RequestOptions } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 import type { CallContext } from '../call/context.js';
 import { methodSpec } from '../protocol/methods.js';
-import { Backend } from './backend.js';
+import { BackendConnection } from './backend.js';
 import { callLimits } from './call-timer.js';
 import { backendKind, type BackendKind } from './channels.js';
 import type { ListenFilter } from './listen-stream.js';
@@ -49,7 +49,7 @@ export interface ReplicaStatus {
 
 export class ReplicaSet implements Upstream {
   readonly kind: BackendKind;
-  readonly replicas: readonly Backend[];
+  readonly replicas: readonly BackendConnection[];
   private readonly choice: ReplicaChooser;
   private readonly fanOut: ReplicaFanOut;
   private readonly resend: ReadResend;
@@ -66,7 +66,7 @@ export class ReplicaSet implements Upstream {
     const several = configs.length > 1;
     this.replicas = configs.map(
       (c, index) =>
-        new Backend(name, c, {
+        new BackendConnection(name, c, {
           log: options.log,
           maxMessageBytes: options.maxMessageBytes,
           startupTimeoutMs: options.startupTimeoutMs,

@@ -6,7 +6,7 @@ import { LocalError } from '../errors/errors.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
-import type { Backend } from './backend.js';
+import type { BackendConnection } from './backend.js';
 import { Backoff } from './backoff.js';
 import type { ListenFilter } from './listen-stream.js';
 import { ReplicaAgreement } from './replica-agreement.js';
@@ -35,7 +35,7 @@ export class ReplicaSupervisor {
   constructor(
     /** The server's name, for errors. */
     private readonly name: string,
-    private readonly replicas: readonly Backend[],
+    private readonly replicas: readonly BackendConnection[],
     private readonly choice: ReplicaChooser,
     restart: BackendConfig['restart'],
     private readonly log: Logger,
@@ -162,7 +162,7 @@ export class ReplicaSupervisor {
 }
 
 /** The server's state from its replicas': ready while any one is. */
-export function stateOf(replicas: readonly Backend[]): BackendState {
+export function stateOf(replicas: readonly BackendConnection[]): BackendState {
   let starting = false;
   let stopped = true;
   for (const r of replicas) {

@@ -6,7 +6,7 @@ import type { Gateway } from '../gateway/gateway.js';
 import type { JsonRpcMessage, Params, RequestId } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import type { Caller } from '../call/context.js';
-import { handshakeOf, type HostSession } from '../sessions/host-session.js';
+import { handshakeOf, type LegacySession } from '../sessions/legacy-session.js';
 import type { Exchange } from './http-exchange.js';
 import { refuse } from './http-refusal.js';
 import { SessionSealer } from './sealed-session.js';
@@ -17,7 +17,7 @@ const DAY_MS = 86_400_000;
 export class HttpSession {
   readonly exchanges = new Map<RequestId, Exchange>();
   stream: ServerResponse | undefined;
-  session!: HostSession;
+  session!: LegacySession;
 
   /** When its id stops working, and the id's name for revocation. */
   constructor(

@@ -6,11 +6,11 @@ import type { Gateway } from '../gateway/gateway.js';
 import type { JsonRpcMessage, JsonRpcRequest, RequestId } from '../jsonrpc/message.js';
 import type { Caller } from '../call/context.js';
 import { eraOf } from '../protocol/envelope.js';
-import type { HostSession } from '../sessions/host-session.js';
+import type { LegacySession } from '../sessions/legacy-session.js';
 
 export interface LineConnection {
   /** The connection's legacy session (its handshake, log level, requests to the peer). */
-  readonly session: HostSession;
+  readonly session: LegacySession;
   /** Takes one parsed message from the peer. */
   receive(value: unknown): void;
   /** The peer is gone: its modern requests are cancelled and its session closed. */

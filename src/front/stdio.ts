@@ -4,7 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Gateway } from '../gateway/gateway.js';
 import { readJsonLines } from '../jsonrpc/json-lines.js';
 import { LineWriter } from '../jsonrpc/ndjson.js';
-import type { HostSession } from '../sessions/host-session.js';
+import type { LegacySession } from '../sessions/legacy-session.js';
 import { openLineConnection } from './line-connection.js';
 
 export interface StdioFrontOptions {
@@ -16,7 +16,7 @@ export interface StdioFrontOptions {
 export function serveStdio(
   gateway: Gateway,
   options: StdioFrontOptions,
-): { session: HostSession; closed: Promise<void> } {
+): { session: LegacySession; closed: Promise<void> } {
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
   const writer = new LineWriter(output);

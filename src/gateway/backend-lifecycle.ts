@@ -2,7 +2,7 @@
 // out of the catalog when it falls and brought back by the supervisor, then made whole again (log
 // level, subscriptions, lists) before hosts hear its names are back.
 import { ReplicaSet } from '../backends/replica-set.js';
-import type { Upstream as Backend } from '../backends/upstream.js';
+import type { Upstream } from '../backends/upstream.js';
 import { Watchdog } from '../backends/watchdog.js';
 import type { CallContext } from '../call/context.js';
 import type { Catalog, ListKind, Target } from '../catalog/catalog.js';
@@ -23,7 +23,7 @@ export interface BackendLifecycleDeps {
   log: Logger;
   catalog: Catalog;
   /** The backends running now, by name: a backend not among them is starting or retiring. */
-  backends: ReadonlyMap<string, Backend>;
+  backends: ReadonlyMap<string, Upstream>;
   sync: CatalogSync;
   subscriptions: BackendSubscriptions;
   /** Where what backends say and ask on their own goes. */
@@ -80,7 +80,7 @@ export class BackendLifecycle {
     });
   }
 
-  isCurrent(b: Backend): boolean {
+  isCurrent(b: Upstream): boolean {
     return this.deps.backends.get(b.name) === b;
   }
 
@@ -107,7 +107,7 @@ export class BackendLifecycle {
     return { failed };
   }
 
-  private async startBackend(b: Backend): Promise<void> {
+  private async startBackend(b: Upstream): Promise<void> {
     await b.start();
     await this.deps.subscriptions.listenTo(b);
     await this.deps.sync.refresh(b, LIST_KIND_NAMES);
@@ -132,13 +132,13 @@ export class BackendLifecycle {
   }
 
   /** A backend a reload brought in is now the running one: restarted when it falls, made whole now. */
-  adopted(b: Backend): void {
+  adopted(b: Upstream): void {
     this.supervisor.up(b);
     void this.restore(b).catch(() => {});
   }
 
   /** A backend that did not start: tried again later, as one that falls is. */
-  retry(b: Backend, why: string): void {
+  retry(b: Upstream, why: string): void {
     this.supervisor.down(b, why);
   }
 
@@ -158,7 +158,7 @@ export class BackendLifecycle {
     await this.watchdog?.close();
   }
 
-  private down(backend: Backend, reason: Error): void {
+  private down(backend: Upstream, reason: Error): void {
     this.deps.log.error({ backend: backend.name, err: reason.message }, 'backend went down');
     this.absentNames.remember(this.deps.catalog, backend.name);
     for (const kind of this.deps.catalog.removeBackend(backend.name)) this.deps.listChanged(kind);
@@ -167,7 +167,7 @@ export class BackendLifecycle {
   }
 
   /** A restart: the backend's names return to the catalog and what it held is set again. */
-  private async restart(b: Backend): Promise<void> {
+  private async restart(b: Upstream): Promise<void> {
     await b.start();
     if (!this.isCurrent(b)) return; // a reload replaced it meanwhile; the supervisor stops it
     await this.restore(b);
@@ -178,7 +178,7 @@ export class BackendLifecycle {
    * level and the subscriptions hosts hold on it first, then its lists, so that hosts hearing
    * list_changed find it whole.
    */
-  private async restore(b: Backend): Promise<void> {
+  private async restore(b: Upstream): Promise<void> {
     const level = this.deps.logLevel();
     if (level && takesLogLevel(b)) {
       await b.request('logging/setLevel', { level }).catch(() => {});

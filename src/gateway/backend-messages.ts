@@ -3,10 +3,10 @@
 // to the session whose call caused them when that is certain, a task's status to the session that
 // created the task.
 import type { ListenFilter } from '../backends/backend.js';
-import type { Upstream as Backend } from '../backends/upstream.js';
+import type { Upstream } from '../backends/upstream.js';
 import type { Catalog, ListKind } from '../catalog/catalog.js';
 import { WIRE, WireError } from '../errors/errors.js';
-import type { HostSession } from '../sessions/host-session.js';
+import type { LegacySession } from '../sessions/legacy-session.js';
 import type { JsonRpcNotification, JsonRpcRequest, Params, Result } from '../jsonrpc/message.js';
 import { wantsLog, type CallContext, type Reply } from '../call/context.js';
 import type { Subscriptions } from './subscriptions.js';
@@ -27,13 +27,13 @@ export interface Listener {
 }
 
 export interface BackendMessagesDeps {
-  sessions: ReadonlyMap<string, HostSession>;
+  sessions: ReadonlyMap<string, LegacySession>;
   /** A listen stream by the key its subscriptions are held under. */
   listener(key: string): Listener | undefined;
   catalog: Catalog;
   subscriptions: Subscriptions;
   tasks: TaskRoutes;
-  refresh(backend: Backend, kinds: readonly ListKind[], announced: boolean): Promise<void>;
+  refresh(backend: Upstream, kinds: readonly ListKind[], announced: boolean): Promise<void>;
   /** Puts a backend's question to a caller through the pipeline; resolves with the answer. */
   ask(ask: Ask): Promise<Result>;
   /** What a message to a caller must not contain (vault secrets, patterns), taken out. */
@@ -57,7 +57,7 @@ export class BackendMessages {
    * goes to a call's caller passes that call's redaction (the redact stage wraps its reply); what
    * goes to sessions and listen streams outside any call is redacted here: once either way.
    */
-  notified(backend: Backend, raw: JsonRpcNotification): void {
+  notified(backend: Upstream, raw: JsonRpcNotification): void {
     let n = raw;
     if (n.method === 'notifications/progress') {
       // Progress of a call in flight went to its caller already (the peer maps our own tokens);
@@ -108,7 +108,7 @@ export class BackendMessages {
   }
 
   /** A task's status goes to the session whose call created it, and to no other. */
-  private taskStatus(backend: Backend, method: string, params: Params): void {
+  private taskStatus(backend: Upstream, method: string, params: Params): void {
     const expose = (m: string, r: Result) => exposeResultUris(this.deps.catalog, backend.name, m, r);
     const routed = this.deps.tasks.statusNotified(backend.name, params, expose);
     if (!routed) return;
@@ -117,7 +117,7 @@ export class BackendMessages {
   }
 
   /** Progress of a task whose creating call has returned: to that call's session, if it is open. */
-  private taskProgress(backend: Backend, params: Params): boolean {
+  private taskProgress(backend: Upstream, params: Params): boolean {
     const routed = this.deps.tasks.progressNotified(backend.name, params);
     if (!routed) return false;
     const s = this.deps.sessions.get(routed.sessionKey);
@@ -129,7 +129,7 @@ export class BackendMessages {
    * The caller a backend request about one of its tasks (`_meta` related-task) belongs to: the
    * caller waiting on that task's result, else the session that created the task.
    */
-  private forTask(backend: Backend, params: Params | undefined): Owner | undefined {
+  private forTask(backend: Upstream, params: Params | undefined): Owner | undefined {
     const related = params?._meta?.[RELATED_TASK] as { taskId?: unknown } | undefined;
     if (typeof related?.taskId !== 'string') return undefined;
     const waiting = backend
@@ -144,7 +144,7 @@ export class BackendMessages {
   }
 
   /** A log line goes with the call that caused it when that is certain, else to every session. */
-  private relayLog(backend: Backend, params: Params): void {
+  private relayLog(backend: Upstream, params: Params): void {
     const owner = this.attribute(backend, false);
     if (owner) {
       // A call's reply redacts what passes it; anything else is redacted here.
@@ -163,7 +163,7 @@ export class BackendMessages {
    * The caller a backend's message belongs to: the session of its calls in flight when they all
    * come from one session, or the only session there is. Undefined when it cannot be certain.
    */
-  private attribute(backend: Backend, fallBackToOnlySession = true): Owner | undefined {
+  private attribute(backend: Upstream, fallBackToOnlySession = true): Owner | undefined {
     const inFlight = backend.callsInFlight();
     const active = inFlight.filter((c) => !c.reply.waiting?.());
     const calls = active.length ? active : inFlight;
@@ -185,7 +185,7 @@ export class BackendMessages {
    * through the return path, which runs the pipeline with the backend as caller (policy,
    * approval, redaction, audit). A question nobody can be found for is refused there too.
    */
-  async asked(backend: Backend, req: JsonRpcRequest, signal: AbortSignal): Promise<Result> {
+  async asked(backend: Upstream, req: JsonRpcRequest, signal: AbortSignal): Promise<Result> {
     const owner = this.forTask(backend, req.params) ?? this.attribute(backend);
     const p = req.params ?? {};
     if (

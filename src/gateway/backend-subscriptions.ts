@@ -2,7 +2,7 @@
 // resources/subscribe and unsubscribe, once per URI however many hold it; a modern backend keeps
 // one subscriptions/listen stream from switchboard that names every URI held on it.
 import type { ListenFilter } from '../backends/backend.js';
-import type { Upstream as Backend } from '../backends/upstream.js';
+import type { Upstream } from '../backends/upstream.js';
 import type { CallContext } from '../call/context.js';
 import { WIRE, WireError } from '../errors/errors.js';
 import type { Result } from '../jsonrpc/message.js';
@@ -14,14 +14,14 @@ export interface BackendSubscriptionsDeps {
   /** Who holds which URI on which backend. */
   subscriptions: Subscriptions;
   /** The running backend of that name. */
-  backend(name: string): Backend | undefined;
+  backend(name: string): Upstream | undefined;
   log: Logger;
 }
 
 export class BackendSubscriptions {
   constructor(private readonly deps: BackendSubscriptionsDeps) {}
 
-  async subscribe(ctx: CallContext, backend: Backend, uri: string): Promise<Result> {
+  async subscribe(ctx: CallContext, backend: Upstream, uri: string): Promise<Result> {
     if (
       !backend.capabilities.resources ||
       !(backend.capabilities.resources as { subscribe?: boolean }).subscribe
@@ -47,7 +47,7 @@ export class BackendSubscriptions {
     }
   }
 
-  async unsubscribe(ctx: CallContext, backend: Backend, uri: string): Promise<Result> {
+  async unsubscribe(ctx: CallContext, backend: Upstream, uri: string): Promise<Result> {
     if (!this.deps.subscriptions.remove(backend.name, uri, ctx.reply.sessionKey)) return {};
     if (!backend.isModern) return backend.call(ctx, 'resources/unsubscribe', { ...ctx.params, uri });
     await this.listenTo(backend);
@@ -56,7 +56,7 @@ export class BackendSubscriptions {
 
   /** Gives back what a session or a listen stream subscribed to that nobody else holds. */
   release(key: string): void {
-    const relisten = new Set<Backend>();
+    const relisten = new Set<Upstream>();
     for (const { backend, uri } of this.deps.subscriptions.removeSession(key)) {
       const b = this.deps.backend(backend);
       if (b?.state !== 'ready') continue;
@@ -71,7 +71,7 @@ export class BackendSubscriptions {
    * one open to it, asking for the list changes its capabilities offer and the resource updates
    * hosts subscribed to. Resolves with what the backend acknowledged.
    */
-  async listenTo(b: Backend): Promise<ListenFilter> {
+  async listenTo(b: Upstream): Promise<ListenFilter> {
     if (!b.isModern) return {};
     const wants = (cap: string) =>
       (b.capabilities[cap] as { listChanged?: boolean } | undefined)?.listChanged === true;
@@ -90,7 +90,7 @@ export class BackendSubscriptions {
   }
 
   /** Subscribes a legacy backend that came back again to every URI hosts still hold on it. */
-  async renew(b: Backend): Promise<void> {
+  async renew(b: Upstream): Promise<void> {
     for (const uri of b.isModern ? [] : this.deps.subscriptions.uris(b.name)) {
       await b.request('resources/subscribe', { uri }).catch((err: unknown) => {
         this.deps.log.warn({ backend: b.name, uri, err: messageOf(err) }, 'could not renew a subscription');

@@ -1,7 +1,7 @@
 // Keeps the catalog in step with the backends: reads every page of a backend's lists, re-reads
 // them when it announces a change (or, when it never does, each time a host lists), and tells
 // the gateway which merged lists changed so hosts hear list_changed.
-import type { Upstream as Backend } from '../backends/upstream.js';
+import type { Upstream } from '../backends/upstream.js';
 import { LIST_KINDS, type Catalog, type Item, type ListKind, type Lists } from '../catalog/catalog.js';
 import { toolsAsOffered } from '../tasks/task-capabilities.js';
 import type { Result } from '../jsonrpc/message.js';
@@ -26,7 +26,7 @@ export class CatalogSync {
    * Serves a list, first re-reading it from backends that would not tell us it changed and whose
    * own cache hints say it is stale; `withHints` adds the merged hints (for modern callers).
    */
-  async list(kind: ListKind, backends: Iterable<Backend>, withHints = false): Promise<Result> {
+  async list(kind: ListKind, backends: Iterable<Upstream>, withHints = false): Promise<Result> {
     const now = Date.now();
     const serving = [...backends].filter(
       (b) => b.state === 'ready' && b.capabilities[LIST_KINDS[kind].capability],
@@ -46,7 +46,7 @@ export class CatalogSync {
    */
   private cacheHints(
     kind: ListKind,
-    backends: Backend[],
+    backends: Upstream[],
   ): { ttlMs: number; cacheScope: 'public' | 'private' } {
     const now = Date.now();
     let ttlMs = Number.POSITIVE_INFINITY;
@@ -60,7 +60,7 @@ export class CatalogSync {
   }
 
   /** Re-reads lists from a backend. */
-  refresh(backend: Backend, kinds: readonly ListKind[], announced = false): Promise<void> {
+  refresh(backend: Upstream, kinds: readonly ListKind[], announced = false): Promise<void> {
     // A backend's own list_changed is passed on to hosts even when the lists read back the same
     // (a proxy does not swallow what a server says); once per announcement, not once per kind.
     if (announced && kinds[0]) this.announced.add(`${backend.name}\0${kinds[0]}`);
@@ -71,7 +71,7 @@ export class CatalogSync {
    * A change announced while a read is in flight may postdate the answer to it, so joining that
    * read would lose the change: one more read is queued behind it, shared by later requests.
    */
-  private refreshList(backend: Backend, kind: ListKind): Promise<void> {
+  private refreshList(backend: Upstream, kind: ListKind): Promise<void> {
     const key = `${backend.name}\0${kind}`;
     const running = this.refreshing.get(key);
     if (running) return (running.again ??= running.done.then(() => this.refreshList(backend, kind)));
@@ -84,7 +84,7 @@ export class CatalogSync {
    * Reads a backend's lists without touching the catalog (a replacement about to take over): the
    * kinds it serves and could list.
    */
-  async read(backend: Backend, kinds: readonly ListKind[]): Promise<Lists> {
+  async read(backend: Upstream, kinds: readonly ListKind[]): Promise<Lists> {
     const lists: Lists = {};
     await Promise.all(
       kinds.map(async (kind) => {
@@ -109,7 +109,7 @@ export class CatalogSync {
     }
   }
 
-  private async readList(backend: Backend, kind: ListKind): Promise<Item[] | undefined> {
+  private async readList(backend: Upstream, kind: ListKind): Promise<Item[] | undefined> {
     const spec = LIST_KINDS[kind];
     if (!backend.capabilities[spec.capability]) return undefined;
     const items: Item[] = [];
@@ -140,7 +140,7 @@ export class CatalogSync {
     return kind === 'tools' ? toolsAsOffered(backend.capabilities, items) : items;
   }
 
-  private async fetchList(backend: Backend, kind: ListKind): Promise<void> {
+  private async fetchList(backend: Upstream, kind: ListKind): Promise<void> {
     const items = await this.readList(backend, kind);
     const announced = this.announced.delete(`${backend.name}\0${kind}`);
     if (!items) return;
@@ -153,7 +153,7 @@ export class CatalogSync {
  * A modern HTTP backend's tools whose x-mcp-header annotations break the rules are left out, as
  * the 2026-07-28 transport requires of an HTTP client, one warning each: the rest still serve.
  */
-function dropInvalidHeaders(items: Record<string, unknown>[], backend: Backend, log: Logger): void {
+function dropInvalidHeaders(items: Record<string, unknown>[], backend: Upstream, log: Logger): void {
   for (let i = items.length - 1; i >= 0; i--) {
     const why = invalidHeaderAnnotation(items[i]!.inputSchema);
     if (!why) continue;
@@ -166,7 +166,7 @@ function dropInvalidHeaders(items: Record<string, unknown>[], backend: Backend, 
 }
 
 /** A legacy backend announces what its capabilities promise; a modern one what it acknowledged. */
-function announcesChanges(b: Backend, kind: ListKind): boolean {
+function announcesChanges(b: Upstream, kind: ListKind): boolean {
   if (b.isModern) {
     const heard = b.listened;
     if (kind === 'tools') return heard.toolsListChanged === true;

@@ -1,17 +1,17 @@
 // Fans changes out: a merged list's change to the host sessions and listen streams that hear it,
 // and what host sessions set (their log level, their roots) to the backends that take it.
 import type { ListenFilter } from '../backends/backend.js';
-import type { Upstream as Backend } from '../backends/upstream.js';
+import type { Upstream } from '../backends/upstream.js';
 import type { ListKind } from '../catalog/catalog.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 import { LOG_LEVELS, logLevelRank, type LogLevel } from '../protocol/versions.js';
-import type { HostSession } from '../sessions/host-session.js';
+import type { LegacySession } from '../sessions/legacy-session.js';
 import type { Listener } from './backend-messages.js';
 
 export interface FanOutDeps {
-  sessions: ReadonlyMap<string, HostSession>;
-  backends(): Iterable<Backend>;
+  sessions: ReadonlyMap<string, LegacySession>;
+  backends(): Iterable<Upstream>;
   log: Logger;
 }
 
@@ -73,6 +73,6 @@ export class FanOut {
 }
 
 /** Whether a backend is told the log level: one that logs, unless modern (it takes it with each request). */
-export function takesLogLevel(b: Backend): boolean {
+export function takesLogLevel(b: Upstream): boolean {
   return Boolean(b.capabilities.logging) && !b.isModern;
 }

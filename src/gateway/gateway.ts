@@ -13,7 +13,7 @@ import { Housekeeping } from './housekeeping.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { wirePipeline } from './pipeline-wiring.js';
 import { SERVER_INFO } from '../protocol/versions.js';
-import { HostSession, type Sink } from '../sessions/host-session.js';
+import { LegacySession, type Sink } from '../sessions/legacy-session.js';
 import { Subscriptions } from './subscriptions.js';
 import { HandlerChain } from '../handlers/handler-chain.js';
 import { mergeCapabilities, mergeInstructions } from './merge.js';
@@ -56,7 +56,7 @@ export interface GatewayOptions {
 export class Gateway {
   readonly catalog: Catalog;
   readonly backends = new Map<string, ReplicaSet>();
-  readonly sessions = new Map<string, HostSession>();
+  readonly sessions = new Map<string, LegacySession>();
   /** Serves stateless (2026-07-28) requests from every front. */
   readonly modern: ModernHost;
   readonly log: Logger;
@@ -227,13 +227,13 @@ export class Gateway {
     }));
   }
 
-  openSession(sink: Sink, caller: Caller, id?: string): HostSession {
-    const session = new HostSession(this, sink, caller, id);
+  openSession(sink: Sink, caller: Caller, id?: string): LegacySession {
+    const session = new LegacySession(this, sink, caller, id);
     this.sessions.set(session.id, session);
     return session;
   }
 
-  sessionClosed(session: HostSession): void {
+  sessionClosed(session: LegacySession): void {
     this.sessions.delete(session.id);
     this.admission.sessionClosed(session.reply.sessionKey);
     this.messages.sessionClosed(session.id);
@@ -264,7 +264,7 @@ export class Gateway {
     this.fanOut.logLevelsChanged();
   }
 
-  rootsChanged(_session: HostSession): void {
+  rootsChanged(_session: LegacySession): void {
     this.fanOut.rootsChanged();
   }
 

@@ -1,7 +1,7 @@
 // Applies a reload to running backends: starts what it adds or changes beside them, merges the
 // names they bring on trial, then swaps them in at once and lets what it took out finish its calls.
 import type { ReplicaSet } from '../backends/replica-set.js';
-import type { Upstream as Backend } from '../backends/upstream.js';
+import type { Upstream } from '../backends/upstream.js';
 import {
   Catalog,
   LIST_KIND_NAMES,
@@ -55,7 +55,7 @@ type CatalogSettings = Pick<CatalogOptions, 'namespaces' | 'collisions' | 'prior
 
 export class Reloader {
   /** Backends a reload removed or replaced, finishing their calls before they stop. */
-  readonly retiring = new Set<Backend>();
+  readonly retiring = new Set<Upstream>();
 
   constructor(private readonly deps: ReloadDeps) {}
 
@@ -157,11 +157,11 @@ export class Reloader {
     settings: CatalogSettings,
     joining: Started[],
     outcome: ReloadOutcome,
-  ): Backend[] {
+  ): Upstream[] {
     const { catalog, backends, lifecycle, sync } = this.deps;
     this.deps.adopt(next);
     const changed = new Set<ListKind>();
-    const retired: Backend[] = [];
+    const retired: Upstream[] = [];
     const retire = (name: string) => {
       const old = backends.get(name);
       if (!old) return;
@@ -193,7 +193,7 @@ export class Reloader {
   }
 
   /** Lets a backend a reload took out finish its calls, up to `ms`, then stops it. */
-  private async retire(b: Backend, ms: number): Promise<void> {
+  private async retire(b: Upstream, ms: number): Promise<void> {
     this.retiring.add(b);
     const until = Date.now() + ms;
     // Calls hold the backend object they were routed to, so they finish on it; nothing new arrives.

@@ -1,32 +1,32 @@
 // Brings backends back: one that went down or failed to start is started again after a backoff
 // delay, again and again, until it stays up or switchboard stops. Every other backend is untouched.
 import { Backoff } from '../backends/backoff.js';
-import type { Upstream as Backend } from '../backends/upstream.js';
+import type { Upstream } from '../backends/upstream.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 
 export interface SupervisorOptions {
   log: Logger;
   /** Starts a backend again and makes it whole (catalog, subscriptions, log level). */
-  restart(backend: Backend): Promise<void>;
+  restart(backend: Upstream): Promise<void>;
 }
 
 export class Supervisor {
   private readonly backoffs = new Map<string, Backoff>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   /** The backend object each name's restarts are for; a reload may replace or remove it. */
-  private readonly tended = new Map<string, Backend>();
+  private readonly tended = new Map<string, Upstream>();
   private stopped = false;
 
   constructor(private readonly options: SupervisorOptions) {}
 
   /** The backend is up (its backoff resets once it has stayed up long enough). */
-  up(backend: Backend): void {
+  up(backend: Upstream): void {
     this.backoff(backend).up();
   }
 
   /** The backend is down or did not start: try again later. One pending restart per backend. */
-  down(backend: Backend, why: string): void {
+  down(backend: Upstream, why: string): void {
     if (this.stopped || this.timers.has(backend.name)) return;
     this.tended.set(backend.name, backend);
     const delay = this.backoff(backend).next();
@@ -58,7 +58,7 @@ export class Supervisor {
     this.timers.clear();
   }
 
-  private async attempt(backend: Backend): Promise<void> {
+  private async attempt(backend: Upstream): Promise<void> {
     if (this.stopped || this.tended.get(backend.name) !== backend) return;
     try {
       await this.options.restart(backend);
@@ -76,7 +76,7 @@ export class Supervisor {
     this.options.log.info({ backend: backend.name }, 'backend is back');
   }
 
-  private backoff(backend: Backend): Backoff {
+  private backoff(backend: Upstream): Backoff {
     let b = this.backoffs.get(backend.name);
     if (!b) this.backoffs.set(backend.name, (b = new Backoff(backend.config.restart)));
     return b;

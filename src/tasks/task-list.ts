@@ -1,6 +1,6 @@
 // The merged tasks/list (2025-11-25): every page of every backend that offers it, ids namespaced,
 // only the caller's own tasks, served whole like the other lists.
-import type { Upstream as Backend } from '../backends/upstream.js';
+import type { Upstream } from '../backends/upstream.js';
 import type { CallContext } from '../call/context.js';
 import { WIRE, WireError } from '../errors/errors.js';
 import type { Result } from '../jsonrpc/message.js';
@@ -18,7 +18,7 @@ const MAX_LIST_PAGES = 100;
  */
 export async function listTasks(
   ctx: CallContext,
-  backends: Iterable<Backend>,
+  backends: Iterable<Upstream>,
   table: TaskTable,
   log: Logger,
 ): Promise<Result> {

@@ -5,7 +5,7 @@
 // handled: 2025-11-25 (`params.task`, `{task: {...}}`, tasks/result, tasks/list,
 // notifications/tasks/status) and the 2026-07-28 extension (`resultType: "task"`, inline results
 // in tasks/get, tasks/update, notifications/tasks).
-import type { Upstream as Backend } from '../backends/upstream.js';
+import type { Upstream } from '../backends/upstream.js';
 import { WIRE, WireError } from '../errors/errors.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import { methodsWhere } from '../protocol/methods.js';
@@ -40,7 +40,7 @@ export type ExposeUris = (method: string, result: Result) => Result;
 
 export interface TaskRoutesOptions {
   log: Logger;
-  backends: () => Iterable<Backend>;
+  backends: () => Iterable<Upstream>;
   now?: () => number;
   max?: number;
 }

@@ -1,6 +1,6 @@
 // The innermost stage: answers list calls from the merged catalog and sends targeted calls to
 // the backend that owns them, with the backend's own name or URI in place of the exposed one.
-import type { CallOptions, Upstream as Backend } from '../../backends/upstream.js';
+import type { CallOptions, Upstream } from '../../backends/upstream.js';
 import type { Catalog, ListKind } from '../../catalog/catalog.js';
 import { exposeResultUris } from '../../catalog/result-uris.js';
 import { backendFailure, LocalError, WIRE, WireError } from '../../errors/errors.js';
@@ -17,11 +17,11 @@ import { askCaller } from '../ask-caller.js';
 
 export interface RouteServices {
   catalog: Catalog;
-  backend(name: string): Backend | undefined;
+  backend(name: string): Upstream | undefined;
   /** The merged list of one kind, refreshed first from backends that do not announce changes. */
   list(kind: ListKind, ctx: CallContext): Promise<Result>;
-  subscribe(ctx: CallContext, backend: Backend, uri: string): Promise<Result>;
-  unsubscribe(ctx: CallContext, backend: Backend, uri: string): Promise<Result>;
+  subscribe(ctx: CallContext, backend: Upstream, uri: string): Promise<Result>;
+  unsubscribe(ctx: CallContext, backend: Upstream, uri: string): Promise<Result>;
   handlers: HandlerChain;
   /** How long a handler may take. */
   handlerTimeoutMs: number;

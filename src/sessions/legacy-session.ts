@@ -1,6 +1,7 @@
-// One host's session on the legacy (2025-11-25) wire, whatever transport carries it: the
-// handshake, per-session log level, cancellation of its calls, and the requests switchboard makes
-// to the host on a backend's behalf. Transports only frame messages and hand them in here.
+// One session on the legacy (2025-11-25) wire, whatever transport carries it and whoever calls
+// through it (a host, or a backend on the bridge): the handshake, per-session log level,
+// cancellation of its calls, and the requests switchboard makes to the caller on a backend's
+// behalf. Transports only frame messages and hand them in here.
 import { WIRE, WireError, toWire, LocalError } from '../errors/errors.js';
 import { RpcEngine } from '../jsonrpc/engine.js';
 import {
@@ -26,9 +27,9 @@ export interface Sink {
 /** What a session needs of switchboard: the pipeline, and to be told what it changed. */
 export interface SessionHost {
   run(ctx: CallContext): Promise<void>;
-  sessionClosed(session: HostSession): void;
+  sessionClosed(session: LegacySession): void;
   /** The host said its roots changed (legacy backends hear it). */
-  rootsChanged(session: HostSession): void;
+  rootsChanged(session: LegacySession): void;
 }
 
 /** What `initialize` settles for a session. */
@@ -48,7 +49,7 @@ export function handshakeOf(params: Params): Handshake {
   };
 }
 
-export class HostSession {
+export class LegacySession {
   readonly id: string;
   clientCapabilities: Record<string, unknown> = {};
   clientInfo: Record<string, unknown> | undefined;

@@ -93,13 +93,22 @@ export interface CallContext {
   replica?: number | undefined;
   /** Set by the route stage. */
   result?: Result | undefined;
-  /** The call a bridge call was made while serving, when switchboard can vouch for it (chain stage). */
+  /**
+   * The call this one was made while serving: set by the factory for a handler's sub-call and a
+   * backend's question on the way back, and by the chain stage for a bridge call when switchboard
+   * can vouch for it.
+   */
   parent?: CallContext | undefined;
   /**
    * A backend's question on its way back to a caller (sampling, elicitation, roots, ping): the
    * return path. Only the return path makes such calls; the same methods from any door are unknown.
    */
   readonly returning?: boolean | undefined;
+  /**
+   * A refusal the door established before the call could run (a forged or expired requestState):
+   * the protocol stage gives it, so it is observed and audited like any other refusal.
+   */
+  readonly refusal?: Error | undefined;
   /** What a modern request came with besides its body (its HTTP headers), for the protocol stage. */
   readonly wire?: ModernWire | undefined;
   /** What decided whether the call may go on, and which rule did: what the audit record names. */

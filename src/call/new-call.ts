@@ -26,6 +26,8 @@ export interface CallInit {
   wire?: CallContext['wire'];
   /** A backend's question on its way back to a caller. */
   returning?: boolean | undefined;
+  /** A refusal the door established already (the protocol stage gives it). */
+  refusal?: Error | undefined;
 }
 
 export function newCall(init: CallInit): CallContext {
@@ -55,5 +57,6 @@ export function newCall(init: CallInit): CallContext {
     ...(init.resume ? { resume: init.resume } : {}),
     ...(init.wire ? { wire: init.wire } : {}),
     ...(init.returning ? { returning: true } : {}),
+    ...(init.refusal ? { refusal: init.refusal } : {}),
   };
 }

@@ -142,6 +142,11 @@ export class Catalog {
     return this.collisionList;
   }
 
+  /** A listed tool's input schema, by its exposed name (for its `Mcp-Param-*` headers). */
+  inputSchemaOf(exposed: string): unknown {
+    return this.resolve('tools', exposed)?.item?.inputSchema;
+  }
+
   resolve(kind: 'tools' | 'prompts', exposed: string): Target | undefined {
     return this.byName[kind].get(exposed);
   }

@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { WIRE, WireError, toWire } from '../errors/errors.js';
 import type { JsonRpcRequest, JsonRpcResponse, Params, Result } from '../jsonrpc/message.js';
-import type { Caller, CallContext } from '../call/context.js';
+import type { Caller, CallContext, Reply } from '../call/context.js';
 import { newCall } from '../call/new-call.js';
 import { modernProblem } from '../protocol/envelope.js';
 import { META } from '../protocol/versions.js';
@@ -35,6 +35,8 @@ export interface ModernAnswer {
 export interface ModernHostOptions {
   /** Runs a call through the pipeline. */
   run(ctx: CallContext): Promise<void>;
+  /** A listed tool's input schema by exposed name (a retry's `Mcp-Param-*` headers are checked against it). */
+  toolSchema?: ((name: string) => unknown) | undefined;
   sealer: Sealer;
   /** How long a paused call waits for the caller's retry before it is cancelled. */
   inputTimeoutMs: number;
@@ -143,29 +145,61 @@ export class ModernHost {
     }
   }
 
-  /** A retry after input_required: resumes the paused call, or retries the modern backend. */
+  /**
+   * A retry after input_required: resumes the paused call, or retries the modern backend. A retry
+   * that resumes a paused call does not pass the pipeline again (its call is under way there), so
+   * the era's rules are checked here first, for every retry (one passed on to a modern backend has
+   * them checked again by the protocol stage); a refusal is given through the pipeline, so a
+   * forged, replayed or expired requestState is audited and observed like any refused call.
+   */
   private async resume(req: JsonRpcRequest, caller: Caller, ex: ModernExchange): Promise<Result | undefined> {
     const params = req.params ?? {};
-    const state = openState(this.options.sealer, req, caller);
+    let state: State;
+    let call: PausedCall | undefined;
+    try {
+      const problem = modernProblem(req.method, params, { ...ex.wire, toolSchema: this.options.toolSchema });
+      if (problem) throw problem;
+      state = openState(this.options.sealer, req, caller);
+      call = state.k === 'park' ? this.paused.get(state.id) : undefined;
+      if (state.k === 'park' && !call) {
+        throw new WireError(
+          WIRE.INVALID_PARAMS,
+          'Invalid requestState: the call it belongs to is no longer waiting (it timed out or was cancelled)',
+        );
+      }
+    } catch (refusal) {
+      await this.options.run(
+        newCall({
+          caller,
+          method: req.method,
+          requestId: req.id,
+          params,
+          reply: refusedReply(caller),
+          refusal: refusal as Error,
+        }),
+      );
+      throw refusal; // the protocol stage always rejects; this only satisfies the compiler
+    }
     if (state.k === 'pass') {
       const { requestState: _ours, ...rest } = params;
       const forwarded: Params = state.s === undefined ? rest : { ...rest, requestState: state.s };
       return this.call(req, caller, ex, forwarded, { backend: state.b, replica: state.r });
     }
-    // A retry that answers a paused call resumes it rather than passing the pipeline again: the
-    // protocol stage's rules are checked here for it.
-    const problem = modernProblem(req.method, params, ex.wire);
-    if (problem) throw problem;
-    const call = this.paused.get(state.id);
-    if (!call) {
-      throw new WireError(
-        WIRE.INVALID_PARAMS,
-        'Invalid requestState: the call it belongs to is no longer waiting (it timed out or was cancelled)',
-      );
-    }
+    if (!call) throw new Error('unreachable: a paused call was found above');
     this.paused.delete(state.id);
     call.resume(ex, params._meta?.progressToken);
     call.answer(params.inputResponses);
     return this.outcome(call, req, caller, ex);
   }
+}
+
+/** The reply of a retry refused at the door: nothing reaches its caller but the refusal. */
+function refusedReply(caller: Caller): Reply {
+  return {
+    sessionKey: `modern:${caller.kind}:${caller.id}`,
+    capabilities: {},
+    era: 'modern',
+    notify: () => {},
+    request: (method) => Promise.reject(new WireError(WIRE.METHOD_NOT_FOUND, `Cannot ask ${method} here`)),
+  };
 }

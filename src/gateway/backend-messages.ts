@@ -81,9 +81,13 @@ export class BackendMessages {
         return;
       case 'notifications/resources/updated': {
         const uri = String(p.uri);
-        const exposed = this.deps.redact({ ...p, uri: this.deps.catalog.exposeUri(backend.name, uri) });
+        const exposed = { ...p, uri: this.deps.catalog.exposeUri(backend.name, uri) };
+        const clean = this.deps.redact(exposed);
         for (const id of this.deps.subscriptions.subscribers(backend.name, uri)) {
-          (this.deps.sessions.get(id) ?? this.deps.listener(id))?.notify(n.method, exposed);
+          // A listen stream is a call's reply (its redaction is the redact stage's); a session is not.
+          const session = this.deps.sessions.get(id);
+          if (session) session.notify(n.method, clean);
+          else this.deps.listener(id)?.notify(n.method, exposed);
         }
         return;
       }

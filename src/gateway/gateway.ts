@@ -103,6 +103,7 @@ export class Gateway {
     this.calls = new InternalCalls((ctx) => this.pipeline(ctx));
     this.modern = new ModernHost({
       run: (ctx) => this.run(ctx),
+      toolSchema: (name) => this.catalog.inputSchemaOf(name),
       // One secret may serve both: HKDF with another label derives another key from it.
       sealer: new Sealer(config.modern.stateKey ?? config.http.sessions.key),
       inputTimeoutMs: config.modern.inputTimeoutMs,
@@ -209,7 +210,7 @@ export class Gateway {
     await this.lifecycle.closeWatchdog();
   }
 
-  /** What a backend sends on its own (log lines, requests), without secrets, before anyone sees it. */
+  /** A message to sessions outside any call (see BackendMessages), without secrets. */
   private redact<T>(message: T): T {
     return this.options.redactor ? this.options.redactor.deep(message) : message;
   }

@@ -70,7 +70,7 @@ export function createPipeline(services: PipelineServices): Pipeline {
   return compose([
     observeStage(),
     ...(services.audit ? [auditStage(services.audit)] : []),
-    protocolStage((name) => services.catalog.resolve('tools', name)?.item?.inputSchema),
+    protocolStage((name) => services.catalog.inputSchemaOf(name)),
     admissionStage(services.admission),
     resolveStage(services.catalog, services.starting, services.absent, services.tasks),
     policyStage(services.policy, services.catalog, isHandler, services.log, services.needsApproval),

@@ -275,14 +275,17 @@ function bridgeAllowRule(backend: string, patterns: readonly string[]): Compiled
     effect: 'allow',
     auditValues: false,
     caller: (k) => k === key,
-    target: (s) => allowed(s.exposed),
+    // What the backend may call, not what it may ask its caller.
+    target: (s) => s.kind !== 'ask' && allowed(s.exposed),
     when: undefined,
     whyNot: (k, s) =>
       k !== key
         ? `only for caller ${key}`
-        : allowed(s.exposed)
-          ? undefined
-          : `${s.exposed} is not in [${patterns.join(', ')}]`,
+        : s.kind === 'ask'
+          ? `grants calls, not a backend's ${s.method}`
+          : allowed(s.exposed)
+            ? undefined
+            : `${s.exposed} is not in [${patterns.join(', ')}]`,
   };
 }
 

@@ -16,15 +16,6 @@ import { RELATED_TASK, exposeRelated, exposeTaskId, isObj, type Obj } from './ta
 import { listTasks } from './task-list.js';
 import { TaskTable } from './task-table.js';
 
-// What other modules have always imported from here.
-export { RELATED_TASK, exposeRelated, exposeTaskId, splitTaskId, unwrapRelated } from './task-ids.js';
-export {
-  TASKS_EXTENSION,
-  mergeTaskCapabilities,
-  runsToolCallsAsTasks,
-  toolsAsOffered,
-} from './task-capabilities.js';
-
 /** The methods that address one task by `params.taskId`. */
 export const TASK_METHODS = methodsWhere((s) => s.target === 'task');
 

@@ -230,3 +230,34 @@ test("a backend's sampling request is audited on the way back, and a deny rule s
   );
   assert.ok(seen.some((s) => s.caller === 'backend:q' && s.method === 'sampling/createMessage' && s.code));
 });
+
+test('a modern retry refused at the door (a forged requestState) is audited and observed', async (t) => {
+  const { sb, path, seen } = await start(t);
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name: 'echo',
+      arguments: {},
+      requestState: 'forged-by-the-caller',
+      inputResponses: {},
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': V,
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  });
+  const r = await rawPost(httpUrl(sb), body, {
+    'mcp-protocol-version': V,
+    'mcp-method': 'tools/call',
+    'mcp-name': 'echo',
+  });
+  const error = r.messages[0]!.error as { code: number; message: string };
+  assert.equal(error.code, -32602);
+  assert.match(error.message, /Invalid requestState/);
+  const refused = records(sb, path).find((x) => x.method === 'tools/call' && x.rule === 'protocol');
+  assert.ok(refused, 'no audit record of the refused retry');
+  assert.equal(refused.decision, 'deny');
+  assert.ok(seen.some((s) => s.caller === 'host:http' && s.method === 'tools/call' && s.code === -32602));
+});

@@ -2,13 +2,9 @@
 // how long switchboard keeps a task reachable (its ttl, and a bound on how many it holds).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  TaskRoutes,
-  exposeTaskId,
-  mergeTaskCapabilities,
-  splitTaskId,
-  unwrapRelated,
-} from '../../src/tasks/task-routes.js';
+import { TaskRoutes } from '../../src/tasks/task-routes.js';
+import { exposeTaskId, splitTaskId, unwrapRelated } from '../../src/tasks/task-ids.js';
+import { mergeTaskCapabilities } from '../../src/tasks/task-capabilities.js';
 import type { CallContext, Caller } from '../../src/call/context.js';
 import { silentLogger } from '../../src/log.js';
 

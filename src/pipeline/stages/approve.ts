@@ -1,4 +1,4 @@
-// Pauses a call the policy decided `approve` until a human accepts it (see approval/approver.ts).
+// Pauses a call the policy decided `approve` until a human accepts it (see trust/approver.ts).
 // After the loop guard, so a call refused anyway never bothers anyone; before route, so nothing
 // reaches the target first.
 import type { Approver } from '../../trust/approver.js';

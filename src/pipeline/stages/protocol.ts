@@ -10,9 +10,16 @@ import type { Stage } from '../compose.js';
 
 export function protocolStage(toolSchema: (name: string) => unknown): Stage {
   return function protocol(ctx, next) {
+    if (ctx.refusal) {
+      ctx.decision = { effect: 'deny', rule: 'protocol' };
+      return Promise.reject(ctx.refusal);
+    }
     const spec = methodSpec(ctx.method);
     // What a backend asks a caller exists only on the way back: from any door it is unknown.
-    if (spec?.direction === 'ask' && !ctx.returning) return Promise.reject(notFound(ctx.method, ctx.params));
+    if (spec?.direction === 'ask' && !ctx.returning) {
+      ctx.decision = { effect: 'deny', rule: 'protocol' };
+      return Promise.reject(notFound(ctx.method, ctx.params));
+    }
     if (ctx.parent || ctx.returning) return next();
     let refusal: Error | undefined;
     if (ctx.reply.era === 'modern') {

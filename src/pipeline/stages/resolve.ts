@@ -23,6 +23,8 @@ export function resolveStage(
   tasks?: TaskRoutes,
 ): Stage {
   return async function resolve(ctx, next) {
+    // A backend's request on the way back names nothing of switchboard's: it goes to the caller.
+    if (ctx.returning) return next();
     // What switchboard answers itself (the handshake, ping) never waits for a backend to start:
     // a backend may be waiting on its own bridge handshake to finish starting.
     const wait = methodSpec(ctx.method)?.answeredBy === 'switchboard' ? undefined : starting(ctx);

@@ -11,7 +11,8 @@ import type { CallContext } from '../../call/context.js';
 import { CHAIN_META } from '../../protocol/chain-meta.js';
 import { linkSignals } from '../../call/signals.js';
 import { answerInputRequired, isInputRequired } from '../../eras/input-required.js';
-import { runsToolCallsAsTasks, type TaskRoutes } from '../../tasks/task-routes.js';
+import type { TaskRoutes } from '../../tasks/task-routes.js';
+import { runsToolCallsAsTasks } from '../../tasks/task-capabilities.js';
 import { methodSpec } from '../../protocol/methods.js';
 import { askCaller } from '../ask-caller.js';
 
@@ -53,6 +54,9 @@ export function routeStage(services: RouteServices): Stage {
 
 async function answer(services: RouteServices, ctx: CallContext): Promise<Result> {
   const spec = methodSpec(ctx.method);
+  // On the way back a backend's request goes to its caller, whatever it is (only its ping is
+  // answered here): nothing a backend sends up its own connection is a call of switchboard's.
+  if (ctx.returning && ctx.method !== 'ping') return askCaller(ctx.reply, ctx.method, ctx.params, ctx.signal);
   switch (spec?.answeredBy) {
     case 'catalog':
       // Every list is served whole; a cursor can only be one we never issued.
@@ -61,8 +65,6 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
     case 'tasks':
       return services.tasks.list(ctx);
     case 'switchboard':
-      // A backend's question goes to its caller; the rest is switchboard's own housekeeping.
-      if (spec.direction === 'ask') return askCaller(ctx.reply, ctx.method, ctx.params, ctx.signal);
       return services.housekeeping(ctx);
   }
   const target = ctx.target;

@@ -271,6 +271,41 @@ async function xEvents(): Promise<Record<string, number>> {
   return counts;
 }
 
+test('one bridge connection serves both eras: a modern request statelessly, beside the session, under the same grants', async () => {
+  const raw = await Raw.as(path, REMOTE_TOKEN);
+  try {
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    const listed = (await raw.request('tools/list', { _meta: meta })).result as Json;
+    assert.equal(listed.resultType, 'complete');
+    assert.deepEqual((listed.tools as { name: string }[]).map((t) => t.name).sort(), [
+      'x_block',
+      'x_call',
+      'x_events',
+    ]);
+    const discover = (await raw.request('server/discover', { _meta: meta })).result as Json;
+    assert.ok((discover.supportedVersions as string[]).includes('2026-07-28'));
+    // The modern era's rules: a removed method is unknown there, a bad envelope is refused.
+    assert.equal(((await raw.request('ping', { _meta: meta })).error as Json).code, WIRE.METHOD_NOT_FOUND);
+    const broken = (
+      await raw.request('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } })
+    ).error as Json;
+    assert.equal(broken.code, WIRE.INVALID_PARAMS);
+    assert.match(String(broken.message), /envelope/);
+    // An ungranted tool is as unknown on the modern wire as on the session.
+    const denied = (await raw.request('tools/call', { name: 'x_big', arguments: {}, _meta: meta }))
+      .error as Json;
+    assert.equal(denied.message, 'Unknown tool: x_big');
+    // The session beside it is untouched: legacy answers carry no modern fields.
+    const legacy = (await raw.request('tools/list')).result as Json;
+    assert.equal(legacy.resultType, undefined);
+  } finally {
+    raw.close();
+  }
+});
+
 test('a connection that drops mid-call has that call cancelled, and other connections carry on', async () => {
   const other = await Raw.as(path, REMOTE_TOKEN);
   const dropping = await Raw.as(path, REMOTE_TOKEN);

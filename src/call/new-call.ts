@@ -43,20 +43,25 @@ export function newCall(init: CallInit): CallContext {
   const reply = init.reply ?? parent?.reply;
   if (!reply) throw new Error(`a call to ${init.method} needs a reply or a parent`);
   const signal = init.signal ?? parent?.signal ?? new AbortController().signal;
+  // Every field in one order, whatever the door: one object shape for every stage to read.
   return {
     callId: newCallId(),
     caller: init.caller,
     method: init.method,
-    ...(init.requestId !== undefined ? { requestId: init.requestId } : {}),
+    requestId: init.requestId,
     params,
     signal: parent && init.signal ? AbortSignal.any([init.signal, parent.signal]) : signal,
     reply,
     path: parent?.path ?? [],
     startedAt: performance.now(),
-    ...(parent ? { parent } : {}),
-    ...(init.resume ? { resume: init.resume } : {}),
-    ...(init.wire ? { wire: init.wire } : {}),
-    ...(init.returning ? { returning: true } : {}),
-    ...(init.refusal ? { refusal: init.refusal } : {}),
+    target: undefined,
+    resume: init.resume,
+    replica: undefined,
+    result: undefined,
+    parent,
+    returning: init.returning === true,
+    refusal: init.refusal,
+    wire: init.wire,
+    decision: undefined,
   };
 }

@@ -11,10 +11,11 @@
 // Either way the requestState the caller holds is sealed (AEAD) and bound to the caller, the
 // method, the target and the arguments (request-state.ts): a tampered, replayed-elsewhere or
 // expired one is refused.
+import { muteReply } from '../call/mute-reply.js';
 import { randomUUID } from 'node:crypto';
 import { WIRE, WireError, toWire } from '../errors/errors.js';
 import type { JsonRpcRequest, JsonRpcResponse, Params, Result } from '../jsonrpc/message.js';
-import type { Caller, CallContext, Reply } from '../call/context.js';
+import type { Caller, CallContext } from '../call/context.js';
 import { newCall } from '../call/new-call.js';
 import { modernProblem } from '../protocol/envelope.js';
 import { META } from '../protocol/versions.js';
@@ -174,7 +175,7 @@ export class ModernHost {
           method: req.method,
           requestId: req.id,
           params,
-          reply: refusedReply(caller),
+          reply: muteReply({ sessionKey: `modern:${caller.kind}:${caller.id}`, era: 'modern' }),
           refusal: refusal as Error,
         }),
       );
@@ -191,15 +192,4 @@ export class ModernHost {
     call.answer(params.inputResponses);
     return this.outcome(call, req, caller, ex);
   }
-}
-
-/** The reply of a retry refused at the door: nothing reaches its caller but the refusal. */
-function refusedReply(caller: Caller): Reply {
-  return {
-    sessionKey: `modern:${caller.kind}:${caller.id}`,
-    capabilities: {},
-    era: 'modern',
-    notify: () => {},
-    request: (method) => Promise.reject(new WireError(WIRE.METHOD_NOT_FOUND, `Cannot ask ${method} here`)),
-  };
 }

@@ -2,6 +2,7 @@
 // refreshes, resource updates reach their subscribers, log lines and server-initiated requests go
 // to the session whose call caused them when that is certain, a task's status to the session that
 // created the task.
+import { muteReply } from '../call/mute-reply.js';
 import type { ListenFilter } from '../backends/backend.js';
 import type { Upstream } from '../backends/upstream.js';
 import type { Catalog, ListKind } from '../catalog/catalog.js';
@@ -99,7 +100,7 @@ export class BackendMessages {
       case 'notifications/elicitation/complete': {
         const id = String(p.elicitationId);
         const owner = this.elicitations.get(id);
-        owner?.reply.notify(n.method, owner.call ? p : this.deps.redact(p));
+        if (owner) this.tell(owner, n.method, p);
         this.elicitations.delete(id);
         return;
       }
@@ -147,13 +148,16 @@ export class BackendMessages {
     return session && { reply: session.reply };
   }
 
+  /** A notification to its owner: a call's reply redacts what passes it; anything else is redacted here. */
+  private tell(owner: Owner, method: string, params: Params): void {
+    owner.reply.notify(method, owner.call ? params : this.deps.redact(params));
+  }
+
   /** A log line goes with the call that caused it when that is certain, else to every session. */
   private relayLog(backend: Upstream, params: Params): void {
     const owner = this.attribute(backend, false);
     if (owner) {
-      // A call's reply redacts what passes it; anything else is redacted here.
-      const p = owner.call ? params : this.deps.redact(params);
-      if (wantsLog(owner.reply, params.level)) owner.reply.notify('notifications/message', p);
+      if (wantsLog(owner.reply, params.level)) this.tell(owner, 'notifications/message', params);
       return;
     }
     const clean = this.deps.redact(params);
@@ -217,14 +221,13 @@ export class BackendMessages {
 /** The reply of a question no caller can be found for: asking it fails and says why. */
 function unattributed(backend: string, method: string): Reply {
   const why = `switchboard cannot tell which host session ${method} from ${backend} is for`;
-  return {
+  return muteReply({
     sessionKey: `unattributed:${backend}`,
+    era: 'legacy',
+    refusal: () => new WireError(WIRE.INTERNAL_ERROR, why),
     // Declares everything, so the refusal is this one and not a missing capability.
     capabilities: { sampling: {}, elicitation: {}, roots: {} },
-    era: 'legacy',
-    notify: () => {},
-    request: () => Promise.reject(new WireError(WIRE.INTERNAL_ERROR, why)),
-  };
+  });
 }
 
 /** A question from a backend on its way back to a caller (see InternalCalls.ask). */

@@ -1,12 +1,13 @@
 // The methods switchboard answers itself, inside the pipeline (the route stage hands them here,
 // so they are admitted, observed and audited like every call): the legacy handshake, ping and a
 // session's log level, the modern era's server/discover and subscriptions/listen.
+import { muteReply } from '../call/mute-reply.js';
 import { randomUUID } from 'node:crypto';
 import type { ListenFilter } from '../backends/backend.js';
 import { WIRE, WireError } from '../errors/errors.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import { newCall } from '../call/new-call.js';
-import type { CallContext, Reply } from '../call/context.js';
+import type { CallContext } from '../call/context.js';
 import { LOG_LEVELS, META, SUPPORTED_VERSIONS, type LogLevel } from '../protocol/versions.js';
 import type { Listener } from './backend-messages.js';
 
@@ -86,13 +87,7 @@ export class Housekeeping {
     if (wanted.toolsListChanged === true) honoured.toolsListChanged = true;
     if (wanted.promptsListChanged === true) honoured.promptsListChanged = true;
     if (wanted.resourcesListChanged === true) honoured.resourcesListChanged = true;
-    const holder: Reply = {
-      sessionKey: key,
-      capabilities: {},
-      era: 'modern',
-      notify: () => {},
-      request: (method) => Promise.reject(new WireError(WIRE.METHOD_NOT_FOUND, `Cannot ask ${method} here`)),
-    };
+    const holder = muteReply({ sessionKey: key, era: 'modern' });
     const uris = Array.isArray(wanted.resourceSubscriptions) ? wanted.resourceSubscriptions : [];
     const taken: string[] = [];
     for (const uri of uris.filter((u): u is string => typeof u === 'string')) {

@@ -2,7 +2,8 @@
 // dispatch (extensions, workflows), a handler's calls while it serves one, and a backend's
 // questions on their way back to a caller.
 import type { Caller, CallContext, Reply } from '../call/context.js';
-import { newCall } from '../call/new-call.js';
+import { newCall, type CallInit } from '../call/new-call.js';
+import { muteReply } from '../call/mute-reply.js';
 import { WIRE, WireError } from '../errors/errors.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import type { Ask } from './backend-messages.js';
@@ -15,17 +16,13 @@ export class InternalCalls {
    * Makes a call in-process: what extensions and workflows use. The caller cannot be asked
    * anything back (no sampling or elicitation).
    */
-  async dispatch(caller: Caller, method: string, params: Params = {}, signal?: AbortSignal): Promise<Result> {
-    const ctx = newCall({ caller, method, params, signal, reply: inProcessReply(caller) });
-    await this.run(ctx);
-    return ctx.result ?? {};
+  dispatch(caller: Caller, method: string, params: Params = {}, signal?: AbortSignal): Promise<Result> {
+    return this.resultOf({ caller, method, params, signal, reply: inProcessReply(caller) });
   }
 
   /** A call made while serving `parent` (by a handler): same caller, same chain, same fate. */
-  async child(parent: CallContext, method: string, params: Params = {}): Promise<Result> {
-    const ctx = newCall({ caller: parent.caller, method, params, parent });
-    await this.run(ctx);
-    return ctx.result ?? {};
+  child(parent: CallContext, method: string, params: Params = {}): Promise<Result> {
+    return this.resultOf({ caller: parent.caller, method, params, parent });
   }
 
   /**
@@ -33,8 +30,8 @@ export class InternalCalls {
    * for, with the backend as caller, so policy, approval, redaction and audit apply to it as to
    * any call.
    */
-  async ask(ask: Ask): Promise<Result> {
-    const ctx = newCall({
+  ask(ask: Ask): Promise<Result> {
+    return this.resultOf({
       caller: { kind: 'backend', id: ask.backend },
       method: ask.method,
       params: ask.params,
@@ -43,18 +40,19 @@ export class InternalCalls {
       signal: ask.signal,
       returning: true,
     });
+  }
+
+  private async resultOf(init: CallInit): Promise<Result> {
+    const ctx = newCall(init);
     await this.run(ctx);
     return ctx.result ?? {};
   }
 }
 
 function inProcessReply(caller: Caller): Reply {
-  return {
+  return muteReply({
     sessionKey: `in-process:${caller.kind}:${caller.id}`,
-    capabilities: {},
     era: 'legacy',
-    notify: () => {},
-    request: (method) =>
-      Promise.reject(new WireError(WIRE.METHOD_NOT_FOUND, `An in-process caller cannot answer ${method}`)),
-  };
+    refusal: (method) => new WireError(WIRE.METHOD_NOT_FOUND, `An in-process caller cannot answer ${method}`),
+  });
 }

@@ -1,0 +1,158 @@
+// Switchboard's own failures and refusals (LocalError), each sent as its wire code with
+// `data.reason` naming it.
+import { WIRE, type LocalEntry } from './wire-codes.js';
+
+/** A refusal of the HTTP transport: -32600, the caller's doing and its message exposed, unless said. */
+function refusal(http: number, description: string, more: Partial<LocalEntry> = {}): LocalEntry {
+  return {
+    group: 'http',
+    code: WIRE.INVALID_REQUEST,
+    http,
+    expose: true,
+    fault: 'caller',
+    description,
+    ...more,
+  };
+}
+
+/** Local codes (LocalError), each sent as its wire code with `data: { reason: <local code> }`. */
+const LOCAL = {
+  backend_unavailable: {
+    group: 'backend',
+    code: WIRE.BACKEND_UNAVAILABLE,
+    expose: true,
+    fault: 'backend',
+    description: 'The backend is down or not started yet (with replicas: none of them is up).',
+  },
+  backend_closed: {
+    group: 'backend',
+    code: WIRE.BACKEND_UNAVAILABLE,
+    expose: true,
+    fault: 'backend',
+    description: 'The connection to the backend closed while the call was under way (it exited, say).',
+  },
+  backend_start_failed: {
+    group: 'backend',
+    code: WIRE.BACKEND_UNAVAILABLE,
+    expose: true,
+    fault: 'backend',
+    description: 'The backend could not be started.',
+  },
+  timeout: {
+    group: 'backend',
+    code: WIRE.REQUEST_TIMEOUT,
+    expose: true,
+    fault: 'backend',
+    description: 'The backend (or an in-process handler) did not answer within its time limit.',
+  },
+  backend_protocol_error: {
+    group: 'backend',
+    code: WIRE.INTERNAL_ERROR,
+    expose: true,
+    fault: 'backend',
+    description:
+      "The backend answered a forwarded call with -32700 or -32600, which is not the caller's doing; `data.error` is its answer.",
+  },
+  rate_limited: {
+    group: 'calls',
+    code: WIRE.RATE_LIMITED,
+    http: 429,
+    expose: true,
+    fault: 'caller',
+    description: 'The caller is over `limits.sessionRate`; the call was not queued.',
+  },
+  queue_full: {
+    group: 'calls',
+    code: WIRE.QUEUE_FULL,
+    http: 503,
+    expose: true,
+    fault: 'caller',
+    description:
+      'The caller has `limits.maxCallsPerSession` calls under way and `limits.maxQueuedPerSession` waiting.',
+  },
+  draining: {
+    group: 'calls',
+    code: WIRE.DRAINING,
+    http: 503,
+    expose: true,
+    fault: 'switchboard',
+    description: 'Switchboard is shutting down: new host calls (and those still queued) are refused.',
+  },
+  cancelled: {
+    group: 'calls',
+    code: WIRE.REQUEST_CANCELLED,
+    expose: true,
+    fault: 'caller',
+    description: 'The call was cancelled (by its caller, or because its session closed).',
+  },
+  message_too_large: {
+    group: 'calls',
+    code: WIRE.INVALID_REQUEST,
+    expose: true,
+    fault: 'caller',
+    description: 'A message over `limits.maxMessageBytes`.',
+  },
+  internal: {
+    group: 'calls',
+    code: WIRE.INTERNAL_ERROR,
+    expose: false,
+    fault: 'switchboard',
+    description: 'A failure inside switchboard; the caller gets `Internal error`, the log the details.',
+  },
+  http_host_refused: refusal(
+    403,
+    'The Host or Origin header is not allowed (`http.dnsRebindingProtection`).',
+  ),
+  http_unauthorized: refusal(
+    401,
+    'No Bearer token, an unknown API key, or a token that does not verify (`http.auth`).',
+  ),
+  http_insufficient_scope: refusal(
+    403,
+    'The access token lacks a scope in `http.auth.oauth.requiredScopes`.',
+  ),
+  http_auth_unavailable: refusal(
+    503,
+    "The authorization server's signing keys cannot be fetched now; the token may be fine.",
+    { fault: 'switchboard' },
+  ),
+  http_not_found: refusal(404, 'A path other than the MCP endpoint (`http.path`).'),
+  http_method_not_allowed: refusal(
+    405,
+    'An HTTP method the endpoint does not serve (the `Allow` header lists those it does).',
+  ),
+  http_not_acceptable: refusal(
+    406,
+    'The Accept header lacks `application/json` and `text/event-stream` (GET: the latter).',
+  ),
+  http_unsupported_media_type: refusal(415, 'A POST whose Content-Type is not `application/json`.'),
+  http_body_too_large: refusal(413, 'A POST body over `limits.maxMessageBytes`.'),
+  invalid_envelope: refusal(
+    400,
+    'Modern era: the per-request `_meta` envelope is missing or malformed (any transport; over HTTP a 400).',
+    { code: WIRE.INVALID_PARAMS, group: 'mcp' },
+  ),
+  http_unsupported_version: refusal(
+    400,
+    'Legacy era: an MCP-Protocol-Version header naming a version not served.',
+  ),
+  http_session_required: refusal(
+    400,
+    'Legacy era: a request other than `initialize` without an Mcp-Session-Id header.',
+  ),
+  http_session_not_found: refusal(
+    404,
+    "The Mcp-Session-Id is unknown, expired, closed or another caller's (all answered alike).",
+    { code: WIRE.SESSION_NOT_FOUND },
+  ),
+  http_stream_conflict: refusal(409, 'A second GET stream for a session that has one open.'),
+  http_internal: refusal(500, 'The HTTP front failed while serving the request; the details go to the log.', {
+    code: WIRE.INTERNAL_ERROR,
+    expose: false,
+    fault: 'switchboard',
+  }),
+} satisfies Record<string, LocalEntry>;
+
+export type LocalCode = keyof typeof LOCAL;
+
+export const LOCAL_ERRORS: Readonly<Record<LocalCode, LocalEntry>> = LOCAL;

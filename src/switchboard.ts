@@ -16,6 +16,8 @@ import type { Vault } from './vault/vault.js';
 import { collisionProblem, planReload } from './gateway/reload-plan.js';
 import type { ReloadOutcome } from './gateway/gateway.js';
 import { withPolicyFile } from './config/policy-file.js';
+import { resolve } from 'node:path';
+import { Sandbox } from './sandbox/sandbox.js';
 
 export interface StartOptions {
   config: Config;
@@ -28,6 +30,8 @@ export interface StartOptions {
   redactor?: Redactor;
   /** Where vault.passphraseEnv is looked up (default: process.env). */
   env?: NodeJS.ProcessEnv;
+  /** The files the config was read from (LoadedConfig.files): hidden from sandboxed backends. */
+  configFiles?: readonly string[];
 }
 
 export interface Switchboard {
@@ -40,6 +44,8 @@ export interface Switchboard {
   readonly bridgePath: string | undefined;
   /** The SQLite file of the audit chain and the pins, when either is on. */
   readonly trustPath: string | undefined;
+  /** What stdio backends run in: whether a sandbox could be made, and what it hides. */
+  readonly sandbox: Sandbox;
   /** Re-reads tool pins now (e.g. on SIGHUP) rather than at the next poll. */
   recheckPins(): void;
   /** Writes the audit records still waiting for their batch (they are written within ms anyway). */
@@ -69,8 +75,20 @@ export class StartupError extends Error {
 
 export async function startSwitchboard(options: StartOptions): Promise<Switchboard> {
   // A config made in code may still name a policy file (relative to the working directory).
+  const policyFile = options.config.policy.file;
   const config = await withPolicyFile(options.config, process.cwd());
   const log = options.log ?? silentLogger;
+  let sandbox: Sandbox;
+  try {
+    sandbox = await Sandbox.open({
+      config,
+      log,
+      env: options.env,
+      configFiles: [...(options.configFiles ?? []), ...(policyFile ? [resolve(policyFile)] : [])],
+    });
+  } catch (err) {
+    throw new StartupError((err as Error).message);
+  }
   // An HTTP front that would be open to the network is refused before any backend starts.
   if (options.http ?? !options.stdio) checkHttpAuth(config.http);
   // The vault first: a wrong key stops the start before any backend or secret is touched.
@@ -115,6 +133,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       : screen,
     approvals: trust.approvals,
     needsApproval: trust.screen?.needsApproval,
+    launcher: (name, b, running) => sandbox.launcherFor(name, b, running),
   });
   for (const ext of builtInExtensions) {
     await ext.setup({
@@ -222,6 +241,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     failedBackends: failed,
     bridgePath: bridge?.path,
     trustPath: trust.path,
+    sandbox,
     recheckPins: () => gateway.readmit(),
     reloads,
     reload: (next) => {

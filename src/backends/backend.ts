@@ -18,6 +18,7 @@ import { ListenStream, type ListenFilter } from './listen-stream.js';
 import { Prober } from './prober.js';
 import type { BackendState, ServerDescription, Upstream, UpstreamEvents } from './upstream.js';
 import type { ProcessGroups } from './watchdog.js';
+import type { Launcher } from './stdio-channel.js';
 
 export type { BackendState, ServerDescription } from './upstream.js';
 export type { ListenFilter } from './listen-stream.js';
@@ -38,6 +39,8 @@ export interface BackendOptions {
   ended?: (env: Record<string, string>) => void;
   /** Where spawned children's process groups are registered (the parent-death watchdog). */
   groups?: ProcessGroups | undefined;
+  /** Wraps a spawned backend's command (the sandbox). */
+  launch?: Launcher | undefined;
 }
 
 /**
@@ -101,6 +104,7 @@ export class BackendConnection implements Upstream {
         maxMessageBytes,
         extraEnv: (extraEnv = this.options.env?.()),
         groups: this.options.groups,
+        launch: this.options.launch,
       });
     const peer = new RpcPeer(channel, this.log);
     this.peer = peer;

@@ -5,7 +5,7 @@ import type { Channel } from '../jsonrpc/channel.js';
 import { assertNever } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 import { sseChannel, streamableHttpChannel } from './http-channel.js';
-import { StdioChannel } from './stdio-channel.js';
+import { StdioChannel, type Launcher } from './stdio-channel.js';
 import type { ProcessGroups } from './watchdog.js';
 
 export type BackendKind = 'stdio' | 'streamable-http' | 'sse';
@@ -21,6 +21,7 @@ export interface ChannelOptions {
   maxMessageBytes: number;
   extraEnv?: Record<string, string>;
   groups?: ProcessGroups | undefined;
+  launch?: Launcher | undefined;
 }
 
 export function createChannel(config: BackendConfig, options: ChannelOptions): Channel {

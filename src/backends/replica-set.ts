@@ -21,6 +21,7 @@ import { ReplicaSupervisor, stateOf } from './replica-supervisor.js';
 import type { TaskAffinityLimits } from './task-affinity.js';
 import type { BackendState, CallOptions, ServerDescription, Upstream, UpstreamEvents } from './upstream.js';
 import type { ProcessGroups } from './watchdog.js';
+import type { Launcher } from './stdio-channel.js';
 
 export interface ReplicaSetOptions {
   log: Logger;
@@ -34,6 +35,8 @@ export interface ReplicaSetOptions {
   /** Told when the start of a replica that got `env` is over, with that env. */
   ended?: ((replica: number, env: Record<string, string>) => void) | undefined;
   groups?: ProcessGroups | undefined;
+  /** Wraps each spawned replica's command (the sandbox). */
+  launch?: Launcher | undefined;
   tasks?: TaskAffinityLimits | undefined;
 }
 
@@ -71,6 +74,7 @@ export class ReplicaSet implements Upstream {
           maxMessageBytes: options.maxMessageBytes,
           startupTimeoutMs: options.startupTimeoutMs,
           groups: options.groups,
+          launch: options.launch,
           replica: several ? { index, label: `${name}#${index}` } : undefined,
           channel: options.channel ? () => options.channel!(index) : undefined,
           env: options.env ? () => options.env!(index) : undefined,

@@ -45,6 +45,17 @@ export function childEnvironment(
   return Object.assign(env, config.env, extra);
 }
 
+/** What is spawned for a backend: its config's command, or that command wrapped in a sandbox. */
+export interface LaunchSpec {
+  command: string;
+  args: readonly string[];
+  cwd: string | undefined;
+  env: Record<string, string>;
+}
+
+/** Turns what a backend's config asks to run into what is spawned (the sandbox wraps it). */
+export type Launcher = (spec: LaunchSpec) => LaunchSpec;
+
 export interface StdioChannelOptions {
   config: StdioBackendConfig;
   name: string;
@@ -55,6 +66,8 @@ export interface StdioChannelOptions {
   extraEnv?: Record<string, string>;
   /** Told each child's process group, so a switchboard that dies cannot leave it behind. */
   groups?: ProcessGroups | undefined;
+  /** Wraps the command before it is spawned (the sandbox); without it the command runs as configured. */
+  launch?: Launcher | undefined;
 }
 
 export class StdioChannel implements Channel {
@@ -74,9 +87,18 @@ export class StdioChannel implements Channel {
 
   async start(): Promise<void> {
     const { config, name, log, maxMessageBytes } = this.options;
-    const child = spawn(config.command, config.args, {
+    const asConfigured: LaunchSpec = {
+      command: config.command,
+      args: config.args,
       cwd: config.cwd,
       env: childEnvironment(config, this.options.parentEnv ?? process.env, this.options.extraEnv),
+    };
+    const launch = this.options.launch?.(asConfigured) ?? asConfigured;
+    // Sandboxed, the spawned process is bwrap: it leads the group, and ending it ends every
+    // process inside (its PID namespace dies with it), so the group kill below still holds.
+    const child = spawn(launch.command, launch.args, {
+      cwd: launch.cwd,
+      env: launch.env,
       stdio: ['pipe', 'pipe', 'pipe'],
       shell: false,
       windowsHide: true,

@@ -127,11 +127,13 @@ async function up(flags: UpFlags): Promise<number> {
     ...(flags.host === undefined ? {} : { host: flags.host }),
   };
   let config: Config;
+  let configFiles: readonly string[] = [];
   if (flags.config) {
     try {
       const loaded = await loadConfig(flags.config, { overrides: { http } });
       for (const w of loaded.warnings) say(`warning: ${formatIssue(w)}`);
       config = loaded.config;
+      configFiles = loaded.files;
     } catch (err) {
       say((err as Error).message);
       return 1;
@@ -145,7 +147,7 @@ async function up(flags: UpFlags): Promise<number> {
   const log = createLogger(flags['log-level'] ?? config.log.level, redactor);
   let sb;
   try {
-    sb = await startSwitchboard({ config, log, redactor, stdio: flags.stdio === true });
+    sb = await startSwitchboard({ config, log, redactor, stdio: flags.stdio === true, configFiles });
   } catch (err) {
     say(`switchboard: ${(err as Error).message}`);
     return 1;

@@ -1,6 +1,7 @@
 // Schema of one entry under `servers:`: a stdio command switchboard spawns or a remote URL, with the
 // settings every backend shares (bridge grants, era, restarts, timeouts, health, retries).
 import { z } from 'zod';
+import { BackendSandbox } from './sandbox-schema.js';
 
 /** Backend names become tool prefixes and URI-scheme prefixes, so they keep to a safe alphabet. */
 export const BACKEND_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -192,6 +193,7 @@ export const StdioBackend = z
       .describe(
         'Children of this command run side by side as one server: calls go to the least busy, each child is health-checked and restarted on its own.',
       ),
+    sandbox: BackendSandbox,
     ...BackendCommon,
   })
   .strict();

@@ -3,10 +3,11 @@
 // API:
 //   loadConfig(file, options?)        reads the file; resolves to a LoadedConfig, rejects with ConfigError
 //   parseConfig(text, file, options?) the same from text already in hand (pure apart from `env`)
-//   LoadedConfig = { config, warnings, format, file }
+//   LoadedConfig = { config, warnings, format, file, files }
 //     config    the validated Config, deeply frozen
 //     warnings  what was accepted but ignored (host-only keys, VS Code inputs), as ConfigIssues
 //     format    which of the three accepted formats the file was written in (formats.ts)
+//     files     every file read (the config file, its policy.file): what backends must not see
 //   options.env        where ${VAR} references are looked up (default: process.env)
 //   options.overrides  settings that win over the file (CLI flags); problems in them are reported
 //                      against options.overridesLabel (default "command line") instead of the file
@@ -43,6 +44,7 @@ export interface LoadedConfig {
   readonly warnings: readonly ConfigIssue[];
   readonly format: ConfigFormat;
   readonly file: string;
+  readonly files: readonly string[];
 }
 
 export async function loadConfig(file: string, options: LoadOptions = {}): Promise<LoadedConfig> {
@@ -68,11 +70,14 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
     ...unknownServers(rules, loaded.config.servers, file, 'policy.rules'),
   ];
   // policy.file is relative to the config file; its rules join the inline ones.
+  const policyFile = loaded.config.policy.file;
   const config = await withPolicyFile(loaded.config, dirname(resolve(file)), file, (w) =>
     warnings.push(...w),
   );
   if (config === loaded.config && warnings.length === loaded.warnings.length) return loaded;
-  return deepFreeze({ ...loaded, config, warnings });
+  const files =
+    policyFile === undefined ? loaded.files : [...loaded.files, resolve(dirname(resolve(file)), policyFile)];
+  return deepFreeze({ ...loaded, config, warnings, files });
 }
 
 export function parseConfig(text: string, file: string, options: LoadOptions = {}): LoadedConfig {
@@ -128,7 +133,13 @@ export function parseConfig(text: string, file: string, options: LoadOptions = {
     ...source.warnings,
     ...converted.warnings.map((w) => ({ ...at(w.path), message: w.message })),
   ];
-  return deepFreeze({ config: result.data, warnings, format: converted.format, file });
+  return deepFreeze({
+    config: result.data,
+    warnings,
+    format: converted.format,
+    file,
+    files: [resolve(file)],
+  });
 }
 
 interface Source {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { Policy } from './policy-schema.js';
 import { BACKEND_NAME, Backend } from './backend-schema.js';
 import { HttpFront } from './http-schema.js';
+import { SandboxSection } from './sandbox-schema.js';
 import {
   AuditSection,
   BridgeSection,
@@ -48,6 +49,7 @@ export const Config = z
     audit: AuditSection,
     policy: Policy,
     pinning: PinningSection,
+    sandbox: SandboxSection,
     shutdown: ShutdownSection,
     log: LogSection,
   })

@@ -7,7 +7,13 @@ import { Watchdog } from '../backends/watchdog.js';
 import type { CallContext } from '../call/context.js';
 import type { Catalog, ListKind, Target } from '../catalog/catalog.js';
 import { LIST_KIND_NAMES } from '../catalog/catalog.js';
-import { isStdioBackend, type BackendConfig, type Config } from '../config/schema.js';
+import {
+  isStdioBackend,
+  type BackendConfig,
+  type Config,
+  type StdioBackendConfig,
+} from '../config/schema.js';
+import type { Launcher } from '../backends/stdio-channel.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
@@ -37,6 +43,8 @@ export interface BackendLifecycleDeps {
   bridgeEnv(backend: string, replica: number): Record<string, string> | undefined;
   /** That start is over; `env` is what it got. */
   bridgeEnded(backend: string, replica: number, env: Record<string, string>): void;
+  /** How a spawned backend's command is wrapped (the sandbox); undefined: run as configured. */
+  launcher?: ((name: string, b: StdioBackendConfig, config: Config) => Launcher | undefined) | undefined;
 }
 
 export class BackendLifecycle {
@@ -66,6 +74,7 @@ export class BackendLifecycle {
       env: (replica) => (spawned ? (this.deps.bridgeEnv(name, replica) ?? {}) : {}),
       ended: (replica, env) => this.deps.bridgeEnded(name, replica, env),
       groups: this.watchdog,
+      launch: spawned && !channel ? this.deps.launcher?.(name, b, config) : undefined,
       events: {
         notification: (backend, n) => messages.notified(backend, n),
         request: (backend, req, signal) => messages.asked(backend, req, signal),

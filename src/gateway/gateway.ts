@@ -33,6 +33,7 @@ import type { Redactor } from '../vault/redactor.js';
 import type { ReloadPlan } from './reload-plan.js';
 import { CompiledPolicy } from '../policy/policy.js';
 import type { ApprovalStore } from '../trust/approval-store.js';
+import type { BackendLifecycleDeps } from './backend-lifecycle.js';
 
 export type { ReloadOutcome } from './reload.js';
 
@@ -51,6 +52,8 @@ export interface GatewayOptions {
   approvals?: ApprovalStore | undefined;
   /** Quarantined tools that stay callable with approval (tool pinning). */
   needsApproval?: ((backend: string, tool: string) => boolean) | undefined;
+  /** How each spawned backend's command is wrapped (the sandbox); none: run as configured. */
+  launcher?: BackendLifecycleDeps['launcher'];
 }
 
 export class Gateway {
@@ -146,6 +149,7 @@ export class Gateway {
       channel: options.channel,
       bridgeEnv: (name, replica) => this.bridgeEnv?.(name, replica),
       bridgeEnded: (name, replica, env) => this.bridgeEnded?.(name, replica, env),
+      launcher: options.launcher,
     });
     this.reloader = new Reloader({
       log,

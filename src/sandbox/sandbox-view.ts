@@ -1,0 +1,111 @@
+// What a sandboxed backend sees of the file system: the whole root read-only, a private /tmp, its
+// caches and the paths its config lists, and none of switchboard's own files, as an ordered list of
+// mounts (a later mount lies over an earlier one, so what is hidden stays hidden).
+import { existsSync, lstatSync } from 'node:fs';
+import { dirname, join, resolve, sep } from 'node:path';
+
+export type Mount =
+  { kind: 'root' } | { kind: 'read' | 'write' | 'cache' | 'hide-dir' | 'hide-file'; path: string };
+
+/** Switchboard's own files: what no backend may read or write. */
+export interface Protected {
+  /** Directories that are switchboard's alone (its state directory): hidden whole. */
+  readonly dirs: readonly string[];
+  /** Single files (config, vault, key, trust database): their directory is hidden where it can be. */
+  readonly files: readonly string[];
+}
+
+export interface ViewInput {
+  readonly protect: Protected;
+  readonly read: readonly string[];
+  readonly write: readonly string[];
+  readonly hide: readonly string[];
+  /** The backend's working directory: visible, read-only unless within a write path. */
+  readonly cwd: string;
+  /** The child's environment: HOME and cache locations come from it. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Bound in read-write after everything else: the bridge socket. */
+  readonly sockets: readonly string[];
+  /** The executable, when given as a path: its directory must stay visible. */
+  readonly command: string;
+}
+
+/** Directories a private /tmp, /proc and /dev replace: what lies under them is not visible anyway. */
+const REPLACED = ['/tmp', '/proc', '/dev'];
+
+export function sandboxView(input: ViewInput): Mount[] {
+  const read = input.read.map((p) => resolve(p));
+  const write = input.write.map((p) => resolve(p));
+  const caches = cacheDirs(input.env);
+  const cwd = resolve(input.cwd);
+  const bound = [cwd, ...read, ...write];
+  const mounts: Mount[] = [{ kind: 'root' }];
+  for (const path of caches) mounts.push({ kind: 'cache', path });
+  mounts.push({ kind: 'read', path: cwd });
+  for (const path of read) mounts.push({ kind: 'read', path });
+  for (const path of write) mounts.push({ kind: 'write', path });
+  const needed = [
+    ...bound,
+    ...caches,
+    ...input.sockets,
+    input.env['HOME'] ?? '/',
+    dirname(resolve(input.command)),
+  ];
+  for (const hide of hidden(input, needed)) {
+    if (!existsSync(hide)) continue; // bwrap cannot lay anything over a path that is not there
+    if (!visible(hide, bound)) continue;
+    mounts.push({ kind: isDirectory(hide) ? 'hide-dir' : 'hide-file', path: hide });
+  }
+  for (const path of input.sockets) mounts.push({ kind: 'write', path });
+  return mounts;
+}
+
+/**
+ * The paths to hide, strongest first: whole directories that are switchboard's or the user's to
+ * hide; then, per protected file, its directory when nothing the backend needs lies inside it (it
+ * then does not exist for the backend, nor do files created there later), else the file alone.
+ */
+function hidden(input: ViewInput, needed: readonly string[]): string[] {
+  const out: string[] = [];
+  const add = (path: string) => {
+    if (!out.some((h) => within(path, h))) out.push(path);
+  };
+  for (const dir of input.protect.dirs) add(resolve(dir));
+  for (const path of input.hide) add(resolve(path));
+  for (const file of input.protect.files.map((f) => resolve(f))) {
+    const dir = dirname(file);
+    const shared = dir.split(sep).length < 3 || needed.some((n) => within(resolve(n), dir));
+    add(shared ? file : dir);
+  }
+  return out;
+}
+
+/** Where npx, npm and uv keep what they fetch: writable, or a package runner fails at start. */
+export function cacheDirs(env: Readonly<Record<string, string>>): string[] {
+  const home = env['HOME'];
+  const dirs = [
+    env['npm_config_cache'] ?? (home && join(home, '.npm')),
+    env['XDG_CACHE_HOME'] ?? (home && join(home, '.cache')),
+    env['UV_CACHE_DIR'],
+    home && join(home, '.local', 'share', 'uv'),
+  ];
+  return [...new Set(dirs.filter((d): d is string => !!d).map((d) => resolve(d)))];
+}
+
+/** Whether `path` is `dir` or lies inside it. */
+export function within(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+}
+
+/** Under /tmp (or /proc, /dev) only what is bound in is there. */
+function visible(path: string, bound: readonly string[]): boolean {
+  return !REPLACED.some((r) => within(path, r)) || bound.some((b) => within(path, b));
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,124 @@
+// The sandbox stdio backends run in: probed once at start (said once in the log when there is
+// none), then asked for each backend's launcher, which wraps its command in bwrap with its view.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Config, StdioBackendConfig } from '../config/schema.js';
+import type { Launcher } from '../backends/stdio-channel.js';
+import type { Logger } from '../log.js';
+import { defaultTrustDbPath } from '../trust/trust-db.js';
+import { defaultVaultPath } from '../vault/open.js';
+import { BRIDGE_PATH_ENV } from '../public/bridge-client/constants.js';
+import { bwrapArgs } from './bwrap-args.js';
+import { probeSandbox, type SandboxProbe } from './sandbox-probe.js';
+import { cacheDirs, sandboxView, within, type Protected } from './sandbox-view.js';
+
+export interface SandboxOptions {
+  config: Config;
+  /** The files the configuration was read from (main file, policy file): hidden from backends. */
+  configFiles?: readonly string[] | undefined;
+  log: Logger;
+  /** Where the default state paths are worked out from (default: process.env). */
+  env?: NodeJS.ProcessEnv | undefined;
+  platform?: NodeJS.Platform | undefined;
+}
+
+export class Sandbox {
+  private constructor(
+    /** undefined: sandbox.mode is none, nothing was probed. */
+    readonly probe: SandboxProbe | undefined,
+    readonly protect: Protected,
+    private readonly log: Logger,
+  ) {}
+
+  /** Probes once and says once what backends will run in; rejects when mode is required and there is none. */
+  static async open(options: SandboxOptions): Promise<Sandbox> {
+    const { config, log } = options;
+    const { mode, bwrap } = config.sandbox;
+    const probe = mode === 'none' ? undefined : await probeSandbox(bwrap, options.platform, options.env);
+    if (probe && !probe.available && mode === 'required')
+      throw new Error(`sandbox.mode is required, but no sandbox can be made: ${probe.reason}`);
+    if (!probe)
+      log.warn('sandbox.mode is none: stdio backends run unsandboxed, seeing what switchboard sees');
+    else if (!probe.available)
+      log.warn(
+        { reason: probe.reason },
+        `no sandbox available (${probe.reason}): stdio backends run unsandboxed, seeing what switchboard sees`,
+      );
+    else log.info({ bwrap: probe.bwrap }, 'stdio backends run in a bubblewrap sandbox');
+    return new Sandbox(probe, protectedPaths(options), log);
+  }
+
+  get available(): boolean {
+    return this.probe?.available === true;
+  }
+
+  /** How one backend's command is wrapped; undefined when it runs unsandboxed. */
+  launcherFor(name: string, backend: StdioBackendConfig, config: Config): Launcher | undefined {
+    const probe = this.probe;
+    if (!probe?.available) return undefined;
+    const own = backend.sandbox;
+    if (own === 'none') {
+      this.log.warn(
+        { backend: name },
+        `backend ${name} has sandbox: none; it runs unsandboxed, seeing what switchboard sees`,
+      );
+      return undefined;
+    }
+    const top = config.sandbox;
+    return (spec) => {
+      const cwd = spec.cwd ?? process.cwd();
+      const write = [...top.write, ...(own?.write ?? [])];
+      const env = { ...spec.env };
+      // A TMPDIR outside the view would fail every temporary file; /tmp is private and writable.
+      if (env['TMPDIR'] !== undefined && !write.some((w) => within(env['TMPDIR']!, w)))
+        env['TMPDIR'] = '/tmp';
+      makeCaches(env);
+      const socket = env[BRIDGE_PATH_ENV];
+      const mounts = sandboxView({
+        protect: this.protect,
+        read: [...top.read, ...(own?.read ?? [])],
+        write,
+        hide: [...top.hide, ...(own?.hide ?? [])],
+        cwd,
+        env,
+        sockets: socket ? [socket] : [],
+        command: spec.command,
+      });
+      const args = bwrapArgs({
+        mounts,
+        network: own?.network ?? top.network,
+        chdir: cwd,
+        command: spec.command,
+        args: spec.args,
+      });
+      return { command: probe.bwrap, args, cwd, env };
+    };
+  }
+}
+
+/** Switchboard's state directory and every file holding its configuration, secrets or trust. */
+function protectedPaths(options: SandboxOptions): Protected {
+  const { config } = options;
+  const env = options.env ?? process.env;
+  const trustDb = config.audit.path ?? defaultTrustDbPath(env);
+  const vault = config.vault.file ?? defaultVaultPath(env);
+  const files = [
+    ...(options.configFiles ?? []),
+    vault,
+    ...(config.vault.keyFile ? [config.vault.keyFile] : []),
+    // SQLite keeps recent writes beside the file until a checkpoint.
+    ...['', '-wal', '-shm', '-journal'].map((suffix) => trustDb + suffix),
+  ];
+  return { dirs: [dirname(defaultTrustDbPath(env))], files };
+}
+
+/** Package runners fail when their cache cannot be made: made here, where it is not read-only. */
+function makeCaches(env: Record<string, string>): void {
+  for (const dir of cacheDirs(env).slice(0, 2)) {
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch {
+      // Not ours to make (a read-only home): bwrap skips it and the backend does without.
+    }
+  }
+}

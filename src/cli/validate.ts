@@ -1,7 +1,8 @@
 // `switchboard validate`: checks a configuration file and says, on stderr, what is wrong or which backends it found.
 import { ConfigError, formatIssue, type ConfigIssue } from '../config/errors.js';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
-import { isStdioBackend, type BackendConfig } from '../config/schema.js';
+import { isStdioBackend, type BackendConfig, type Config } from '../config/schema.js';
+import { probeSandbox } from '../sandbox/sandbox-probe.js';
 
 /**
  * A further check of a configuration that loaded: e.g. starting the backends to find tool-name
@@ -41,6 +42,9 @@ export async function runValidate(args: ValidateArgs): Promise<number> {
       issues.push({ file: args.config, path: '', message: `check failed: ${(err as Error).message}` });
     }
   }
+  // Whether backends will be contained is part of whether this configuration can run as meant.
+  const sandbox = await sandboxReport(loaded.config);
+  if (sandbox.problem) issues.push({ file: args.config, path: 'sandbox.mode', message: sandbox.problem });
   for (const issue of issues) write(formatIssue(issue));
 
   const servers = Object.entries(loaded.config.servers);
@@ -49,9 +53,23 @@ export async function runValidate(args: ValidateArgs): Promise<number> {
   const width = Math.max(0, ...servers.map(([name]) => name.length));
   for (const [name, backend] of servers) {
     const disabled = backend.disabled ? '  (disabled)' : '';
-    write(`  ${name.padEnd(width)}  ${kindOf(backend).padEnd(5)}  ${target(backend)}${disabled}`);
+    const optOut = isStdioBackend(backend) && backend.sandbox === 'none' ? '  (sandbox: none)' : '';
+    write(`  ${name.padEnd(width)}  ${kindOf(backend).padEnd(5)}  ${target(backend)}${disabled}${optOut}`);
   }
+  write(sandbox.line);
   return issues.length === 0 ? 0 : 1;
+}
+
+/** What stdio backends will run in here, probed as `up` would; a problem when mode is required and there is none. */
+async function sandboxReport(config: Config): Promise<{ line: string; problem?: string }> {
+  const { mode, bwrap } = config.sandbox;
+  if (mode === 'none') return { line: 'sandbox: off (sandbox.mode: none); stdio backends run unsandboxed' };
+  const probe = await probeSandbox(bwrap);
+  if (probe.available) return { line: `sandbox: bubblewrap (${probe.bwrap}); stdio backends run sandboxed` };
+  const line = `sandbox: none available (${probe.reason}); stdio backends run unsandboxed`;
+  return mode === 'required'
+    ? { line, problem: `expected a sandbox (mode: required), but ${probe.reason}` }
+    : { line };
 }
 
 function kindOf(backend: BackendConfig): 'stdio' | 'http' | 'sse' {

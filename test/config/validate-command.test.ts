@@ -29,12 +29,14 @@ test('a valid file exits 0 and lists each backend with its kind and command or u
     const lines: string[] = [];
     const code = await runValidate({ config: file, env: { TOKEN: 'secret' }, write: (l) => lines.push(l) });
     assert.equal(code, 0);
-    assert.deepEqual(lines, [
+    assert.deepEqual(lines.slice(0, -1), [
       `${file}: valid; switchboard format, 3 backends`,
       '  memory  stdio  npx -y @modelcontextprotocol/server-memory',
       '  github  http   https://api.example.com/mcp?…',
       '  old     sse    https://old.example.com/sse  (disabled)',
     ]);
+    // Then what stdio backends would run in on this machine (test/security/sandbox-downgrade.test.ts).
+    assert.match(lines.at(-1)!, /^sandbox: /);
   });
 });
 

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { test } from 'node:test';
 import { connect, faulty } from './helpers.js';
@@ -15,10 +15,15 @@ async function stateFile(t: TestContext): Promise<string> {
   return join(dir, 'starts');
 }
 
+/** Its /tmp is private to each start: the start count is kept where the backend may write. */
+const writable = (state: string) => ({ sandbox: { write: [dirname(state)] } });
+
 test('a resource read cut off by a crash is answered by the restarted backend', async (t) => {
   const state = await stateFile(t);
   const sb = await startGateway(t, {
-    servers: { f: faulty(['--crash-on-read', '--state', state], { restart: { initialMs: 50 } }) },
+    servers: {
+      f: faulty(['--crash-on-read', '--state', state], { restart: { initialMs: 50 }, ...writable(state) }),
+    },
   });
   const client = await connect(t, sb);
   const read = await client.readResource({ uri: 'faulty://r' });
@@ -32,7 +37,11 @@ test('with retries.reads 0 the cut-off read fails with a clear error', async (t)
   const state = await stateFile(t);
   const sb = await startGateway(t, {
     servers: {
-      f: faulty(['--crash-on-read', '--state', state], { restart: { initialMs: 50 }, retries: { reads: 0 } }),
+      f: faulty(['--crash-on-read', '--state', state], {
+        restart: { initialMs: 50 },
+        retries: { reads: 0 },
+        ...writable(state),
+      }),
     },
   });
   const client = await connect(t, sb);

@@ -14,7 +14,7 @@ import { silentLogger, type Logger } from '../../src/log.js';
 import { pino } from 'pino';
 import { Writable } from 'node:stream';
 import { newCallId, type CallContext } from '../../src/call/context.js';
-import { faulty, json, running } from './helpers.js';
+import { faulty, hostPid, json, running, withHostPids } from './helpers.js';
 import { eventually } from '../support/poll.js';
 
 async function replicaSet(
@@ -63,8 +63,8 @@ function ctx(method: string, params: Params): CallContext {
 const call = (set: ReplicaSet, method: string, params: Params, options = {}) =>
   set.call(ctx(method, params), method, params, options);
 
-/** The pid in a task id the faulty server made (task-<pid>-<n>). */
-const pidOfTask = (taskId: string) => Number(taskId.split('-')[1]);
+/** The pid of the process that made a task id (task-<pid inside its sandbox>-<n>[-<instance>]). */
+const pidOfTask = (taskId: string) => hostPid(Number(taskId.split('-')[1]), taskId.split('-')[3]);
 
 test('a task is polled, read and cancelled on the replica that created it', async (t) => {
   const set = await replicaSet(t, 2);
@@ -166,7 +166,11 @@ test('a read cut off by its replica dying is sent again to another replica', asy
   assert.equal(tried[1], 1 - first, 'to the other replica');
   await writeFile(file, '');
   const contents = (await read).contents as { text: string }[];
-  assert.equal(JSON.parse(contents[0]!.text).pid, pids[1 - first], 'answered by the other replica');
+  assert.equal(
+    withHostPids(JSON.parse(contents[0]!.text) as Record<string, unknown>).pid,
+    pids[1 - first],
+    'answered by the other replica',
+  );
 });
 
 test('replicas that disagree on their tools are logged once; the catalog replica is kept', async (t) => {

@@ -16,12 +16,17 @@ import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { connect, faulty, json, running, toolNames } from './helpers.js';
 import { eventually } from '../support/poll.js';
 
-/** A file that, once written, lets every `gate` call waiting on it answer. */
-async function gateFile(t: TestContext): Promise<{ file: string; open: () => Promise<void> }> {
+/**
+ * A file that, once written, lets every `gate` call waiting on it answer; `sandbox` lets the
+ * backend see its directory (its own /tmp is private).
+ */
+async function gateFile(
+  t: TestContext,
+): Promise<{ file: string; open: () => Promise<void>; sandbox: { read: string[] } }> {
   const dir = await mkdtemp(join(tmpdir(), 'sb-replicas-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'open');
-  return { file, open: () => writeFile(file, '') };
+  return { file, open: () => writeFile(file, ''), sandbox: { read: [dir] } };
 }
 
 const pidOf = async (client: Client, tool = 'pids') =>
@@ -53,7 +58,7 @@ async function pidsOf(client: Client, n: number): Promise<Map<number, number>> {
 
 test('concurrent calls spread evenly over the replicas, and every replica ends with switchboard', async (t) => {
   const gate = await gateFile(t);
-  const sb = await startGateway(t, { servers: { f: faulty([], { replicas: 3 }) } });
+  const sb = await startGateway(t, { servers: { f: faulty([], { replicas: 3, sandbox: gate.sandbox }) } });
   assert.deepEqual(states(sb), ['ready', 'ready', 'ready']);
   const client = await connect(t, sb);
   const calls = Array.from({ length: 6 }, () =>
@@ -77,7 +82,7 @@ test('concurrent calls spread evenly over the replicas, and every replica ends w
 
 test('a replica with a call under way is passed over for an idle one', async (t) => {
   const gate = await gateFile(t);
-  const sb = await startGateway(t, { servers: { f: faulty([], { replicas: 2 }) } });
+  const sb = await startGateway(t, { servers: { f: faulty([], { replicas: 2, sandbox: gate.sandbox }) } });
   const client = await connect(t, sb);
   const held = client.callTool({ name: 'gate', arguments: { file: gate.file } });
   await eventually('the held call to be in flight', () => outstanding(sb).includes(1));
@@ -95,7 +100,7 @@ test('a replica with a call under way is passed over for an idle one', async (t)
 test('killing a replica fails only its calls, naming it; the others serve and it comes back by itself', async (t) => {
   const gate = await gateFile(t);
   const sb = await startGateway(t, {
-    servers: { f: faulty([], { replicas: 2, restart: { initialMs: 1000 } }) },
+    servers: { f: faulty([], { replicas: 2, restart: { initialMs: 1000 }, sandbox: gate.sandbox }) },
   });
   let listChanged = 0;
   const client = await connect(t, sb, () => listChanged++);

@@ -1,0 +1,78 @@
+// Threat: backends silently run uncontained because no sandbox can be made (bwrap missing, or
+// namespaces refused). Switchboard still starts but says so once, `validate` says so too, and
+// `sandbox.mode: required` refuses to start rather than run backends outside a sandbox.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { runValidate } from '../../src/cli/validate.js';
+import { StartupError, startSwitchboard } from '../../src/switchboard.js';
+import { captureLog } from '../support/log-capture.js';
+import { configFor } from '../support/start-switchboard.js';
+import { SNOOP, outsideTmp } from './snoop.js';
+
+const MISSING = '/nonexistent/bin/bwrap';
+const servers = { s: { command: process.execPath, args: [SNOOP] } };
+
+test('without bwrap switchboard starts, says so in one log line, and its backend runs unsandboxed', async (t) => {
+  const log = captureLog('debug');
+  const sb = await startSwitchboard({
+    config: configFor({ servers, sandbox: { bwrap: MISSING } }),
+    log: log.logger,
+    http: true,
+  });
+  t.after(() => sb.stop());
+  assert.deepEqual(sb.failedBackends, []);
+  assert.equal(sb.sandbox.available, false);
+  const said = log.lines().filter((l) => /sandbox/i.test(String(l['msg'])));
+  assert.equal(said.length, 1, JSON.stringify(said));
+  assert.equal(said[0]!['level'], 40);
+  assert.match(
+    String(said[0]!['msg']),
+    /no sandbox available \(bubblewrap not found.*\): stdio backends run unsandboxed/,
+  );
+});
+
+test('sandbox.mode required without a sandbox refuses to start', async () => {
+  await assert.rejects(
+    startSwitchboard({
+      config: configFor({ servers, sandbox: { mode: 'required', bwrap: MISSING } }),
+      http: true,
+    }),
+    (err: Error) => {
+      assert.ok(err instanceof StartupError);
+      assert.match(
+        err.message,
+        /sandbox\.mode is required, but no sandbox can be made: bubblewrap not found/,
+      );
+      return true;
+    },
+  );
+});
+
+test('validate reports a missing sandbox, and fails the file when mode is required', async (t) => {
+  const dir = outsideTmp(t, 'validate');
+  const run = async (sandbox: object) => {
+    const file = join(dir, 'switchboard.json');
+    writeFileSync(file, JSON.stringify({ servers, sandbox }));
+    const lines: string[] = [];
+    const code = await runValidate({ config: file, write: (l) => lines.push(l) });
+    return { code, lines };
+  };
+  const auto = await run({ bwrap: MISSING });
+  assert.equal(auto.code, 0);
+  assert.match(
+    auto.lines.at(-1)!,
+    /^sandbox: none available \(bubblewrap not found .*\); stdio backends run unsandboxed$/,
+  );
+  const required = await run({ mode: 'required', bwrap: MISSING });
+  assert.equal(required.code, 1);
+  assert.ok(
+    required.lines.some((l) =>
+      /sandbox\.mode: expected a sandbox \(mode: required\), but bubblewrap not found/.test(l),
+    ),
+    required.lines.join('\n'),
+  );
+  const present = await run({});
+  assert.match(present.lines.at(-1)!, /^sandbox: bubblewrap \(.*bwrap\); stdio backends run sandboxed$/);
+});

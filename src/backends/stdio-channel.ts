@@ -3,6 +3,7 @@
 // whole; its stderr goes to our log, labelled and rate-limited.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { constants } from 'node:os';
 import type { StdioBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
@@ -153,6 +154,8 @@ export class StdioChannel implements Channel {
         this.options.groups?.remove(pgid);
       }
       this.exited = true;
+      // bwrap passes a signal that ended the backend on as exit code 128 + its number.
+      signal ??= launch !== asConfigured && code !== null ? signalOf(code - 128) : null;
       this.closeReason ??= `backend ${name} exited ${signal ? `on ${signal}` : `with code ${code}`}`;
       log.info({ code, signal }, 'backend process exited');
       this.onclose?.();
@@ -201,6 +204,12 @@ export class StdioChannel implements Channel {
     if (GROUPS && child.pid !== undefined) killGroup(child.pid, signal);
     else child.kill(signal);
   }
+}
+
+function signalOf(n: number): NodeJS.Signals | null {
+  if (n <= 0) return null;
+  const found = Object.entries(constants.signals).find(([, v]) => v === n);
+  return found ? (found[0] as NodeJS.Signals) : null;
 }
 
 function killGroup(pgid: number, signal: NodeJS.Signals): void {

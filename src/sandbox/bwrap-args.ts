@@ -36,7 +36,8 @@ function mountArgs(m: Mount): string[] {
     case 'cache':
       return ['--bind-try', m.path, m.path];
     case 'hide-dir':
-      return ['--tmpfs', m.path];
+      // Empty and read-only: nothing written there could pass for switchboard's own files.
+      return ['--tmpfs', m.path, '--remount-ro', m.path];
     case 'hide-file':
       // bwrap cannot remove a file from a view it keeps the directory of: an empty, read-only one.
       return ['--ro-bind', '/dev/null', m.path];

@@ -56,6 +56,8 @@ before(async () => {
       ...input.servers[name],
       command: process.execPath,
       args: [TAP, captureDir, name, '--', server.command, ...server.args],
+      // The tap's captures and the memory file are kept in the test's directory.
+      sandbox: { write: [dir] },
     };
   }
   const privateKey = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();

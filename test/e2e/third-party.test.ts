@@ -31,8 +31,14 @@ before(async () => {
         command: process.execPath,
         args: [entry('server-memory')],
         env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') },
+        // Sandboxed, /tmp is private: the directory it keeps its file in is listed as writable.
+        sandbox: { write: [dir] },
       },
-      files: { command: process.execPath, args: [entry('server-filesystem'), dir] },
+      files: {
+        command: process.execPath,
+        args: [entry('server-filesystem'), dir],
+        sandbox: { write: [dir] },
+      },
     },
   });
   assert.deepEqual(sb.failedBackends, []);

@@ -13,7 +13,7 @@ import { serveExpiring } from '../fixtures/expiring-http-server.js';
 import { Inbox, initialize, probe, rawStdio, textJson } from '../gateway/harness.js';
 import { connectHttp } from '../support/mcp-clients.js';
 import { httpUrl, startGateway } from '../support/start-switchboard.js';
-import { connect, faulty, json, running, toolNames } from './helpers.js';
+import { connect, faulty, hostPid, json, running, toolNames } from './helpers.js';
 import { eventually } from '../support/poll.js';
 
 /**
@@ -260,8 +260,8 @@ test("a host's tasks on a replicated server are polled and read on the replica t
     const created = await request('tools/call', { name: 'echo', arguments: {}, task: { ttl: 60_000 } });
     ids.push(created.task.taskId as string);
   }
-  // f:task-<pid>-<n>: the backend's own id, namespaced by switchboard.
-  const pidOf = (id: string) => Number(id.split('-')[1]);
+  // f:task-<pid inside its sandbox>-<n>-<instance>: the backend's own id, namespaced by switchboard.
+  const pidOf = (id: string) => hostPid(Number(id.split('-')[1]), id.split('-')[3]);
   assert.equal(new Set(ids.map(pidOf)).size, 2, 'the tasks were made on both replicas');
   for (const taskId of ids) {
     assert.equal((await request('tasks/get', { taskId })).taskId, taskId);

@@ -56,6 +56,7 @@ export async function scene(
     vault: { file: vault.file, keyFile: vault.keyFile },
     audit: { path: files.audit },
     http: { port: 0 },
+    namespacing: { mode: 'always' },
     ...top,
   };
   writeFileSync(files.config, JSON.stringify(config));

@@ -33,6 +33,7 @@ import type { Redactor } from '../vault/redactor.js';
 import type { ReloadPlan } from './reload-plan.js';
 import { CompiledPolicy } from '../policy/policy.js';
 import type { ApprovalStore } from '../trust/approval-store.js';
+import type { NeedsApproval } from '../pipeline/stages/policy.js';
 
 export type { ReloadOutcome } from './reload.js';
 
@@ -49,8 +50,8 @@ export interface GatewayOptions {
   redactor?: Redactor | undefined;
   /** Where approvals an operator gives are kept; without it only hosts can approve calls. */
   approvals?: ApprovalStore | undefined;
-  /** Quarantined tools that stay callable with approval (tool pinning). */
-  needsApproval?: ((backend: string, tool: string) => boolean) | undefined;
+  /** Definitions held by pinning that stay usable with approval (pinning). */
+  needsApproval?: NeedsApproval | undefined;
 }
 
 export class Gateway {

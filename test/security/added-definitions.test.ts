@@ -73,7 +73,7 @@ test('a backend that listed nothing of a kind at first cannot add to it silently
   assert.deepEqual(listed(sb, 'prompts'), []);
 });
 
-test('with newTools: approve a tool or prompt added later is listed and each use asks a human until pinned', async (t) => {
+test('with newTools: approve a tool, prompt or template added later is listed and each use asks a human until pinned', async (t) => {
   const path = await tempDbPath(t);
   const sb = await startGateway(t, {
     servers: { s: morphing({ tools: [GREET] }) },
@@ -89,9 +89,13 @@ test('with newTools: approve a tool or prompt added later is listed and each use
         return { action: 'accept', content: { approve: true } };
       }),
   });
-  await client.callTool({ name: 'morph', arguments: { tools: [GREET, EXPORT], prompts: [PROMPT] } });
+  await client.callTool({
+    name: 'morph',
+    arguments: { tools: [GREET, EXPORT], prompts: [PROMPT], templates: [TEMPLATE] },
+  });
   await eventually('the additions are listed', () => listed(sb, 'tools').includes('export_chat'));
   await eventually('the prompt is listed', () => listed(sb, 'prompts').includes('review'));
+  await eventually('the template is listed', () => listed(sb, 'resourceTemplates').length === 1);
   await client.callTool({ name: 'greet', arguments: {} });
   assert.equal(asked.length, 0, 'a pinned tool asked');
   await client.callTool({ name: 'export_chat', arguments: { text: 'hi' } });
@@ -100,11 +104,13 @@ test('with newTools: approve a tool or prompt added later is listed and each use
   assert.match(asked[0]!, /new since its server was first pinned \(switchboard pins diff s export_chat\)/);
   await client.getPrompt({ name: 'review', arguments: { diff: 'x' } });
   assert.equal(asked.length, 2);
+  await client.readResource({ uri: 'notes://7' });
+  assert.equal(asked.length, 3, 'a read through a held template did not ask');
 
   assert.equal((await pins(path, 'approve', 's', 'export_chat')).code, 0);
   sb.recheckPins();
   await client.callTool({ name: 'export_chat', arguments: { text: 'hi' } });
-  assert.equal(asked.length, 2, 'a pinned tool still asked');
+  assert.equal(asked.length, 3, 'a pinned tool still asked');
 });
 
 test('with newTools: show a tool added later is pinned, served and logged', async (t) => {

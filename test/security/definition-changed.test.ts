@@ -167,3 +167,40 @@ test('a prompt or a template changed after it was pinned is quarantined like a t
   assert.deepEqual(listed(sb, 'prompts'), ['review']);
   assert.deepEqual(listed(sb, 'resourceTemplates'), ['notes://{id}']);
 });
+
+test('pins an earlier version kept stay pins, their waits stay waits, and they count as the baseline', async (t) => {
+  const path = await tempDbPath(t);
+  const a = { name: 'x', description: 'a' };
+  const old = openTrustDb(path);
+  old.exec(`CREATE TABLE pins (backend TEXT NOT NULL, tool TEXT NOT NULL, sha256 TEXT NOT NULL,
+      definition TEXT NOT NULL, flags TEXT NOT NULL DEFAULT '[]', pinned_at INTEGER NOT NULL,
+      PRIMARY KEY (backend, tool));
+    CREATE TABLE pin_changes (backend TEXT NOT NULL, tool TEXT NOT NULL, sha256 TEXT NOT NULL,
+      definition TEXT NOT NULL, flags TEXT NOT NULL DEFAULT '[]', seen_at INTEGER NOT NULL,
+      PRIMARY KEY (backend, tool));`);
+  const pinned = pinOf('tool', a);
+  old
+    .prepare('INSERT INTO pins VALUES (?, ?, ?, ?, ?, ?)')
+    .run('k', 'x', pinned.sha256, pinned.definition, '[]', 1);
+  old.prepare('INSERT INTO pins VALUES (?, ?, ?, ?, ?, ?)').run('k', 'bad', '', 'null', '[]', 2);
+  old
+    .prepare('INSERT INTO pin_changes VALUES (?, ?, ?, ?, ?, ?)')
+    .run('k', 'bad', 'f'.repeat(64), '{}', '[]', 2);
+  old.close();
+
+  const db = openTrustDb(path);
+  t.after(() => db.close());
+  const store = new PinStore(db);
+  assert.equal(store.get('k', 'bad')?.changed?.reason, 'flagged');
+  const screen = new PinScreen(store, {
+    onChange: 'hide',
+    newTools: 'hide',
+    flagged: 'show',
+    log: captureLog('fatal').logger,
+  });
+  const added = { name: 'y', description: 'added after the old pins' };
+  assert.deepEqual(screen.screen('k', 'tools', [a, added, { name: 'bad' }]), [a]);
+  assert.equal(store.get('k', 'y')?.changed?.reason, 'new');
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE name IN ('pins', 'pin_changes')").all();
+  assert.deepEqual(tables, []);
+});

@@ -72,10 +72,12 @@ export class PinScreen {
       kind === 'tool' ? 'tool' : kind === 'prompt' ? 'prompt' : kind === 'resource' ? 'template' : undefined;
     const held = pinKind && this.held.get(`${backend}\0${pinKind}`);
     if (!held) return undefined;
-    for (const [key, h] of held) {
-      if (!h.listed) continue;
-      if (pinKind === 'template' ? templateMatches(key, name) : key === name) return ruleOf(h.reason);
+    if (pinKind !== 'template') {
+      const h = held.get(name);
+      return h?.listed ? ruleOf(h.reason) : undefined;
     }
+    for (const [uriTemplate, h] of held)
+      if (h.listed && templateMatches(uriTemplate, name)) return ruleOf(h.reason);
     return undefined;
   };
 

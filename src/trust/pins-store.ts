@@ -258,7 +258,10 @@ export class PinStore {
         row.firstSeen,
       );
       this.dropPending.run(backend, kind, name);
-      if (change.renamedFrom !== undefined) this.dropPin.run(backend, kind, change.renamedFrom);
+      if (change.renamedFrom !== undefined) {
+        this.dropPin.run(backend, kind, change.renamedFrom);
+        this.dropPending.run(backend, kind, change.renamedFrom);
+      }
       this.bump.run();
       return true;
     })();

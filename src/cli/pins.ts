@@ -1,32 +1,43 @@
-// `switchboard pins list|diff|approve`: the operator's side of tool pinning. Approving re-pins a
-// quarantined tool to the definition it now has; a running switchboard notices within a second.
+// `switchboard pins list|diff|approve`: the operator's side of pinning. Approving pins a held
+// tool, prompt or template to the definition it now has; a running switchboard notices within a second.
 import { lineDiff } from '../trust/line-diff.js';
+import { PIN_KINDS } from '../trust/pins-definition.js';
+import { NEVER_PINNED } from '../trust/pins-schema.js';
 import { PinStore, type Flag, type PinRow } from '../trust/pins-store.js';
 import { processIo, type CommandIo, parseCommand } from './io.js';
 import { DB_OPTIONS, openForCommand } from './trust-db-path.js';
 
 export const PINS_USAGE = `Usage: switchboard pins <list|diff|approve> [options]
 
-  list                        Every pinned tool: its hash, scanner flags, and whether it is quarantined
-  diff <backend> <tool>       The pinned definition against the changed one the backend now serves
-  approve <backend> <tool>    Re-pin the tool to its changed definition (it is served again)
+  list                        Every pin (tools, prompts, templates): its hash, scanner flags, and
+                              whether it is quarantined, and why
+  diff <backend> <name>       The pinned definition against the one the backend now serves
+  approve <backend> <name>    Pin it to the definition it now serves (it is served again)
 
-Options: --db FILE (default: audit.path of --config FILE, else ~/.local/state/switchboard/audit.sqlite),
-         --json (list as one JSON object per tool)`;
+A name is a tool's or prompt's name, or a template's URI template.
+Options: --kind tool|prompt|template (needed when a backend has two kinds under one name),
+         --db FILE (default: audit.path of --config FILE, else ~/.local/state/switchboard/audit.sqlite),
+         --json (list as one JSON object per pin)`;
 
 export async function runPins(argv: string[], io: CommandIo = processIo): Promise<number> {
   const parsed = parseCommand(
     'pins',
     PINS_USAGE,
     argv,
-    { ...DB_OPTIONS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    {
+      ...DB_OPTIONS,
+      kind: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
     io,
   );
   if (!parsed) return 2;
   const { values: v, positionals } = parsed;
-  const [sub, backend, tool] = positionals;
-  const needsTool = sub === 'diff' || sub === 'approve';
-  if (v.help || !(sub === 'list' || needsTool) || (needsTool && (!backend || !tool))) {
+  const [sub, backend, name] = positionals;
+  const needsName = sub === 'diff' || sub === 'approve';
+  const kindOk = v.kind === undefined || (PIN_KINDS as readonly string[]).includes(v.kind);
+  if (v.help || !(sub === 'list' || needsName) || (needsName && (!backend || !name)) || !kindOk) {
     (v.help ? io.out : io.err)(PINS_USAGE);
     return v.help ? 0 : 2;
   }
@@ -40,46 +51,84 @@ export async function runPins(argv: string[], io: CommandIo = processIo): Promis
   try {
     if (sub === 'list') {
       for (const p of store.list()) {
+        if (!(v.kind === undefined || p.kind === v.kind)) continue;
         if (v.json) io.out(JSON.stringify(p));
         else for (const line of describe(p)) io.out(line);
       }
       return 0;
     }
-    const pin = store.get(backend!, tool!);
-    if (!pin) {
-      io.err(`switchboard pins: no pin for tool "${tool}" of backend "${backend}"`);
+    const found = PIN_KINDS.filter((k) => v.kind === undefined || k === v.kind)
+      .map((k) => store.get(backend!, name!, k))
+      .filter((p): p is PinRow => p !== undefined);
+    if (found.length !== 1) {
+      io.err(
+        found.length === 0
+          ? `switchboard pins: no pin for "${name}" of backend "${backend}"${v.kind ? ` (${v.kind})` : ''}`
+          : `switchboard pins: "${name}" of backend "${backend}" is a ${found.map((p) => p.kind).join(' and a ')}; say which with --kind`,
+      );
       return 1;
     }
+    const pin = found[0]!;
+    const label = `${backend} ${pin.kind} ${name}`;
     if (!pin.changed) {
-      io.err(`${backend} ${tool}: not quarantined; its definition matches its pin (${pin.sha256})`);
+      io.err(`${label}: not quarantined; its definition matches its pin (${pin.sha256})`);
       return sub === 'diff' ? 0 : 1;
     }
     if (sub === 'diff') {
-      io.out(`--- pinned  sha256:${pin.sha256}  ${new Date(pin.pinnedAt).toISOString()}`);
-      io.out(`+++ served  sha256:${pin.changed.sha256}  ${new Date(pin.changed.seenAt).toISOString()}`);
-      for (const line of lineDiff(pretty(pin.definition), pretty(pin.changed.definition))) io.out(line);
-      for (const f of pin.changed.flags) io.out(`flag ${f.kind}: ${f.reason}`);
+      for (const line of diff(store, pin, pin.changed)) io.out(line);
       return 0;
     }
-    store.approve(backend!, tool!);
-    io.out(`${backend} ${tool}: re-pinned to sha256:${pin.changed.sha256}`);
+    store.approve(backend!, name!, pin.kind);
+    io.out(`${label}: pinned to sha256:${pin.changed.sha256}`);
+    if (pin.changed.renamedFrom !== undefined)
+      io.out(`  (it replaces the pin of "${pin.changed.renamedFrom}", which is dropped)`);
     return 0;
   } finally {
     db.close();
   }
 }
 
+/** The pinned definition (for a rename, the one it replaced) against the served one, line by line. */
+function diff(store: PinStore, pin: PinRow, changed: NonNullable<PinRow['changed']>): string[] {
+  const original =
+    changed.renamedFrom !== undefined ? store.get(pin.backend, changed.renamedFrom, pin.kind) : pin;
+  const pinned = original && original.sha256 !== NEVER_PINNED ? original : undefined;
+  const lines = [
+    pinned
+      ? `--- pinned  sha256:${pinned.sha256}  ${new Date(pinned.pinnedAt).toISOString()}${original !== pin ? `  (as "${pinned.name}")` : ''}`
+      : `--- pinned  (none: ${why(changed)})`,
+    `+++ served  sha256:${changed.sha256}  ${new Date(changed.seenAt).toISOString()}`,
+    ...lineDiff(pinned ? pretty(pinned.definition) : [], pretty(changed.definition)),
+  ];
+  for (const f of changed.flags) lines.push(`flag ${f.kind}: ${f.reason}`);
+  return lines;
+}
+
 function pretty(canonical: string): string[] {
   return JSON.stringify(JSON.parse(canonical), null, 2).split('\n');
 }
 
+function why(c: NonNullable<PinRow['changed']>): string {
+  const at = new Date(c.seenAt).toISOString();
+  switch (c.reason) {
+    case 'changed':
+      return `changed ${at}`;
+    case 'flagged':
+      return `flagged on first sight ${at}; never pinned`;
+    case 'new':
+      return `new since the backend was first pinned ${at}; never pinned`;
+    case 'renamed':
+      return `renamed from "${c.renamedFrom ?? '?'}" ${at}; never pinned`;
+  }
+}
+
 function describe(p: PinRow): string[] {
-  const state = !p.changed
-    ? 'pinned'
-    : p.sha256 === ''
-      ? `QUARANTINED (flagged on first sight ${new Date(p.changed.seenAt).toISOString()}; never pinned)`
-      : `QUARANTINED (changed ${new Date(p.changed.seenAt).toISOString()})`;
-  const lines = [`${p.backend}  ${p.tool}  sha256:${p.sha256.slice(0, 16)}  ${state}`];
+  const state = p.changed
+    ? `QUARANTINED (${why(p.changed)})`
+    : p.goneSince !== undefined
+      ? `pinned (not listed since ${new Date(p.goneSince).toISOString()})`
+      : 'pinned';
+  const lines = [`${p.backend}  ${p.name}  ${p.kind}  sha256:${p.sha256.slice(0, 16)}  ${state}`];
   const flag = (f: Flag, when: string) => `    flag ${f.kind}${when}: ${f.reason}`;
   for (const f of p.flags) lines.push(flag(f, ''));
   for (const f of p.changed?.flags ?? []) lines.push(flag(f, ' (changed definition)'));

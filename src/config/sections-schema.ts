@@ -211,13 +211,19 @@ export const PinningSection = z
       .boolean()
       .default(false)
       .describe(
-        "Pin each tool's definition on first sight (in audit.path) and quarantine it when it changes.",
+        'Pin the definition of each tool, prompt and resource template on first sight (in audit.path) and quarantine it when it changes.',
       ),
     onChange: z
       .enum(['hide', 'approve'])
       .default('hide')
       .describe(
-        "What a changed tool becomes until an operator re-pins it: hidden from every caller, or listed with each call needing a human's approval (see policy.approval).",
+        "What a changed definition (or one renamed to dodge its pin) becomes until an operator re-pins it: hidden from every caller, or listed with each use needing a human's approval (see policy.approval).",
+      ),
+    newTools: z
+      .enum(['show', 'hide', 'approve'])
+      .default('hide')
+      .describe(
+        "What a tool, prompt or template that appears after its backend's first list becomes: pinned and served (logged), hidden until an operator pins it, or listed with each use needing a human's approval until pinned.",
       ),
     scan: z
       .boolean()

@@ -34,6 +34,7 @@ import type { ReloadPlan } from './reload-plan.js';
 import { CompiledPolicy } from '../policy/policy.js';
 import type { ApprovalStore } from '../trust/approval-store.js';
 import type { BackendLifecycleDeps } from './backend-lifecycle.js';
+import type { NeedsApproval } from '../pipeline/stages/policy.js';
 
 export type { ReloadOutcome } from './reload.js';
 
@@ -50,8 +51,8 @@ export interface GatewayOptions {
   redactor?: Redactor | undefined;
   /** Where approvals an operator gives are kept; without it only hosts can approve calls. */
   approvals?: ApprovalStore | undefined;
-  /** Quarantined tools that stay callable with approval (tool pinning). */
-  needsApproval?: ((backend: string, tool: string) => boolean) | undefined;
+  /** Definitions held by pinning that stay usable with approval (pinning). */
+  needsApproval?: NeedsApproval | undefined;
   /** How each spawned backend's command is wrapped (the sandbox); none: run as configured. */
   launcher?: BackendLifecycleDeps['launcher'];
 }

@@ -19,6 +19,7 @@ import type { BackendSubscriptions } from './backend-subscriptions.js';
 import type { CatalogSync } from './catalog-sync.js';
 import type { Housekeeping } from './housekeeping.js';
 import type { InternalCalls } from './internal-calls.js';
+import type { NeedsApproval } from '../pipeline/stages/policy.js';
 
 export interface PipelineParts {
   /** The configuration switchboard started with: what the pipeline is built from once. */
@@ -40,7 +41,7 @@ export interface PipelineParts {
   audit: AuditWriter | undefined;
   redactor: Redactor | undefined;
   approvals: ApprovalStore | undefined;
-  needsApproval: ((backend: string, tool: string) => boolean) | undefined;
+  needsApproval: NeedsApproval | undefined;
 }
 
 export function wirePipeline(parts: PipelineParts): Pipeline {

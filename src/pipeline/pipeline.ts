@@ -42,7 +42,7 @@ import type { Logger } from '../log.js';
 import { approveStage } from './stages/approve.js';
 import { admissionStage, type Admitter } from './stages/admission.js';
 import { protocolStage } from './stages/protocol.js';
-import { policyStage } from './stages/policy.js';
+import { policyStage, type NeedsApproval } from './stages/policy.js';
 
 export type Pipeline = (ctx: CallContext) => Promise<void>;
 
@@ -61,8 +61,8 @@ export interface PipelineServices extends RouteServices {
   admission: Admitter;
   /** What results, errors and messages to the caller must not contain (vault secrets, patterns). */
   redactor?: Redactor | undefined;
-  /** Quarantined tools that stay callable with approval (pinning.onChange: approve). */
-  needsApproval?: ((backend: string, tool: string) => boolean) | undefined;
+  /** Definitions held by pinning that stay usable with approval (pinning.onChange/newTools: approve). */
+  needsApproval?: NeedsApproval | undefined;
 }
 
 export function createPipeline(services: PipelineServices): Pipeline {

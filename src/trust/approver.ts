@@ -224,8 +224,8 @@ function describeCall(b: ApprovalSubject, exposed: string, rule: string, timeout
   return (
     `Approve this call? ${b.caller} wants to call ${what} (${exposed}) with arguments ` +
     `${JSON.stringify(b.arguments)}. ` +
-    (rule === 'pinning.onChange'
-      ? `Asked because the tool's definition changed since it was pinned (switchboard pins diff ${b.backend} ${b.target})`
+    (rule === 'pinning.onChange' || rule === 'pinning.newTools'
+      ? `Asked because its definition ${rule === 'pinning.newTools' ? 'is new since its server was first pinned' : 'changed since it was pinned'} (switchboard pins diff ${b.backend} ${b.target})`
       : `Asked by policy rule "${rule}"`) +
     `; the question expires in ${Math.round(timeoutMs / 1000)} s.`
   );

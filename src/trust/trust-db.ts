@@ -39,28 +39,6 @@ CREATE TABLE IF NOT EXISTS audit_head (
   seq INTEGER NOT NULL,
   hash TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS pins (
-  backend TEXT NOT NULL,
-  tool TEXT NOT NULL,
-  sha256 TEXT NOT NULL,
-  definition TEXT NOT NULL,
-  flags TEXT NOT NULL DEFAULT '[]',
-  pinned_at INTEGER NOT NULL,
-  PRIMARY KEY (backend, tool)
-);
-CREATE TABLE IF NOT EXISTS pin_changes (
-  backend TEXT NOT NULL,
-  tool TEXT NOT NULL,
-  sha256 TEXT NOT NULL,
-  definition TEXT NOT NULL,
-  flags TEXT NOT NULL DEFAULT '[]',
-  seen_at INTEGER NOT NULL,
-  PRIMARY KEY (backend, tool)
-);
-CREATE TABLE IF NOT EXISTS pins_generation (
-  id INTEGER PRIMARY KEY CHECK (id = 1),
-  n INTEGER NOT NULL
-);
 `;
 
 export function openTrustDb(path: string, options: { readonly?: boolean } = {}): TrustDb {

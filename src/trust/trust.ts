@@ -27,7 +27,8 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
     p.approval.operator &&
     (p.rules.some((r) => r.effect === 'approve') ||
       Object.values(p.defaults).includes('approve') ||
-      (config.pinning.enabled && config.pinning.onChange === 'approve'));
+      (config.pinning.enabled &&
+        (config.pinning.onChange === 'approve' || config.pinning.newTools === 'approve')));
   if (!config.audit.enabled && !config.pinning.enabled && !approvals) {
     return {
       path: undefined,
@@ -48,8 +49,9 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
     : undefined;
   const store = config.pinning.enabled ? new PinStore(db) : undefined;
   const screen = store
-    ? new PinScreen(db, store, {
+    ? new PinScreen(store, {
         onChange: config.pinning.onChange,
+        newTools: config.pinning.newTools,
         flagged: config.pinning.flagged,
         log: log.child({ component: 'pins' }),
         scan: config.pinning.scan ? scanDefinition : undefined,

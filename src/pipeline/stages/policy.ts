@@ -12,14 +12,17 @@ import type { Stage } from '../compose.js';
 import { callArguments, type CallContext } from '../../call/context.js';
 import { denied, grantSubject } from './grant.js';
 
+/** The pinning rule (`pinning.onChange`, `pinning.newTools`) under which a use needs approval, if any. */
+export type NeedsApproval = (backend: string, name: string, kind: SubjectKind) => string | undefined;
+
 export function policyStage(
   /** The policy in force: a reload that changes servers' bridge.allow compiles a new one. */
   current: () => CompiledPolicy,
   catalog: Catalog,
   isHandler: (method: string) => boolean,
   log: Logger,
-  /** Tools quarantined by pinning that stay callable with approval (pinning.onChange: approve). */
-  needsApproval: (backend: string, tool: string) => boolean = () => false,
+  /** Definitions held by pinning that stay usable with approval: the pinning rule that asks. */
+  needsApproval: NeedsApproval = () => undefined,
 ): Stage {
   return async function policy(ctx, next) {
     const policy = current();
@@ -76,8 +79,9 @@ export function policyStage(
     }
     if (ctx.decision.effect === 'deny')
       throw refusal(ctx, s, policy, 'refused by policy for these arguments');
-    if (ctx.decision.effect === 'allow' && s.kind === 'tool' && needsApproval(s.backend!, s.name))
-      ctx.decision = { ...ctx.decision, effect: 'approve', rule: 'pinning.onChange' };
+    const held =
+      ctx.decision.effect === 'allow' && s.backend ? needsApproval(s.backend, s.name, s.kind) : undefined;
+    if (held) ctx.decision = { ...ctx.decision, effect: 'approve', rule: held };
     return next();
   };
 }

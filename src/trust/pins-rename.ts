@@ -1,0 +1,80 @@
+// Renames that dodge a pin: a backend drops a pinned definition and, in the same change, lists a
+// new one that nearly copies it under another name (usually with a sentence added). Such a
+// newcomer is judged as a change of the pin it replaced, not as a new definition.
+import { unnamed, type PinKind } from './pins-definition.js';
+
+/**
+ * How much of the old definition (its words, names aside) must reappear in the new one. Text added
+ * to a copied definition is the attack, so additions do not lower the score; what is kept does.
+ */
+const KEPT = 0.8;
+/** Fewer words than this say too little to tell a copy from a coincidence. */
+const MIN_WORDS = 4;
+
+export interface Candidate {
+  name: string;
+  definition: string;
+}
+
+/**
+ * Pairs each newcomer with the vanished pin it copies most, if any copies one closely enough;
+ * each vanished pin is claimed at most once, by its closest copy.
+ */
+export function findRenames(kind: PinKind, vanished: Candidate[], added: Candidate[]): Map<string, string> {
+  const scored: { from: string; to: string; score: number }[] = [];
+  for (const old of vanished) {
+    const before = words(kind, old.definition);
+    if (before.length < MIN_WORDS) continue;
+    for (const now of added) {
+      const score = kept(before, words(kind, now.definition));
+      if (score >= KEPT) scored.push({ from: old.name, to: now.name, score });
+    }
+  }
+  scored.sort((a, b) => b.score - a.score);
+  const renames = new Map<string, string>();
+  const claimed = new Set<string>();
+  for (const s of scored) {
+    if (renames.has(s.to) || claimed.has(s.from)) continue;
+    renames.set(s.to, s.from);
+    claimed.add(s.from);
+  }
+  return renames;
+}
+
+/**
+ * The words a definition says: its texts and its parameters' names. Schema keywords and type names
+ * are left out, since every definition has them and they would make any two look alike.
+ */
+function words(kind: PinKind, definition: string): string[] {
+  const out: string[] = [];
+  const add = (text: string) => out.push(...(text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []));
+  const walk = (value: unknown, key: string | undefined): void => {
+    if (typeof value === 'string') {
+      if (key !== 'type') add(value);
+    } else if (Array.isArray(value)) {
+      for (const v of value) walk(v, key);
+    } else if (value && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) {
+        if (key === 'properties') add(k);
+        walk(v, k);
+      }
+    }
+  };
+  walk(unnamed(kind, definition), undefined);
+  return out;
+}
+
+/** The share of `before`'s words (counted with repeats) found in `after`. */
+function kept(before: string[], after: string[]): number {
+  const left = new Map<string, number>();
+  for (const w of after) left.set(w, (left.get(w) ?? 0) + 1);
+  let found = 0;
+  for (const w of before) {
+    const n = left.get(w) ?? 0;
+    if (n > 0) {
+      found++;
+      left.set(w, n - 1);
+    }
+  }
+  return found / before.length;
+}

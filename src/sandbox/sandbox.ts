@@ -9,6 +9,7 @@ import { defaultTrustDbPath } from '../trust/trust-db.js';
 import { defaultVaultPath } from '../vault/open.js';
 import { BRIDGE_PATH_ENV } from '../public/bridge-client/constants.js';
 import { bwrapArgs } from './bwrap-args.js';
+import { findCommand } from './command-path.js';
 import { probeSandbox, type SandboxProbe } from './sandbox-probe.js';
 import { cacheDirs, sandboxView, within, type Protected } from './sandbox-view.js';
 
@@ -67,6 +68,7 @@ export class Sandbox {
     const top = config.sandbox;
     return (spec) => {
       const cwd = spec.cwd ?? process.cwd();
+      findCommand(spec.command, spec.env['PATH'], cwd);
       const write = [...top.write, ...(own?.write ?? [])];
       const env = { ...spec.env };
       // A TMPDIR outside the view would fail every temporary file; /tmp is private and writable.

@@ -51,6 +51,8 @@ export async function startHops(
       command: process.execPath,
       args: [HOP],
       env: { TOKEN_FILE: join(dir, `${name}.token`) },
+      // The hop writes its token where the test reads it: a directory the sandbox lets it write.
+      sandbox: { write: [dir] },
       bridge: { allow },
     };
   }

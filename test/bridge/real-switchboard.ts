@@ -46,6 +46,7 @@ export async function startRealBridge(): Promise<RealBridge> {
         command: process.execPath,
         args: [MEMORY],
         env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') },
+        sandbox: { write: [dir] },
       },
     },
     vault: { keys: { demo: { type: 'hmac-sha256', secret: VAULT_SECRET } } },

@@ -29,7 +29,12 @@ test('shell syntax in a command or its arguments is never run', async (t) => {
     config: Config.parse({
       limits: { startupTimeoutMs: 5_000 },
       servers: {
-        args: { command: process.execPath, args: [script, ...hostile], era: 'legacy' },
+        args: {
+          command: process.execPath,
+          args: [script, ...hostile],
+          era: 'legacy',
+          sandbox: { write: [dir] },
+        },
         command: { command: `${process.execPath}; touch ${join(dir, 'command')}`, era: 'legacy' },
       },
     }),

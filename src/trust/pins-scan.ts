@@ -8,7 +8,7 @@ import { toolDefinition } from './pins-definition.js';
 import type { Flag } from './pins-store.js';
 import { nameFindings } from './scan/names.js';
 import { decodedBase64, hiddenPayload, invisibleIn, normalise } from './scan/normalise.js';
-import { RULES, THRESHOLD } from './scan/rules.js';
+import { RULES, THRESHOLD, type Rule } from './scan/rules.js';
 
 export { nameSkeleton } from './scan/names.js';
 
@@ -103,11 +103,33 @@ function characterSignals({ path, raw }: Text): Signal[] {
   return found;
 }
 
+/** Words that turn a mention into a refusal: "… are rejected", "never send …", "do not include …". */
+const DISCLAIMER =
+  /\b(?:not|never|no|rejected|denied|blocked|forbidden|refused?|excluded|prohibited|cannot|can't|won't|avoid|disallowed)\b/;
+
+/** The sentence of a text around a position (a dot only ends one before a space, so paths stay whole). */
+function sentenceAt(text: string, at: number, length: number): string {
+  const start = Math.max(text.lastIndexOf('. ', at), text.lastIndexOf('\n', at), text.lastIndexOf('; ', at));
+  const ends = ['. ', '\n', '; '].map((s) => text.indexOf(s, at + length)).filter((i) => i >= 0);
+  return text.slice(start + 1, ends.length ? Math.min(...ends) : text.length);
+}
+
+function firstMatch(rule: Rule, text: string): RegExpExecArray | undefined {
+  const global = new RegExp(
+    rule.pattern.source,
+    rule.pattern.flags.includes('g') ? rule.pattern.flags : rule.pattern.flags + 'g',
+  );
+  for (const m of text.matchAll(global))
+    if (!rule.notInDisclaimer || !DISCLAIMER.test(sentenceAt(text, m.index, m[0].length)))
+      return m as RegExpExecArray;
+  return undefined;
+}
+
 function ruleSignals(all: readonly Text[]): Signal[] {
   const found: Signal[] = [];
   for (const rule of RULES) {
     for (const { path, text } of all) {
-      const m = rule.pattern.exec(text);
+      const m = firstMatch(rule, text);
       if (!m) continue;
       const excerpt = m[0].trim().replace(/\s+/g, ' ').slice(0, 80);
       const why = rule.why.includes('$&')

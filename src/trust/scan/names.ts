@@ -1,15 +1,16 @@
 // Names across backends: a tool named to pass for another backend's tool, and a definition that
 // points the model at another backend's tool. Two servers that both serve `read_file` are common and
 // harmless on their own, so a shared name is a weak signal; a look-alike name is a strong one.
-import { CONFUSABLE } from './normalise.js';
+import { CONFUSABLE, isInvisible } from './normalise.js';
 
 const SEPARATORS = /[-_.\s]/g;
-const INVISIBLE =
-  /[\u00AD\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]|[\u{E0000}-\u{E007F}]/gu;
 
 /** A name in any naming convention: lowercase, separators and invisible characters dropped. */
 export function nameFold(name: string): string {
-  return name.normalize('NFKC').toLowerCase().replace(INVISIBLE, '').replace(SEPARATORS, '');
+  return [...name.normalize('NFKC').toLowerCase()]
+    .filter((c) => !isInvisible(c))
+    .join('')
+    .replace(SEPARATORS, '');
 }
 
 /** A name reduced to what a reader sees: folded, look-alike letters and digits mapped to the letters they imitate. */
@@ -80,7 +81,8 @@ export function nameFindings(
 
 function refersTo(texts: readonly string[], tool: string): boolean {
   const t = tool.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  if (t.length < 4) return false;
+  // A plain word ("query", "search") is how descriptions talk, not a reference to a tool.
+  if (t.length < 4 || !/[-_.\d]|[a-z][A-Z]/.test(tool)) return false;
   const forms = new RegExp(
     String.raw`[\x60'"]${t}[\x60'"]|(?:^|[^\w])${t}\(|\bthe ${t} (?:tool|function)\b|(?:^|[^\w])${t} (?:tool|function)\b|\b(?:call|calls|calling|invoke|use|using|run) (?:the )?${t}\b|\)\s*${t}\b|\bwhen ${t} (?:is|are)\b`,
   );

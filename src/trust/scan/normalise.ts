@@ -2,10 +2,30 @@
 // zero-width characters, spelled with Cyrillic look-alikes or full-width letters, escaped as HTML
 // entities, or smuggled in invisible tag characters reads the same as its plain spelling.
 
-/** Zero-width characters, bidirectional controls, tag characters and variation selectors. */
-const INVISIBLE =
-  /[\u00AD\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\uFE00-\uFE0F]|[\u{E0000}-\u{E007F}]|[\u{E0100}-\u{E01EF}]/u;
-const INVISIBLE_ALL = new RegExp(INVISIBLE.source, 'gu');
+/** Zero-width characters, bidirectional controls, tag characters and variation selectors, as code point ranges. */
+const INVISIBLE_RANGES: readonly (readonly [number, number])[] = [
+  [0xad, 0xad],
+  [0x180e, 0x180e],
+  [0x200b, 0x200f],
+  [0x202a, 0x202e],
+  [0x2060, 0x2064],
+  [0x2066, 0x2069],
+  [0xfe00, 0xfe0f],
+  [0xfeff, 0xfeff],
+  [0xe0000, 0xe007f],
+  [0xe0100, 0xe01ef],
+];
+
+export function isInvisible(c: string): boolean {
+  const cp = c.codePointAt(0)!;
+  return INVISIBLE_RANGES.some(([from, to]) => cp >= from && cp <= to);
+}
+
+/** Control characters other than tab and line breaks: they carry nothing a reader sees. */
+function isControl(c: string): boolean {
+  const cp = c.codePointAt(0)!;
+  return (cp < 0x20 && c !== '\n' && c !== '\t' && c !== '\r') || (cp >= 0x7f && cp <= 0x9f);
+}
 
 /** Letters from other scripts that look like Latin ones, mapped to the letter they imitate. */
 export const CONFUSABLE: Readonly<Record<string, string>> = {
@@ -86,13 +106,17 @@ const ENTITIES: Readonly<Record<string, string>> = {
 
 /** The first invisible character of a text, if any (emoji joiners and presentation selectors aside). */
 export function invisibleIn(text: string): string | undefined {
-  for (const m of text.matchAll(INVISIBLE_ALL)) {
-    const c = m[0];
-    const around = text.slice(Math.max(0, m.index - 2), m.index + 3);
+  let index = 0;
+  for (const c of text) {
+    const at = index;
+    index += c.length;
+    if (!isInvisible(c)) continue;
+    const cp = c.codePointAt(0)!;
+    const around = text.slice(Math.max(0, at - 2), at + 3);
     // A joiner or selector inside an emoji sequence, or tags completing a flag, are how emoji work.
-    if (/[\u200D\uFE0F\uFE0E]/.test(c) && /\p{Extended_Pictographic}/u.test(around)) continue;
-    if (/[\u{E0020}-\u{E007F}]/u.test(c) && /\u{1F3F4}/u.test(text.slice(Math.max(0, m.index - 40), m.index)))
+    if ((cp === 0x200d || cp === 0xfe0f || cp === 0xfe0e) && /\p{Extended_Pictographic}/u.test(around))
       continue;
+    if (cp >= 0xe0020 && cp <= 0xe007f && /\u{1F3F4}/u.test(text.slice(Math.max(0, at - 40), at))) continue;
     return c;
   }
   return undefined;
@@ -145,11 +169,10 @@ export function normalise(text: string): string {
     .replace(/&#x([0-9a-f]{1,6});/gi, (_, hex: string) => safeChar(parseInt(hex, 16)))
     .replace(/&#(\d{1,7});/g, (_, dec: string) => safeChar(parseInt(dec, 10)))
     .replace(/&([a-z]+);/gi, (whole, name: string) => ENTITIES[name.toLowerCase()] ?? whole);
-  const visible = [...decoded.normalize('NFKC').replace(INVISIBLE_ALL, '')]
+  const visible = [...decoded.normalize('NFKC')]
+    .filter((c) => !isInvisible(c) && !isControl(c))
     .map((c) => CONFUSABLE[c] ?? c)
-    .join('')
-    // Control characters other than line breaks and tabs carry nothing a reader sees.
-    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g, '');
+    .join('');
   return joinSpacedLetters(visible)
     .replace(/[ \t\u00A0]+/g, ' ')
     .replace(/\s*\n\s*/g, '\n')

@@ -13,6 +13,11 @@ export interface Rule {
   /** Why it matters, completing "<where> …". */
   why: string;
   pattern: RegExp;
+  /**
+   * Honest servers name secrets and addresses to refuse them ("paths like ~/.ssh are rejected", "do
+   * not include API keys"): such a rule ignores a match inside a sentence that negates or refuses.
+   */
+  notInDisclaimer?: boolean;
 }
 
 /** A definition whose rule weights add up to this is flagged. */
@@ -20,7 +25,7 @@ export const THRESHOLD = 10;
 
 const USER = String.raw`(?:the |this |any )?(?:user|human|person|operator|customer|them)`;
 const SECRET_FILE = String.raw`(?:~?/?\.ssh\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\.aws/credentials\b|\.netrc\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|\.gnupg\b|\.kube/config\b|/etc/(?:passwd|shadow)\b|(?:^|[\s/'"\x60(])\.env\b|\bmcp\.json\b|\bclaude_desktop_config\.json\b|/var/run/secrets\b)`;
-const SEND = String.raw`(?:send|sends|post|upload|forward|transmit|exfiltrate|report|copy|bcc|cc|relay|leak|mirror)`;
+const SEND = String.raw`(?:send|sends|post|posts|upload|uploads|forward|forwards|transmit|exfiltrate|leak)`;
 
 export const RULES: readonly Rule[] = [
   // --- instructions addressed to the model, hidden from the person
@@ -84,7 +89,7 @@ export const RULES: readonly Rule[] = [
   {
     name: 'first-before-anything',
     kind: 'hidden-instruction',
-    weight: 7,
+    weight: 5,
     why: 'makes itself a step before every request or other tool',
     pattern:
       /\b(?:before|prior to) (?:using|calling|invoking|running|processing|answering|responding|performing|executing) (?:any|every|all|each)\b|\b(?:call|use|invoke|run) this tool (?:first|before)\b|\bmust be (?:called|invoked|used) (?:before|first)\b|\bfor (?:any|every|all) (?:user )?requests?\b[^.\n]{0,40}\b(?:call|use|invoke)\b/,
@@ -95,7 +100,7 @@ export const RULES: readonly Rule[] = [
     weight: 6,
     why: 'tells the model how to use other tools',
     pattern:
-      /\bwhen (?:\([^)]*\) )?[`'"]?[a-z][\w.-]*[`'"]?(?: tool)? (?:is|are) (?:invoked|called|used|available|present)\b|\bwhen this tool is (?:available|present|installed|loaded)\b|\bside effects? on\b|\bmodify the behaviou?r of\b|\b(?:after|before) (?:using|calling|running|execute|executing) [`'"]?[a-z][\w.-]*[`'"]? (?:tool|operation)\b|\bafter [a-z]+ing\b[^.\n]{0,20}\b(?:call|invoke|use|run)\b|\bnever use the other tools\b|\b(?:also |always |first )?(?:call|invoke) (?:the )?(?:tool )?[`'"]?[a-z]+_[a-z_]+[`'"]?\b/,
+      /\bwhen (?:\([^)]*\) )?[`'"]?[a-z][\w.-]*[`'"]?(?: tool)? (?:is|are) (?:invoked|called|used|available|present)\b|\bwhen this tool is (?:available|present|installed|loaded)\b|\bside effects? on\b|\bmodify the behaviou?r of\b|\b(?:after|before) (?:using|calling|running|execute|executing) [`'"]?[a-z][\w.-]*[`'"]? (?:tool|operation)\b|\bnever use the other tools\b/,
   },
   {
     name: 'redirect-recipient',
@@ -111,6 +116,7 @@ export const RULES: readonly Rule[] = [
     kind: 'sensitive-file',
     weight: 7,
     why: 'mentions "$&", a file or secret a tool rarely needs to name',
+    notInDisclaimer: true,
     pattern: new RegExp(SECRET_FILE),
   },
   {
@@ -118,6 +124,7 @@ export const RULES: readonly Rule[] = [
     kind: 'sensitive-file',
     weight: 2,
     why: 'mentions credentials',
+    notInDisclaimer: true,
     pattern:
       /\b(?:private[ _-]?keys?|api[ _-]?keys?|access[ _-]?tokens?|secret[ _-]?keys?|credentials|passwords?|connection strings?|environment variables?|env vars?)\b/,
   },
@@ -126,8 +133,9 @@ export const RULES: readonly Rule[] = [
     kind: 'sensitive-file',
     weight: 5,
     why: 'asks for the conversation, the system prompt or the environment',
+    notInDisclaimer: true,
     pattern:
-      /\b(?:(?:entire|full|complete|whole|previous|prior) (?:conversation|chat|context|message)s?(?: history)?|(?:conversation|chat|message) history|system prompt|all (?:user )?messages|last messages|list of (?:last |previous )?(?:messages|chats)|caller credentials|contents? of the user's)\b/,
+      /\b(?:(?:entire|full|complete|whole|previous|prior) (?:conversation|chat|message)s?(?: history)?|(?:conversation|chat|message) (?:history|context)|system prompt|all (?:of the )?(?:user|chat|conversation|previous|prior) messages|last messages|list of (?:last |previous )?(?:messages|chats)|caller credentials|contents? of the user's)\b/,
   },
   {
     name: 'into-a-parameter',
@@ -135,7 +143,15 @@ export const RULES: readonly Rule[] = [
     weight: 5,
     why: 'asks to smuggle data through an argument',
     pattern:
-      /\bpass (?:its|their|the|all|this|that|it)\b[^.\n]{0,40}\b(?:as|in|into)\b|\b(?:include|put|paste|attach|append|insert|add) (?:it|them|its content|their content|the content|this|that)\b[^.\n]{0,40}\b(?:in|into|as|here|to)\b|\b(?:in|into|as) the [`'"]?\w+[`'"]? (?:parameter|argument|field|param)\b|\bput it here\b|\bpaste it here\b/,
+      /\bpass (?:its|their|the|all|this|that|it)\b[^.\n]{0,40}\b(?:as|in|into)\b|\b(?:include|put|paste|attach|append|insert|add) (?:it|them|this|that|(?:the |its |their )?contents?)\b[^.\n]{0,40}\b(?:in|into|as|here|to)\b|\b(?:in|into|as) the [`'"]?\w+[`'"]? (?:parameter|argument|field|param)\b|\bput it here\b|\bpaste it here\b/,
+  },
+  {
+    name: 'tamper-arguments',
+    kind: 'hidden-instruction',
+    weight: 6,
+    why: 'tells the model to alter arguments or results',
+    pattern:
+      /\b(?:replace|change|modify|alter|override|swap) the (?:values?|arguments?|parameters?|inputs?|(?:wrong )?results?|amounts?)\b[^.\n]{0,40}\b(?:with|to|of)\b/,
   },
   {
     name: 'read-then-use',
@@ -143,7 +159,7 @@ export const RULES: readonly Rule[] = [
     weight: 3,
     why: 'tells the model to read something first',
     pattern: new RegExp(
-      String.raw`\b(?:read|access|open|load|collect|gather|cat)\b[^.\n]{0,20}?(?:\b(?:file|files|resource|directory|configuration|config|contents?|secrets?)\b|~/|/etc/|\b[a-z]+://|${SECRET_FILE})`,
+      String.raw`\binclude (?:the )?contents? of\b|\b(?:read|access|open|load|collect|gather|cat)\b[^.\n]{0,20}?(?:\b(?:file|files|resource|directory|configuration|config|contents?|secrets?)\b|~/|/etc/|\b[a-z]+://|${SECRET_FILE})`,
     ),
   },
   {
@@ -151,6 +167,7 @@ export const RULES: readonly Rule[] = [
     kind: 'exfiltration-url',
     weight: 10,
     why: 'asks to send data to an address',
+    notInDisclaimer: true,
     pattern: new RegExp(
       String.raw`\b${SEND}\b[^\n]{0,120}?\bto (?:https?://|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:local|com|net|org|io|site|test|invalid|example)\b)|\b${SEND}\b[^\n]{0,80}?https?://`,
     ),

@@ -30,6 +30,7 @@ export function splitOf(id: string): Split {
 
 interface PoisonedEntry {
   id: string;
+  split: Split;
   source: Record<string, string>;
   tool: Record<string, unknown>;
 }
@@ -50,14 +51,19 @@ export function poisonedCases(): Case[] {
   const file = JSON.parse(readFileSync(join(CORPUS_DIR, 'poisoned.json'), 'utf8')) as {
     entries: PoisonedEntry[];
   };
-  return file.entries.map((e) => ({
-    id: e.id,
-    label: 'poisoned',
-    split: splitOf(e.id),
-    server: `poisoned:${e.id}`,
-    item: e.tool,
-    source: [e.source.repo, e.source.path, e.source.paper].filter(Boolean).join(' — '),
-  }));
+  return file.entries.map((e) => {
+    // The stored split is for readers of the data; the hash decides, and a mismatch is an edited file.
+    if (e.split !== splitOf(e.id))
+      throw new Error(`poisoned.json: ${e.id} says ${e.split}, its hash says ${splitOf(e.id)}`);
+    return {
+      id: e.id,
+      label: 'poisoned' as const,
+      split: e.split,
+      server: `poisoned:${e.id}`,
+      item: e.tool,
+      source: [e.source.repo, e.source.path, e.source.paper].filter(Boolean).join(' — '),
+    };
+  });
 }
 
 /** A prompt scanned as a definition: its arguments read like a tool's parameters. */

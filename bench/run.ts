@@ -8,6 +8,7 @@ import { formatTable, rowsForJson, writeResults, type Row, type Skip } from './l
 import { BRIDGE_SCENARIOS } from './bridge.js';
 import { SESSION_SCENARIOS } from './session-open.js';
 import { SCENARIOS as ECHO_SCENARIOS, type Scenario as AnyScenario, type Sizes } from './scenarios.js';
+import { runScanBench } from './scan/run-scan.js';
 import { runSoak } from './soak.js';
 
 // Each scenario names the client it drives (an SDK Client, or a bridge client); the runner only hands it back.
@@ -39,6 +40,8 @@ ${SCENARIOS.map((s) => `  ${s.name.padEnd(12)} ${s.baseline.name} + ${s.subject.
   --warmup N  untimed calls per side first (default ${DEFAULT_SIZES.warmup})
   --rounds N  slices the timed calls alternate in between the two sides (default ${DEFAULT_SIZES.rounds})
 
+  scan        the definition scanner against its labelled corpus: detection and false-positive rates;
+              not in the default set (scan --hide-held-out while tuning rules)
   soak        mixed traffic with random backend kills for minutes; not in the default set (soak --help)
 
 Targets are reported, never enforced: the exit code is 0 unless something failed to run.`;
@@ -142,6 +145,8 @@ function progress(message: string): void {
 async function main(): Promise<number> {
   // The soak runs for minutes against one switchboard, with no baseline: its own runner, opt-in.
   if (process.argv[2] === 'soak') return runSoak(process.argv.slice(3));
+  // The scanner benchmark measures verdicts on a committed corpus, not time: no baseline, no processes.
+  if (process.argv[2] === 'scan') return runScanBench(process.argv.slice(3));
   const args = parseArgs(process.argv.slice(2));
   if (typeof args === 'string') {
     const help = args === USAGE;

@@ -1,190 +1,169 @@
 // The definition scanner: flags what tool-poisoning attacks put in tool definitions — hidden
 // instructions, invisible or confusable characters, pointers at secret files, places to send data,
-// and names made to pass for another backend's tool. Every flag carries a reason an operator can
-// check; a flag is a prompt to look, not proof.
+// and names made to pass for another backend's tool. Every string of a definition is normalised
+// (scan/normalise.ts), matched against named, weighted rules (scan/rules.ts), and the definition is
+// flagged only when the weights reach the threshold: single words honest servers use do not flag on
+// their own. A flag names its rule and where it matched; it is a prompt to look, not proof.
 import { toolDefinition } from './pins-definition.js';
 import type { Flag } from './pins-store.js';
+import { nameFindings } from './scan/names.js';
+import { decodedBase64, hiddenPayload, invisibleIn, normalise } from './scan/normalise.js';
+import { RULES, THRESHOLD, type Rule } from './scan/rules.js';
 
-/** Every string in a definition (description, titles, schema descriptions, enums, defaults), with where. */
-function strings(value: unknown, path: string, out: { path: string; text: string }[]): void {
-  if (typeof value === 'string') out.push({ path, text: value });
-  else if (Array.isArray(value)) value.forEach((v, i) => strings(v, `${path}[${i}]`, out));
-  else if (value && typeof value === 'object')
-    for (const [k, v] of Object.entries(value)) strings(v, path ? `${path}.${k}` : k, out);
-}
-
-const HIDDEN_INSTRUCTIONS: [RegExp, string][] = [
-  [
-    /\bignore (all |any )?(the )?(previous|prior|above|earlier|other) (instructions|rules|directions)/i,
-    'tells the model to ignore its instructions',
-  ],
-  [
-    /\b(do not|don't|never) (tell|mention|reveal|inform|show|notify)\b[^.]{0,40}\buser\b/i,
-    'tells the model to keep something from the user',
-  ],
-  [
-    /\bwithout (telling|informing|asking|notifying) the user\b/i,
-    'tells the model to act without the user knowing',
-  ],
-  [
-    /<\/?(important|system|instructions?|secret|hidden)>/i,
-    'contains a pseudo-tag used to smuggle instructions',
-  ],
-  [
-    /\b(before|prior to) (using|calling|running) (this|any|the) tool\b/i,
-    'tells the model to do something first',
-  ],
-  [
-    /\byou (must|should|need to) (first |always )?(read|call|send|include|pass|fetch|upload|use)\b/i,
-    'gives the model orders',
-  ],
-  [/\b(secretly|covertly|silently)\b/i, 'asks for something done unseen'],
-  [/\b(this is|it is) (very )?(important|critical|mandatory)\b/i, 'urges the model with importance cues'],
-];
-
-const SENSITIVE_FILES = [
-  /~?\/?\.ssh\b/i,
-  /\bid_(rsa|dsa|ecdsa|ed25519)\b/i,
-  /\.aws\/credentials\b/i,
-  /\.netrc\b/i,
-  /\.gnupg\b/i,
-  /\.kube\/config\b/i,
-  /\/etc\/(passwd|shadow)\b/i,
-  /(^|[\s/'"`])\.env\b/i,
-  /\bmcp\.json\b|\bclaude_desktop_config\.json\b/i,
-  /\b(private[ _-]?key|api[ _-]?key|access[ _-]?token|secret[ _-]?key)s?\b/i,
-];
-
-const EXFIL_HOSTS =
-  /(webhook\.site|requestbin|pipedream\.net|ngrok(-free)?\.(io|app)|burpcollaborator\.net|interact\.sh|oast\.(fun|me|pro|site)|beeceptor\.com|hookbin\.com)/i;
-const SEND_VERBS = /\b(send|post|upload|forward|report|transmit|exfiltrate|submit|copy)\b/i;
-
-/** Zero-width, bidirectional controls, tag characters and other invisible code points. */
-const INVISIBLE =
-  /[\u00AD\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]|[\u{E0000}-\u{E007F}]/u;
-
-/** Letters from other scripts that look like Latin ones, mapped to the letter they imitate. */
-const CONFUSABLE: Record<string, string> = {
-  а: 'a',
-  в: 'b',
-  е: 'e',
-  к: 'k',
-  м: 'm',
-  н: 'h',
-  о: 'o',
-  р: 'p',
-  с: 'c',
-  т: 't',
-  у: 'y',
-  х: 'x',
-  і: 'i',
-  ј: 'j',
-  ѕ: 's',
-  ԁ: 'd',
-  ԛ: 'q',
-  ԝ: 'w',
-  ɡ: 'g',
-  ο: 'o',
-  α: 'a',
-  ε: 'e',
-  ι: 'i',
-  κ: 'k',
-  ν: 'v',
-  ρ: 'p',
-  τ: 't',
-  υ: 'u',
-  χ: 'x',
-  '0': 'o',
-  '1': 'l',
-  '3': 'e',
-  '5': 's',
-};
-
-/** A name reduced to what a reader sees: lowercase, separators dropped, look-alikes folded. */
-export function nameSkeleton(name: string): string {
-  return [...name.normalize('NFKC').toLowerCase()]
-    .filter((c) => !/[-_.\s]/.test(c) && !INVISIBLE.test(c))
-    .map((c) => CONFUSABLE[c] ?? c)
-    .join('')
-    .replace(/rn/g, 'm')
-    .replace(/vv/g, 'w');
-}
+export { nameSkeleton } from './scan/names.js';
 
 export interface ScanContext {
   /** Tools other backends serve, by backend. */
   others: ReadonlyMap<string, readonly string[]>;
 }
 
-export function scanDefinition(item: Record<string, unknown>, context: ScanContext): Flag[] {
-  const flags: Flag[] = [];
-  const add = (kind: string, reason: string) => {
-    if (!flags.some((f) => f.kind === kind && f.reason === reason)) flags.push({ kind, reason });
-  };
-  const name = String(item.name);
-  const texts: { path: string; text: string }[] = [];
-  strings(toolDefinition(item), '', texts);
+interface Text {
+  path: string;
+  /** As served, for the checks on characters. */
+  raw: string;
+  /** As matched. */
+  text: string;
+}
 
-  for (const { path, text } of texts) {
-    for (const [re, why] of HIDDEN_INSTRUCTIONS) {
-      const m = re.exec(text);
-      if (m) add('hidden-instruction', `${path} ${why}: "${m[0]}"`);
+/** One signal found, before the verdict. */
+interface Signal {
+  rule: string;
+  kind: string;
+  weight: number;
+  reason: string;
+}
+
+/** Every string in a definition (description, titles, schema descriptions, enums, defaults, property names), with where. */
+function strings(value: unknown, path: string, out: { path: string; raw: string }[]): void {
+  if (typeof value === 'string') out.push({ path, raw: value });
+  else if (Array.isArray(value)) value.forEach((v, i) => strings(v, `${path}[${i}]`, out));
+  else if (value && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) {
+      const at = path ? `${path}.${k}` : k;
+      if (path.endsWith('properties')) out.push({ path: `${at} (parameter name)`, raw: k });
+      strings(v, at, out);
     }
-    const invisible = INVISIBLE.exec(text);
-    if (invisible)
-      add(
-        'invisible-unicode',
-        `${path} contains invisible U+${codePoint(invisible[0])}, which readers do not see`,
-      );
-    for (const word of text.split(/[^\p{L}\p{N}]+/u)) {
-      if (/\p{Script=Latin}/u.test(word) && /[\p{Script=Cyrillic}\p{Script=Greek}]/u.test(word))
-        add('confusable-unicode', `${path} mixes Latin with Cyrillic or Greek letters in "${word}"`);
+}
+
+function texts(item: Record<string, unknown>): Text[] {
+  const raw: { path: string; raw: string }[] = [];
+  strings(toolDefinition(item), '', raw);
+  const out: Text[] = [];
+  for (const { path, raw: r } of raw) {
+    // Parameter names are words joined by separators; read them as words.
+    const readable = path.endsWith('(parameter name)') ? r.replace(/[_-]+/g, ' ') : r;
+    out.push({ path, raw: r, text: normalise(readable) });
+    const hidden = hiddenPayload(r);
+    if (hidden) out.push({ path: `${path} (invisible text)`, raw: hidden, text: normalise(hidden) });
+    for (const decoded of decodedBase64(r))
+      out.push({ path: `${path} (base64)`, raw: decoded, text: normalise(decoded) });
+  }
+  return out;
+}
+
+/** Character-level signals: what a reader cannot see or misreads. */
+function characterSignals({ path, raw }: Text): Signal[] {
+  const found: Signal[] = [];
+  const invisible = invisibleIn(raw);
+  if (invisible)
+    found.push({
+      rule: 'invisible-characters',
+      kind: 'invisible-unicode',
+      weight: 10,
+      reason: `${path} contains invisible U+${codePoint(invisible)}, which readers do not see`,
+    });
+  for (const word of raw.split(/[^\p{L}\p{N}]+/u))
+    if (/\p{Script=Latin}/u.test(word) && /[\p{Script=Cyrillic}\p{Script=Greek}]/u.test(word)) {
+      found.push({
+        rule: 'mixed-script-word',
+        kind: 'confusable-unicode',
+        weight: 10,
+        reason: `${path} mixes Latin with Cyrillic or Greek letters in "${word}"`,
+      });
+      break;
     }
-    for (const re of SENSITIVE_FILES) {
-      const m = re.exec(text);
-      if (m)
-        add(
-          'sensitive-file',
-          `${path} mentions "${m[0].trim()}", a file or secret a tool rarely needs to name`,
-        );
-    }
-    for (const url of text.match(/\bhttps?:\/\/[^\s"'`<>)]+/gi) ?? []) {
-      const host = hostOf(url);
-      if (!host || /^(localhost|127\.|\[::1\])/.test(host)) continue;
-      if (EXFIL_HOSTS.test(host)) add('exfiltration-url', `${path} names ${host}, a request-capture service`);
-      else if (/^\d+\.\d+\.\d+\.\d+$|^\[/.test(host))
-        add('exfiltration-url', `${path} names a bare IP address, ${host}`);
-      else if (SEND_VERBS.test(text)) add('exfiltration-url', `${path} asks to send data to ${host}`);
+  if (/ {30,}\S/.test(raw.trim()))
+    found.push({
+      rule: 'padded-out-of-view',
+      kind: 'hidden-instruction',
+      weight: 7,
+      reason: `${path} pads text with a long run of spaces, pushing it out of view`,
+    });
+  if (
+    /(?:^|_)(?:ssh|id_rsa|id_ed25519|mcp_json|aws_credentials|passwd)(?:_|$)/i.test(raw) &&
+    /(?:content|reading|read|file|from)/i.test(raw) &&
+    path.endsWith('(parameter name)')
+  )
+    found.push({
+      rule: 'secret-parameter',
+      kind: 'sensitive-file',
+      weight: 10,
+      reason: `${path} asks for the contents of a secret file by its name: "${raw}"`,
+    });
+  return found;
+}
+
+/** Words that turn a mention into a refusal: "… are rejected", "never send …", "do not include …". */
+const DISCLAIMER =
+  /\b(?:not|never|no|rejected|denied|blocked|forbidden|refused?|excluded|prohibited|cannot|can't|won't|avoid|disallowed)\b/;
+
+/** The sentence of a text around a position (a dot only ends one before a space, so paths stay whole). */
+function sentenceAt(text: string, at: number, length: number): string {
+  const start = Math.max(text.lastIndexOf('. ', at), text.lastIndexOf('\n', at), text.lastIndexOf('; ', at));
+  const ends = ['. ', '\n', '; '].map((s) => text.indexOf(s, at + length)).filter((i) => i >= 0);
+  return text.slice(start + 1, ends.length ? Math.min(...ends) : text.length);
+}
+
+function firstMatch(rule: Rule, text: string): RegExpExecArray | undefined {
+  const global = new RegExp(
+    rule.pattern.source,
+    rule.pattern.flags.includes('g') ? rule.pattern.flags : rule.pattern.flags + 'g',
+  );
+  for (const m of text.matchAll(global))
+    if (!rule.notInDisclaimer || !DISCLAIMER.test(sentenceAt(text, m.index, m[0].length)))
+      return m as RegExpExecArray;
+  return undefined;
+}
+
+function ruleSignals(all: readonly Text[]): Signal[] {
+  const found: Signal[] = [];
+  for (const rule of RULES) {
+    for (const { path, text } of all) {
+      const m = firstMatch(rule, text);
+      if (!m) continue;
+      const excerpt = m[0].trim().replace(/\s+/g, ' ').slice(0, 80);
+      const why = rule.why.includes('$&')
+        ? rule.why.replace('$&', () => excerpt)
+        : `${rule.why}: "${excerpt}"`;
+      found.push({ rule: rule.name, kind: rule.kind, weight: rule.weight, reason: `${path} ${why}` });
+      break;
     }
   }
-  if (/[^\x20-\x7E]/.test(name))
-    add('confusable-name', `the name "${name}" has characters outside printable ASCII`);
+  return found;
+}
 
-  const skeleton = nameSkeleton(name);
-  for (const [backend, tools] of context.others) {
-    for (const other of tools) {
-      if (other === name) add('shadowing', `"${name}" is also a tool of ${backend}`);
-      else if (nameSkeleton(other) === skeleton)
-        add('confusable-name', `"${name}" looks like ${backend}'s tool "${other}"`);
-      else if (mentions(texts, other))
-        add('other-tool', `the definition refers to ${backend}'s tool "${other}"`);
-    }
+export function scanDefinition(item: Record<string, unknown>, context: ScanContext): Flag[] {
+  const all = texts(item);
+  const signals = [
+    ...all.flatMap(characterSignals),
+    ...ruleSignals(all),
+    ...nameFindings(
+      String(item.name),
+      all.map((t) => t.text),
+      context.others,
+    ),
+  ];
+  // Each rule counts once, at its heaviest: ten mentions of "silently" are still one weak signal.
+  const weights = new Map<string, number>();
+  for (const s of signals) weights.set(s.rule, Math.max(weights.get(s.rule) ?? 0, s.weight));
+  const score = [...weights.values()].reduce((a, b) => a + b, 0);
+  if (score < THRESHOLD) return [];
+  const flags: Flag[] = [];
+  for (const s of [...signals].sort((a, b) => b.weight - a.weight)) {
+    const reason = `${s.reason} [${s.rule} +${s.weight}, score ${score}]`;
+    if (!flags.some((f) => f.kind === s.kind && f.reason === reason)) flags.push({ kind: s.kind, reason });
   }
   return flags;
-}
-
-/** Whether a text names a tool as a word (short or common names would match everywhere). */
-function mentions(texts: { text: string }[], tool: string): boolean {
-  if (tool.length < 5) return false;
-  const re = new RegExp(`(^|[^\\w])${tool.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([^\\w]|$)`);
-  return texts.some(({ text }) => re.test(text));
-}
-
-function hostOf(url: string): string | undefined {
-  try {
-    return new URL(url).hostname.toLowerCase();
-  } catch {
-    return undefined;
-  }
 }
 
 function codePoint(c: string): string {

@@ -50,13 +50,14 @@ test('a look-alike backend that starts while the first-pinned one is down is the
   assert.deepEqual(listed(first, 'tools'), ['countdown', 'morph', 'now']);
   await first.stop();
 
-  // The first-pinned backend is not running: the newcomer still cannot take its names.
+  // The first-pinned backend is not running: the newcomer still cannot take a name that only
+  // reads like one of its names. A name two servers both use (`now`, `read_file`) is no flag on
+  // its own: honest servers share them, and with both running each is served under its prefix.
   const alone = await startGateway(t, { servers: { evil: impostor }, audit: { path }, pinning });
-  assert.deepEqual(listed(alone, 'tools'), []);
+  assert.deepEqual(listed(alone, 'tools'), ['morph', 'now']);
   await alone.stop();
   const { out } = await pins(path, 'list');
-  assert.match(out, /evil {2}now {2}tool .*QUARANTINED \(flagged on first sight/);
-  assert.match(out, /flag shadowing \(changed definition\): "now" is also a tool of clock/);
+  assert.doesNotMatch(out, /evil {2}now {2}tool .*QUARANTINED/);
   assert.match(
     out,
     /evil {2}c0untdown {2}tool .*QUARANTINED[^\n]*\n(.*\n)*? {4}flag confusable-name \(changed definition\): "c0untdown" looks like clock's tool "countdown"/,
@@ -65,7 +66,13 @@ test('a look-alike backend that starts while the first-pinned one is down is the
 
   // Both running, the newcomer listed first in config: the first-pinned keeps its names.
   const both = await startGateway(t, { servers: { evil: impostor, clock }, audit: { path }, pinning });
-  assert.deepEqual(listed(both, 'tools'), ['clock_countdown', 'clock_morph', 'clock_now']);
+  assert.deepEqual(listed(both, 'tools'), [
+    'clock_countdown',
+    'clock_morph',
+    'clock_now',
+    'evil_morph',
+    'evil_now',
+  ]);
 });
 
 test('a look-alike backend added to a running switchboard is held back, not the one pinned before it', async (t) => {
@@ -73,9 +80,21 @@ test('a look-alike backend added to a running switchboard is held back, not the 
   const sb = await startGateway(t, { servers: { clock }, audit: { path }, pinning });
   assert.deepEqual(listed(sb, 'tools'), ['countdown', 'morph', 'now']);
   await sb.reload(configFor({ servers: { clock, evil: impostor }, audit: { path }, pinning }));
-  assert.deepEqual(listed(sb, 'tools'), ['clock_countdown', 'clock_morph', 'clock_now']);
+  assert.deepEqual(listed(sb, 'tools'), [
+    'clock_countdown',
+    'clock_morph',
+    'clock_now',
+    'evil_morph',
+    'evil_now',
+  ]);
   // And after a restart, whichever lists first.
   await sb.stop();
   const again = await startGateway(t, { servers: { evil: impostor, clock }, audit: { path }, pinning });
-  assert.deepEqual(listed(again, 'tools'), ['clock_countdown', 'clock_morph', 'clock_now']);
+  assert.deepEqual(listed(again, 'tools'), [
+    'clock_countdown',
+    'clock_morph',
+    'clock_now',
+    'evil_morph',
+    'evil_now',
+  ]);
 });

@@ -11,6 +11,7 @@ import { PolicyError, type CompiledPolicy, type Subject, type SubjectKind } from
 import type { Stage } from '../compose.js';
 import { callArguments, type CallContext } from '../../call/context.js';
 import { denied, grantSubject } from './grant.js';
+import { normalUriPattern } from '../../policy/uri-normal.js';
 
 export function policyStage(
   /** The policy in force: a reload that changes servers' bridge.allow compiles a new one. */
@@ -37,12 +38,14 @@ export function policyStage(
       const items = ctx.result?.[list.key];
       if (Array.isArray(items)) {
         const kept = items.filter((item: Record<string, unknown>) => {
-          const exposed = String(item[list.field]);
+          // A listed URI is judged as a call to it would be: in normal form.
+          const uri = list.subject === 'resource' ? normalUriPattern : (x: string) => x;
+          const exposed = uri(String(item[list.field]));
           const owner = catalog.ownerOf(item);
           const s: Subject = {
             kind: list.subject,
             backend: owner?.backend,
-            name: owner?.name ?? exposed,
+            name: owner ? uri(owner.name) : exposed,
             exposed,
             method: list.judgedAs,
           };

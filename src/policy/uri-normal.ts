@@ -85,7 +85,9 @@ function normalAuthority(scheme: string, raw: string): string {
   const at = authority.lastIndexOf('@');
   const userinfo = at === -1 ? '' : authority.slice(0, at + 1);
   const hostPort = authority.slice(at + 1);
-  const colon = hostPort.startsWith('[') ? hostPort.indexOf(':', hostPort.indexOf(']')) : hostPort.indexOf(':');
+  const colon = hostPort.startsWith('[')
+    ? hostPort.indexOf(':', hostPort.indexOf(']'))
+    : hostPort.indexOf(':');
   const host = (colon === -1 ? hostPort : hostPort.slice(0, colon)).toLowerCase();
   const port = colon === -1 ? '' : hostPort.slice(colon);
   if (scheme === 'file' && userinfo === '' && port === '' && host === 'localhost') return '';

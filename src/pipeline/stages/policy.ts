@@ -12,6 +12,7 @@ import type { Stage } from '../compose.js';
 import { callArguments, type CallContext } from '../../call/context.js';
 import { denied, grantSubject } from './grant.js';
 import { normalUriPattern } from '../../policy/uri-normal.js';
+import { barredFromHost } from '../../policy/backend-only.js';
 
 export function policyStage(
   /** The policy in force: a reload that changes servers' bridge.allow compiles a new one. */
@@ -21,6 +22,8 @@ export function policyStage(
   log: Logger,
   /** Tools quarantined by pinning that stay callable with approval (pinning.onChange: approve). */
   needsApproval: (backend: string, tool: string) => boolean = () => false,
+  /** Handlers only backends may call (handler-chain.ts): refused to hosts before any rule. */
+  backendOnly: (method: string) => boolean = () => false,
 ): Stage {
   return async function policy(ctx, next) {
     const policy = current();
@@ -56,6 +59,12 @@ export function policyStage(
       return;
     }
     const s = subjectOf(ctx, isHandler, catalog);
+    const barred = barredFromHost(ctx.caller, s, backendOnly);
+    if (barred) {
+      // As absent as a handler nobody registered, whatever rule would have allowed it.
+      ctx.decision = { effect: 'deny', rule: barred.rule };
+      throw denied(ctx);
+    }
     if (ctx.target?.kind === 'task') {
       // The call that made the task was judged with its arguments, and only its caller reaches
       // the task: what it may still do is follow up on a tool it can see.

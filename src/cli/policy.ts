@@ -8,7 +8,7 @@ import type { Caller } from '../call/context.js';
 import { CompiledPolicy, type Subject } from '../policy/policy.js';
 import { barredFromHost } from '../policy/backend-only.js';
 import { UriError, normalUri } from '../policy/uri-normal.js';
-import { builtInExtensions } from '../extensions/index.js';
+import { backendOnlyHandlers } from '../extensions/index.js';
 import { processIo, type CommandIo, parseCommand } from './io.js';
 
 export const POLICY_USAGE = `Usage: switchboard policy test --config FILE --caller KIND:ID <target> [--args JSON] [options]
@@ -89,7 +89,7 @@ export async function runPolicy(argv: string[], io: CommandIo = processIo): Prom
     subject.backend = caller.id;
   const policy = new CompiledPolicy(config);
   // The pipeline refuses a host every backend-only handler before any rule: so does the explanation.
-  const barred = barredFromHost(caller, subject, (m) => BACKEND_ONLY.has(m));
+  const barred = barredFromHost(caller, subject, (m) => backendOnlyHandlers.includes(m));
   const explained = barred ? { verdict: barred, skipped: [] } : policy.explain(caller, subject, args);
   let effect: string = explained.verdict.effect;
   let rule = explained.verdict.rule;
@@ -120,9 +120,6 @@ function parseCaller(text: string | undefined): Caller | undefined {
   const m = /^(host|backend|workflow|extension):(.+)$/.exec(text ?? '');
   return m ? ({ kind: m[1], id: m[2] } as Caller) : undefined;
 }
-
-/** The built-in handlers only backends may call, as the running switchboard registers them. */
-const BACKEND_ONLY = new Set(builtInExtensions.flatMap((e) => e.backendOnly ?? []));
 
 interface TargetFlags {
   tool?: string | undefined;

@@ -7,13 +7,20 @@ import type { Params, Result } from '../jsonrpc/message.js';
 import { APPROVAL_META, APPROVAL_PROMPT } from './approver.js';
 
 /** The params of a backend's request to its caller, with any imitation of an approval marked. */
-export function markLookalike(backend: string, method: string, params: Params | undefined): Params | undefined {
+export function markLookalike(
+  backend: string,
+  method: string,
+  params: Params | undefined,
+): Params | undefined {
   if (method !== 'elicitation/create' || !params) return params;
   const meta = params._meta;
   const forgedMeta = meta !== undefined && Object.hasOwn(meta, APPROVAL_META);
   const message = typeof params.message === 'string' ? params.message : undefined;
   if (!forgedMeta && !(message !== undefined && opensAsApproval(message))) return params;
-  const marked: Params = { ...params, message: `[asked by server "${backend}", not by switchboard] ${message ?? ''}` };
+  const marked: Params = {
+    ...params,
+    message: `[asked by server "${backend}", not by switchboard] ${message ?? ''}`,
+  };
   if (forgedMeta) {
     const { [APPROVAL_META]: _dropped, ...rest } = meta;
     marked._meta = rest;
@@ -28,7 +35,8 @@ export function markLookalikeInputs(backend: string, result: Result): Result {
   let changed = false;
   const marked: Record<string, unknown> = {};
   for (const [key, r] of Object.entries(requests)) {
-    const params = r && typeof r === 'object' ? markLookalike(backend, String(r.method), r.params) : undefined;
+    const params =
+      r && typeof r === 'object' ? markLookalike(backend, String(r.method), r.params) : undefined;
     changed ||= params !== r?.params;
     marked[key] = params === r?.params ? r : { ...r, params };
   }

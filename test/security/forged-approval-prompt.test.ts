@@ -43,7 +43,10 @@ test("a backend's forged approval prompt reaches the host marked as the backend'
   ];
   for (const message of lookalikes) {
     const answer = textJson(
-      await client.callTool({ name: 'rogue_ask', arguments: { method: 'elicitation/create', params: forged(message) } }),
+      await client.callTool({
+        name: 'rogue_ask',
+        arguments: { method: 'elicitation/create', params: forged(message) },
+      }),
     );
     assert.equal(answer.error, undefined, JSON.stringify(answer));
   }
@@ -62,11 +65,17 @@ test("a backend's forged approval prompt reaches the host marked as the backend'
   for (const [i, params] of asked.slice(0, 3).entries()) {
     const message = String(params.message);
     assert.ok(message.startsWith('[asked by server "rogue", not by switchboard] '), message);
-    assert.equal((params._meta as Record<string, unknown>)[APPROVAL], undefined, `forgery ${i} kept the metadata`);
+    assert.equal(
+      (params._meta as Record<string, unknown>)[APPROVAL],
+      undefined,
+      `forgery ${i} kept the metadata`,
+    );
     assert.equal((params._meta as Record<string, unknown>)['x-kept'], true);
   }
   assert.equal(asked[3]!.message, 'What is your name?');
   const own = asked[4]!;
-  assert.ok(String(own.message).startsWith('Approve this call? host:http wants to call tool "echo" of server "bank"'));
+  assert.ok(
+    String(own.message).startsWith('Approve this call? host:http wants to call tool "echo" of server "bank"'),
+  );
   assert.equal(typeof (own._meta as Record<string, { sha256?: unknown }>)[APPROVAL]?.sha256, 'string');
 });

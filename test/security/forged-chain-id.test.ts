@@ -94,7 +94,12 @@ test('a backend cannot run A -> B -> A by naming a made-up chain with an empty p
       method: 'tools/call',
       params: {
         name: 'b_call',
-        arguments: { method: 'tools/call', forgeId: 'made-up-call', forgePath: [], params: { name: 'a_events' } },
+        arguments: {
+          method: 'tools/call',
+          forgeId: 'made-up-call',
+          forgePath: [],
+          params: { name: 'a_events' },
+        },
       },
     },
   });

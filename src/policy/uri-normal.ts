@@ -20,11 +20,11 @@ const HEX = /^[0-9A-Fa-f]{2}$/;
  * percent-encoding, an encoded NUL, control characters, an encoded `/` or `\` that would hide a
  * `.` or `..` segment from the policy, or dot segments in a path that is not hierarchical.
  */
-export function normalUri(uri: string): string {
+export function normalUri(uri: string, options: { template?: boolean } = {}): string {
   const m = SCHEME.exec(uri);
   if (!m) throw new UriError('it has no scheme (a resource URI is absolute)');
   const scheme = m[1]!.toLowerCase();
-  let rest = encodeRaw(uri.slice(m[0].length));
+  let rest = encodeRaw(uri.slice(m[0].length), options.template === true);
   let fragment: string | undefined;
   let query: string | undefined;
   const hash = rest.indexOf('#');
@@ -71,7 +71,8 @@ export function normalUri(uri: string): string {
  */
 export function normalUriPattern(pattern: string): string {
   try {
-    return normalUri(pattern);
+    // Patterns also match URI templates (completions, listed templates): their braces stay.
+    return normalUri(pattern, { template: true });
   } catch (err) {
     if (err instanceof UriError) return pattern;
     throw err;
@@ -94,13 +95,16 @@ function normalAuthority(scheme: string, raw: string): string {
   return userinfo + host + port;
 }
 
-/** Characters a URI may not hold as themselves (space, `\`, non-ASCII, …), percent-encoded as UTF-8. */
-function encodeRaw(s: string): string {
+/**
+ * Characters a URI may not hold as themselves (space, `\`, non-ASCII, …), percent-encoded as
+ * UTF-8; in a URI template (RFC 6570) the braces of its expressions stay.
+ */
+function encodeRaw(s: string, template: boolean): string {
   let out = '';
   for (const ch of s) {
     const code = ch.codePointAt(0)!;
     if (code < 0x20 || code === 0x7f) throw new UriError('it contains a control character');
-    if (ch === '%' || ALLOWED_RAW.test(ch)) out += ch;
+    if (ch === '%' || ALLOWED_RAW.test(ch) || (template && (ch === '{' || ch === '}'))) out += ch;
     else if (code >= 0xd800 && code <= 0xdfff) throw new UriError('it contains a lone surrogate');
     else out += encodeURIComponent(ch).toUpperCase();
   }

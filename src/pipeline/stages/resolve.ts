@@ -72,7 +72,8 @@ export function resolveTarget(
         if (!t) throw notFound(ctx.method, p);
         ctx.target = { ...t, kind };
       } else if (ref?.type === 'ref/resource') {
-        const { target, exposed } = resolveUri(ctx, catalog, requireString(ref.uri, 'ref.uri'));
+        // A completion names a resource template: its expressions' braces are kept.
+        const { target, exposed } = resolveUri(ctx, catalog, requireString(ref.uri, 'ref.uri'), true);
         ctx.params = { ...p, ref: { ...ref, uri: exposed } };
         ctx.target = { ...target, kind };
       } else {
@@ -88,8 +89,13 @@ export function resolveTarget(
  * see) and the caller's spelling of it (what bridge.allow patterns and errors see), normalised
  * alike. The owner's part is normalised by its own scheme (`a+file:` hides a `file:` URI).
  */
-function resolveUri(ctx: CallContext, catalog: Catalog, uri: string): { target: Target; exposed: string } {
-  const caller = normalOrRefuse(ctx, uri);
+function resolveUri(
+  ctx: CallContext,
+  catalog: Catalog,
+  uri: string,
+  template = false,
+): { target: Target; exposed: string } {
+  const caller = normalOrRefuse(ctx, uri, template);
   const found = catalog.resolveUri(caller);
   if (!found) throw resourceNotFound(caller);
   if ('ambiguous' in found) {
@@ -100,14 +106,14 @@ function resolveUri(ctx: CallContext, catalog: Catalog, uri: string): { target: 
   }
   // The catalog answers with the URI itself or the part after a namespace prefix.
   const prefix = caller.slice(0, caller.length - found.name.length);
-  const own = normalOrRefuse(ctx, found.name);
+  const own = normalOrRefuse(ctx, found.name, template);
   return { target: { ...found, name: own }, exposed: prefix + own };
 }
 
 /** A URI that cannot be normalised cannot be judged: refused, and audited as a policy refusal. */
-function normalOrRefuse(ctx: CallContext, uri: string): string {
+function normalOrRefuse(ctx: CallContext, uri: string, template: boolean): string {
   try {
-    return normalUri(uri);
+    return normalUri(uri, { template });
   } catch (err) {
     if (!(err instanceof UriError)) throw err;
     ctx.decision = { effect: 'deny', rule: 'policy.uri' };

@@ -140,7 +140,10 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       config,
       log: log.child({ extension: ext.name }),
       vault,
-      handle: (method, handler) => gateway.handlers.register(method, handler, ext.name),
+      handle: (method, handler) =>
+        gateway.handlers.register(method, handler, ext.name, {
+          backendOnly: ext.backendOnly?.includes(method),
+        }),
       dispatch: (method, params, signal) =>
         gateway.dispatch({ kind: 'extension', id: ext.name }, method, params, signal),
     });

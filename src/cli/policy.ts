@@ -6,6 +6,9 @@ import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { Caller } from '../call/context.js';
 import { CompiledPolicy, type Subject } from '../policy/policy.js';
+import { barredFromHost } from '../policy/backend-only.js';
+import { UriError, normalUri } from '../policy/uri-normal.js';
+import { backendOnlyHandlers } from '../extensions/index.js';
 import { processIo, type CommandIo, parseCommand } from './io.js';
 
 export const POLICY_USAGE = `Usage: switchboard policy test --config FILE --caller KIND:ID <target> [--args JSON] [options]
@@ -85,10 +88,12 @@ export async function runPolicy(argv: string[], io: CommandIo = processIo): Prom
   if (subject.kind === 'ask' && subject.backend === undefined && caller.kind === 'backend')
     subject.backend = caller.id;
   const policy = new CompiledPolicy(config);
-  const explained = policy.explain(caller, subject, args);
+  // The pipeline refuses a host every backend-only handler before any rule: so does the explanation.
+  const barred = barredFromHost(caller, subject, (m) => backendOnlyHandlers.includes(m));
+  const explained = barred ? { verdict: barred, skipped: [] } : policy.explain(caller, subject, args);
   let effect: string = explained.verdict.effect;
   let rule = explained.verdict.rule;
-  if (v.list) {
+  if (v.list && !barred) {
     const listed = policy.decideListing(caller, subject);
     effect = listed.effect === 'call' ? 'listed (decided at the call)' : listed.effect;
     rule = listed.rule;
@@ -137,14 +142,29 @@ function subjectFor(config: Config, f: TargetFlags): Subject | string {
   if (f.backend !== undefined && !namespaces.some((n) => n.backend === f.backend))
     return `no enabled server named "${f.backend}" in the config`;
   if (f.resource !== undefined) {
-    const uri = f.resource;
-    const base = { kind: 'resource' as const, exposed: uri, method: 'resources/read' };
-    if (f.backend !== undefined) return { ...base, backend: f.backend, name: uri };
-    const split = splitUri(uri);
-    const ns = split && namespaces.find((n) => n.prefixed && n.uriPrefix === split.uriPrefix);
-    if (ns && split) return { ...base, backend: ns.backend, name: split.uri };
-    const unprefixed = namespaces.filter((n) => !n.prefixed);
-    if (unprefixed.length === 1) return { ...base, backend: unprefixed[0]!.backend, name: uri };
+    // Judged in normal form, as the resolve stage puts it (the owner's part by its own scheme).
+    let uri: string;
+    try {
+      uri = normalUri(f.resource);
+    } catch (err) {
+      if (!(err instanceof UriError)) throw err;
+      return `the pipeline refuses ${f.resource} (rule policy.uri): ${err.message}`;
+    }
+    const own = (name: string, prefix = '') => {
+      const normal = normalUri(name);
+      return { kind: 'resource' as const, exposed: prefix + normal, method: 'resources/read', name: normal };
+    };
+    try {
+      if (f.backend !== undefined) return { ...own(uri), backend: f.backend };
+      const split = splitUri(uri);
+      const ns = split && namespaces.find((n) => n.prefixed && n.uriPrefix === split.uriPrefix);
+      if (ns && split) return { ...own(split.uri, `${split.uriPrefix}+`), backend: ns.backend };
+      const unprefixed = namespaces.filter((n) => !n.prefixed);
+      if (unprefixed.length === 1) return { ...own(uri), backend: unprefixed[0]!.backend };
+    } catch (err) {
+      if (!(err instanceof UriError)) throw err;
+      return `the pipeline refuses ${f.resource} (rule policy.uri): ${err.message}`;
+    }
     return `cannot tell which server owns ${uri}: give --backend`;
   }
   const kind = f.tool !== undefined ? 'tool' : 'prompt';

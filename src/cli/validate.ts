@@ -3,6 +3,8 @@ import { ConfigError, formatIssue, type ConfigIssue } from '../config/errors.js'
 import { loadConfig, type LoadedConfig } from '../config/load.js';
 import { isStdioBackend, type BackendConfig, type Config } from '../config/schema.js';
 import { probeSandbox } from '../sandbox/sandbox-probe.js';
+import { backendOnlyHandlers } from '../extensions/index.js';
+import { broadHandlerGrants } from './handler-grants.js';
 
 /**
  * A further check of a configuration that loaded: e.g. starting the backends to find tool-name
@@ -34,6 +36,8 @@ export async function runValidate(args: ValidateArgs): Promise<number> {
   }
 
   for (const warning of loaded.warnings) write(`warning: ${formatIssue(warning)}`);
+  for (const warning of broadHandlerGrants(loaded.config, backendOnlyHandlers, args.config))
+    write(`warning: ${formatIssue(warning)}`);
   const issues: ConfigIssue[] = [];
   for (const check of args.checks ?? []) {
     try {

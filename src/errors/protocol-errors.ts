@@ -91,6 +91,13 @@ const PROTOCOL = {
     fault: 'caller',
     description: 'Bridge: the call chain would grow past `bridge.maxDepth`.',
   },
+  CALL_CHAIN_UNKNOWN: {
+    group: 'bridge',
+    code: WIRE.CALL_CHAIN_UNKNOWN,
+    fault: 'caller',
+    description:
+      "Bridge: the call names, in `_meta` `io.switchboard/chain`, a call that is not one of this backend under way (finished, made up, or another backend's); send no chain to start a fresh one.",
+  },
   POLICY_REFUSED: {
     group: 'bridge',
     code: WIRE.POLICY_REFUSED,

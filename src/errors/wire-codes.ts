@@ -37,6 +37,8 @@ export const WIRE = {
   CALL_CYCLE: -32031,
   /** Bridge: the call chain would exceed bridge.maxDepth. */
   CALL_TOO_DEEP: -32032,
+  /** Bridge: the call names a chain id that is not a call of this backend under way. */
+  CALL_CHAIN_UNKNOWN: -32033,
   /** A call to a target the caller can see, refused by policy for its arguments, or not approved. */
   POLICY_REFUSED: -32040,
   // The caller's own doing, apart from -32001 so that a flood never reads as a backend failure.

@@ -19,5 +19,10 @@ export interface ExtensionApi {
 
 export interface Extension {
   readonly name: string;
+  /**
+   * Handler methods of this extension that only backends may call: no host reaches them, whatever
+   * a policy rule grants, and `switchboard validate` names rules broad enough to grant them.
+   */
+  readonly backendOnly?: readonly string[];
   setup(api: ExtensionApi): void | Promise<void>;
 }

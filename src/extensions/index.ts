@@ -3,3 +3,6 @@ import type { Extension } from './extension.js';
 import { vaultExtension } from './vault.js';
 
 export const builtInExtensions: readonly Extension[] = [vaultExtension];
+
+/** The built-in handlers only backends may call (what `validate` and `policy test` know of them). */
+export const backendOnlyHandlers: readonly string[] = builtInExtensions.flatMap((e) => e.backendOnly ?? []);

@@ -43,8 +43,21 @@ function cannot(params: Params, key: VaultKey, what: string): WireError {
   return new WireError(WIRE.INVALID_PARAMS, `Key ${String(params.key)} (${key.algorithm}) cannot ${what}`);
 }
 
+/** Every method the vault serves: all for backends only (a host's model must never see a secret). */
+export const VAULT_METHODS = [
+  'vault.sign',
+  'vault.verify',
+  'vault.encrypt',
+  'vault.decrypt',
+  'vault.publicKey',
+  'vault.get',
+  'vault.keys',
+  'vault.list',
+] as const;
+
 export const vaultExtension: Extension = {
   name: 'vault',
+  backendOnly: VAULT_METHODS,
   setup(api) {
     const vault = api.vault;
     api.handle('vault.sign', (params) => {

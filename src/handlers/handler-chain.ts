@@ -17,6 +17,13 @@ interface Registration {
   pattern: string;
   owner: string;
   handler: Handler;
+  /** Only backends may call it: no host reaches it, whatever the policy grants (policy stage). */
+  backendOnly: boolean;
+}
+
+export interface RegisterOptions {
+  /** Only backends may call the method; hosts never reach it, whatever a policy rule says. */
+  backendOnly?: boolean | undefined;
 }
 
 /** Handler methods are namespaced `<extension>.<operation>`; MCP's own methods use `/`. */
@@ -25,18 +32,27 @@ export const HANDLER_METHOD = /^[a-z][a-z0-9_-]*(\.[A-Za-z0-9_-]+)+$/;
 export class HandlerChain {
   private readonly chain: Registration[] = [];
 
-  register(pattern: string, handler: Handler, owner = 'switchboard'): void {
+  register(pattern: string, handler: Handler, owner = 'switchboard', options: RegisterOptions = {}): void {
     const check = pattern.endsWith('.*') ? `${pattern.slice(0, -2)}.x` : pattern;
     if (!HANDLER_METHOD.test(check)) {
       throw new Error(`handler name "${pattern}" must look like "extension.operation" (or "extension.*")`);
     }
-    this.chain.push({ pattern, owner, handler });
+    this.chain.push({ pattern, owner, handler, backendOnly: options.backendOnly === true });
   }
 
   find(method: string): Handler | undefined {
+    return this.claim(method)?.handler;
+  }
+
+  /** Whether the handler serving `method` is one only backends may call. */
+  backendOnly(method: string): boolean {
+    return this.claim(method)?.backendOnly ?? false;
+  }
+
+  private claim(method: string): Registration | undefined {
     for (const r of this.chain) {
-      if (r.pattern === method) return r.handler;
-      if (r.pattern.endsWith('.*') && method.startsWith(r.pattern.slice(0, -1))) return r.handler;
+      if (r.pattern === method) return r;
+      if (r.pattern.endsWith('.*') && method.startsWith(r.pattern.slice(0, -1))) return r;
     }
     return undefined;
   }

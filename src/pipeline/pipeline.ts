@@ -73,7 +73,9 @@ export function createPipeline(services: PipelineServices): Pipeline {
     protocolStage((name) => services.catalog.inputSchemaOf(name)),
     admissionStage(services.admission),
     resolveStage(services.catalog, services.starting, services.absent, services.tasks),
-    policyStage(services.policy, services.catalog, isHandler, services.log, services.needsApproval),
+    policyStage(services.policy, services.catalog, isHandler, services.log, services.needsApproval, (m) =>
+      services.handlers.backendOnly(m),
+    ),
     chainStage({ ...services.chain, live: services.live }),
     ...(services.redactor ? [redactStage(services.redactor)] : []),
     approveStage(services.approver, isHandler),

@@ -7,6 +7,7 @@ import type { Caller } from '../call/context.js';
 import { compileConditions, EvaluationError, type ArgsExplain, type ArgsTest } from './conditions.js';
 import type { Effect, Rule } from '../config/policy-schema.js';
 import type { SubjectKind } from '../protocol/methods.js';
+import { normalUriPattern } from './uri-normal.js';
 
 export type { SubjectKind };
 
@@ -219,7 +220,8 @@ function compileRule(rule: Rule, name: string): Compiled {
   const named = {
     tools: rule.tools && patternMatcher(rule.tools),
     prompts: rule.prompts && patternMatcher(rule.prompts),
-    resources: rule.resources && patternMatcher(rule.resources),
+    // Resources are judged by their URI in normal form (uri-normal.ts): so are the patterns.
+    resources: rule.resources && patternMatcher(rule.resources.map(normalUriPattern)),
     handlers: rule.handlers && patternMatcher(rule.handlers),
   };
   // A rule that names no kind of target is about every target; one that names some, only those.
@@ -268,7 +270,10 @@ function compileRule(rule: Rule, name: string): Compiled {
 /** A backend's `bridge.allow`, as the allow rule it always was: patterns over exposed names. */
 function bridgeAllowRule(backend: string, patterns: readonly string[]): Compiled {
   const key = `backend:${backend}`;
-  const allowed = patternMatcher(patterns);
+  const names = patternMatcher(patterns);
+  // A resource is addressed by its URI in normal form (uri-normal.ts); so are patterns meant for one.
+  const uris = patternMatcher(patterns.map(normalUriPattern));
+  const allowed = (s: Subject) => (s.kind === 'resource' ? uris : names)(s.exposed);
   const name = `servers.${backend}.bridge.allow`;
   return {
     name,
@@ -276,14 +281,14 @@ function bridgeAllowRule(backend: string, patterns: readonly string[]): Compiled
     auditValues: false,
     caller: (k) => k === key,
     // What the backend may call, not what it may ask its caller.
-    target: (s) => s.kind !== 'ask' && allowed(s.exposed),
+    target: (s) => s.kind !== 'ask' && allowed(s),
     when: undefined,
     whyNot: (k, s) =>
       k !== key
         ? `only for caller ${key}`
         : s.kind === 'ask'
           ? `grants calls, not a backend's ${s.method}`
-          : allowed(s.exposed)
+          : allowed(s)
             ? undefined
             : `${s.exposed} is not in [${patterns.join(', ')}]`,
   };

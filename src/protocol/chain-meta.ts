@@ -12,6 +12,15 @@ export interface ChainMeta {
   path: string[];
 }
 
+/**
+ * The chain a call carries: undefined when it carries none (a fresh chain), `malformed` when the key
+ * is there but is not a chain (refused like an unknown chain, never read as absent).
+ */
+export function chainClaim(params: Params): ChainMeta | 'malformed' | undefined {
+  if (params._meta?.[CHAIN_META] === undefined) return undefined;
+  return readChain(params) ?? 'malformed';
+}
+
 export function readChain(params: Params): ChainMeta | undefined {
   const v = params._meta?.[CHAIN_META] as { id?: unknown; path?: unknown } | undefined;
   if (!v || typeof v.id !== 'string' || !Array.isArray(v.path)) return undefined;

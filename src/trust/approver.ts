@@ -12,6 +12,8 @@ import { callerKey, type Subject } from '../policy/policy.js';
 import { ApprovalStore, bindingOf, type ApprovalSubject } from './approval-store.js';
 
 export const APPROVAL_META = 'io.switchboard/approval';
+/** How every approval question switchboard asks a host begins. */
+export const APPROVAL_PROMPT = 'Approve this call?';
 
 export interface ApproverOptions {
   timeoutMs: number;
@@ -222,7 +224,7 @@ function describeCall(b: ApprovalSubject, exposed: string, rule: string, timeout
         ? `${b.method} on "${b.target}" of server "${b.backend}"`
         : `${b.method}`;
   return (
-    `Approve this call? ${b.caller} wants to call ${what} (${exposed}) with arguments ` +
+    `${APPROVAL_PROMPT} ${b.caller} wants to call ${what} (${exposed}) with arguments ` +
     `${JSON.stringify(b.arguments)}. ` +
     (rule === 'pinning.onChange' || rule === 'pinning.newTools'
       ? `Asked because its definition ${rule === 'pinning.newTools' ? 'is new since its server was first pinned' : 'changed since it was pinned'} (switchboard pins diff ${b.backend} ${b.target})`

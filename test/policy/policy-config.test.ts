@@ -172,7 +172,8 @@ test('`policy test` prints the decision, the rule that made it, and why each ear
   assert.equal(sample.out.at(-1), 'decision: allow (rule defaults.ask)');
   const wrong = await ask('--caller', 'host:stdio', '--method', 'vault.sign', '--expect', 'allow');
   assert.equal(wrong.code, 1);
-  assert.match(wrong.err, /expected allow, got deny \(rule defaults\.host\)/);
+  // The vault is for backends only: refused to a host before any rule is tried.
+  assert.match(wrong.err, /expected allow, got deny \(rule handlers\.backendOnly\)/);
   const broken = await ask(
     '--caller',
     'backend:search',

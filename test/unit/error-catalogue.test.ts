@@ -54,6 +54,7 @@ test("WIRE keeps its names and values, and the caller's own refusals have codes 
       AUTH_FAILED: -32030,
       CALL_CYCLE: -32031,
       CALL_TOO_DEEP: -32032,
+      CALL_CHAIN_UNKNOWN: -32033,
       POLICY_REFUSED: -32040,
       RATE_LIMITED: -32050,
       QUEUE_FULL: -32051,

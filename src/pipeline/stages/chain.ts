@@ -1,8 +1,9 @@
 // The loop guard. Every call forwarded to a backend tells it, in _meta, the chain it belongs to;
-// a bridge call made while serving it carries that back. A chain that would revisit a backend or
-// grow past the depth limit is refused, and cancelling the outer call cancels the whole chain.
+// a bridge call made while serving it carries that back. A chain that names no call of that
+// backend under way, would revisit a backend or grow past the depth limit is refused, and
+// cancelling the outer call cancels the whole chain.
 import { WIRE, WireError } from '../../errors/errors.js';
-import { readChain } from '../../protocol/chain-meta.js';
+import { chainClaim } from '../../protocol/chain-meta.js';
 import type { Stage } from '../compose.js';
 import { linkSignals, type LinkedSignal } from '../../call/signals.js';
 import type { CallContext } from '../../call/context.js';
@@ -21,11 +22,23 @@ export function chainStage(options: ChainOptions): Stage {
     // A backend's question on the way back belongs to the call it is about, not to a new chain.
     if (ctx.caller.kind === 'backend' && !ctx.returning) {
       const self = ctx.caller.id;
-      const meta = readChain(ctx.params);
-      const parent = meta ? parentOf(options.live.get(meta.id), self) : options.inferParent(self);
-      // A chain switchboard can vouch for beats the one the backend tells: a backend must not be
-      // able to shorten its own chain (and so run a loop) by sending a shorter path.
-      let path = parent ? chainOf(parent, self) : (meta?.path ?? [self]);
+      const claim = chainClaim(ctx.params);
+      const parent =
+        claim === undefined
+          ? options.inferParent(self)
+          : parentOf(claim === 'malformed' ? undefined : options.live.get(claim.id), self);
+      if (claim !== undefined && !parent) {
+        // A chain is only ever the one switchboard recorded: a backend that names a call it is not
+        // serving (made up, finished, another backend's) could otherwise start its chain afresh
+        // and so run a loop. Without a chain, the call starts a fresh one.
+        ctx.decision = { effect: 'deny', rule: 'chain.unknown' };
+        throw new WireError(
+          WIRE.CALL_CHAIN_UNKNOWN,
+          `Call chain ${claim === 'malformed' ? '(malformed)' : JSON.stringify(claim.id)} is not a call of ${self} under way`,
+        );
+      }
+      // The path is switchboard's record of the chain, never the one the backend tells.
+      let path = parent ? chainOf(parent, self) : [self];
       // A backend speaks only for itself: the chain always ends with the caller.
       if (path[path.length - 1] !== self) path = [...path, self];
       ctx.path = path;

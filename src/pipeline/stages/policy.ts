@@ -11,6 +11,8 @@ import { PolicyError, type CompiledPolicy, type Subject, type SubjectKind } from
 import type { Stage } from '../compose.js';
 import { callArguments, type CallContext } from '../../call/context.js';
 import { denied, grantSubject } from './grant.js';
+import { normalUriPattern } from '../../policy/uri-normal.js';
+import { barredFromHost } from '../../policy/backend-only.js';
 
 /** The pinning rule (`pinning.onChange`, `pinning.newTools`) under which a use needs approval, if any. */
 export type NeedsApproval = (backend: string, name: string, kind: SubjectKind) => string | undefined;
@@ -23,6 +25,8 @@ export function policyStage(
   log: Logger,
   /** Definitions held by pinning that stay usable with approval: the pinning rule that asks. */
   needsApproval: NeedsApproval = () => undefined,
+  /** Handlers only backends may call (handler-chain.ts): refused to hosts before any rule. */
+  backendOnly: (method: string) => boolean = () => false,
 ): Stage {
   return async function policy(ctx, next) {
     const policy = current();
@@ -40,12 +44,14 @@ export function policyStage(
       const items = ctx.result?.[list.key];
       if (Array.isArray(items)) {
         const kept = items.filter((item: Record<string, unknown>) => {
-          const exposed = String(item[list.field]);
+          // A listed URI is judged as a call to it would be: in normal form.
+          const uri = list.subject === 'resource' ? normalUriPattern : (x: string) => x;
+          const exposed = uri(String(item[list.field]));
           const owner = catalog.ownerOf(item);
           const s: Subject = {
             kind: list.subject,
             backend: owner?.backend,
-            name: owner?.name ?? exposed,
+            name: owner ? uri(owner.name) : exposed,
             exposed,
             method: list.judgedAs,
           };
@@ -56,6 +62,12 @@ export function policyStage(
       return;
     }
     const s = subjectOf(ctx, isHandler, catalog);
+    const barred = barredFromHost(ctx.caller, s, backendOnly);
+    if (barred) {
+      // As absent as a handler nobody registered, whatever rule would have allowed it.
+      ctx.decision = { effect: 'deny', rule: barred.rule };
+      throw denied(ctx);
+    }
     if (ctx.target?.kind === 'task') {
       // The call that made the task was judged with its arguments, and only its caller reaches
       // the task: what it may still do is follow up on a tool it can see.

@@ -1,6 +1,7 @@
 // Finds the backend that owns a call's tool, prompt or resource. A name the catalog does not
 // hold is answered as unknown, the same way whether it never existed or is withheld. Calls on a
-// task go to the backend that made it.
+// task go to the backend that made it. A resource URI is put in its normal form here, before
+// anything judges it, and that form is what the policy judges and the backend receives.
 import type { Catalog, Target } from '../../catalog/catalog.js';
 import { WIRE, WireError } from '../../errors/errors.js';
 import type { Stage } from '../compose.js';
@@ -8,6 +9,7 @@ import type { CallContext } from '../../call/context.js';
 import type { TaskRoutes } from '../../tasks/task-routes.js';
 import { methodSpec } from '../../protocol/methods.js';
 import { notFound, resourceNotFound } from '../../protocol/not-found.js';
+import { UriError, normalUri } from '../../policy/uri-normal.js';
 
 /** The owner of a name that left the catalog because its backend is down (it fails fast there). */
 export type AbsentLookup = (kind: 'tools' | 'prompts', exposed: string) => Target | undefined;
@@ -57,9 +59,12 @@ export function resolveTarget(
       ctx.target = { ...t, kind };
       return;
     }
-    case 'resource':
-      ctx.target = { ...resolveUri(catalog, requireString(p.uri, 'uri')), kind };
+    case 'resource': {
+      const { target, exposed } = resolveUri(ctx, catalog, requireString(p.uri, 'uri'));
+      ctx.params = { ...p, uri: exposed };
+      ctx.target = { ...target, kind };
       return;
+    }
     case 'completion': {
       const ref = p.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;
       if (ref?.type === 'ref/prompt') {
@@ -67,7 +72,10 @@ export function resolveTarget(
         if (!t) throw notFound(ctx.method, p);
         ctx.target = { ...t, kind };
       } else if (ref?.type === 'ref/resource') {
-        ctx.target = { ...resolveUri(catalog, requireString(ref.uri, 'ref.uri')), kind };
+        // A completion names a resource template: its expressions' braces are kept.
+        const { target, exposed } = resolveUri(ctx, catalog, requireString(ref.uri, 'ref.uri'), true);
+        ctx.params = { ...p, ref: { ...ref, uri: exposed } };
+        ctx.target = { ...target, kind };
       } else {
         throw new WireError(WIRE.INVALID_PARAMS, 'ref.type must be ref/prompt or ref/resource');
       }
@@ -76,16 +84,43 @@ export function resolveTarget(
   }
 }
 
-function resolveUri(catalog: Catalog, uri: string) {
-  const found = catalog.resolveUri(uri);
-  if (!found) throw resourceNotFound(uri);
+/**
+ * The owner of a URI and the URI in normal form: the owner's own URI (what rules and the backend
+ * see) and the caller's spelling of it (what bridge.allow patterns and errors see), normalised
+ * alike. The owner's part is normalised by its own scheme (`a+file:` hides a `file:` URI).
+ */
+function resolveUri(
+  ctx: CallContext,
+  catalog: Catalog,
+  uri: string,
+  template = false,
+): { target: Target; exposed: string } {
+  const caller = normalOrRefuse(ctx, uri, template);
+  const found = catalog.resolveUri(caller);
+  if (!found) throw resourceNotFound(caller);
   if ('ambiguous' in found) {
     throw new WireError(
       WIRE.INVALID_PARAMS,
-      `Resource ${uri} could belong to ${found.ambiguous.join(', ')}; use the namespaced URI`,
+      `Resource ${caller} could belong to ${found.ambiguous.join(', ')}; use the namespaced URI`,
     );
   }
-  return found;
+  // The catalog answers with the URI itself or the part after a namespace prefix.
+  const prefix = caller.slice(0, caller.length - found.name.length);
+  const own = normalOrRefuse(ctx, found.name, template);
+  return { target: { ...found, name: own }, exposed: prefix + own };
+}
+
+/** A URI that cannot be normalised cannot be judged: refused, and audited as a policy refusal. */
+function normalOrRefuse(ctx: CallContext, uri: string, template: boolean): string {
+  try {
+    return normalUri(uri, { template });
+  } catch (err) {
+    if (!(err instanceof UriError)) throw err;
+    ctx.decision = { effect: 'deny', rule: 'policy.uri' };
+    throw new WireError(WIRE.POLICY_REFUSED, `Resource URI ${JSON.stringify(uri)} refused: ${err.message}`, {
+      reason: 'uri_not_normal',
+    });
+  }
 }
 
 function requireString(v: unknown, field: string): string {

@@ -15,6 +15,7 @@ import type { TaskRoutes } from '../../tasks/task-routes.js';
 import { runsToolCallsAsTasks } from '../../tasks/task-capabilities.js';
 import { methodSpec } from '../../protocol/methods.js';
 import { askCaller } from '../ask-caller.js';
+import { markLookalike, markLookalikeInputs } from '../../trust/approval-lookalike.js';
 
 export interface RouteServices {
   catalog: Catalog;
@@ -56,7 +57,9 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
   const spec = methodSpec(ctx.method);
   // On the way back a backend's request goes to its caller, whatever it is (only its ping is
   // answered here): nothing a backend sends up its own connection is a call of switchboard's.
-  if (ctx.returning && ctx.method !== 'ping') return askCaller(ctx.reply, ctx.method, ctx.params, ctx.signal);
+  // What a backend asks is marked as its own where it imitates switchboard's approval prompt.
+  if (ctx.returning && ctx.method !== 'ping')
+    return askCaller(ctx.reply, ctx.method, markLookalike(ctx.caller.id, ctx.method, ctx.params), ctx.signal);
   switch (spec?.answeredBy) {
     case 'catalog':
       // Every list is served whole; a cursor can only be one we never issued.
@@ -123,6 +126,8 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
           (extra) => call({ ...params, ...extra }, { replica: ctx.replica }),
         );
       }
+      // A modern backend's own questions go to a modern caller as they are, but for lookalikes.
+      if (isInputRequired(result)) result = markLookalikeInputs(backend.name, result);
       const expose = (method: string, r: Result) =>
         exposeResultUris(services.catalog, backend.name, method, r);
       if (target.kind === 'task') {

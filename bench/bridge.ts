@@ -1,5 +1,7 @@
 // Bridge scenarios: a bridge handler against a raw NDJSON socket echo, and a cross-backend tools/call over the bridge against the direct stdio call.
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/client';
@@ -38,6 +40,33 @@ function openSocketProcess<C>(
   close: (client: C) => Promise<void>,
 ): Promise<Endpoint<C>> {
   return openFromStderr(label, process.execPath, [script], pattern, CONNECT_TIMEOUT_MS, connect, close);
+}
+
+/** The handler gateway with its audit trail on (in a fresh file) or off; the child inherits env. */
+async function openGatewayAudited(audit: boolean): Promise<Endpoint<BridgeClient>> {
+  const saved = { on: process.env.SWITCHBOARD_BENCH_AUDIT, path: process.env.SWITCHBOARD_BENCH_AUDIT_PATH };
+  process.env.SWITCHBOARD_BENCH_AUDIT = audit ? 'on' : 'off';
+  process.env.SWITCHBOARD_BENCH_AUDIT_PATH = join(
+    mkdtempSync(join(tmpdir(), 'switchboard-bench-audit-')),
+    'audit.sqlite',
+  );
+  try {
+    return await openSocketProcess(
+      `switchboard (bridge, audit ${audit ? 'on' : 'off'})`,
+      BRIDGE_GATEWAY,
+      /bridge on (\S+)/,
+      (path) => connectBridge({ path, token: token() }),
+      (c) => c.close(),
+    );
+  } finally {
+    restoreEnv('SWITCHBOARD_BENCH_AUDIT', saved.on);
+    restoreEnv('SWITCHBOARD_BENCH_AUDIT_PATH', saved.path);
+  }
+}
+
+function restoreEnv(name: string, value: string | undefined): void {
+  if (value === undefined) delete process.env[name];
+  else process.env[name] = value;
 }
 
 const openRawEcho = () =>
@@ -143,4 +172,26 @@ const cross: Scenario = {
   rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.5 }),
 };
 
-export const BRIDGE_SCENARIOS: readonly Scenario<unknown>[] = [handler, cross];
+// What the audit trail costs: the same handler calls on one connection with it off and on, in one
+// run. Its throughput row's ratio is the writer's price (target: at least 0.8 of audit off).
+const audit: Scenario<BridgeClient> = {
+  name: 'bridge-audit',
+  summary: 'bench.echo handler calls on one bridge connection: switchboard with audit off vs audit on',
+  baseline: {
+    name: 'bridge-audit-off',
+    gateway: true,
+    open: () => openGatewayAudited(false),
+    ready: handlerAnswers,
+  },
+  subject: {
+    name: 'bridge-audit-on',
+    gateway: true,
+    open: () => openGatewayAudited(true),
+    ready: handlerAnswers,
+  },
+  plan,
+  call: handlerCall,
+  rows: (baseline, subject) => rowsOf(baseline, subject, { throughput: 0.8, label: 'switchboard+audit' }),
+};
+
+export const BRIDGE_SCENARIOS: readonly Scenario<unknown>[] = [handler, cross, audit];

@@ -3,6 +3,7 @@
 // running it notices the verdict within policy.approval.pollMs.
 import { userInfo } from 'node:os';
 import { ApprovalStore, type ApprovalRecord, type VerdictRefusal } from '../trust/approval-store.js';
+import { readTrustKeys } from '../trust/trust-keys.js';
 import { processIo, type CommandIo, parseCommand } from './io.js';
 import { DB_OPTIONS, openForCommand } from './trust-db-path.js';
 
@@ -18,7 +19,8 @@ Options: --db FILE (default: audit.path of --config FILE, else ~/.local/state/sw
 const REFUSED: Record<VerdictRefusal, string> = {
   unknown: 'no such approval',
   expired: 'it expired; the call has failed',
-  tampered: 'its record no longer matches the call it was made for (edited?); refusing to decide it',
+  tampered:
+    'its record no longer matches the call it was made for (edited, or not written by switchboard); refusing to decide it',
   approved: 'it was already approved',
   denied: 'it was already denied',
   used: 'it was already used: an approval lets one call through, once',
@@ -46,14 +48,23 @@ export async function runApprovals(argv: string[], io: CommandIo = processIo): P
     io.err(`switchboard approvals: ${opened}`);
     return 1;
   }
-  const { db } = opened;
+  const { db, path } = opened;
   try {
-    const store = new ApprovalStore(db);
+    // The operator runs as switchboard's user and can read the key; a backend that cannot, cannot decide.
+    const keys = readTrustKeys(path);
+    const store = new ApprovalStore(db, { keys });
     if (sub === 'list') {
       const pending = store.pending();
       if (pending.length === 0 && !v.json) io.out('no calls are waiting for approval');
-      for (const a of pending) io.out(v.json ? JSON.stringify(a) : describe(a));
+      for (const a of pending) {
+        const genuine = store.genuine(a);
+        io.out(v.json ? JSON.stringify({ ...a, genuine }) : describe(a, genuine));
+      }
       return 0;
+    }
+    if (!keys) {
+      io.err(`switchboard approvals: no key file beside ${path} (trust-keys.json): nothing to decide with`);
+      return 1;
     }
     const verdict = store.decide(id!, sub === 'approve' ? 'approved' : 'denied', operatorName());
     if (typeof verdict === 'string') {
@@ -69,10 +80,11 @@ export async function runApprovals(argv: string[], io: CommandIo = processIo): P
   }
 }
 
-function describe(a: ApprovalRecord): string {
+function describe(a: ApprovalRecord, genuine: boolean): string {
   const left = Math.max(0, Math.round((a.expiresAt - Date.now()) / 1000));
   const owner = a.backend ? ` (${a.target} of ${a.backend})` : '';
-  return `${a.id}  ${a.caller} -> ${a.method} ${a.exposed}${owner}  rule ${a.rule}  ${left}s left\n    arguments: ${a.args}\n    sha256: ${a.binding}`;
+  const forged = genuine ? '' : '  NOT WRITTEN BY SWITCHBOARD (its MAC does not verify): cannot be decided';
+  return `${a.id}  ${a.caller} -> ${a.method} ${a.exposed}${owner}  rule ${a.rule}  ${left}s left${forged}\n    arguments (redacted): ${a.args}\n    sha256: ${a.binding}`;
 }
 
 function operatorName(): string {

@@ -1,9 +1,12 @@
 // `switchboard audit tail|query|verify`: reads the audit chain. Records go to stdout (one line
 // each, or NDJSON with --json) so they can be piped; problems go to stderr.
+import { existsSync } from 'node:fs';
 import { processIo, type CommandIo, parseCommand } from './io.js';
 import type { AuditRecord } from '../trust/audit-record.js';
 import { queryAudit, verifyAudit, type AuditFilter } from '../trust/audit-read.js';
-import { DB_OPTIONS, openForCommand } from './trust-db-path.js';
+import { DB_OPTIONS, dbPathFor, openForCommand } from './trust-db-path.js';
+import { checkpointEvidence } from '../trust/audit-evidence.js';
+import { readCheckpointFile } from '../trust/audit-checkpoints.js';
 
 export const AUDIT_USAGE = `Usage: switchboard audit <tail|query|verify> [options]
 
@@ -14,8 +17,9 @@ export const AUDIT_USAGE = `Usage: switchboard audit <tail|query|verify> [option
       --method M              e.g. tools/call
       --decision allow|deny|approve
       --since T, --until T    an ISO time, or an age such as 30s, 15m, 2h, 7d
-  verify [--anchor HASH]      Check the hash chain; exit 1 naming the first bad record. With --anchor,
-                              the chain must also pass through a head hash printed by an earlier verify
+  verify [--anchor HASH]      Check the hash chain against its signed checkpoints (read-only); exit 1
+                              naming the first bad record. With --anchor, the chain must also pass
+                              through a head hash printed by an earlier verify
 
 Options: --db FILE (default: audit.path of --config FILE, else ~/.local/state/switchboard/audit.sqlite),
          --json (one JSON object per record)`;
@@ -65,7 +69,21 @@ export async function runAudit(argv: string[], io: CommandIo = processIo): Promi
   filter.caller = v.caller;
   filter.target = v.target;
   filter.method = v.method;
-  const opened = await openForCommand(v);
+  if (sub === 'verify') {
+    // A database gone while its signed checkpoint remains is a finding, not a missing argument.
+    const where = await dbPathFor(v);
+    const gone = typeof where === 'string' ? undefined : readCheckpointFile(where.path);
+    if (typeof where !== 'string' && !existsSync(where.path) && gone !== undefined) {
+      io.err(
+        gone === 'unreadable'
+          ? `${where.path}: the database is gone and its checkpoint file is unreadable`
+          : `${where.path}: the database is gone, but a signed checkpoint says it held ${gone.seq} records (deleted)`,
+      );
+      return 1;
+    }
+  }
+  // Reading never writes: verify leaves the file byte for byte as it found it.
+  const opened = await openForCommand(v, { readonly: true });
   if (typeof opened === 'string') {
     io.err(`switchboard audit: ${opened}`);
     return 1;
@@ -75,9 +93,20 @@ export async function runAudit(argv: string[], io: CommandIo = processIo): Promi
   try {
     switch (sub) {
       case 'verify': {
-        const result = verifyAudit(db, { anchor: v.anchor });
+        const evidence = checkpointEvidence(path, db);
+        if (!evidence.ok) {
+          io.err(`${path}: ${evidence.problem}`);
+          return 1;
+        }
+        const result = verifyAudit(db, { anchor: v.anchor, checkpoints: evidence.checkpoints });
         if (result.ok) {
-          io.out(`${path}: ${result.records} records, chain intact; head ${result.head}`);
+          const latest = evidence.latest;
+          io.out(
+            `${path}: ${result.records} records, chain intact; head ${result.head}` +
+              (latest
+                ? `; signed checkpoint #${latest.seq} (key ${evidence.signer}), ${result.records - latest.seq} records after it`
+                : '; no signed checkpoint (truncation and rewriting from the end cannot be told)'),
+          );
           return 0;
         }
         io.err(

@@ -13,8 +13,8 @@ export const DB_OPTIONS = {
   config: { type: 'string', short: 'c' },
 } as const;
 
-/** Opens the file for the command, or explains why not (a missing file is not created). */
-export async function openForCommand(flags: DbFlags): Promise<{ db: TrustDb; path: string } | string> {
+/** The file the command means: --db, else the config's audit.path, else the default; or why not. */
+export async function dbPathFor(flags: DbFlags): Promise<{ path: string } | string> {
   let path = flags.db;
   if (path === undefined && flags.config !== undefined) {
     try {
@@ -23,10 +23,23 @@ export async function openForCommand(flags: DbFlags): Promise<{ db: TrustDb; pat
       return (err as Error).message;
     }
   }
-  path ??= defaultTrustDbPath();
+  return { path: path ?? defaultTrustDbPath() };
+}
+
+/**
+ * Opens the file for the command, or explains why not (a missing file is not created). Read-only
+ * opens change nothing in the file: no table is created, no journal mode set.
+ */
+export async function openForCommand(
+  flags: DbFlags,
+  options: { readonly?: boolean } = {},
+): Promise<{ db: TrustDb; path: string } | string> {
+  const resolved = await dbPathFor(flags);
+  if (typeof resolved === 'string') return resolved;
+  const { path } = resolved;
   if (!existsSync(path)) return `no audit database at ${path} (has switchboard run with this config?)`;
   try {
-    return { db: openTrustDb(path), path };
+    return { db: openTrustDb(path, { readonly: options.readonly ?? false }), path };
   } catch (err) {
     return `cannot open ${path}: ${(err as Error).message}`;
   }

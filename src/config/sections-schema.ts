@@ -201,6 +201,35 @@ export const AuditSection = z
       .boolean()
       .default(false)
       .describe('Also store the canonical arguments of each call, not only their SHA-256.'),
+    onFailure: z
+      .enum(['deny', 'allow'])
+      .default('deny')
+      .describe(
+        'A call whose record cannot be prepared (arguments nested too deep or not encodable): deny refuses it before it reaches its target; allow lets it through with a record whose args_sha256 says unrecordable:<reason>.',
+      ),
+    checkpoint: z
+      .object({
+        everyRecords: z
+          .number()
+          .int()
+          .min(1)
+          .default(1000)
+          .describe(
+            'Sign a checkpoint of the chain head once this many records were written since the last one.',
+          ),
+        everySeconds: z
+          .number()
+          .min(1)
+          .default(60)
+          .describe(
+            'Sign a checkpoint of the chain head this long after the first record it does not cover.',
+          ),
+      })
+      .strict()
+      .prefault({})
+      .describe(
+        'Signed checkpoints (Ed25519) of the chain head, kept in the database and in <audit.path>.checkpoint; also signed at clean shutdown.',
+      ),
   })
   .strict()
   .prefault({});

@@ -116,7 +116,9 @@ export class ModernHost {
     ex: ModernExchange,
   ): Promise<Result | undefined> {
     const what = await call.next(ex.signal);
-    const bind = bindingOf(req, caller, this.options.inputTimeoutMs);
+    // Only a call that asks for input needs its binding: a finished call (even one refused for
+    // arguments with no canonical form) is not encoded again here.
+    const bind = () => bindingOf(req, caller, this.options.inputTimeoutMs);
     switch (what) {
       case 'cancelled':
         call.cancel('cancelled by the client');
@@ -126,7 +128,8 @@ export class ModernHost {
         const backend = call.ctx.target?.backend;
         if (!isInputRequired(result) || backend === undefined) return result;
         // A modern backend's own question: passed on, its state inside ours.
-        const state: State = { k: 'pass', b: backend, c: bind.c, d: bind.d, x: bind.x };
+        const { c, d, x } = bind();
+        const state: State = { k: 'pass', b: backend, c, d, x };
         // The retry must reach the replica that asked: the state behind its question is there.
         if (call.ctx.replica !== undefined) state.r = call.ctx.replica;
         if (typeof result.requestState === 'string') state.s = result.requestState;
@@ -136,7 +139,7 @@ export class ModernHost {
         const id = randomUUID();
         this.paused.set(id, call);
         call.pause(this.options.inputTimeoutMs, () => this.paused.delete(id));
-        const state: State = { k: 'park', id, ...bind };
+        const state: State = { k: 'park', id, ...bind() };
         return {
           resultType: 'input_required',
           inputRequests: call.questions(),

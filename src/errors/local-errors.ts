@@ -92,6 +92,14 @@ const LOCAL = {
     fault: 'caller',
     description: 'A message over `limits.maxMessageBytes`.',
   },
+  unauditable: {
+    group: 'calls',
+    code: WIRE.INVALID_PARAMS,
+    expose: true,
+    fault: 'caller',
+    description:
+      'The call cannot be recorded in the audit trail (its arguments nest too deep or cannot be encoded): refused before it reaches its target (`audit.onFailure: deny`).',
+  },
   internal: {
     group: 'calls',
     code: WIRE.INTERNAL_ERROR,

@@ -1,9 +1,15 @@
 // Pending and decided approvals in the trust SQLite file, shared by the switchboard whose call
 // waits and the `switchboard approvals` command an operator runs in another process. Each record is
-// bound to a SHA-256 over the exact caller, target and arguments, and is used at most once.
-import { randomBytes } from 'node:crypto';
+// bound to a SHA-256 over the exact caller, target and arguments, and is used at most once. The
+// record keeps the arguments only as the redactor leaves them (the binding alone ties it to the
+// real ones), and carries two HMACs under the key in trust-keys.json: one written by switchboard
+// when it asks, one by the operator's CLI when it decides. A row or verdict written into the file
+// by anything without the key (a backend, say) verifies as neither, and approves nothing.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { canonicalJson, sha256 } from '../encoding/canonical-json.js';
+import type { Redactor } from '../vault/redactor.js';
 import type { TrustDb } from './trust-db.js';
+import { macOf, type TrustKeys } from './trust-keys.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS approvals (
@@ -20,7 +26,9 @@ CREATE TABLE IF NOT EXISTS approvals (
   rule TEXT NOT NULL,
   status TEXT NOT NULL,
   decided_at INTEGER,
-  decided_by TEXT
+  decided_by TEXT,
+  mac TEXT,
+  verdict_mac TEXT
 );
 CREATE INDEX IF NOT EXISTS approvals_status ON approvals (status, expires_at);
 `;
@@ -47,13 +55,17 @@ export interface ApprovalRecord {
   backend: string | null;
   target: string;
   exposed: string;
-  /** Canonical JSON of the arguments. */
+  /** Canonical JSON of the arguments as the redactor leaves them (what an operator is shown). */
   args: string;
   binding: string;
   rule: string;
   status: ApprovalStatus;
   decidedAt: number | null;
   decidedBy: string | null;
+  /** HMAC of the record as switchboard wrote it (null: not written by switchboard). */
+  mac: string | null;
+  /** HMAC of the verdict as the operator's CLI wrote it. */
+  verdictMac: string | null;
 }
 
 /** The SHA-256 an approval is bound to: caller, method, target and arguments, canonically encoded. */
@@ -84,6 +96,8 @@ interface Row {
   status: ApprovalStatus;
   decided_at: number | null;
   decided_by: string | null;
+  mac: string | null;
+  verdict_mac: string | null;
 }
 
 const fromRow = (r: Row): ApprovalRecord => ({
@@ -101,17 +115,66 @@ const fromRow = (r: Row): ApprovalRecord => ({
   status: r.status,
   decidedAt: r.decided_at,
   decidedBy: r.decided_by,
+  mac: r.mac,
+  verdictMac: r.verdict_mac,
 });
+
+/** What the record's own MAC covers: everything an operator is shown and the binding. */
+const recordMacOf = (key: Buffer, r: ApprovalRecord): string =>
+  macOf(key, {
+    what: 'switchboard approval request',
+    id: r.id,
+    createdAt: r.createdAt,
+    expiresAt: r.expiresAt,
+    caller: r.caller,
+    method: r.method,
+    backend: r.backend,
+    target: r.target,
+    exposed: r.exposed,
+    args: r.args,
+    binding: r.binding,
+    rule: r.rule,
+  });
+
+/** What a verdict's MAC covers: which record (by id and binding), the verdict, when and by whom. */
+const verdictMacOf = (key: Buffer, r: ApprovalRecord): string =>
+  macOf(key, {
+    what: 'switchboard approval verdict',
+    id: r.id,
+    binding: r.binding,
+    status: r.status,
+    decidedAt: r.decidedAt,
+    decidedBy: r.decidedBy,
+  });
+
+function sameMac(a: string | null, b: string): boolean {
+  return a !== null && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}
+
+export interface ApprovalStoreOptions {
+  /** The MAC key; without it records are neither marked nor checked, and nothing can be decided. */
+  keys?: TrustKeys | undefined;
+  /** Takes vault secrets and configured patterns out of the arguments a record keeps. */
+  redactor?: Redactor | undefined;
+  now?: () => number;
+}
 
 /** Why a verdict could not be recorded. */
 export type VerdictRefusal = 'unknown' | 'expired' | 'tampered' | Exclude<ApprovalStatus, 'pending'>;
 
 export class ApprovalStore {
+  private readonly now: () => number;
+
   constructor(
     private readonly db: TrustDb,
-    private readonly now: () => number = Date.now,
+    private readonly options: ApprovalStoreOptions = {},
   ) {
+    this.now = options.now ?? Date.now;
     db.exec(SCHEMA);
+    // Files from before the MACs: the columns are added, and their old rows verify as nothing.
+    const columns = (db.pragma('table_info(approvals)') as { name: string }[]).map((c) => c.name);
+    for (const column of ['mac', 'verdict_mac'])
+      if (!columns.includes(column)) db.exec(`ALTER TABLE approvals ADD COLUMN ${column} TEXT`);
   }
 
   /** Records a pending approval for a call; returns it with its fresh id. */
@@ -119,6 +182,8 @@ export class ApprovalStore {
     // 64 random bits: unguessable, and short enough for an operator to type.
     const id = randomBytes(8).toString('hex');
     const now = this.now();
+    const redactor = this.options.redactor;
+    const args = subject.arguments ?? null;
     const row: Row = {
       id,
       created_at: now,
@@ -128,17 +193,21 @@ export class ApprovalStore {
       backend: subject.backend,
       target: subject.target,
       exposed: extra.exposed,
-      args: canonicalJson(subject.arguments ?? null),
+      // Only the binding covers the real arguments: secrets never reach the file.
+      args: canonicalJson(redactor?.active ? redactor.deep(args) : args),
       binding: bindingOf(subject),
       rule: extra.rule,
       status: 'pending',
       decided_at: null,
       decided_by: null,
+      mac: null,
+      verdict_mac: null,
     };
+    if (this.options.keys) row.mac = recordMacOf(this.options.keys.mac, fromRow(row));
     this.db
       .prepare(
         `INSERT INTO approvals VALUES (@id, @created_at, @expires_at, @caller, @method, @backend, @target,
-           @exposed, @args, @binding, @rule, @status, @decided_at, @decided_by)`,
+           @exposed, @args, @binding, @rule, @status, @decided_at, @decided_by, @mac, @verdict_mac)`,
       )
       .run(row);
     return fromRow(row);
@@ -159,24 +228,50 @@ export class ApprovalStore {
 
   /**
    * An operator's verdict on a pending approval. Refused unless it is pending and unexpired, and
-   * unless its record still matches its binding (what the operator was shown is what is approved).
+   * unless switchboard's own MAC still matches the record (what the operator was shown is what
+   * switchboard asked). The verdict is written with its own MAC, which the waiting call checks.
    */
   decide(id: string, verdict: 'approved' | 'denied', by: string): ApprovalRecord | VerdictRefusal {
+    const key = this.options.keys?.mac;
+    if (!key) throw new Error('deciding an approval needs the trust key file (trust-keys.json)');
     const record = this.get(id);
     if (!record) return 'unknown';
     if (record.status !== 'pending') return record.status as VerdictRefusal;
     if (record.expiresAt <= this.now()) return 'expired';
-    if (!matchesBinding(record)) return 'tampered';
+    if (!this.genuine(record)) return 'tampered';
+    const decided: ApprovalRecord = { ...record, status: verdict, decidedAt: this.now(), decidedBy: by };
+    decided.verdictMac = verdictMacOf(key, decided);
     const changed = this.db
       .prepare(
-        "UPDATE approvals SET status = ?, decided_at = ?, decided_by = ? WHERE id = ? AND status = 'pending' AND expires_at > ? AND binding = ?",
+        "UPDATE approvals SET status = ?, decided_at = ?, decided_by = ?, verdict_mac = ? WHERE id = ? AND status = 'pending' AND expires_at > ? AND binding = ?",
       )
-      .run(verdict, this.now(), by, id, this.now(), record.binding).changes;
+      .run(verdict, decided.decidedAt, by, decided.verdictMac, id, this.now(), record.binding).changes;
     if (changed !== 1) {
       const status = this.get(id)?.status ?? 'unknown';
       return status === 'pending' ? 'expired' : status;
     }
-    return { ...record, status: verdict, decidedAt: this.now(), decidedBy: by };
+    return decided;
+  }
+
+  /** Whether switchboard wrote this record as it stands (its MAC verifies under the key). */
+  genuine(r: ApprovalRecord): boolean {
+    const key = this.options.keys?.mac;
+    return key !== undefined && sameMac(r.mac, recordMacOf(key, r));
+  }
+
+  /** Whether a decided record's verdict was written by the operator's CLI (its MAC verifies). */
+  verdictGenuine(r: ApprovalRecord): boolean {
+    const key = this.options.keys?.mac;
+    return key !== undefined && this.genuine(r) && sameMac(r.verdictMac, verdictMacOf(key, r));
+  }
+
+  /** Puts back to pending a record whose verdict nobody with the key wrote (a forged row). */
+  undoForged(id: string): void {
+    this.db
+      .prepare(
+        "UPDATE approvals SET status = 'pending', decided_at = NULL, decided_by = NULL, verdict_mac = NULL WHERE id = ? AND status IN ('approved', 'denied')",
+      )
+      .run(id);
   }
 
   /**
@@ -206,23 +301,4 @@ export class ApprovalStore {
   dataVersion(): number {
     return this.db.pragma('data_version', { simple: true }) as number;
   }
-}
-
-/** Whether a record's stored call still hashes to its binding (nobody edited what is shown). */
-export function matchesBinding(r: ApprovalRecord): boolean {
-  let args: unknown;
-  try {
-    args = JSON.parse(r.args);
-  } catch {
-    return false;
-  }
-  return (
-    bindingOf({
-      caller: r.caller,
-      method: r.method,
-      backend: r.backend,
-      target: r.target,
-      arguments: args,
-    }) === r.binding
-  );
 }

@@ -141,6 +141,16 @@ export class Approver {
         const check = () => {
           const now = store.get(record.id);
           if (!now || now.status === 'pending') return;
+          if ((now.status === 'approved' || now.status === 'denied') && !store.verdictGenuine(now)) {
+            // Written into the file by something without the key: not a verdict. Put back, so
+            // the operator can still decide, and keep waiting.
+            this.options.log.warn(
+              { approval: record.id, status: now.status },
+              'an approval verdict not written by the operator (its MAC does not verify) was ignored',
+            );
+            store.undoForged(record.id);
+            return;
+          }
           if (now.status === 'approved') {
             // Used once, and only for the call it was made for: a record altered meanwhile fails here.
             if (store.consume(record.id, binding)) resolve();

@@ -2,6 +2,7 @@
 // whole chain, naming the first record that was edited, deleted or moved.
 import { GENESIS_HASH, fromRow, recordHash, type AuditRecord, type AuditRow } from './audit-record.js';
 import type { TrustDb } from './trust-db.js';
+import type { Checkpoint } from './audit-checkpoints.js';
 
 export interface AuditFilter {
   /** `kind:id` or just the id. */
@@ -66,9 +67,30 @@ export type VerifyResult =
 /**
  * Walks the chain in order. Each record must carry the next sequence number, name its
  * predecessor's hash, and hash to what it says; the head kept beside the chain must match its
- * last record, so records deleted from the end are found too.
+ * last record, so records deleted from the end are found too. Every signed checkpoint given must
+ * name a record of the chain by its hash: a chain rewritten, truncated, rolled back or wiped
+ * since then contradicts one.
  */
-export function verifyAudit(db: TrustDb, options: { anchor?: string | undefined } = {}): VerifyResult {
+export function verifyAudit(
+  db: TrustDb,
+  options: { anchor?: string | undefined; checkpoints?: readonly Checkpoint[] } = {},
+): VerifyResult {
+  const tables = new Set(
+    (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map(
+      (t) => t.name,
+    ),
+  );
+  for (const table of ['audit', 'audit_head']) {
+    if (!tables.has(table))
+      return {
+        ok: false,
+        records: 0,
+        seq: 1,
+        problem: `the ${table} table is missing (dropped, or not an audit database)`,
+      };
+  }
+  const signed = new Map<number, string>();
+  for (const c of options.checkpoints ?? []) if (c.seq > 0) signed.set(c.seq, c.hash);
   let expected = 1;
   let prev = GENESIS_HASH;
   let records = 0;
@@ -85,6 +107,9 @@ export function verifyAudit(db: TrustDb, options: { anchor?: string | undefined 
       );
     if (recordHash(fromRow(row), row.seq, row.prev_hash) !== row.hash)
       return bad(`record #${row.seq} does not match its hash (a field was edited)`);
+    const vouched = signed.get(row.seq);
+    if (vouched !== undefined && vouched !== row.hash)
+      return bad(`record #${row.seq} is not the record a signed checkpoint names (the chain was rewritten)`);
     if (row.hash === options.anchor) anchored = true;
     prev = row.hash;
     expected++;
@@ -99,9 +124,21 @@ export function verifyAudit(db: TrustDb, options: { anchor?: string | undefined 
       problem: `no record has the anchor hash ${options.anchor} (the chain was rewritten from some record on)`,
     };
   }
+  const last = expected - 1;
+  const covered = Math.max(0, ...signed.keys());
+  if (covered > last) {
+    return {
+      ok: false,
+      records,
+      seq: last + 1,
+      problem:
+        last === 0
+          ? `the chain is empty, but a signed checkpoint says it held ${covered} records (wiped)`
+          : `the chain ends at #${last}, but a signed checkpoint covers #${covered} (records deleted from the end, or an older copy of the database put back)`,
+    };
+  }
   const head = db.prepare('SELECT seq, hash FROM audit_head WHERE id = 1').get() as
     { seq: number; hash: string } | undefined;
-  const last = expected - 1;
   if (!head) {
     if (records > 0)
       return { ok: false, records, seq: 1, problem: 'the chain head is missing (it was deleted)' };

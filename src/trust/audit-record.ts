@@ -1,6 +1,6 @@
 // One audit record and the hash that chains it: each record's hash covers its own fields and the
 // hash of the record before it, so editing, deleting or reordering any record breaks the chain.
-import { canonicalJson, sha256 } from '../encoding/canonical-json.js';
+import { sha256 } from '../encoding/canonical-json.js';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
@@ -31,11 +31,20 @@ export interface AuditRecord extends AuditEntry {
   hash: string;
 }
 
-/** The hash of a record: its sequence number, fields and predecessor's hash, canonically encoded. */
+/**
+ * The hash of a record: its sequence number, fields and predecessor's hash, canonically encoded.
+ * Every field is a string, a number or null, so the canonical form is written directly in sorted
+ * key order (the bytes canonicalJson would give, without building and sorting an object per record).
+ */
 export function recordHash(entry: AuditEntry, seq: number, prevHash: string): string {
-  const body: Record<string, unknown> = { seq, prevHash };
-  for (const key of ENTRY_KEYS) body[key] = entry[key];
-  return sha256(canonicalJson(body));
+  let text = '{';
+  for (const key of HASHED_KEYS) {
+    const value = key === 'seq' ? seq : key === 'prevHash' ? prevHash : entry[key];
+    if (value === undefined) continue;
+    if (text.length > 1) text += ',';
+    text += `"${key}":${JSON.stringify(value)}`;
+  }
+  return sha256(text + '}');
 }
 
 const ENTRY_KEYS: readonly (keyof AuditEntry)[] = [
@@ -54,6 +63,13 @@ const ENTRY_KEYS: readonly (keyof AuditEntry)[] = [
   'argsSha256',
   'args',
 ];
+
+/** The keys a record's hash covers, in canonical (sorted) order. */
+const HASHED_KEYS: readonly (keyof AuditEntry | 'seq' | 'prevHash')[] = [
+  ...ENTRY_KEYS,
+  'seq' as const,
+  'prevHash' as const,
+].sort();
 
 /** The row as stored in SQLite (snake_case columns). */
 export interface AuditRow {

@@ -1,14 +1,17 @@
-// Appends audit records to the chain in SQLite. Calls are queued as they end and written together
-// in one transaction a few milliseconds later (sooner when many are queued), so the reply goes out
-// first, many calls share one commit, and (WAL, synchronous=NORMAL) no commit waits for an fsync.
-// Writing every turn of the event loop cost sequential callers a commit per call (~25% of a p50
-// proxied call in a quick measurement); a short window makes that cost vanish into the batch.
+// Appends audit records to the chain in SQLite. A call's arguments are canonicalised and hashed
+// before it runs (prepare), so a call that cannot be recorded is known before it reaches its
+// target; when it ends, its record is reduced to plain fields at once (the call's context is not
+// kept) and queued, and the queue is written in one transaction a few milliseconds later (sooner
+// when many are queued): the reply goes out first, many calls share one commit, and (WAL,
+// synchronous=NORMAL) no commit waits for an fsync. A batch that fails is retried one record at a
+// time, so one bad record never takes the others with it.
 import { LocalError, WireError } from '../errors/errors.js';
 import type { Logger } from '../log.js';
 import { callArguments, type CallContext } from '../call/context.js';
 import { methodSpec, namedBy } from '../protocol/methods.js';
-import { canonicalJson, sha256 } from '../encoding/canonical-json.js';
+import { CanonicalJsonError, canonicalJson, sha256 } from '../encoding/canonical-json.js';
 import { GENESIS_HASH, recordHash, type AuditEntry } from './audit-record.js';
+import { AuditInserts } from './audit-inserts.js';
 import type { TrustDb } from './trust-db.js';
 import type { Redactor } from '../vault/redactor.js';
 
@@ -20,36 +23,40 @@ export interface AuditOptions {
   batchMs?: number;
   /** Hides vault secrets and configured patterns in what a record stores as text. */
   redactor?: Redactor | undefined;
+  /** A call whose record cannot be prepared: refused (`deny`, the default) or let through. */
+  onFailure?: 'deny' | 'allow';
+  /** Told of the head after every write (signed checkpoints). */
+  appended?: ((seq: number, hash: string) => void) | undefined;
+}
+
+/** What a call's record will hold of its arguments, worked out before the call runs. */
+export interface PreparedRecord {
+  argsSha256: string;
+  /** Why the call cannot be recorded faithfully (its arguments have no canonical form). */
+  problem?: string;
 }
 
 /** Queued records that are written at once, without waiting for the window. */
 const BATCH_MAX = 512;
 
-interface Ended {
-  ctx: CallContext;
-  ts: number;
-  durationMs: number;
-  error: unknown;
-}
+/** The argument hash of a record whose arguments could not be encoded, naming why. */
+export const UNRECORDABLE = 'unrecordable:';
 
 export class AuditWriter {
-  private queue: Ended[] = [];
+  private queue: AuditEntry[] = [];
   private scheduled: NodeJS.Timeout | undefined;
-  private readonly insert;
+  private readonly inserts: AuditInserts;
   private readonly head;
   private readonly setHead;
   private readonly append;
+  /** Records that could not be written since start (each was logged). */
+  lost = 0;
 
   constructor(
     private readonly db: TrustDb,
     private readonly options: AuditOptions,
   ) {
-    this.insert = db.prepare(
-      `INSERT INTO audit (seq, ts, call_id, caller_kind, caller_id, method, target_backend, target_name,
-         decision, rule, duration_ms, outcome, error_code, args_sha256, args, prev_hash, hash)
-       VALUES (@seq, @ts, @callId, @callerKind, @callerId, @method, @targetBackend, @targetName,
-         @decision, @rule, @durationMs, @outcome, @errorCode, @argsSha256, @args, @prevHash, @hash)`,
-    );
+    this.inserts = new AuditInserts(db);
     this.head = db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
     this.setHead = db.prepare(
       'INSERT INTO audit_head (id, seq, hash) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash',
@@ -60,19 +67,46 @@ export class AuditWriter {
       const last = this.head.get() as { seq: number; hash: string } | undefined;
       let seq = last?.seq ?? 0;
       let prevHash = last?.hash ?? GENESIS_HASH;
+      const hashes: string[] = [];
       for (const entry of entries) {
         seq++;
-        const hash = recordHash(entry, seq, prevHash);
-        this.insert.run({ ...entry, seq, prevHash, hash });
-        prevHash = hash;
+        prevHash = recordHash(entry, seq, prevHash);
+        hashes.push(prevHash);
       }
+      this.inserts.run(entries, (last?.seq ?? 0) + 1, last?.hash ?? GENESIS_HASH, hashes);
       this.setHead.run(seq, prevHash);
+      return { seq, hash: prevHash };
     });
   }
 
+  /** Whether a call whose record cannot be prepared is refused. */
+  get failsClosed(): boolean {
+    return (this.options.onFailure ?? 'deny') === 'deny';
+  }
+
+  /** Canonicalises and hashes the call's arguments; never throws (a failure is the `problem`). */
+  prepare(ctx: CallContext): PreparedRecord {
+    try {
+      return { argsSha256: sha256(canonicalJson(callArguments(ctx))) };
+    } catch (err) {
+      const reason = err instanceof CanonicalJsonError ? err.reason : 'unencodable';
+      return {
+        argsSha256: UNRECORDABLE + reason,
+        problem: err instanceof Error ? err.message : String(err),
+      };
+    }
+  }
+
   /** Queues the record of a call that has ended; never throws. */
-  ended(ctx: CallContext, durationMs: number, error: unknown): void {
-    this.queue.push({ ctx, ts: Date.now() - durationMs, durationMs, error });
+  ended(ctx: CallContext, durationMs: number, error: unknown, prepared = this.prepare(ctx)): void {
+    let entry: AuditEntry;
+    try {
+      entry = this.entry(ctx, Date.now() - durationMs, durationMs, error, prepared);
+    } catch (err) {
+      this.lose([ctx.callId], err);
+      return;
+    }
+    this.queue.push(entry);
     if (this.queue.length >= BATCH_MAX) {
       clearTimeout(this.scheduled);
       this.scheduled = setTimeout(() => this.flush(), 0);
@@ -90,23 +124,57 @@ export class AuditWriter {
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
+    let head: { seq: number; hash: string } | undefined;
     try {
-      this.append.immediate(batch.map((e) => this.entry(e)));
-    } catch (err) {
-      this.options.log.error(
-        { err: err instanceof Error ? err.message : String(err), records: batch.length },
-        'audit write failed; these calls have no audit record',
-      );
+      head = this.append.immediate(batch);
+    } catch {
+      // Isolate what failed: every record that can be written still is.
+      const failed: string[] = [];
+      let last: unknown;
+      for (const entry of batch) {
+        try {
+          head = this.append.immediate([entry]);
+        } catch (err) {
+          failed.push(entry.callId);
+          last = err;
+        }
+      }
+      if (failed.length) this.lose(failed, last);
     }
+    if (head) this.options.appended?.(head.seq, head.hash);
   }
 
-  private entry({ ctx, ts, durationMs, error }: Ended): AuditEntry {
+  /** Counts and logs calls left without a record (the log line names them). */
+  private lose(callIds: string[], err: unknown): void {
+    this.lost += callIds.length;
+    this.options.log.error(
+      {
+        err: err instanceof Error ? err.message : String(err),
+        records: callIds.length,
+        callIds: callIds.slice(0, 20),
+        lost: this.lost,
+      },
+      'audit write failed; these calls have no audit record',
+    );
+  }
+
+  private entry(
+    ctx: CallContext,
+    ts: number,
+    durationMs: number,
+    error: unknown,
+    prepared: PreparedRecord,
+  ): AuditEntry {
     const redactor = this.options.redactor;
-    const raw = callArguments(ctx);
-    const args = canonicalJson(raw);
     const decided = ctx.decision;
     const target = ctx.target;
     const isToolError = !error && ctx.result?.isError === true;
+    // A resource's arguments name the URI it resolved to, known only now (and always encodable).
+    const argsSha256 =
+      target?.kind === 'resource' && !prepared.problem
+        ? sha256(canonicalJson(callArguments(ctx)))
+        : prepared.argsSha256;
+    const keepValues = (this.options.values || decided?.auditValues === true) && !prepared.problem;
     return {
       ts: Math.round(ts),
       callId: ctx.callId,
@@ -117,19 +185,23 @@ export class AuditWriter {
       targetName: redactText(redactor, target?.name ?? calledName(ctx)),
       // A call refused before any decision (an unknown name) is a refusal all the same.
       decision: decided?.effect ?? (error ? 'deny' : 'allow'),
-      rule: decided?.rule ?? (error ? 'resolve' : null),
+      rule: decided?.rule ?? (error ? refusingRule(error) : null),
       durationMs: Math.round(durationMs * 1000) / 1000,
       outcome: error || isToolError ? 'error' : 'ok',
       errorCode: error ? errorCode(error) : isToolError ? 'tool_error' : null,
-      argsSha256: sha256(args),
+      argsSha256,
       // The hash is of what the caller sent; stored values never hold a secret.
-      args:
-        this.options.values || decided?.auditValues === true
-          ? redactor?.active
-            ? canonicalJson(redactor.deep(raw))
-            : args
-          : null,
+      args: keepValues ? storedValues(callArguments(ctx), redactor) : null,
     };
+  }
+}
+
+/** The canonical (redacted) arguments to store; null when they cannot be encoded. */
+function storedValues(raw: unknown, redactor: Redactor | undefined): string | null {
+  try {
+    return canonicalJson(redactor?.active ? redactor.deep(raw) : raw);
+  } catch {
+    return null;
   }
 }
 
@@ -141,6 +213,11 @@ function calledName(ctx: CallContext): string | null {
 
 function redactText(redactor: Redactor | undefined, text: string | null): string | null {
   return text === null || !redactor ? text : redactor.text(text);
+}
+
+/** Which stage refused a call no policy rule decided. */
+function refusingRule(err: unknown): string {
+  return err instanceof LocalError && err.code === 'unauditable' ? 'audit' : 'resolve';
 }
 
 function errorCode(err: unknown): string {

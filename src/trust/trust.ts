@@ -9,6 +9,8 @@ import { PinScreen } from './pins-screen.js';
 import { PinStore } from './pins-store.js';
 import { defaultTrustDbPath, openTrustDb, type TrustDb } from './trust-db.js';
 import { ApprovalStore } from './approval-store.js';
+import { Checkpointer } from './audit-checkpoints.js';
+import { openTrustKeys } from './trust-keys.js';
 
 export interface Trust {
   readonly path: string | undefined;
@@ -44,8 +46,20 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
   // Short, since better-sqlite3 waits synchronously: another process holding the file long
   // must cost a logged failed write, not a stalled event loop.
   db.pragma('busy_timeout = 1000');
+  // Created at first start beside the database: the approval MAC key and the checkpoint key pair.
+  const keys = openTrustKeys(path);
+  const auditLog = log.child({ component: 'audit' });
+  const checkpoints = config.audit.enabled
+    ? new Checkpointer(db, path, keys, { ...config.audit.checkpoint, log: auditLog })
+    : undefined;
   const audit = config.audit.enabled
-    ? new AuditWriter(db, { values: config.audit.values, log: log.child({ component: 'audit' }), redactor })
+    ? new AuditWriter(db, {
+        values: config.audit.values,
+        log: auditLog,
+        redactor,
+        onFailure: config.audit.onFailure,
+        appended: (seq, hash) => checkpoints?.appended(seq, hash),
+      })
     : undefined;
   const store = config.pinning.enabled ? new PinStore(db) : undefined;
   const screen = store
@@ -59,13 +73,16 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
     : undefined;
   let timer: NodeJS.Timeout | undefined;
   // better-sqlite3 writes synchronously, so even an exiting process can write its last batch.
-  const flushOnExit = () => audit?.flush();
+  const flushOnExit = () => {
+    audit?.flush();
+    checkpoints?.close();
+  };
   if (audit) process.on('exit', flushOnExit);
   return {
     path,
     audit,
     screen,
-    approvals: approvals ? new ApprovalStore(db) : undefined,
+    approvals: approvals ? new ApprovalStore(db, { keys, redactor }) : undefined,
     watchPins(readmit, intervalMs = 1000) {
       if (!store) return;
       let generation = store.generation();
@@ -91,6 +108,8 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
       process.off('exit', flushOnExit);
       if (!db.open) return;
       audit?.flush();
+      // Clean shutdown signs the final head: nothing written by this process is left unsigned.
+      checkpoints?.close();
       db.close();
     },
   };

@@ -114,7 +114,8 @@ test('a record altered to show other arguments is refused by the CLI, and by the
   const tampered = await cli('approve', pending.id, '--db', path);
   assert.equal(tampered.code, 1);
   assert.match(tampered.err, /no longer matches the call it was made for/);
-  // Rewritten with a binding to match the harmless arguments: the CLI is fooled, the call is not.
+  // Rewritten with a binding to match the harmless arguments: switchboard's MAC over the record
+  // still does not verify, so the CLI refuses it too, and the call keeps waiting for its own verdict.
   const rebound = bindingOf({
     caller: pending.caller,
     method: pending.method,
@@ -125,12 +126,17 @@ test('a record altered to show other arguments is refused by the CLI, and by the
   withStore(path, (_s, db) =>
     db.prepare('UPDATE approvals SET binding = ? WHERE id = ?').run(rebound, pending.id),
   );
-  assert.equal((await cli('approve', pending.id, '--db', path)).code, 0);
-  assert.match(await outcome, /approval [0-9a-f]{16} does not match this call or was already used/);
+  const rebinding = await cli('approve', pending.id, '--db', path);
+  assert.equal(rebinding.code, 1);
+  assert.match(rebinding.err, /no longer matches the call it was made for/);
   assert.equal(
     withStore(path, (s) => s.get(pending.id)!.status),
-    'approved',
+    'pending',
   );
+  withStore(path, (_s, db) =>
+    db.prepare("UPDATE approvals SET status = 'expired' WHERE id = ?").run(pending.id),
+  );
+  assert.match(await outcome, /approval [0-9a-f]{16} does not match this call or was already used/);
 });
 
 test('on the modern wire approval is an input_required question: changed arguments or a replayed answer are refused', async (t) => {

@@ -1,20 +1,47 @@
-// Hands every call, allowed or refused, to the audit writer when it ends.
+// Records every call, allowed or refused, with the audit writer: its arguments are prepared
+// (canonicalised and hashed) before anything else runs, and its record is handed over when it ends.
 //
 // A stage rather than a subscriber of the observe stage's diagnostics channel: those channels are
 // process-wide, so two switchboards in one process (tests, embedders) would each record the
-// other's calls, and a subscriber cannot tell whose call it sees. The stage belongs to one
-// pipeline and costs one queue push per call; hashing and SQLite wait for the batch.
-import { whenEnded, type Stage } from '../compose.js';
+// other's calls, and a subscriber cannot tell whose call it sees. Preparing first makes the trail
+// fail closed: a call whose record cannot be written faithfully never reaches its target unless
+// the operator chose `audit.onFailure: allow` (then its record says why it is degraded).
+import { LocalError } from '../../errors/errors.js';
+import type { Stage } from '../compose.js';
 import type { CallContext } from '../../call/context.js';
+
+/** What a call's record will hold of its arguments; `problem` when they cannot be recorded. */
+export interface Prepared {
+  argsSha256: string;
+  problem?: string;
+}
 
 /** Where ended calls go (trust/audit-writer.ts writes them to the hash-chained audit log). */
 export interface CallRecorder {
-  ended(ctx: CallContext, durationMs: number, error: unknown): void;
+  /** Never throws: a call that cannot be recorded comes back with a `problem`. */
+  prepare(ctx: CallContext): Prepared;
+  ended(ctx: CallContext, durationMs: number, error: unknown, prepared: Prepared): void;
+  /** Whether a call with a `problem` is refused before it runs. */
+  readonly failsClosed: boolean;
 }
 
 export function auditStage(writer: CallRecorder): Stage {
-  const recorded = whenEnded((ctx, durationMs, error) => writer.ended(ctx, durationMs, error));
-  return function audit(ctx, next) {
-    return recorded(ctx, next);
+  return async function audit(ctx, next) {
+    const prepared = writer.prepare(ctx);
+    let error: unknown;
+    try {
+      if (prepared.problem !== undefined && writer.failsClosed) {
+        throw new LocalError(
+          'unauditable',
+          `Call refused: it cannot be recorded in the audit trail (${prepared.problem})`,
+        );
+      }
+      await next();
+    } catch (err) {
+      error = err;
+      throw err;
+    } finally {
+      writer.ended(ctx, performance.now() - ctx.startedAt, error, prepared);
+    }
   };
 }

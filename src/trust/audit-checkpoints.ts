@@ -1,0 +1,173 @@
+// Signed checkpoints of the audit chain head: every N records or T seconds after the first record
+// a checkpoint does not cover, at first start and at clean shutdown, switchboard signs (Ed25519)
+// the head's sequence number and hash, and keeps the signature in the database and in a small file
+// beside it. Whoever rewrites, truncates, rolls back or wipes the chain cannot sign a checkpoint
+// that agrees with it, so `audit verify` finds it without an anchor the operator noted.
+import { sign, verify } from 'node:crypto';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import type { Logger } from '../log.js';
+import { canonicalJson } from '../encoding/canonical-json.js';
+import { GENESIS_HASH } from './audit-record.js';
+import type { TrustDb } from './trust-db.js';
+import type { TrustKeys } from './trust-keys.js';
+
+export interface Checkpoint {
+  /** The last record the checkpoint covers (0: the chain was empty). */
+  seq: number;
+  hash: string;
+  ts: number;
+  /** Which key signed it (trust-keys.ts keyId). */
+  key: string;
+  /** Ed25519 signature (base64) of the canonical {seq, hash, ts, key}. */
+  signature: string;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS audit_checkpoints (
+  seq INTEGER PRIMARY KEY,
+  hash TEXT NOT NULL,
+  ts INTEGER NOT NULL,
+  key TEXT NOT NULL,
+  signature TEXT NOT NULL
+);`;
+
+/** `<audit.path>.checkpoint`: the latest checkpoint, outside the database. */
+export function checkpointFilePath(dbPath: string): string {
+  return `${dbPath}.checkpoint`;
+}
+
+const signed = (c: Omit<Checkpoint, 'signature'>): Buffer =>
+  Buffer.from(
+    canonicalJson({ what: 'switchboard audit checkpoint', seq: c.seq, hash: c.hash, ts: c.ts, key: c.key }),
+  );
+
+export function signCheckpoint(keys: TrustKeys, seq: number, hash: string, ts = Date.now()): Checkpoint {
+  const body = { seq, hash, ts, key: keys.keyId };
+  return { ...body, signature: sign(null, signed(body), keys.signing).toString('base64') };
+}
+
+/** Whether the checkpoint was signed by these keys, as it stands. */
+export function checkpointSigned(c: Checkpoint, keys: TrustKeys): boolean {
+  if (c.key !== keys.keyId || typeof c.signature !== 'string') return false;
+  try {
+    return verify(null, signed(c), keys.verifying, Buffer.from(c.signature, 'base64'));
+  } catch {
+    return false;
+  }
+}
+
+/** The file's checkpoint; undefined without a file; 'unreadable' when it is not one. */
+export function readCheckpointFile(dbPath: string): Checkpoint | undefined | 'unreadable' {
+  let text: string;
+  try {
+    text = readFileSync(checkpointFilePath(dbPath), 'utf8');
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : 'unreadable';
+  }
+  try {
+    const c = JSON.parse(text) as Checkpoint;
+    return Number.isInteger(c.seq) && typeof c.hash === 'string' ? c : 'unreadable';
+  } catch {
+    return 'unreadable';
+  }
+}
+
+/** The checkpoints kept in the database, oldest first ([] when the table is gone). */
+export function readCheckpointTable(db: TrustDb): Checkpoint[] {
+  const table = db
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_checkpoints'")
+    .get();
+  if (!table) return [];
+  return db
+    .prepare('SELECT seq, hash, ts, key, signature FROM audit_checkpoints ORDER BY seq')
+    .all() as Checkpoint[];
+}
+
+export interface CheckpointerOptions {
+  everyRecords: number;
+  everySeconds: number;
+  log: Logger;
+}
+
+/** Signs the head as the writer appends; one per process, beside the AuditWriter. */
+export class Checkpointer {
+  private readonly save;
+  private signedSeq = -1;
+  private head: { seq: number; hash: string };
+  private timer: NodeJS.Timeout | undefined;
+  /** Set when the chain contradicted its checkpoint at start: nothing is signed over that. */
+  private readonly broken: string | undefined;
+
+  constructor(
+    private readonly db: TrustDb,
+    private readonly dbPath: string,
+    private readonly keys: TrustKeys,
+    private readonly options: CheckpointerOptions,
+  ) {
+    db.exec(SCHEMA);
+    this.save = db.prepare(
+      'INSERT OR IGNORE INTO audit_checkpoints (seq, hash, ts, key, signature) VALUES (@seq, @hash, @ts, @key, @signature)',
+    );
+    const last = db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1').get() as
+      { seq: number; hash: string } | undefined;
+    this.head = last ?? { seq: 0, hash: GENESIS_HASH };
+    this.broken = this.disagreement();
+    if (this.broken) {
+      options.log.error(
+        { problem: this.broken },
+        'the audit chain disagrees with its last signed checkpoint; no checkpoint is signed until it is resolved (switchboard audit verify)',
+      );
+      return;
+    }
+    // At start: the chain as found is what this process vouches for from now on.
+    this.checkpoint();
+  }
+
+  /** Why the chain found at start contradicts the checkpoint file; signing over it would launder it. */
+  private disagreement(): string | undefined {
+    const last = readCheckpointFile(this.dbPath);
+    if (last === undefined) return undefined;
+    if (last === 'unreadable' || !checkpointSigned(last, this.keys))
+      return 'the checkpoint file is not signed by this key';
+    if (last.seq === 0) return undefined;
+    const row = this.db.prepare('SELECT hash FROM audit WHERE seq = ?').get(last.seq) as
+      { hash: string } | undefined;
+    if (!row) return `record #${last.seq} is gone`;
+    return row.hash === last.hash ? undefined : `record #${last.seq} was rewritten`;
+  }
+
+  /** The writer appended up to `seq`: sign now if due, else within everySeconds. */
+  appended(seq: number, hash: string): void {
+    this.head = { seq, hash };
+    if (seq - this.signedSeq >= this.options.everyRecords) this.checkpoint();
+    else if (!this.timer) {
+      this.timer = setTimeout(() => this.checkpoint(), this.options.everySeconds * 1000);
+      this.timer.unref();
+    }
+  }
+
+  /** Signs the head now (also at clean shutdown); a failure is logged, never thrown. */
+  checkpoint(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.broken || this.head.seq === this.signedSeq) return;
+    try {
+      const c = signCheckpoint(this.keys, this.head.seq, this.head.hash);
+      this.save.run(c);
+      // Written aside then renamed: a reader never sees half a checkpoint.
+      const file = checkpointFilePath(this.dbPath);
+      writeFileSync(`${file}.tmp`, JSON.stringify(c) + '\n', { mode: 0o600 });
+      renameSync(`${file}.tmp`, file);
+      this.signedSeq = c.seq;
+    } catch (err) {
+      this.options.log.error(
+        { err: err instanceof Error ? err.message : String(err), seq: this.head.seq },
+        'signing an audit checkpoint failed',
+      );
+    }
+  }
+
+  close(): void {
+    this.checkpoint();
+  }
+}

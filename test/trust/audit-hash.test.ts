@@ -1,0 +1,31 @@
+// The chain hash is written field by field for speed; it must stay the SHA-256 of the canonical
+// JSON of the record (the form every existing chain was hashed in), or old chains stop verifying.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { canonicalJson, sha256 } from '../../src/encoding/canonical-json.js';
+import { recordHash, type AuditEntry } from '../../src/trust/audit-record.js';
+
+test('a record hash is the SHA-256 of the canonical JSON of its fields, seq and prevHash', () => {
+  const entries: AuditEntry[] = [
+    {
+      ts: 1_700_000_000_123,
+      callId: 'c-1',
+      callerKind: 'backend',
+      callerId: 'mem "quoted" \\ and \u2028 odd',
+      method: 'tools/call',
+      targetBackend: null,
+      targetName: 'näme',
+      decision: 'approve',
+      rule: null,
+      durationMs: 1.25,
+      outcome: 'error',
+      errorCode: '-32602',
+      argsSha256: 'unrecordable:too_deep',
+      args: '{"a":[1,2,{"b":null}]}',
+    },
+  ];
+  for (const entry of entries) {
+    const expected = sha256(canonicalJson({ ...entry, seq: 7, prevHash: 'ab'.repeat(32) }));
+    assert.equal(recordHash(entry, 7, 'ab'.repeat(32)), expected);
+  }
+});

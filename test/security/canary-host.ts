@@ -79,8 +79,7 @@ export function runSwitchboard(
       assert.equal(await exited, 0, stderr);
       return stderr;
     },
-    dbBytes: () =>
-      Buffer.concat([db, `${db}-wal`].filter((f) => existsSync(f)).map((f) => readFileSync(f))),
+    dbBytes: () => Buffer.concat([db, `${db}-wal`].filter((f) => existsSync(f)).map((f) => readFileSync(f))),
   };
 }
 

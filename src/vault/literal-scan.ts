@@ -46,12 +46,14 @@ export class LiteralScan {
     const w = this.window;
     const n = text.length;
     if (n < w || this.literals.size === 0) return text;
+    const bitmap = this.bitmap;
+    const topPower = this.topPower;
     let out: string | undefined;
     let last = 0;
     let i = 0;
     let h = hashAt(text, 0, w);
     for (;;) {
-      if (this.bitmap[h >>> 16] === 1) {
+      if (bitmap[h >>> 16] === 1) {
         const found = this.match(text, i, h >>> 0);
         if (found !== undefined) {
           out = (out ?? '') + text.slice(last, i) + this.literals.get(found)!;
@@ -63,7 +65,7 @@ export class LiteralScan {
         }
       }
       if (i + w >= n) break;
-      h = (Math.imul(h - Math.imul(text.charCodeAt(i), this.topPower), BASE) + text.charCodeAt(i + w)) | 0;
+      h = (Math.imul(h - Math.imul(text.charCodeAt(i), topPower), BASE) + text.charCodeAt(i + w)) | 0;
       i++;
     }
     return out === undefined ? text : out + text.slice(last);

@@ -25,7 +25,7 @@ test('bridge tokens, minted or configured, that backends echo reach neither the 
       },
       namespacing: { mode: 'always' },
       audit: { path: db, values: true },
-      bridge: { enabled: true, socket: join(dir, 'bridge', 'bridge.sock') },
+      bridge: { enabled: true },
     },
     db,
   );

@@ -124,13 +124,12 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     log,
     audit: trust.audit,
     redactor,
-    // Definitions lose their secrets before they are pinned (on disk) or enter the catalog.
-    admit: redactor.active
-      ? (backend, kind, items) => {
-          const clean = redactor.deep(items);
-          return screen ? screen(backend, kind, clean) : clean;
-        }
-      : screen,
+    // Definitions lose their secrets (and bridge tokens, which come later) before they are
+    // pinned (on disk) or enter the catalog.
+    admit: (backend, kind, items) => {
+      const clean = redactor.deep(items);
+      return screen ? screen(backend, kind, clean) : clean;
+    },
     approvals: trust.approvals,
     needsApproval: trust.screen?.needsApproval,
     launcher: (name, b, running) => sandbox.launcherFor(name, b, running),
@@ -157,6 +156,9 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       log,
     });
     await bridge.listen();
+    // Every token that works is hidden like a secret: a backend echoing its environment must not
+    // hand its identity to a host.
+    bridge.tokens.watch((live) => redactor.setTokens(live));
     // A disabled server is off in every direction: it gets no bridge identity either.
     for (const [name, b] of Object.entries(config.servers))
       if (b.bridge.token && !b.disabled) bridge.tokens.set(name, b.bridge.token);

@@ -1,6 +1,7 @@
 // Bridge identities: a token is minted for each start of each spawned backend replica (or
 // configured for a remote one), and a presented token is checked against every known one in
 // constant time. The replicas of one server share its identity, each with a token of its own.
+// Whoever must hide tokens (the redactor) is told the set that works after every change.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** What is kept of a token: enough to recognise it, nothing to present. */
@@ -12,11 +13,33 @@ const MAX_LIVE_TOKENS = 3;
 
 export class BridgeTokens {
   /**
-   * identity → slot (a replica's index, or `configured`) → SHA-256 of each live token of that slot
-   * (the tokens themselves are not kept). Usually one per slot; two while a reload's replacement
-   * starts beside the old process, which keeps its own until it stops.
+   * identity → slot (a replica's index, or `configured`) → SHA-256 of each live token of that slot.
+   * Usually one per slot; two while a reload's replacement starts beside the old process, which
+   * keeps its own until it stops.
    */
   private readonly byIdentity = new Map<string, Map<string, Buffer[]>>();
+  /**
+   * The live tokens themselves, by digest (hex), kept only so that they can be redacted: they are
+   * never compared, so identify() stays constant-time over digests.
+   */
+  private readonly plain = new Map<string, string>();
+  private watcher: ((live: readonly string[]) => void) | undefined;
+
+  /** Tells `watcher` the working tokens now and after every change (mint, set, revoke). */
+  watch(watcher: (live: readonly string[]) => void): void {
+    this.watcher = watcher;
+    this.changed();
+  }
+
+  /** Keeps the plain tokens to those whose digest still works, and tells the watcher. */
+  private changed(added?: { token: string; digest: Buffer }): void {
+    if (added) this.plain.set(added.digest.toString('hex'), added.token);
+    const live = new Set<string>();
+    for (const slots of this.byIdentity.values())
+      for (const digests of slots.values()) for (const d of digests) live.add(d.toString('hex'));
+    for (const key of this.plain.keys()) if (!live.has(key)) this.plain.delete(key);
+    this.watcher?.([...this.plain.values()]);
+  }
 
   /**
    * A fresh token for one start of this identity's replica; it works until that start ends
@@ -28,13 +51,17 @@ export class BridgeTokens {
     const token = randomBytes(32).toString('base64url');
     const slots = this.slots(identity);
     const slot = String(replica);
-    slots.set(slot, [...(slots.get(slot) ?? []), digest(token)].slice(-MAX_LIVE_TOKENS));
+    const d = digest(token);
+    slots.set(slot, [...(slots.get(slot) ?? []), d].slice(-MAX_LIVE_TOKENS));
+    this.changed({ token, digest: d });
     return token;
   }
 
   /** The identity's one token (configured for a remote backend); any other stops working. */
   set(identity: string, token: string): void {
-    this.slots(identity).set('configured', [digest(token)]);
+    const d = digest(token);
+    this.slots(identity).set('configured', [d]);
+    this.changed({ token, digest: d });
   }
 
   private slots(identity: string): Map<string, Buffer[]> {
@@ -50,7 +77,11 @@ export class BridgeTokens {
   revoke(identity: string, token?: string): boolean {
     const slots = this.byIdentity.get(identity);
     if (!slots) return false;
-    if (token === undefined) return this.byIdentity.delete(identity);
+    if (token === undefined) {
+      this.byIdentity.delete(identity);
+      this.changed();
+      return true;
+    }
     const presented = digest(token);
     for (const [slot, digests] of slots) {
       const left = digests.filter((d) => !timingSafeEqual(presented, d));
@@ -58,6 +89,7 @@ export class BridgeTokens {
       if (left.length) slots.set(slot, left);
       else slots.delete(slot);
       if (slots.size === 0) this.byIdentity.delete(identity);
+      this.changed();
       return true;
     }
     return false;

@@ -6,6 +6,9 @@
 //   ${env:NAME}        the same as ${NAME}: the spelling VS Code and Cursor use, so their files work unchanged
 //   $${                a literal `${`
 //   ${secret:NAME}     kept as written: a vault secret, resolved by the vault where it is used
+// Only the file itself names a secret: under `servers`, where secrets are resolved, the literal
+// text `${secret:` (from the escape, or from a variable's value) stays escaped as `$${secret:`,
+// which resolveSecretRefs turns back into the literal text once the references are replaced.
 // `${workspaceFolder}` and `${userHome}` mean what they mean to VS Code and Cursor unless the
 // environment sets a variable of that name. Other editor variables (`${input:…}`) cannot be
 // resolved outside the editor and are errors that say so.
@@ -22,15 +25,19 @@ export type Interpolation =
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Expands one string; the first bad reference makes the whole string an error. */
-export function interpolate(text: string, ctx: EnvContext): Interpolation {
+/**
+ * Expands one string; the first bad reference makes the whole string an error. With
+ * `deferSecrets` (strings where `${secret:NAME}` will be resolved), every literal `${secret:` in the
+ * result is kept escaped, so that only the file's own references remain references.
+ */
+export function interpolate(text: string, ctx: EnvContext, deferSecrets = false): Interpolation {
   if (!text.includes('${')) return { ok: true, value: text, substituted: false };
   let out = '';
   let substituted = false;
   let i = 0;
   while (i < text.length) {
     if (text.startsWith('$${', i)) {
-      out += '${';
+      out += deferSecrets && text.startsWith('secret:', i + 3) ? '$${' : '${';
       i += 3;
       continue;
     }
@@ -45,13 +52,20 @@ export function interpolate(text: string, ctx: EnvContext): Interpolation {
     }
     if (text.startsWith('secret:', i + 2)) {
       // A vault secret, resolved where it is used (HTTP headers), never from the environment.
+      if (deferSecrets && out.endsWith('$')) {
+        return {
+          ok: false,
+          message:
+            "has '$' right before '${secret:…}', which reads as the escape '$${secret:': put a character between them",
+        };
+      }
       out += text.slice(i, close + 1);
       i = close + 1;
       continue;
     }
     const resolved = resolveReference(text.slice(i + 2, close), ctx);
     if (!resolved.ok) return resolved;
-    out += resolved.value;
+    out += deferSecrets ? escapeSecretRefs(resolved.value) : resolved.value;
     substituted = true;
     i = close + 1;
   }
@@ -102,6 +116,35 @@ function resolveReference(
   };
 }
 
+/** Text that must stay literal where secrets are resolved: each `${secret:` escaped. */
+export function escapeSecretRefs(text: string): string {
+  // A function, not a replacement string: there `$$` would mean one `$`.
+  return text.includes('${secret:') ? text.replaceAll('${secret:', () => '$${secret:') : text;
+}
+
+/** A reference `${secret:NAME}`, or the escape `$${secret:` of the literal text (tried first). */
+const SECRET_TOKEN = /\$\$\{secret:|\$\{secret:([^}]*)\}/g;
+
+/**
+ * Resolves a string in which `${secret:NAME}` is a reference and `$${secret:` the literal text
+ * `${secret:`, in one pass (so a secret's own text is never read as either): each reference
+ * becomes `lookup(NAME)`; without `lookup`, the string is only unescaped and `refs` counts the
+ * references found.
+ */
+export function resolveSecretRefs(
+  text: string,
+  lookup?: (name: string) => string,
+): { value: string; refs: number } {
+  if (!text.includes('{secret:')) return { value: text, refs: 0 };
+  let refs = 0;
+  const value = text.replace(SECRET_TOKEN, (match, name: string | undefined) => {
+    if (name === undefined) return '${secret:';
+    refs++;
+    return lookup ? lookup(name) : match;
+  });
+  return { value, refs };
+}
+
 function suggestVarName(inputId: string): string {
   const upper = inputId.toUpperCase().replace(/[^A-Z0-9_]+/g, '_');
   return NAME.test(upper) ? upper : 'NAME';
@@ -120,7 +163,8 @@ export function resolveEnvRefs(value: unknown, ctx: EnvContext): EnvResolution {
   const substituted = new Set<string>();
   const walk = (node: unknown, path: PropertyKey[]): unknown => {
     if (typeof node === 'string') {
-      const result = interpolate(node, ctx);
+      // Secrets are resolved only in server entries (see withSecrets).
+      const result = interpolate(node, ctx, path[0] === 'servers');
       if (!result.ok) {
         problems.push({ path, message: result.message });
         return node;

@@ -257,12 +257,14 @@ export class Gateway {
     const instructions = mergeInstructions(
       ready.map((b) => ({ name: b.name, text: b.server!.instructions })),
     );
-    return {
+    // Whole, not field by field: a backend's capabilities (experimental ones are free-form, keys
+    // included) reach hosts here as much as its instructions do.
+    return this.redact({
       protocolVersion,
       capabilities: mergeCapabilities(ready.map((b) => b.capabilities)),
       serverInfo: SERVER_INFO,
-      ...(instructions ? { instructions: this.redact(instructions) } : {}),
-    };
+      ...(instructions ? { instructions } : {}),
+    });
   }
 
   /** The most verbose level any session asked for is what backends send; sessions filter. */

@@ -3,6 +3,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
+import { resolveSecretRefs } from '../config/env-refs.js';
 import { readVault, VaultError, type KeySource } from './vault-file.js';
 import { Vault } from './vault.js';
 
@@ -47,11 +48,11 @@ export function openVault(config: Config, env: NodeJS.ProcessEnv = process.env):
   return vault;
 }
 
-const SECRET_REF = /\$\{secret:([^}]*)\}/g;
-
 /**
  * The configuration each backend is started with: a stdio backend's `secrets` added to its `env`,
- * `${secret:NAME}` in an HTTP backend's headers replaced. Every name must be a plain secret of
+ * `${secret:NAME}` in an HTTP backend's headers replaced, and the escape `$${secret:` turned into
+ * the literal text `${secret:` everywhere (see env-refs.ts: text from the environment arrives
+ * escaped, so only the file's own references name secrets). Every name must be a plain secret of
  * the vault; the first that is not fails the start, naming the key that refers to it.
  */
 export function withSecrets(config: Config, vault: Vault): Config {
@@ -73,49 +74,58 @@ export function withSecrets(config: Config, vault: Vault): Config {
       servers[name] = b;
       continue;
     }
-    for (const path of secretRefsOutsideHeaders(b, `servers.${name}`)) {
+    const resolved = resolveEntry(b, `servers.${name}`, lookup, (path) =>
       problems.push(
         `${path}: \${secret:…} is resolved only in a remote server's headers; give a stdio server its secrets under servers.${name}.secrets`,
-      );
+      ),
+    );
+    if (!('command' in resolved) || Object.keys(resolved.secrets).length === 0) {
+      servers[name] = resolved;
+      continue;
     }
-    if ('command' in b) {
-      const names = Object.entries(b.secrets);
-      if (names.length === 0) {
-        servers[name] = b;
-        continue;
-      }
-      const env = { ...b.env };
-      for (const [variable, secret] of names) {
-        env[variable] = lookup(`servers.${name}.secrets.${variable}`, secret);
-      }
-      servers[name] = { ...b, env };
-    } else {
-      const refs = Object.values(b.headers).some((v) => v.includes('${secret:'));
-      if (!refs) {
-        servers[name] = b;
-        continue;
-      }
-      const headers: Record<string, string> = {};
-      for (const [h, v] of Object.entries(b.headers)) {
-        headers[h] = v.replace(SECRET_REF, (_, secret: string) =>
-          lookup(`servers.${name}.headers.${h}`, secret),
-        );
-      }
-      servers[name] = { ...b, headers };
+    const env = { ...resolved.env };
+    for (const [variable, secret] of Object.entries(resolved.secrets)) {
+      env[variable] = lookup(`servers.${name}.secrets.${variable}`, secret);
     }
+    servers[name] = { ...resolved, env };
   }
   if (problems.length) throw new VaultError('vault_secret_missing', problems.join('\n'));
   return { ...config, servers };
 }
 
-/** Paths of strings in a server entry, outside its headers, that refer to a vault secret. */
-function secretRefsOutsideHeaders(value: unknown, path: string): string[] {
-  if (typeof value === 'string') return value.includes('${secret:') ? [path] : [];
-  if (Array.isArray(value)) return value.flatMap((v, i) => secretRefsOutsideHeaders(v, `${path}[${i}]`));
-  if (value && typeof value === 'object') {
-    return Object.entries(value).flatMap(([k, v]) =>
-      k === 'headers' ? [] : secretRefsOutsideHeaders(v, `${path}.${k}`),
-    );
-  }
-  return [];
+/**
+ * A server entry with its references resolved (in a remote server's headers) or reported (anywhere
+ * else), and its escapes unescaped; the very object when it has neither.
+ */
+function resolveEntry<T>(
+  entry: T,
+  path: string,
+  lookup: (path: string, name: string) => string,
+  misplaced: (path: string) => void,
+): T {
+  const walk = (value: unknown, at: string, inHeaders: boolean): unknown => {
+    if (typeof value === 'string') {
+      const { value: out, refs } = resolveSecretRefs(
+        value,
+        inHeaders ? (secret) => lookup(at, secret) : undefined,
+      );
+      if (refs && !inHeaders) misplaced(at);
+      return out;
+    }
+    if (Array.isArray(value)) {
+      const items = value.map((v, i) => walk(v, `${at}[${i}]`, inHeaders));
+      return items.some((v, i) => v !== value[i]) ? items : value;
+    }
+    if (value && typeof value === 'object') {
+      let changed = false;
+      const entries = Object.entries(value).map(([k, v]) => {
+        const w = walk(v, `${at}.${k}`, inHeaders || (at === path && k === 'headers'));
+        changed ||= w !== v;
+        return [k, w] as const;
+      });
+      return changed ? Object.fromEntries(entries) : value;
+    }
+    return value;
+  };
+  return walk(entry, path, false) as T;
 }

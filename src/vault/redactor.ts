@@ -1,13 +1,14 @@
-// Redaction: rewrites text so that no vault secret (in any of its encodings) and nothing matching
-// a configured pattern survives, each occurrence replaced by `[REDACTED:<name>]`. Built once when
-// the vault is loaded: the literal forms as one alternation (longest first, so a secret is never
-// half-replaced by a shorter one it contains) behind a rolling-hash prefilter that lets the usual
-// string, one without any secret, through in a single pass; the patterns as one expression of
-// named groups. With nothing to hide, every method returns its input untouched.
-import type { SecretForms } from './vault.js';
+// Redaction: rewrites text, and every key and string of a JSON value, so that no vault secret (in
+// any of its encodings, see needles.ts), no live bridge token and nothing matching a configured
+// pattern survives, each occurrence replaced by `[REDACTED:<name>]`. The one entry point for
+// everything that leaves switchboard: replies, notifications and requests to callers, catalog
+// lists and pins, log lines, audit records and stored approvals. The needles are derived once
+// per change (vault loaded, a token minted or ended) into one single-pass scan; the patterns are
+// one expression of named groups. With nothing to hide, every method returns its input untouched.
+import { LiteralScan } from './literal-scan.js';
+import { MIN_REDACTED_LENGTH, needlesOf, type SecretForms } from './needles.js';
 
-/** Forms shorter than this are not redacted: they would rewrite unrelated text everywhere. */
-export const MIN_REDACTED_LENGTH = 4;
+export { MIN_REDACTED_LENGTH } from './needles.js';
 
 export interface RedactionSource {
   secrets: readonly SecretForms[];
@@ -15,18 +16,16 @@ export interface RedactionSource {
   patterns: readonly string[];
 }
 
+/** The name bridge tokens are redacted under. */
+export const BRIDGE_TOKEN_NAME = 'bridge-token';
+
 export class Redactor {
-  /** The literal forms, longest first, as one alternation. */
-  private literals: RegExp | undefined;
+  private vaultNeedles = new Map<string, string>();
+  private tokenNeedles = new Map<string, string>();
+  private literals: LiteralScan | undefined;
   /** The configured patterns, each a named group `pN`. */
   private patterns: RegExp | undefined;
-  private names = new Map<string, string>();
   private patternCount = 0;
-  /** Prefilter: rolling hashes of every literal's first `window` characters. */
-  private window = 0;
-  private hashes = new Set<number>();
-  private bloom = new Uint8Array(0);
-  private topPower = 0;
   /** Secrets whose forms are all too short to redact (reported at start). */
   tooShort: string[] = [];
 
@@ -39,43 +38,39 @@ export class Redactor {
     return this.literals !== undefined || this.patterns !== undefined;
   }
 
-  /** Replaces what is hidden (at start, once the vault is open). */
+  /** Replaces what is hidden of the vault and the configuration (at start, once the vault is open). */
   load({ secrets, patterns }: RedactionSource): void {
-    const names = new Map<string, string>();
-    for (const { name, forms } of secrets) {
-      for (const form of forms) {
-        if (form.length < MIN_REDACTED_LENGTH) continue;
-        if (!names.has(form)) names.set(form, name);
-        // As a JSON string writes it (in log lines), when that differs.
-        const escaped = JSON.stringify(form).slice(1, -1);
-        if (escaped !== form && !names.has(escaped)) names.set(escaped, name);
-      }
-    }
-    const literals = [...names.keys()].sort((a, b) => b.length - a.length);
-    this.names = names;
-    this.literals = literals.length ? new RegExp(literals.map(escapeRegex).join('|'), 'g') : undefined;
+    this.vaultNeedles = needlesOf(secrets);
     this.patternCount = patterns.length;
     this.patterns = patterns.length
       ? new RegExp(patterns.map((p, i) => `(?<p${i}>${p})`).join('|'), 'g')
       : undefined;
-    this.tooShort = secrets.filter((s) => (s.forms[0]?.length ?? 0) < MIN_REDACTED_LENGTH).map((s) => s.name);
-    // Every literal is at least MIN_REDACTED_LENGTH long, so each occurrence starts with one of
-    // these windows: a string none of them hashes into cannot hold a secret, and is let through
-    // after one linear pass instead of the alternation's costlier scan.
-    this.window = Math.min(8, ...literals.map((l) => l.length));
-    this.topPower = 1;
-    for (let i = 1; i < this.window; i++) this.topPower = Math.imul(this.topPower, BASE);
-    this.hashes = new Set(literals.map((l) => hashOf(l, this.window)));
-    this.bloom = new Uint8Array(1 << 16);
-    for (const h of this.hashes) this.bloom[h >>> 16] = 1;
+    this.tooShort = secrets
+      .filter((s) => (s.forms[0] ?? s.bytes?.[0]?.toString('hex') ?? '').length < MIN_REDACTED_LENGTH)
+      .map((s) => s.name);
+    this.rebuild();
   }
 
-  /** The text with every secret and pattern match replaced. */
+  /**
+   * The bridge tokens that work now (minted for spawned backends, configured for remote ones):
+   * each is hidden like a secret for as long as it can authenticate.
+   */
+  setTokens(tokens: Iterable<string>): void {
+    this.tokenNeedles = needlesOf([...tokens].map((t) => ({ name: BRIDGE_TOKEN_NAME, forms: [t] })));
+    this.rebuild();
+  }
+
+  private rebuild(): void {
+    const all = new Map(this.vaultNeedles);
+    for (const [needle, name] of this.tokenNeedles) if (!all.has(needle)) all.set(needle, name);
+    const replacements = new Map<string, string>();
+    for (const [needle, name] of all) replacements.set(needle, `[REDACTED:${name}]`);
+    this.literals = replacements.size ? new LiteralScan(replacements) : undefined;
+  }
+
+  /** The text with every secret, token and pattern match replaced. */
   text(s: string): string {
-    let out = s;
-    if (this.literals && this.mayHoldLiteral(s)) {
-      out = out.replace(this.literals, (match) => `[REDACTED:${this.names.get(match) ?? 'secret'}]`);
-    }
+    let out = this.literals ? this.literals.replace(s) : s;
     if (this.patterns) {
       out = out.replace(this.patterns, (match: string, ...rest: unknown[]) => {
         if (match === '') return match;
@@ -89,23 +84,9 @@ export class Redactor {
     return out;
   }
 
-  /** Rabin-Karp over the string: whether any window hashes like the start of a literal. */
-  private mayHoldLiteral(s: string): boolean {
-    const w = this.window;
-    if (s.length < w) return false;
-    const bloom = this.bloom;
-    let h = 0;
-    for (let i = 0; i < w; i++) h = (Math.imul(h, BASE) + s.charCodeAt(i)) | 0;
-    for (let i = w; ; i++) {
-      if (bloom[h >>> 16] === 1 && this.hashes.has(h >>> 0)) return true;
-      if (i >= s.length) return false;
-      h = (Math.imul(h - Math.imul(s.charCodeAt(i - w), this.topPower), BASE) + s.charCodeAt(i)) | 0;
-    }
-  }
-
   /**
-   * A copy of `value` with every string (not keys) redacted; parts without a match are shared, and
-   * a value with nothing to redact is returned as it is.
+   * A copy of `value` with every string and every object key redacted; parts without a match are
+   * shared, and a value with nothing to redact is returned as it is.
    */
   deep<T>(value: T): T {
     if (!this.active) return value;
@@ -123,24 +104,29 @@ export class Redactor {
       }
       return out ?? value;
     }
+    const source = value as Record<string, unknown>;
+    const keys = Object.keys(source);
     let out: Record<string, unknown> | undefined;
-    for (const [k, v] of Object.entries(value)) {
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      const v = source[key];
+      const k = this.text(key);
       const w = this.walk(v);
-      if (w !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = w;
+      if (out === undefined) {
+        if (k === key && w === v) continue;
+        // Rebuilt in order from here: a renamed key keeps its place.
+        out = {};
+        for (let j = 0; j < i; j++) put(out, keys[j]!, source[keys[j]!]);
+      }
+      put(out, k, w);
     }
     return out ?? value;
   }
 }
 
-const BASE = 31;
-
-/** The rolling hash of the first `window` characters of `s`, as an unsigned 32-bit number. */
-function hashOf(s: string, window: number): number {
-  let h = 0;
-  for (let i = 0; i < window; i++) h = (Math.imul(h, BASE) + s.charCodeAt(i)) | 0;
-  return h >>> 0;
-}
-
-function escapeRegex(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+/** Sets an own property, even one named `__proto__` (which assignment would take as the prototype). */
+function put(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }

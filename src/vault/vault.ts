@@ -16,6 +16,9 @@ import {
 } from 'node:crypto';
 import type { VaultKeyConfig } from '../config/schema.js';
 import type { EntryKind, VaultEntry } from './vault-file.js';
+import type { SecretForms } from './needles.js';
+
+export type { SecretForms } from './needles.js';
 
 export type KeyAlgorithm = Exclude<EntryKind, 'secret'>;
 
@@ -33,12 +36,6 @@ export interface VaultKey {
   encrypt?(data: Buffer, aad?: Buffer): Buffer;
   decrypt?(sealed: Buffer, aad?: Buffer): Buffer;
   readonly publicKeyPem?: string;
-}
-
-/** A named value redaction must hide, in every form it could take. */
-export interface SecretForms {
-  readonly name: string;
-  readonly forms: readonly string[];
 }
 
 function macKey(secret: Buffer): VaultKey {
@@ -100,24 +97,19 @@ function checkedPrivateKey(name: string, der: Buffer, algorithm: 'ed25519' | 'ec
   return key;
 }
 
-/** Every text form a byte string is likely to be written in. */
-function encodings(bytes: Buffer): string[] {
-  const hex = bytes.toString('hex');
-  return [hex, hex.toUpperCase(), bytes.toString('base64'), bytes.toString('base64url')];
-}
-
-function privateKeyForms(key: KeyObject): string[] {
+/** What redaction hides of a private key: its PEM lines as written, its DER and private scalar. */
+function privateKeyForms(name: string, key: KeyObject): SecretForms {
   const der = key.export({ type: 'pkcs8', format: 'der' });
   const pem = key.export({ type: 'pkcs8', format: 'pem' }).toString();
   const lines = pem.split('\n').filter((l) => l && !l.startsWith('-----'));
   const d = key.export({ format: 'jwk' }).d;
-  return [der.toString('base64'), ...lines, ...(d ? encodings(Buffer.from(d, 'base64url')) : [])];
+  return { name, forms: lines, bytes: [der, ...(d ? [Buffer.from(d, 'base64url')] : [])] };
 }
 
 export class Vault {
   readonly keys = new Map<string, VaultKey>();
   readonly secrets = new Map<string, string>();
-  /** Per name, every form of its material redaction hides. */
+  /** Per name, its material as redaction hides it (needles.ts derives every encoding). */
   readonly material: SecretForms[] = [];
   /** Where each name came from, for error messages. */
   readonly origin = new Map<string, string>();
@@ -135,22 +127,22 @@ export class Vault {
         case 'secret': {
           const text = e.value.toString('utf8');
           this.secrets.set(e.name, text);
-          this.material.push({ name: e.name, forms: [text, ...encodings(e.value).slice(2)] });
+          this.material.push({ name: e.name, forms: [text], bytes: [e.value] });
           break;
         }
         case 'hmac-sha256':
           this.keys.set(e.name, macKey(e.value));
-          this.material.push({ name: e.name, forms: encodings(e.value) });
+          this.material.push({ name: e.name, forms: [], bytes: [e.value] });
           break;
         case 'aes-256-gcm':
           this.keys.set(e.name, aesKey(e.value));
-          this.material.push({ name: e.name, forms: encodings(e.value) });
+          this.material.push({ name: e.name, forms: [], bytes: [e.value] });
           break;
         case 'ed25519':
         case 'ecdsa-p256': {
           const key = checkedPrivateKey(e.name, e.value, e.kind);
           this.keys.set(e.name, asymmetricKey(e.kind, key));
-          this.material.push({ name: e.name, forms: privateKeyForms(key) });
+          this.material.push(privateKeyForms(e.name, key));
           break;
         }
       }
@@ -165,7 +157,7 @@ export class Vault {
         case 'hmac-sha256': {
           const secret = Buffer.from(config.secret, 'utf8');
           this.keys.set(name, macKey(secret));
-          this.material.push({ name, forms: [config.secret, ...encodings(secret)] });
+          this.material.push({ name, forms: [config.secret], bytes: [secret] });
           break;
         }
         case 'ed25519': {
@@ -181,7 +173,7 @@ export class Vault {
             );
           }
           this.keys.set(name, asymmetricKey('ed25519', key));
-          this.material.push({ name, forms: privateKeyForms(key) });
+          this.material.push(privateKeyForms(name, key));
           break;
         }
       }

@@ -1,8 +1,9 @@
 // Redaction, just outside route: what a call produces (its result, its error, and what the backend
 // sends the caller meanwhile: progress, log lines, sampling and elicitation requests) reaches the
-// caller, and the audit stage outside it, with every vault secret and configured pattern replaced
-// by `[REDACTED:<name>]`. `vault.get` is the one answer let through: its caller was granted that
-// method precisely to receive the secret.
+// caller, and the audit stage outside it, with every vault secret, working bridge token and
+// configured pattern replaced by `[REDACTED:<name>]`, in object keys as in values (see the
+// Redactor). `vault.get` is the one answer let through: its caller was granted that method
+// precisely to receive the secret.
 import { BackendWireError, LocalError, WireError } from '../../errors/errors.js';
 import type { Params } from '../../jsonrpc/message.js';
 import type { Redactor } from '../../vault/redactor.js';

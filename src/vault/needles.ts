@@ -1,0 +1,56 @@
+// The strings redaction looks for, derived once from each secret: its text as written, as a JSON
+// string and a URL component write it, and its bytes in hex (either case) and in base64 and
+// base64url. An encoder that starts the secret at byte 1 or 2 of its input writes different
+// characters than one that starts it at byte 0, and whatever follows the secret changes the last
+// character or two, so for each alignment the needle is the run of characters that the secret's
+// bytes alone determine: found whatever surrounds the secret in the encoded input.
+
+/** A named value redaction must hide, in every form it could take. */
+export interface SecretForms {
+  readonly name: string;
+  /** Texts hidden as they are (and as JSON and URL components write them). */
+  readonly forms: readonly string[];
+  /** Byte strings hidden in their encodings; default: the UTF-8 bytes of each of `forms`. */
+  readonly bytes?: readonly Buffer[] | undefined;
+}
+
+/** Forms shorter than this are not redacted: they would rewrite unrelated text everywhere. */
+export const MIN_REDACTED_LENGTH = 4;
+
+/** Every needle of each secret, mapped to the name its occurrences are replaced with. */
+export function needlesOf(secrets: readonly SecretForms[]): Map<string, string> {
+  const needles = new Map<string, string>();
+  const add = (needle: string, name: string) => {
+    if (needle.length >= MIN_REDACTED_LENGTH && !needles.has(needle)) needles.set(needle, name);
+  };
+  for (const { name, forms, bytes } of secrets) {
+    for (const form of forms) {
+      if (form.length < MIN_REDACTED_LENGTH) continue;
+      add(form, name);
+      // As a JSON string writes it (log lines, stored definitions), and as a URL component does.
+      add(JSON.stringify(form).slice(1, -1), name);
+      add(encodeURIComponent(form), name);
+    }
+    for (const b of bytes ??
+      forms.filter((f) => f.length >= MIN_REDACTED_LENGTH).map((f) => Buffer.from(f))) {
+      for (const needle of encodedNeedles(b)) add(needle, name);
+    }
+  }
+  return needles;
+}
+
+/** Hex in both cases, whole base64 and base64url, and the aligned runs of each. */
+export function encodedNeedles(bytes: Buffer): string[] {
+  const hex = bytes.toString('hex');
+  const out = [hex, hex.toUpperCase(), bytes.toString('base64'), bytes.toString('base64url')];
+  for (const offset of [0, 1, 2]) {
+    // What precedes the secret only decides the characters before `first`; its value is moot.
+    const shifted = Buffer.concat([Buffer.alloc(offset), bytes]);
+    // Character j encodes bits [6j, 6j+6); the secret's bits are [8·offset, 8·length).
+    const first = Math.ceil((8 * offset) / 6);
+    const end = Math.floor((8 * shifted.length) / 6);
+    if (end - first < MIN_REDACTED_LENGTH) continue;
+    out.push(shifted.toString('base64').slice(first, end), shifted.toString('base64url').slice(first, end));
+  }
+  return out;
+}

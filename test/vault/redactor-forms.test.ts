@@ -1,0 +1,81 @@
+// The redactor's reach: object keys as well as values, a secret's bytes in base64 and base64url
+// wherever they sit in the encoded input, in hex of either case and URL-encoded, and bridge
+// tokens as they come and go.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { test } from 'node:test';
+import { BRIDGE_TOKEN_NAME, Redactor } from '../../src/vault/redactor.js';
+
+const only = (name: string, secret: string) =>
+  new Redactor({ secrets: [{ name, forms: [secret] }], patterns: [] });
+
+test('keys are redacted like values, in place, and a key named __proto__ stays an own key', () => {
+  const r = only('s', 'secret-value');
+  const shared = { untouched: true };
+  const value = JSON.parse(
+    '{"a":1,"secret-value":{"x":"secret-value"},"__proto__":{"secret-value":2},"z":{"untouched":true}}',
+  ) as Record<string, unknown>;
+  value.z = shared;
+  const out = r.deep(value);
+  assert.deepEqual(Object.keys(out), ['a', '[REDACTED:s]', '__proto__', 'z']);
+  assert.deepEqual(out['[REDACTED:s]'], { x: '[REDACTED:s]' });
+  assert.equal(Object.getPrototypeOf(out), Object.prototype);
+  assert.deepEqual(Object.getOwnPropertyDescriptor(out, '__proto__')?.value, { '[REDACTED:s]': 2 });
+  assert.equal(out.z, shared, 'what needs no change is shared');
+  assert.ok(Object.keys(value).includes('secret-value'), 'the input is not mutated');
+});
+
+test('base64 and base64url of a secret are found at every byte alignment, whatever surrounds it', () => {
+  for (let length = 4; length <= 24; length++) {
+    const secret = randomBytes(length)
+      .toString('latin1')
+      .replace(/[^\x20-\x7e]/g, 'q');
+    const r = only('s', secret);
+    for (let before = 0; before <= 4; before++) {
+      for (let after = 0; after <= 3; after++) {
+        const blob = Buffer.concat([randomBytes(before), Buffer.from(secret), randomBytes(after)]);
+        for (const encoding of ['base64', 'base64url'] as const) {
+          const encoded = blob.toString(encoding);
+          const out = r.text(`<${encoded}>`);
+          const at = out.indexOf('[REDACTED:s]');
+          assert.ok(at > 0, `${encoding} of ${before}+${length}+${after} bytes: ${out}`);
+          // Left of the secret: only characters that carry surrounding bits (at most one of its own).
+          assert.ok(at - 1 <= Math.ceil((8 * before) / 6), out);
+          const left = out.length - at - '[REDACTED:s]'.length - 1;
+          assert.ok(left <= encoded.length - Math.floor((8 * (before + length)) / 6), out);
+        }
+      }
+    }
+  }
+});
+
+test('hex in either case, URL-encoded text and the whole padded base64 are replaced', () => {
+  const secret = 'p@ss word/42';
+  const r = only('s', secret);
+  const hex = Buffer.from(secret).toString('hex');
+  assert.equal(r.text(`x${hex}y`), 'x[REDACTED:s]y');
+  assert.equal(r.text(`x${hex.toUpperCase()}y`), 'x[REDACTED:s]y');
+  assert.equal(r.text(`?q=${encodeURIComponent(secret)}&`), '?q=[REDACTED:s]&');
+  assert.equal(r.text(Buffer.from(secret).toString('base64')), '[REDACTED:s]');
+});
+
+test('bridge tokens are hidden while they work, and only then', () => {
+  const r = only('s', 'secret-value');
+  const token = randomBytes(32).toString('base64url');
+  r.setTokens([token]);
+  assert.equal(
+    r.text(`SWITCHBOARD_BRIDGE_TOKEN=${token}`),
+    `SWITCHBOARD_BRIDGE_TOKEN=[REDACTED:${BRIDGE_TOKEN_NAME}]`,
+  );
+  assert.equal(
+    r.text(Buffer.from(`t=${token}`).toString('base64')).includes('[REDACTED:bridge-token]'),
+    true,
+  );
+  assert.equal(r.text('secret-value'), '[REDACTED:s]', 'the vault stays hidden beside them');
+  r.setTokens([]);
+  assert.equal(r.text(token), token);
+  const none = new Redactor();
+  none.setTokens([token]);
+  assert.equal(none.active, true);
+  assert.deepEqual(none.deep({ [token]: token }), { '[REDACTED:bridge-token]': '[REDACTED:bridge-token]' });
+});

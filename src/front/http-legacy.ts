@@ -19,7 +19,7 @@ export async function postLegacy(
   let state: HttpSession | undefined;
   const headers: Record<string, string> = {};
   if (c.kind === 'request' && c.message.method === 'initialize') {
-    state = sessions.open(res, caller, c.message.params ?? {});
+    state = sessions.open(res, caller, c.message);
     if (!state) return;
     headers['mcp-session-id'] = state.session.id;
   } else {

@@ -4,7 +4,7 @@
 // and in total (http.sessions.maxPerCaller, max), counting those it continued: they hold memory here.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Gateway } from '../gateway/gateway.js';
-import type { JsonRpcMessage, Params, RequestId } from '../jsonrpc/message.js';
+import type { JsonRpcMessage, JsonRpcRequest, RequestId } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import type { Caller } from '../call/context.js';
 import { handshakeOf, type LegacySession } from '../sessions/legacy-session.js';
@@ -84,8 +84,9 @@ export class HttpSessions {
    * A new session, for an initialize request; its id carries the handshake and the caller.
    * Undefined, with the request refused, when the caller or the front holds all it may.
    */
-  open(res: ServerResponse, caller: Caller, params: Params): HttpSession | undefined {
-    if (!this.admit(res, caller)) return undefined;
+  open(res: ServerResponse, caller: Caller, request: JsonRpcRequest): HttpSession | undefined {
+    if (!this.admit(res, caller, request.id)) return undefined;
+    const params = request.params ?? {};
     const sealed = this.sealer.seal({ ...handshakeOf(params), caller });
     const state = this.create(sealed.expiresAt, sealed.ref, caller, sealed.id);
     this.hold(state);
@@ -153,7 +154,7 @@ export class HttpSessions {
   }
 
   /** Whether one more session fits, for this caller and in total; if not, the request is refused. */
-  private admit(res: ServerResponse, caller: Caller): boolean {
+  private admit(res: ServerResponse, caller: Caller, id: RequestId | null = null): boolean {
     const limits = this.options.sessions;
     const mine = this.perCaller.get(keyOf(caller)) ?? 0;
     if (limits?.maxPerCaller !== undefined && mine >= limits.maxPerCaller) {
@@ -165,6 +166,7 @@ export class HttpSessions {
         res,
         'http_too_many_sessions',
         `Too many sessions: this caller holds ${mine}, the limit (http.sessions.maxPerCaller); end one with DELETE`,
+        id,
       );
       return false;
     }
@@ -177,6 +179,7 @@ export class HttpSessions {
         res,
         'http_sessions_full',
         `Too many sessions: the server holds ${this.held.size}, its limit (http.sessions.max)`,
+        id,
       );
       return false;
     }

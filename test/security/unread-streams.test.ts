@@ -25,12 +25,13 @@ const SERVERS = { flood: { command: process.execPath, args: [FLOOD] } };
  * Opens the session's GET stream (or POSTs `body`) and leaves the answer unread; `drain` reads it
  * to its end afterwards.
  */
-async function unreadStream(url: string, session: string, body?: string) {
+async function unreadStream(url: string, session: string | undefined, body?: string, more = {}) {
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
     const headers = {
       accept: body === undefined ? 'text/event-stream' : 'application/json, text/event-stream',
       'content-type': 'application/json',
-      'mcp-session-id': session,
+      ...(session === undefined ? {} : { 'mcp-session-id': session }),
+      ...more,
     };
     request(url, { method: body === undefined ? 'GET' : 'POST', headers })
       .on('response', resolve)
@@ -127,6 +128,43 @@ test('a host that never reads the SSE answer to its POST while the call floods p
   assert.equal(closed.length, 1, 'the closing is logged once');
   const still = await rawPost(url, call(3, 'flood_done'), { 'mcp-session-id': slow });
   assert.equal(textOf(responseTo(still.messages, 3).result), String(FLOODED / EACH));
+});
+
+test('a modern host that never reads its subscriptions/listen stream while a backend floods it gets that stream closed', async (t) => {
+  const log = captureLog('warn');
+  const sb = await startGateway(t, { servers: SERVERS }, { log: log.logger });
+  const url = httpUrl(sb);
+  const V = '2026-07-28';
+  const listen = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'subscriptions/listen',
+    params: {
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': V,
+        'io.modelcontextprotocol/clientInfo': { name: 'slow-modern-host', version: '1.0.0' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+      notifications: { resourceSubscriptions: ['flood://feed'] },
+    },
+  });
+  const stream = await unreadStream(url, undefined, listen, {
+    'mcp-protocol-version': V,
+    'mcp-method': 'subscriptions/listen',
+  });
+  const other = await rawSession(url);
+  const started = await rawPost(url, call(2, 'flood', { count: FLOODED / EACH, bytes: EACH }), {
+    'mcp-session-id': other,
+  });
+  assert.equal(textOf(responseTo(started.messages, 2).result), 'flooding');
+  const done = await rawPost(url, call(3, 'flood_done'), { 'mcp-session-id': other });
+  assert.equal(textOf(responseTo(done.messages, 3).result), String(FLOODED / EACH));
+
+  const read = await stream.drain(FLOODED / 4);
+  assert.ok(read < FLOODED / 4, `the unread stream was not closed (${Math.round(read / MiB)} MiB read)`);
+  const closed = log.lines().filter((l) => String(l.msg).startsWith('SSE stream closed'));
+  assert.equal(closed.length, 1, 'the closing is logged once');
+  assert.equal(closed[0]!.caller, 'host:http', 'the log line names the caller');
 });
 
 test('a stdio host that stops reading while a backend floods it is sent no more notifications past the cap', async (t) => {

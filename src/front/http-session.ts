@@ -59,6 +59,8 @@ export class HttpSessions {
   private readonly held = new Map<string, HttpSession>();
   /** Sessions held, by caller key: what maxPerCaller counts. */
   private readonly perCaller = new Map<string, number>();
+  /** Callers (and '' for the total) whose refusal was logged since their last slot freed. */
+  private readonly refused = new Set<string>();
   private readonly sealer: SessionSealer;
   private readonly sweep: NodeJS.Timeout;
   private readonly log: Logger;
@@ -158,10 +160,7 @@ export class HttpSessions {
     const limits = this.options.sessions;
     const mine = this.perCaller.get(keyOf(caller)) ?? 0;
     if (limits?.maxPerCaller !== undefined && mine >= limits.maxPerCaller) {
-      this.log.warn(
-        { caller: keyOf(caller), sessions: mine },
-        'session refused: the caller holds its maximum',
-      );
+      this.warnOnce(keyOf(caller), { caller: keyOf(caller), sessions: mine }, 'the caller holds');
       refuse(
         res,
         'http_too_many_sessions',
@@ -171,10 +170,7 @@ export class HttpSessions {
       return false;
     }
     if (limits?.max !== undefined && this.held.size >= limits.max) {
-      this.log.warn(
-        { caller: keyOf(caller), sessions: this.held.size },
-        'session refused: the front holds its maximum',
-      );
+      this.warnOnce('', { caller: keyOf(caller), sessions: this.held.size }, 'the front holds');
       refuse(
         res,
         'http_sessions_full',
@@ -184,6 +180,16 @@ export class HttpSessions {
       return false;
     }
     return true;
+  }
+
+  /**
+   * Logs a refusal once until a slot frees (key '' is the total), so a host that keeps asking
+   * fills no log.
+   */
+  private warnOnce(key: string, fields: object, who: string): void {
+    if (this.refused.has(key)) return;
+    this.refused.add(key);
+    this.log.warn(fields, `sessions refused: ${who} its maximum (logged once until one closes)`);
   }
 
   private hold(s: HttpSession): void {
@@ -200,6 +206,8 @@ export class HttpSessions {
       const left = (this.perCaller.get(key) ?? 1) - 1;
       if (left > 0) this.perCaller.set(key, left);
       else this.perCaller.delete(key);
+      this.refused.delete(key);
+      this.refused.delete('');
     }
     s.session.close();
     s.stream?.end();

@@ -153,6 +153,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     bridge = new BridgeServer(gateway, {
       socket: config.bridge.socket,
       maxMessageBytes: config.limits.maxMessageBytes,
+      maxUnreadBytes: config.limits.maxUnreadBytes,
       log,
     });
     await bridge.listen();
@@ -182,12 +183,15 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       stdioClosed = serveStdio(gateway, {
         ...streams,
         maxMessageBytes: config.limits.maxMessageBytes,
+        maxUnreadBytes: config.limits.maxUnreadBytes,
+        log,
       }).closed;
     }
     if (options.http ?? !options.stdio) {
       http = await serveHttp(gateway, {
         ...config.http,
         maxMessageBytes: config.limits.maxMessageBytes,
+        maxUnreadBytes: config.limits.maxUnreadBytes,
         log,
       });
     }

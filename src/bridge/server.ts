@@ -8,9 +8,10 @@ import { dirname, join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { WIRE } from '../errors/errors.js';
 import type { Gateway } from '../gateway/gateway.js';
-import { classify } from '../jsonrpc/message.js';
+import { classify, type JsonRpcMessage } from '../jsonrpc/message.js';
 import { jsonLines } from '../jsonrpc/json-lines.js';
-import { LineSplitter, LineWriter } from '../jsonrpc/ndjson.js';
+import { BoundedWriter } from '../jsonrpc/bounded-writer.js';
+import { LineSplitter } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
 import { openLineConnection, type LineConnection } from '../front/line-connection.js';
 import { BRIDGE_PATH_ENV, BRIDGE_PROTOCOL, BRIDGE_TOKEN_ENV } from '../public/bridge-client/constants.js';
@@ -19,16 +20,16 @@ import { BridgeTokens, tokenDigest } from './tokens.js';
 // The protocol's names are the public client's: one declaration for both ends of the socket.
 export { BRIDGE_TOKEN_ENV as ENV_TOKEN } from '../public/bridge-client/constants.js';
 
-/** A client that stops reading is cut off once this much is waiting to be written to it. */
-const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
-
 /** A connection that has not authenticated by then is closed: it holds a descriptor for nothing. */
 export const AUTH_TIMEOUT_MS = 10_000;
 
 export interface BridgeOptions {
   /** Socket path; default: `bridge.sock` in a fresh 0700 directory under the temp dir. */
   socket?: string | undefined;
+  /** The longest message read from a client, and sent to one (announced when it authenticates). */
   maxMessageBytes: number;
+  /** A client that stops reading is cut off once this much is waiting to be written to it. */
+  maxUnreadBytes: number;
   log: Logger;
 }
 
@@ -99,25 +100,34 @@ export class BridgeServer {
     const log = this.options.log;
     let session: LineConnection | undefined;
     let refused = false;
-    // Answers finished in one turn of the event loop leave in one write: pipelined calls then cost
-    // one system call per batch rather than one each.
-    const writer = new LineWriter(socket);
-    const write = (m: object): boolean => {
-      if (socket.destroyed) return false;
-      if (socket.writableLength > MAX_UNREAD_BYTES) {
-        log.warn({ identity: session?.session.caller.id }, 'bridge client is not reading; connection closed');
+    // Answers finished in one turn of the event loop leave in one write (see LineWriter); the
+    // writer refuses what the client announced it cannot take, and a client that stops reading.
+    const who = () => session?.session.caller.id;
+    const writer = new BoundedWriter(socket, {
+      maxMessageBytes: this.options.maxMessageBytes,
+      maxUnreadBytes: this.options.maxUnreadBytes,
+      oversized: (m, bytes, limit) =>
+        log.warn(
+          { identity: who(), id: 'id' in m ? m.id : undefined, bytes, limit },
+          'bridge message over the message limit not sent',
+        ),
+      overflow: (_m, unread) => {
+        log.warn({ identity: who(), unreadBytes: unread }, 'bridge client is not reading; connection closed');
         socket.destroy();
         return false;
-      }
+      },
+    });
+    const write = (m: JsonRpcMessage): boolean => {
+      if (socket.destroyed || !writer.send(m)) return false;
       // Backpressure: stop reading new requests from a client until it takes what we wrote.
-      if (!writer.write(m) && !socket.isPaused()) {
+      if (writer.needsDrain && !socket.isPaused()) {
         socket.pause();
         socket.once('drain', () => socket.resume());
       }
       return true;
     };
     // A line that fails before authentication is refused like a wrong token; after it, answered.
-    const fault = (error: object) => {
+    const fault = (error: JsonRpcMessage) => {
       if (refused) return;
       if (!session) return void (refused = this.refuse(socket, null));
       write(error);
@@ -152,7 +162,7 @@ export class BridgeServer {
   private authenticate(
     value: unknown,
     socket: Socket,
-    write: (m: object) => boolean,
+    write: (m: JsonRpcMessage) => boolean,
   ): LineConnection | undefined {
     const c = classify(value);
     const id = c.kind === 'invalid' ? c.id : 'id' in c.message ? c.message.id : null;
@@ -161,7 +171,7 @@ export class BridgeServer {
         ? c.message.params?.token
         : undefined;
     const identity = this.tokens.identify(token);
-    if (!identity || typeof token !== 'string') {
+    if (!identity || typeof token !== 'string' || c.kind !== 'request') {
       this.refuse(socket, id);
       return undefined;
     }
@@ -170,7 +180,7 @@ export class BridgeServer {
     const session = openLineConnection(this.gateway, { kind: 'backend', id: identity }, write);
     write({
       jsonrpc: '2.0',
-      id,
+      id: c.message.id,
       result: { identity, protocol: BRIDGE_PROTOCOL, maxMessageBytes: this.options.maxMessageBytes },
     });
     this.options.log.debug({ identity }, 'bridge connection authenticated');

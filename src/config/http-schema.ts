@@ -119,6 +119,22 @@ export const HttpFront = z
           .describe(
             'How long a session id is accepted after its initialize, on every instance; then the host gets 404 and opens a new session.',
           ),
+        max: z
+          .number()
+          .int()
+          .min(1)
+          .default(4096)
+          .describe(
+            'Sessions this instance holds at once, all callers together (those it opened and those it continued from a sealed id); an initialize over it is refused with HTTP 503 and -32053 (http_sessions_full).',
+          ),
+        maxPerCaller: z
+          .number()
+          .int()
+          .min(1)
+          .default(256)
+          .describe(
+            'Sessions one caller (one API key, one OAuth subject, or `http` without auth) holds at once on this instance; an initialize over it is refused with HTTP 429 and -32053 (http_too_many_sessions). A session counts until its host deletes it or its id expires (ttlMs).',
+          ),
       })
       .strict()
       .prefault({})

@@ -25,7 +25,17 @@ export const LimitsSection = z
       .int()
       .min(1024)
       .default(4 * 1024 * 1024)
-      .describe('Largest JSON-RPC message accepted from a host or a backend.'),
+      .describe(
+        'Largest JSON-RPC message accepted from a host or a backend, and the largest a bridge connection or the stdio front sends (an answer over it becomes an error naming both sizes).',
+      ),
+    maxUnreadBytes: z
+      .number()
+      .int()
+      .min(65_536)
+      .default(8 * 1024 * 1024)
+      .describe(
+        'Bytes written to one reader that it has not taken yet, past which switchboard stops buffering for it: an SSE stream is closed (the session stays), a bridge connection is closed, and the stdio host gets no more notifications until it catches up. A message is always written when nothing is waiting.',
+      ),
     startupTimeoutMs: z
       .number()
       .int()

@@ -100,6 +100,14 @@ const LOCAL = {
     description:
       'The call cannot be recorded in the audit trail (its arguments nest too deep or cannot be encoded): refused before it reaches its target (`audit.onFailure: deny`).',
   },
+  answer_too_large: {
+    group: 'calls',
+    code: WIRE.INTERNAL_ERROR,
+    expose: true,
+    fault: 'backend',
+    description:
+      'An answer over `limits.maxMessageBytes` (the limit a bridge connection announces, and the stdio front keeps): it was not sent; `data.bytes` and `data.limit` give both sizes.',
+  },
   internal: {
     group: 'calls',
     code: WIRE.INTERNAL_ERROR,
@@ -152,6 +160,16 @@ const LOCAL = {
     404,
     "The Mcp-Session-Id is unknown, expired, closed or another caller's (all answered alike).",
     { code: WIRE.SESSION_NOT_FOUND },
+  ),
+  http_too_many_sessions: refusal(
+    429,
+    'Legacy era: an initialize (or a session continued from another instance) while the caller holds `http.sessions.maxPerCaller` sessions; closing one (DELETE) frees a slot.',
+    { code: WIRE.TOO_MANY_SESSIONS },
+  ),
+  http_sessions_full: refusal(
+    503,
+    'Legacy era: an initialize (or a session continued from another instance) while the front holds `http.sessions.max` sessions.',
+    { code: WIRE.TOO_MANY_SESSIONS, fault: 'switchboard' },
   ),
   http_stream_conflict: refusal(409, 'A second GET stream for a session that has one open.'),
   http_internal: refusal(500, 'The HTTP front failed while serving the request; the details go to the log.', {

@@ -49,6 +49,8 @@ export const WIRE = {
   QUEUE_FULL: -32051,
   /** Switchboard is shutting down and takes no new host calls. */
   DRAINING: -32052,
+  /** HTTP: the caller (http.sessions.maxPerCaller) or the front (http.sessions.max) holds all the sessions it may. */
+  TOO_MANY_SESSIONS: -32053,
 } as const;
 
 /** Whose doing an error is: what the one who reads it should fix, or wait for. */

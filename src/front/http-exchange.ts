@@ -2,40 +2,45 @@
 // go out first, and then an SSE stream that the final message ends.
 import type { ServerResponse } from 'node:http';
 import type { JsonRpcMessage, RequestId } from '../jsonrpc/message.js';
+import { messageEvent, SSE_HEADERS, writeChunk, type StreamCap } from './sse-stream.js';
 
-export const SSE_HEADERS = {
-  'content-type': 'text/event-stream',
-  'cache-control': 'no-cache',
-  connection: 'keep-alive',
-  'x-accel-buffering': 'no',
-};
+export { SSE_HEADERS } from './sse-stream.js';
 
 /** One POSTed request waiting for its answer. */
 export class Exchange {
   private streaming = false;
+  /** Closed for a reader that stopped reading (or gone): unanswered, and nothing more goes this way. */
+  private cut = false;
+  /** Answered (or ended without an answer). */
   done = false;
 
   constructor(
     private readonly res: ServerResponse,
     private readonly id: RequestId,
     private readonly headers: Record<string, string>,
+    /** Bounds what its SSE stream may leave unread; past it the stream is closed. */
+    private readonly cap: StreamCap,
   ) {}
 
   /** `status` applies when the final message is the whole answer (no stream was opened). */
   send(message: JsonRpcMessage, status = 200): boolean {
-    if (this.done) return false;
+    if (this.done || this.cut) return false;
     const final = 'id' in message && message.id === this.id && ('result' in message || 'error' in message);
-    const body = JSON.stringify(message);
     if (final && !this.streaming) {
       this.done = true;
-      this.res.writeHead(status, { ...this.headers, 'content-type': 'application/json' }).end(body);
+      this.res
+        .writeHead(status, { ...this.headers, 'content-type': 'application/json' })
+        .end(JSON.stringify(message));
       return true;
     }
     if (!this.streaming) {
       this.streaming = true;
       this.res.writeHead(200, { ...this.headers, ...SSE_HEADERS });
     }
-    this.res.write(`event: message\ndata: ${body}\n\n`);
+    if (!writeChunk(this.res, messageEvent(message), this.cap)) {
+      this.cut = true;
+      return false;
+    }
     if (final) this.end();
     return true;
   }
@@ -43,8 +48,8 @@ export class Exchange {
   /** Writes an SSE comment now and then while the stream is open and quiet. */
   keepAlive(ms: number): void {
     const timer = setInterval(() => {
-      if (this.done) return clearInterval(timer);
-      if (this.streaming) this.res.write(':\n\n');
+      if (this.done || this.cut) return clearInterval(timer);
+      if (this.streaming && !writeChunk(this.res, ':\n\n', this.cap)) this.cut = true;
     }, ms);
     timer.unref();
     this.res.once('close', () => clearInterval(timer));

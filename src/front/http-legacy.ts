@@ -19,7 +19,8 @@ export async function postLegacy(
   let state: HttpSession | undefined;
   const headers: Record<string, string> = {};
   if (c.kind === 'request' && c.message.method === 'initialize') {
-    state = sessions.open(caller, c.message.params ?? {});
+    state = sessions.open(res, caller, c.message);
+    if (!state) return;
     headers['mcp-session-id'] = state.session.id;
   } else {
     const version = req.headers['mcp-protocol-version'];
@@ -39,7 +40,7 @@ export async function postLegacy(
     return;
   }
   const id = c.message.id;
-  const exchange = new Exchange(res, id, headers);
+  const exchange = new Exchange(res, id, headers, state.cap);
   state.exchanges.set(id, exchange);
   // A closed connection is not a cancellation on this wire; what follows goes to the GET stream.
   res.once('close', () => {

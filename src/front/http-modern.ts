@@ -1,5 +1,6 @@
 // The modern era (2026-07-28) on the HTTP front: one POSTed request served statelessly by the
-// modern host; the client closing its stream cancels it.
+// modern host; the client closing its stream cancels it, and so does switchboard closing it for a
+// client that left more unread than limits.maxUnreadBytes (nobody would read the answer).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LocalError } from '../errors/errors.js';
 import type { Gateway } from '../gateway/gateway.js';
@@ -7,6 +8,7 @@ import type { JsonRpcRequest } from '../jsonrpc/message.js';
 import type { Caller } from '../call/context.js';
 import { Exchange } from './http-exchange.js';
 import { statusFor } from './http-refusal.js';
+import type { StreamCap } from './sse-stream.js';
 
 /** How often an idle subscriptions/listen stream gets an SSE comment, so intermediaries keep it. */
 const KEEPALIVE_MS = 25_000;
@@ -21,9 +23,10 @@ export async function postModern(
   res: ServerResponse,
   msg: JsonRpcRequest,
   caller: Caller,
+  cap: StreamCap,
 ): Promise<void> {
   const ac = new AbortController();
-  const exchange = new Exchange(res, msg.id, {});
+  const exchange = new Exchange(res, msg.id, {}, cap);
   res.once('close', () => {
     if (!exchange.done) ac.abort(new LocalError('cancelled', 'the client closed the stream'));
   });

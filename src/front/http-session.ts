@@ -1,15 +1,17 @@
 // The legacy sessions an HTTP front holds: each one's transport state (its open exchanges and its
 // GET stream), found by Mcp-Session-Id, continued from a sealed id this instance did not issue,
-// and closed when its id expires or its host deletes it.
+// and closed when its id expires or its host deletes it. How many it holds is capped per caller
+// and in total (http.sessions.maxPerCaller, max), counting those it continued: they hold memory here.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Gateway } from '../gateway/gateway.js';
-import type { JsonRpcMessage, Params, RequestId } from '../jsonrpc/message.js';
+import type { JsonRpcMessage, JsonRpcRequest, RequestId } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import type { Caller } from '../call/context.js';
 import { handshakeOf, type LegacySession } from '../sessions/legacy-session.js';
 import type { Exchange } from './http-exchange.js';
 import { refuse } from './http-refusal.js';
 import { SessionSealer } from './sealed-session.js';
+import { messageEvent, streamCap, writeChunk, type StreamCap } from './sse-stream.js';
 
 const DAY_MS = 86_400_000;
 
@@ -23,33 +25,49 @@ export class HttpSession {
   constructor(
     readonly expiresAt: number,
     readonly ref: string,
+    /** Bounds what each of its SSE streams may leave unread. */
+    readonly cap: StreamCap,
   ) {}
 
   send(message: JsonRpcMessage, related?: RequestId): boolean {
     const ex = related === undefined ? undefined : this.exchanges.get(related);
     if (ex?.send(message)) return true;
     if (!this.stream) return false;
-    this.stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-    return true;
+    return writeChunk(this.stream, messageEvent(message), this.cap);
   }
 }
 
 export interface HttpSessionsOptions {
-  /** Sealed session ids (see sealed-session.ts); default: a random key, 24 h. */
-  sessions?: { key?: string | undefined; ttlMs: number } | undefined;
+  /** Sealed session ids (see sealed-session.ts) and the caps; default: a random key, 24 h, no caps. */
+  sessions?: SessionLimits | undefined;
+  /** What one SSE stream may leave unread before it is closed. */
+  maxUnreadBytes: number;
   log: Logger;
+}
+
+export interface SessionLimits {
+  key?: string | undefined;
+  ttlMs: number;
+  /** Sessions held at once, all callers together. */
+  max?: number | undefined;
+  /** Sessions one caller holds at once. */
+  maxPerCaller?: number | undefined;
 }
 
 /** The sessions of one HTTP front, by id. */
 export class HttpSessions {
   private readonly held = new Map<string, HttpSession>();
+  /** Sessions held, by caller key: what maxPerCaller counts. */
+  private readonly perCaller = new Map<string, number>();
+  /** Callers (and '' for the total) whose refusal was logged since their last slot freed. */
+  private readonly refused = new Set<string>();
   private readonly sealer: SessionSealer;
   private readonly sweep: NodeJS.Timeout;
   private readonly log: Logger;
 
   constructor(
     private readonly gateway: Gateway,
-    options: HttpSessionsOptions,
+    private readonly options: HttpSessionsOptions,
   ) {
     this.log = options.log;
     const ttlMs = options.sessions?.ttlMs ?? DAY_MS;
@@ -64,12 +82,16 @@ export class HttpSessions {
     ).unref();
   }
 
-  /** A new session, for an initialize request; its id carries the handshake and the caller. */
-  open(caller: Caller, params: Params): HttpSession {
+  /**
+   * A new session, for an initialize request; its id carries the handshake and the caller.
+   * Undefined, with the request refused, when the caller or the front holds all it may.
+   */
+  open(res: ServerResponse, caller: Caller, request: JsonRpcRequest): HttpSession | undefined {
+    if (!this.admit(res, caller, request.id)) return undefined;
+    const params = request.params ?? {};
     const sealed = this.sealer.seal({ ...handshakeOf(params), caller });
-    const state = new HttpSession(sealed.expiresAt, sealed.ref);
-    state.session = this.gateway.openSession({ send: (m, r) => state.send(m, r) }, caller, sealed.id);
-    this.held.set(state.session.id, state);
+    const state = this.create(sealed.expiresAt, sealed.ref, caller, sealed.id);
+    this.hold(state);
     return state;
   }
 
@@ -81,7 +103,8 @@ export class HttpSessions {
       return undefined;
     }
     const held = this.held.get(id);
-    const s = held ?? this.resume(id, caller);
+    const s = held ?? this.resume(id, caller, res);
+    if (s === null) return undefined;
     // Expired, or another caller's: exactly what an unknown id gets, so nothing is learnt from it.
     if (!s || this.sealer.expired(s.expiresAt) || !sameCaller(s.session.caller, caller)) {
       if (s && this.sealer.expired(s.expiresAt)) this.close(s);
@@ -106,25 +129,93 @@ export class HttpSessions {
       s.session.close();
     }
     this.held.clear();
+    this.perCaller.clear();
   }
 
-  /** A session this instance does not hold, continued from what its id carries (if authentic). */
-  private resume(id: string, caller: Caller): HttpSession | undefined {
+  /**
+   * A session this instance does not hold, continued from what its id carries (if authentic);
+   * null when it is, but the caps leave no room for it here (and the request was refused).
+   */
+  private resume(id: string, caller: Caller, res: ServerResponse): HttpSession | undefined | null {
     const opened = this.sealer.open(id, caller);
     if (!opened) return undefined;
-    const state = new HttpSession(opened.expiresAt, opened.ref);
-    state.session = this.gateway.openSession({ send: (m, r) => state.send(m, r) }, opened.state.caller, id);
+    if (!sameCaller(opened.state.caller, caller) || this.sealer.expired(opened.expiresAt)) return undefined;
+    if (!this.admit(res, caller)) return null;
+    const state = this.create(opened.expiresAt, opened.ref, opened.state.caller, id);
     state.session.resume(opened.state);
-    this.held.set(id, state);
+    this.hold(state);
     this.log.debug({ session: opened.ref }, 'continuing a session opened elsewhere');
     return state;
   }
 
+  private create(expiresAt: number, ref: string, caller: Caller, id: string): HttpSession {
+    const cap = streamCap(this.options.maxUnreadBytes, this.log, { session: ref });
+    const state = new HttpSession(expiresAt, ref, cap);
+    state.session = this.gateway.openSession({ send: (m, r) => state.send(m, r) }, caller, id);
+    return state;
+  }
+
+  /** Whether one more session fits, for this caller and in total; if not, the request is refused. */
+  private admit(res: ServerResponse, caller: Caller, id: RequestId | null = null): boolean {
+    const limits = this.options.sessions;
+    const mine = this.perCaller.get(keyOf(caller)) ?? 0;
+    if (limits?.maxPerCaller !== undefined && mine >= limits.maxPerCaller) {
+      this.warnOnce(keyOf(caller), { caller: keyOf(caller), sessions: mine }, 'the caller holds');
+      refuse(
+        res,
+        'http_too_many_sessions',
+        `Too many sessions: this caller holds ${mine}, the limit (http.sessions.maxPerCaller); end one with DELETE`,
+        id,
+      );
+      return false;
+    }
+    if (limits?.max !== undefined && this.held.size >= limits.max) {
+      this.warnOnce('', { caller: keyOf(caller), sessions: this.held.size }, 'the front holds');
+      refuse(
+        res,
+        'http_sessions_full',
+        `Too many sessions: the server holds ${this.held.size}, its limit (http.sessions.max)`,
+        id,
+      );
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Logs a refusal once until a slot frees (key '' is the total), so a host that keeps asking
+   * fills no log.
+   */
+  private warnOnce(key: string, fields: object, who: string): void {
+    if (this.refused.has(key)) return;
+    this.refused.add(key);
+    this.log.warn(fields, `sessions refused: ${who} its maximum (logged once until one closes)`);
+  }
+
+  private hold(s: HttpSession): void {
+    this.held.set(s.session.id, s);
+    const key = keyOf(s.session.caller);
+    this.perCaller.set(key, (this.perCaller.get(key) ?? 0) + 1);
+  }
+
   private close(s: HttpSession): void {
-    this.held.delete(s.session.id);
+    // Only a session still held gives its slot back: closing twice must not free two.
+    if (this.held.get(s.session.id) === s) {
+      this.held.delete(s.session.id);
+      const key = keyOf(s.session.caller);
+      const left = (this.perCaller.get(key) ?? 1) - 1;
+      if (left > 0) this.perCaller.set(key, left);
+      else this.perCaller.delete(key);
+      this.refused.delete(key);
+      this.refused.delete('');
+    }
     s.session.close();
     s.stream?.end();
   }
+}
+
+function keyOf(caller: Caller): string {
+  return `${caller.kind}:${caller.id}`;
 }
 
 function sameCaller(a: Caller, b: Caller): boolean {

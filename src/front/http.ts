@@ -21,20 +21,23 @@ import { checkHostAndOrigin } from './http-guard.js';
 import { deleteSession, openStream, postLegacy } from './http-legacy.js';
 import { postModern } from './http-modern.js';
 import { refuse } from './http-refusal.js';
-import { HttpSessions } from './http-session.js';
+import { HttpSessions, type SessionLimits } from './http-session.js';
+import { streamCap } from './sse-stream.js';
 
 export interface HttpFrontOptions {
   host: string;
   port: number;
   path: string;
   maxMessageBytes: number;
+  /** What one SSE stream may leave unread before it is closed. */
+  maxUnreadBytes: number;
   dnsRebindingProtection: boolean;
   allowedHosts: readonly string[];
   allowedOrigins: readonly string[];
   /** Who may use the front (http.auth); absent: anyone who can reach it, as the caller `http`. */
   auth?: Config['http']['auth'];
-  /** Sealed session ids (see sealed-session.ts); default: a random key, 24 h. */
-  sessions?: { key?: string | undefined; ttlMs: number } | undefined;
+  /** Sealed session ids (see sealed-session.ts) and their caps; default: a random key, 24 h, no caps. */
+  sessions?: SessionLimits | undefined;
   log: Logger;
 }
 
@@ -91,8 +94,11 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     const { c } = posted;
     const headerVersion = req.headers['mcp-protocol-version'];
     const modernHeader = typeof headerVersion === 'string' && isModernVersion(headerVersion);
-    if (c.kind === 'request' && eraOf(c.message, headerVersion) === 'modern')
-      return postModern(gateway, req, res, c.message, caller);
+    if (c.kind === 'request' && eraOf(c.message, headerVersion) === 'modern') {
+      const about = { caller: `${caller.kind}:${caller.id}`, id: c.message.id };
+      const cap = streamCap(options.maxUnreadBytes, options.log, about);
+      return postModern(gateway, req, res, c.message, caller, cap);
+    }
     // The modern wire has no client notifications over HTTP (closing a stream cancels): accepted.
     if (
       c.kind !== 'request' &&

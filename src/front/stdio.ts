@@ -1,9 +1,16 @@
 // The stdio front: one host session over this process's stdin and stdout (stdout carries only
 // JSON-RPC). Lines that are not JSON or are too large get an error; the session goes on.
+//
+// A host that stops reading stdout cannot be cut off without ending switchboard with it, so it is
+// slowed instead: while stdout is behind, stdin is not read (no new calls, so no new answers), and
+// past limits.maxUnreadBytes notifications are dropped (logged once each time it falls behind).
+// Answers and requests to the host still go out: what waits is bounded by the calls under way.
 import type { Readable, Writable } from 'node:stream';
 import type { Gateway } from '../gateway/gateway.js';
+import { BoundedWriter } from '../jsonrpc/bounded-writer.js';
 import { readJsonLines } from '../jsonrpc/json-lines.js';
-import { LineWriter } from '../jsonrpc/ndjson.js';
+import type { JsonRpcMessage } from '../jsonrpc/message.js';
+import type { Logger } from '../log.js';
 import type { LegacySession } from '../sessions/legacy-session.js';
 import { openLineConnection } from './line-connection.js';
 
@@ -11,6 +18,8 @@ export interface StdioFrontOptions {
   input?: Readable;
   output?: Writable;
   maxMessageBytes: number;
+  maxUnreadBytes: number;
+  log: Logger;
 }
 
 export function serveStdio(
@@ -19,8 +28,31 @@ export function serveStdio(
 ): { session: LegacySession; closed: Promise<void> } {
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
-  const writer = new LineWriter(output);
-  const write = (m: unknown) => writer.write(m);
+  const { log } = options;
+  let behind = false;
+  const writer = new BoundedWriter(output, {
+    ...options,
+    oversized: (m, bytes, limit) =>
+      log.warn(
+        { id: 'id' in m ? m.id : undefined, bytes, limit },
+        'stdio message over the message limit not sent',
+      ),
+    overflow: (m, unread) => {
+      if (!('method' in m) || 'id' in m) return true;
+      if (!behind) log.warn({ unreadBytes: unread }, 'the stdio host is not reading; dropping notifications');
+      behind = true;
+      return false;
+    },
+  });
+  const write = (m: JsonRpcMessage): boolean => {
+    const sent = writer.send(m);
+    if (sent && 'method' in m && !('id' in m)) behind = false;
+    if (writer.needsDrain && !input.isPaused()) {
+      input.pause();
+      output.once('drain', () => input.resume());
+    }
+    return sent;
+  };
   const connection = openLineConnection(gateway, { kind: 'host', id: 'stdio' }, write, 'stdio');
   readJsonLines(input, options.maxMessageBytes, {
     message: (value) => {

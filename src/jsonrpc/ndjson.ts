@@ -78,19 +78,32 @@ export function readLines(stream: Readable, maxBytes: number, handlers: LineHand
  */
 export class LineWriter {
   private queue: string[] = [];
+  private queued = 0;
 
   constructor(private readonly stream: Writable) {}
 
+  /** Characters queued for the next flush (at least as many bytes). */
+  get queuedChars(): number {
+    return this.queued;
+  }
+
   /** Queues one message; false when the stream wants the writer to wait for 'drain'. */
   write(message: unknown): boolean {
+    return this.writeLine(JSON.stringify(message));
+  }
+
+  /** Queues one line already encoded (without its newline); false as for `write`. */
+  writeLine(line: string): boolean {
     if (this.queue.length === 0) setImmediate(this.flush);
-    this.queue.push(JSON.stringify(message));
+    this.queue.push(line);
+    this.queued += line.length + 1;
     return !this.stream.writableNeedDrain;
   }
 
   private readonly flush = (): void => {
     const lines = this.queue;
     this.queue = [];
+    this.queued = 0;
     if (lines.length > 0 && this.stream.writable) this.stream.write(lines.join('\n') + '\n');
   };
 }

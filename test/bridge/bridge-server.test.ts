@@ -366,7 +366,7 @@ test('a client that never reads is cut off once too much waits for it, while oth
   socket.pause();
   const other = await Raw.as(path, REMOTE_TOKEN);
   try {
-    // 120 answers of 200 kB: more than the 16 MiB a connection may leave unread.
+    // 120 answers of 200 kB: more than the 8 MiB a connection may leave unread (limits.maxUnreadBytes).
     let batch = auth({ token: SLOW_TOKEN }) + '\n';
     for (let id = 2; id < 122; id++) {
       batch += JSON.stringify({

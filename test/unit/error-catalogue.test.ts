@@ -59,6 +59,7 @@ test("WIRE keeps its names and values, and the caller's own refusals have codes 
       RATE_LIMITED: -32050,
       QUEUE_FULL: -32051,
       DRAINING: -32052,
+      TOO_MANY_SESSIONS: -32053,
     },
   );
   for (const reason of ['rate_limited', 'queue_full', 'draining'] as const) {

@@ -1,0 +1,54 @@
+// Writing to one SSE response without buffering for a reader that has stopped reading: past
+// limits.maxUnreadBytes waiting, the stream is closed instead (the reader may open another).
+import type { ServerResponse } from 'node:http';
+import type { Logger } from '../log.js';
+
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
+
+/** How much one SSE stream may leave unread, and who hears when a stream is closed for it. */
+export interface StreamCap {
+  maxUnreadBytes: number;
+  /** The stream was closed with `unreadBytes` waiting; told once per stream. */
+  overflowed(unreadBytes: number): void;
+}
+
+/** A cap whose overflow is logged with `about` (which session, caller or request the stream served). */
+export function streamCap(maxUnreadBytes: number, log: Logger, about: Record<string, unknown>): StreamCap {
+  return {
+    maxUnreadBytes,
+    overflowed: (unreadBytes) =>
+      log.warn(
+        { ...about, unreadBytes, maxUnreadBytes },
+        'SSE stream closed: its reader left more unread than limits.maxUnreadBytes',
+      ),
+  };
+}
+
+/**
+ * Writes `chunk` (an SSE event or comment) to `res`, unless the reader has left so much unread that
+ * it would exceed the cap: then the response is destroyed (its buffers freed at once, the client
+ * sees the stream end) and false returned. A chunk always goes when nothing waits, so one large
+ * message still reaches a reader that keeps up. Also false once the response has ended.
+ */
+export function writeChunk(res: ServerResponse, chunk: string, cap: StreamCap): boolean {
+  if (res.destroyed || res.writableEnded) return false;
+  // The response's own buffer and its socket's (node:http counts both).
+  const unread = res.writableLength;
+  if (unread > 0 && unread + chunk.length > cap.maxUnreadBytes) {
+    res.destroy();
+    cap.overflowed(unread);
+    return false;
+  }
+  res.write(chunk);
+  return true;
+}
+
+/** One SSE `message` event carrying a JSON-RPC message. */
+export function messageEvent(message: unknown): string {
+  return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+}

@@ -6,6 +6,8 @@ import type { Config, StdioBackendConfig } from '../config/schema.js';
 import type { Launcher } from '../backends/stdio-channel.js';
 import type { Logger } from '../log.js';
 import { defaultTrustDbPath } from '../trust/trust-db.js';
+import { trustKeysPath } from '../trust/trust-keys.js';
+import { checkpointFilePath } from '../trust/audit-checkpoints.js';
 import { defaultVaultPath } from '../vault/open.js';
 import { BRIDGE_PATH_ENV } from '../public/bridge-client/constants.js';
 import { bwrapArgs } from './bwrap-args.js';
@@ -110,6 +112,9 @@ function protectedPaths(options: SandboxOptions): Protected {
     ...(config.vault.keyFile ? [config.vault.keyFile] : []),
     // SQLite keeps recent writes beside the file until a checkpoint.
     ...['', '-wal', '-shm', '-journal'].map((suffix) => trustDb + suffix),
+    // The keys approvals and checkpoints are signed with, and the checkpoint kept outside the db.
+    trustKeysPath(trustDb),
+    checkpointFilePath(trustDb),
   ];
   return { dirs: [dirname(defaultTrustDbPath(env))], files };
 }

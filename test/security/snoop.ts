@@ -1,6 +1,7 @@
 // Shared by the sandbox attack tests: a switchboard whose state (config file, vault, key file,
 // trust database) lies outside /tmp, so only the sandbox's view can keep it from a backend, with
 // the snooping backend of test/fixtures/snoop-server.ts and a victim beside it holding a secret.
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
@@ -86,6 +87,9 @@ export async function scene(
 }
 
 /** The bridge token of the running process whose environment holds `marker` (read from outside). */
+/** How the snooping fixture reports a token it read (a digest, which redaction leaves alone). */
+export const digestOf = (token: string): string => createHash('sha256').update(token).digest('hex');
+
 export function tokenOf(marker: string): string | undefined {
   for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
     try {

@@ -7,17 +7,27 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { CANARY, SNOOP, outsideTmp, scene } from './snoop.js';
 
-const ALL = ['{{config}}', '{{vault}}', '{{key}}', '{{audit}}', '{{audit}}-wal'];
+const ALL = [
+  '{{config}}',
+  '{{vault}}',
+  '{{key}}',
+  '{{audit}}',
+  '{{audit}}-wal',
+  '{{audit}}.checkpoint',
+  '{{dir}}/state/trust-keys.json',
+];
 
 test("switchboard's config, vault, key file and trust database cannot be read or written from a backend", async (t) => {
   const args = [SNOOP, ...ALL.flatMap((f) => ['--read', f]), '--write', '{{audit}}', '--write', '{{config}}'];
-  // Once from the config file's own directory (the file alone is hidden there), once from elsewhere.
+  // From the config file's own directory and from the state directory (files alone are hidden
+  // there), and from elsewhere (their directories are hidden whole).
   const { snoop, sb, log, files } = await scene(t, {
     near: { command: process.execPath, args, cwd: '{{dir}}' },
+    inside: { command: process.execPath, args, cwd: '{{dir}}/state' },
     far: { command: process.execPath, args },
   });
   const key = readFileSync(files.key);
-  for (const backend of ['near', 'far']) {
+  for (const backend of ['near', 'inside', 'far']) {
     const { raw, report } = await snoop(backend);
     for (const [file, got] of Object.entries(report['reads'] as Record<string, string>)) {
       assert.ok(got === '' || got.startsWith('failed:'), `${backend} read ${file}: ${got.slice(0, 80)}`);

@@ -13,6 +13,19 @@ import { connectHttp } from '../support/mcp-clients.js';
 import { makeVault } from '../vault/make-vault.js';
 
 export const SNOOP = fileURLToPath(new URL('../fixtures/snoop-server.js', import.meta.url));
+/**
+ * The checkout the fixtures run from. Backends are given it to read, as a user gives a server its
+ * code: where the checkout lies under /tmp (a CI clone), the sandbox's private /tmp would hide it.
+ */
+const CHECKOUT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** A backend's entry with the checkout readable, unless it opts out of the sandbox. */
+function withCheckout(entry: Record<string, unknown>): Record<string, unknown> {
+  const sandbox = entry['sandbox'];
+  if (sandbox === 'none') return entry;
+  const own = (sandbox ?? {}) as { read?: string[] };
+  return { ...entry, sandbox: { ...own, read: [...(own.read ?? []), CHECKOUT] } };
+}
 export const CANARY = 'canary-7f3a9c1e-do-not-leak';
 
 export interface Scene {
@@ -53,7 +66,13 @@ export async function scene(
       k === 'dir' ? dir : files[k as keyof typeof files],
     );
   const config = {
-    servers: JSON.parse(JSON.stringify(servers), (_k, v: unknown) => (typeof v === 'string' ? fill(v) : v)),
+    servers: Object.fromEntries(
+      Object.entries(
+        JSON.parse(JSON.stringify(servers), (_k, v: unknown) =>
+          typeof v === 'string' ? fill(v) : v,
+        ) as Record<string, Record<string, unknown>>,
+      ).map(([name, entry]) => [name, withCheckout(entry)]),
+    ),
     vault: { file: vault.file, keyFile: vault.keyFile },
     audit: { path: files.audit },
     http: { port: 0 },

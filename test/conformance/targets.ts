@@ -77,6 +77,8 @@ function gateway(backend: 'stdio' | 'http', fixtureEra: Era): Target {
               command: process.execPath,
               args: [fixtureScript(), '--stdio', '--era', fixtureEra],
               era: fixtureEra,
+              // Its code, readable in the sandbox even where the checkout lies under /tmp (hidden there).
+              sandbox: { read: [projectRoot()] },
             }
           : { url: await startFixtureHttp(fixtureEra, options), era: fixtureEra };
       return startGateway(workDir, options, `${backend}-${fixtureEra}`, spec);

@@ -26,7 +26,7 @@ export interface ViewInput {
   readonly env: Readonly<Record<string, string>>;
   /** Bound in read-write after everything else: the bridge socket. */
   readonly sockets: readonly string[];
-  /** The executable, when given as a path: its directory must stay visible. */
+  /** The executable's absolute path (as execvp finds it): its directory must stay visible. */
   readonly command: string;
 }
 
@@ -44,13 +44,7 @@ export function sandboxView(input: ViewInput): Mount[] {
   mounts.push({ kind: 'read', path: cwd });
   for (const path of read) mounts.push({ kind: 'read', path });
   for (const path of write) mounts.push({ kind: 'write', path });
-  const needed = [
-    ...bound,
-    ...caches,
-    ...input.sockets,
-    input.env['HOME'] ?? '/',
-    dirname(resolve(input.command)),
-  ];
+  const needed = [...bound, ...caches, ...input.sockets, input.env['HOME'] ?? '/', dirname(input.command)];
   for (const hide of hidden(input, needed)) {
     if (!existsSync(hide)) continue; // bwrap cannot lay anything over a path that is not there
     if (!visible(hide, bound)) continue;

@@ -70,7 +70,9 @@ export class Sandbox {
     const top = config.sandbox;
     return (spec) => {
       const cwd = spec.cwd ?? process.cwd();
-      findCommand(spec.command, spec.env['PATH'], cwd);
+      // Where the command really is: a missing one fails here, naming it; its directory is one the
+      // backend needs (sandbox-view keeps it visible).
+      const found = findCommand(spec.command, spec.env['PATH'], cwd);
       const write = [...top.write, ...(own?.write ?? [])];
       const env = { ...spec.env };
       // A TMPDIR outside the view would fail every temporary file; /tmp is private and writable.
@@ -86,7 +88,7 @@ export class Sandbox {
         cwd,
         env,
         sockets: socket ? [socket] : [],
-        command: spec.command,
+        command: found,
       });
       const args = bwrapArgs({
         mounts,

@@ -2,6 +2,9 @@
 // once): a rolling hash of a short window at each position, a 64 KiB bitmap that rejects almost
 // every position with one load, and only on a hash hit a comparison with the literals that start
 // that way, longest first. A text with no literal costs one linear pass and no allocation.
+// Occurrences that overlap are replaced as one span: a literal found inside another's occurrence
+// that runs past its end (a periodic secret seen at another alignment, or two secrets that share
+// characters) would otherwise leave its tail in the text.
 
 const BASE = 31;
 /** The window is at most this long: longer windows buy nothing but slower hashing. */
@@ -39,8 +42,8 @@ export class LiteralScan {
   }
 
   /**
-   * `text` with each leftmost, longest occurrence of a literal replaced; `text` itself when it
-   * holds none.
+   * `text` with each leftmost, longest occurrence of a literal replaced, together with every
+   * occurrence overlapping it (by the first one's replacement); `text` itself when it holds none.
    */
   replace(text: string): string {
     const w = this.window;
@@ -57,7 +60,7 @@ export class LiteralScan {
         const found = this.match(text, i, h >>> 0);
         if (found !== undefined) {
           out = (out ?? '') + text.slice(last, i) + this.literals.get(found)!;
-          i += found.length;
+          i = this.spanEnd(text, i, i + found.length);
           last = i;
           if (i + w > n) break;
           h = hashAt(text, i, w);
@@ -69,6 +72,18 @@ export class LiteralScan {
       i++;
     }
     return out === undefined ? text : out + text.slice(last);
+  }
+
+  /** Where the span of overlapping occurrences that starts at `start` and reaches `end` ends. */
+  private spanEnd(text: string, start: number, end: number): number {
+    const w = this.window;
+    for (let j = start + 1; j < end && j + w <= text.length; j++) {
+      const h = hashAt(text, j, w);
+      if (this.bitmap[h >>> 16] !== 1) continue;
+      const found = this.match(text, j, h);
+      if (found !== undefined && j + found.length > end) end = j + found.length;
+    }
+    return end;
   }
 
   /** The longest literal starting at `i` whose window hashes to `h`. */

@@ -49,6 +49,27 @@ test('base64 and base64url of a secret are found at every byte alignment, whatev
   }
 });
 
+test('a periodic secret is hidden whole, whichever alignment its encoding is first seen at', () => {
+  // 'qqqqq' encoded after two other bytes also reads like its encoding at another alignment,
+  // starting one character early and ending one character short of the secret's last bits.
+  const r = only('s', 'qqqqq');
+  const blob = Buffer.from('26e17171717171', 'hex');
+  assert.equal(r.text(`<${blob.toString('base64')}>`), '<Ju[REDACTED:s]Q==>');
+  assert.equal(r.text(`<${blob.toString('base64url')}>`), '<Ju[REDACTED:s]Q>');
+});
+
+test('secrets whose occurrences overlap are replaced as one span, leaving no tail of either', () => {
+  const r = new Redactor({
+    secrets: [
+      { name: 'a', forms: ['alpha-beta'] },
+      { name: 'b', forms: ['beta-gamma'] },
+    ],
+    patterns: [],
+  });
+  assert.equal(r.text('x alpha-beta-gamma y'), 'x [REDACTED:a] y');
+  assert.equal(r.text('x alpha-beta y beta-gamma z'), 'x [REDACTED:a] y [REDACTED:b] z');
+});
+
 test('hex in either case, URL-encoded text and the whole padded base64 are replaced', () => {
   const secret = 'p@ss word/42';
   const r = only('s', secret);

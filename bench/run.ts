@@ -124,6 +124,7 @@ async function runScenario(scenario: Scenario, pick: Pick, sizes: Sizes): Promis
     const targets = sides.map(({ side, endpoint }) => ({
       name: side.name,
       call: scenario.call(endpoint.client),
+      ...(scenario.settle && { settle: () => scenario.settle!(endpoint.client) }),
       pid: endpoint.pid,
     }));
     const [base, subj] = await measureInterleaved(targets, plan);

@@ -32,6 +32,12 @@ export interface Scenario<C = Client> {
   readonly subject: Side<C>;
   plan(sizes: Sizes): Plan;
   call(client: C): Call;
+  /**
+   * Awaited at the end of each timed concurrent slice, inside its time: waits for work the calls
+   * left running after their replies (audit records still being written), so that work is charged
+   * to the side that caused it rather than to whichever side runs next.
+   */
+  settle?(client: C): Promise<void>;
   rows(baseline: Measurement, subject: Measurement | undefined): Row[];
 }
 

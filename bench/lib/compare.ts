@@ -15,6 +15,8 @@ import {
 export interface Target {
   readonly name: string;
   readonly call: Call;
+  /** Waits, inside a concurrent slice's time, for work its calls left running (see Scenario.settle). */
+  readonly settle?: () => Promise<void>;
   /** The process charged with this target's CPU and memory: the server, or the gateway in front of it. */
   readonly pid?: number;
 }
@@ -60,8 +62,7 @@ export async function measureInterleaved(targets: readonly Target[], plan: Plan)
   }
   for (let round = 0; round < rounds; round++) {
     for (const i of turnOrder(targets.length, round)) {
-      if (throughputSlices[round]! > 0)
-        seconds[i]! += await timeConcurrent(targets[i]!.call, throughputSlices[round]!);
+      if (throughputSlices[round]! > 0) seconds[i]! += await timeSlice(targets[i]!, throughputSlices[round]!);
     }
   }
 
@@ -78,6 +79,15 @@ export async function measureInterleaved(targets: readonly Target[], plan: Plan)
       ...(rssKiB !== undefined && { peakRssMiB: rssKiB / 1024 }),
     };
   });
+}
+
+/** Seconds for `count` concurrent calls and the settling of what they left running. */
+async function timeSlice(target: Target, count: number): Promise<number> {
+  const seconds = await timeConcurrent(target.call, count);
+  if (!target.settle) return seconds;
+  const start = process.hrtime.bigint();
+  await target.settle();
+  return seconds + Number(process.hrtime.bigint() - start) / 1e9;
 }
 
 /** `total` cut into `count` near-equal parts. */

@@ -37,14 +37,16 @@ export interface AuditRecord extends AuditEntry {
  * key order (the bytes canonicalJson would give, without building and sorting an object per record).
  */
 export function recordHash(entry: AuditEntry, seq: number, prevHash: string): string {
-  let text = '{';
-  for (const key of HASHED_KEYS) {
-    const value = key === 'seq' ? seq : key === 'prevHash' ? prevHash : entry[key];
-    if (value === undefined) continue;
-    if (text.length > 1) text += ',';
-    text += `"${key}":${JSON.stringify(value)}`;
-  }
-  return sha256(text + '}');
+  const j = JSON.stringify;
+  const e = entry;
+  // Keys in sorted order; a test checks this against canonicalJson of the same record.
+  const text =
+    `{"args":${j(e.args)},"argsSha256":${j(e.argsSha256)},"callId":${j(e.callId)},` +
+    `"callerId":${j(e.callerId)},"callerKind":${j(e.callerKind)},"decision":${j(e.decision)},` +
+    `"durationMs":${j(e.durationMs)},"errorCode":${j(e.errorCode)},"method":${j(e.method)},` +
+    `"outcome":${j(e.outcome)},"prevHash":${j(prevHash)},"rule":${j(e.rule)},"seq":${j(seq)},` +
+    `"targetBackend":${j(e.targetBackend)},"targetName":${j(e.targetName)},"ts":${j(e.ts)}}`;
+  return sha256(text);
 }
 
 const ENTRY_KEYS: readonly (keyof AuditEntry)[] = [
@@ -64,12 +66,26 @@ const ENTRY_KEYS: readonly (keyof AuditEntry)[] = [
   'args',
 ];
 
-/** The keys a record's hash covers, in canonical (sorted) order. */
-const HASHED_KEYS: readonly (keyof AuditEntry | 'seq' | 'prevHash')[] = [
-  ...ENTRY_KEYS,
-  'seq' as const,
-  'prevHash' as const,
-].sort();
+/**
+ * Entries as one flat array of their fields (ENTRY_KEYS order): how batches cross to the writer's
+ * thread, since copying one array of plain values costs about half of copying as many objects.
+ */
+export function packEntries(entries: readonly AuditEntry[]): unknown[] {
+  const flat: unknown[] = new Array(entries.length * ENTRY_KEYS.length);
+  let i = 0;
+  for (const entry of entries) for (const key of ENTRY_KEYS) flat[i++] = entry[key];
+  return flat;
+}
+
+export function unpackEntries(flat: readonly unknown[]): AuditEntry[] {
+  const entries: AuditEntry[] = [];
+  for (let i = 0; i < flat.length;) {
+    const entry: Record<string, unknown> = {};
+    for (const key of ENTRY_KEYS) entry[key] = flat[i++];
+    entries.push(entry as unknown as AuditEntry);
+  }
+  return entries;
+}
 
 /** The row as stored in SQLite (snake_case columns). */
 export interface AuditRow {

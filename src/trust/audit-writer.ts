@@ -1,18 +1,18 @@
-// Appends audit records to the chain in SQLite. A call's arguments are canonicalised and hashed
-// before it runs (prepare), so a call that cannot be recorded is known before it reaches its
-// target; when it ends, its record is reduced to plain fields at once (the call's context is not
-// kept) and queued, and the queue is written in one transaction a few milliseconds later (sooner
-// when many are queued): the reply goes out first, many calls share one commit, and (WAL,
-// synchronous=NORMAL) no commit waits for an fsync. A batch that fails is retried one record at a
-// time, so one bad record never takes the others with it.
+// Appends audit records to the chain. A call's arguments are canonicalised and hashed before it
+// runs (prepare), so a call that cannot be recorded is known before it reaches its target; when
+// it ends, its record is reduced to plain fields at once (the call's context is not kept) and
+// queued, and the queue goes to the writer's own thread a few milliseconds later (sooner when many
+// are queued), which chains and commits it in one transaction (WAL, synchronous=NORMAL: no fsync
+// per commit). The reply goes out first, many calls share one commit, and no commit stalls the
+// event loop.
 import { LocalError, WireError } from '../errors/errors.js';
 import type { Logger } from '../log.js';
 import { callArguments, type CallContext } from '../call/context.js';
 import { methodSpec, namedBy } from '../protocol/methods.js';
 import { CanonicalJsonError, canonicalJson, sha256 } from '../encoding/canonical-json.js';
-import { GENESIS_HASH, recordHash, type AuditEntry } from './audit-record.js';
-import { AuditInserts } from './audit-inserts.js';
-import type { TrustDb } from './trust-db.js';
+import type { AuditEntry } from './audit-record.js';
+import type { AppendResult } from './audit-append.js';
+import { AuditThread } from './audit-thread.js';
 import type { Redactor } from '../vault/redactor.js';
 
 export interface AuditOptions {
@@ -25,7 +25,7 @@ export interface AuditOptions {
   redactor?: Redactor | undefined;
   /** A call whose record cannot be prepared: refused (`deny`, the default) or let through. */
   onFailure?: 'deny' | 'allow';
-  /** Told of the head after every write (signed checkpoints). */
+  /** Told of the head after every commit (signed checkpoints). */
   appended?: ((seq: number, hash: string) => void) | undefined;
 }
 
@@ -45,38 +45,16 @@ export const UNRECORDABLE = 'unrecordable:';
 export class AuditWriter {
   private queue: AuditEntry[] = [];
   private scheduled: NodeJS.Timeout | undefined;
-  private readonly inserts: AuditInserts;
-  private readonly head;
-  private readonly setHead;
-  private readonly append;
+  private readonly thread: AuditThread;
   /** Records that could not be written since start (each was logged). */
   lost = 0;
 
+  /** Appends to the chain in the trust database at `path`. */
   constructor(
-    private readonly db: TrustDb,
+    path: string,
     private readonly options: AuditOptions,
   ) {
-    this.inserts = new AuditInserts(db);
-    this.head = db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1');
-    this.setHead = db.prepare(
-      'INSERT INTO audit_head (id, seq, hash) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash',
-    );
-    // The head is read inside the write transaction: another process appending to the same file
-    // (two switchboards, one state dir) then extends the same chain rather than forking it.
-    this.append = db.transaction((entries: AuditEntry[]) => {
-      const last = this.head.get() as { seq: number; hash: string } | undefined;
-      let seq = last?.seq ?? 0;
-      let prevHash = last?.hash ?? GENESIS_HASH;
-      const hashes: string[] = [];
-      for (const entry of entries) {
-        seq++;
-        prevHash = recordHash(entry, seq, prevHash);
-        hashes.push(prevHash);
-      }
-      this.inserts.run(entries, (last?.seq ?? 0) + 1, last?.hash ?? GENESIS_HASH, hashes);
-      this.setHead.run(seq, prevHash);
-      return { seq, hash: prevHash };
-    });
+    this.thread = new AuditThread(path, (result) => this.written(result));
   }
 
   /** Whether a call whose record cannot be prepared is refused. */
@@ -108,44 +86,45 @@ export class AuditWriter {
     }
     this.queue.push(entry);
     if (this.queue.length >= BATCH_MAX) {
-      clearTimeout(this.scheduled);
-      this.scheduled = setTimeout(() => this.flush(), 0);
+      this.send();
     } else if (!this.scheduled) {
-      this.scheduled = setTimeout(() => this.flush(), this.options.batchMs ?? 20);
-      // A pending batch must not keep the process alive; stop() and process exit flush it.
+      this.scheduled = setTimeout(() => this.send(), this.options.batchMs ?? 20);
+      // A pending batch must not keep the process alive; close() and process exit flush it.
       this.scheduled.unref();
     }
   }
 
-  /** Writes what is queued. A failed write is logged and never reaches a caller. */
+  /** Writes what is queued and waits until it is committed (shutdown, exit, tests). */
   flush(): void {
+    this.send();
+    this.thread.drain();
+  }
+
+  /** Writes what is queued, then stops the writer's thread. */
+  close(): void {
+    this.send();
+    this.thread.close();
+  }
+
+  /** Hands the queue to the writer's thread without waiting. */
+  private send(): void {
     clearTimeout(this.scheduled);
     this.scheduled = undefined;
+    if (this.queue.length === 0) return;
     const batch = this.queue;
     this.queue = [];
-    if (batch.length === 0) return;
-    let head: { seq: number; hash: string } | undefined;
-    try {
-      head = this.append.immediate(batch);
-    } catch {
-      // Isolate what failed: every record that can be written still is.
-      const failed: string[] = [];
-      let last: unknown;
-      for (const entry of batch) {
-        try {
-          head = this.append.immediate([entry]);
-        } catch (err) {
-          failed.push(entry.callId);
-          last = err;
-        }
-      }
-      if (failed.length) this.lose(failed, last);
-    }
-    if (head) this.options.appended?.(head.seq, head.hash);
+    this.thread.post(batch);
+  }
+
+  /** A batch was committed, whole or in part. */
+  private written(result: AppendResult): void {
+    if (result.failed.length) this.lose(result.failed, result.error);
+    if (result.head) this.options.appended?.(result.head.seq, result.head.hash);
   }
 
   /** Counts and logs calls left without a record (the log line names them). */
   private lose(callIds: string[], err: unknown): void {
+    if (callIds.length === 0) return;
     this.lost += callIds.length;
     this.options.log.error(
       {

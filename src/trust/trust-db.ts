@@ -41,7 +41,19 @@ CREATE TABLE IF NOT EXISTS audit_head (
 );
 `;
 
-export function openTrustDb(path: string, options: { readonly?: boolean } = {}): TrustDb {
+export interface OpenTrustDbOptions {
+  readonly?: boolean;
+  /** A second connection of this process: the file and its tables exist and are not re-created. */
+  existing?: boolean;
+}
+
+export function openTrustDb(path: string, options: OpenTrustDbOptions = {}): TrustDb {
+  if (options.existing) {
+    const db = new Database(path, { fileMustExist: true });
+    db.pragma('busy_timeout = 5000');
+    db.pragma('synchronous = NORMAL');
+    return db;
+  }
   if (!options.readonly) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const readonly = options.readonly ?? false;
   const created = !readonly && !existsSync(path);

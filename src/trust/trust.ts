@@ -53,7 +53,7 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
     ? new Checkpointer(db, path, keys, { ...config.audit.checkpoint, log: auditLog })
     : undefined;
   const audit = config.audit.enabled
-    ? new AuditWriter(db, {
+    ? new AuditWriter(path, {
         values: config.audit.values,
         log: auditLog,
         redactor,
@@ -72,7 +72,8 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
       })
     : undefined;
   let timer: NodeJS.Timeout | undefined;
-  // better-sqlite3 writes synchronously, so even an exiting process can write its last batch.
+  // The writer's thread still runs in the exit handler, and flush() waits for it: even an exiting
+  // process writes its last batch.
   const flushOnExit = () => {
     audit?.flush();
     checkpoints?.close();
@@ -107,7 +108,7 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
       clearInterval(timer);
       process.off('exit', flushOnExit);
       if (!db.open) return;
-      audit?.flush();
+      audit?.close();
       // Clean shutdown signs the final head: nothing written by this process is left unsigned.
       checkpoints?.close();
       db.close();

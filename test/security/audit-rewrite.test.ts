@@ -29,7 +29,7 @@ function writeCalls(path: string, n: number, from = 1): void {
     everySeconds: 3600,
     log: silentLogger,
   });
-  const writer = new AuditWriter(db, {
+  const writer = new AuditWriter(path, {
     values: false,
     log: silentLogger,
     appended: (seq, hash) => checkpoints.appended(seq, hash),
@@ -47,6 +47,7 @@ function writeCalls(path: string, n: number, from = 1): void {
     writer.ended(ctx, 1, undefined);
     writer.flush();
   }
+  writer.close();
   checkpoints.close();
   db.close();
 }

@@ -19,7 +19,7 @@ async function chain(t: TestContext, n: number): Promise<{ db: TrustDb; path: st
   const path = await tempDbPath(t);
   const db = openTrustDb(path);
   t.after(() => db.close());
-  const writer = new AuditWriter(db, { values: false, log: silentLogger });
+  const writer = new AuditWriter(path, { values: false, log: silentLogger });
   for (let i = 1; i <= n; i++) {
     const ctx = {
       callId: newCallId(),
@@ -34,7 +34,7 @@ async function chain(t: TestContext, n: number): Promise<{ db: TrustDb; path: st
     // Several flushes, so the chain spans more than one transaction.
     if (i % 2 === 0) writer.flush();
   }
-  writer.flush();
+  writer.close();
   assert.equal(verifyAudit(db).ok, true);
   return { db, path };
 }

@@ -71,10 +71,13 @@ export class AuditThread {
     return true;
   }
 
-  /** Writes what was posted, then stops the thread. */
+  /** Writes what was posted, closes the thread's connection, then stops the thread. */
   close(): void {
     const r = this.running;
     if (!r) return;
+    r.sent++;
+    r.pending.push([]);
+    r.port.postMessage(null);
     this.drain();
     this.running = undefined;
     r.port.close();

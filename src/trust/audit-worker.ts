@@ -6,7 +6,7 @@ import { setPriority } from 'node:os';
 import { workerData, type MessagePort } from 'node:worker_threads';
 import { unpackEntries, type AuditEntry } from './audit-record.js';
 import { chainAppender, type AppendResult } from './audit-append.js';
-import { openTrustDb } from './trust-db.js';
+import { openTrustDb, type TrustDb } from './trust-db.js';
 
 export interface AuditWorkerData {
   path: string;
@@ -30,21 +30,33 @@ try {
   // Not Linux, or no /proc: normal priority.
 }
 
+let db: TrustDb | undefined;
 let append: ((batch: AuditEntry[]) => AppendResult) | undefined;
 let openError = '';
 try {
   // The main thread created the file and its tables; a table dropped since is an error, not re-made.
-  append = chainAppender(openTrustDb(path, { existing: true }));
+  db = openTrustDb(path, { existing: true });
+  append = chainAppender(db);
 } catch (err) {
   openError = err instanceof Error ? err.message : String(err);
 }
 
-port.on('message', (packed: unknown[]) => {
-  const batch = unpackEntries(packed);
-  const result = append
-    ? append(batch)
-    : { failed: batch.map((e) => e.callId), error: `cannot open ${path}: ${openError}` };
-  port.postMessage(result);
+/** A batch (packed entries), or null: close the connection, the writer is stopping. */
+port.on('message', (packed: unknown[] | null) => {
+  if (packed === null) {
+    // Closed here rather than dropped with the thread: the last connection to close folds the WAL
+    // back into the database file, which a copy of that file alone then holds.
+    db?.close();
+    append = undefined;
+    openError = 'the writer was closed';
+    port.postMessage({ failed: [] } satisfies AppendResult);
+  } else {
+    const batch = unpackEntries(packed);
+    const result = append
+      ? append(batch)
+      : { failed: batch.map((e) => e.callId), error: `cannot write ${path}: ${openError}` };
+    port.postMessage(result);
+  }
   Atomics.add(done, 0, 1);
   Atomics.notify(done, 0);
 });

@@ -14,6 +14,8 @@ export const AUDIT_USAGE = `Usage: switchboard audit <tail|query|verify> [option
   query [filters] [-n N]      Records matching every filter given:
       --caller C              host:stdio, backend:memory, or just the id
       --target T              a backend, a tool/prompt/resource name, or backend/name
+      --tool T                a tool/prompt/resource name, as the host called it (e.g. a
+                              namespaced filesystem_write_file) or as its backend knows it
       --method M              e.g. tools/call
       --decision allow|deny|approve
       --since T, --until T    an ISO time, or an age such as 30s, 15m, 2h, 7d
@@ -35,6 +37,7 @@ export async function runAudit(argv: string[], io: CommandIo = processIo): Promi
       follow: { type: 'boolean', short: 'f' },
       caller: { type: 'string' },
       target: { type: 'string' },
+      tool: { type: 'string' },
       method: { type: 'string' },
       decision: { type: 'string' },
       since: { type: 'string' },
@@ -68,6 +71,7 @@ export async function runAudit(argv: string[], io: CommandIo = processIo): Promi
   }
   filter.caller = v.caller;
   filter.target = v.target;
+  filter.tool = v.tool;
   filter.method = v.method;
   if (sub === 'verify') {
     // A database gone while its signed checkpoint remains is a finding, not a missing argument.
@@ -159,13 +163,15 @@ export function formatRecord(r: AuditRecord): string {
   return [
     `#${r.seq}`,
     new Date(r.ts).toISOString(),
-    `${r.callerKind}:${r.callerId}`,
+    `${r.callerKind}:${r.callerId}` +
+      (r.clientName ? ` (${r.clientName}${r.clientVersion ? ` ${r.clientVersion}` : ''})` : ''),
     r.method,
-    target,
+    target + (r.calledName && r.calledName !== r.targetName ? ` as ${r.calledName}` : ''),
     `${r.decision}${r.rule ? ` (${r.rule})` : ''}`,
     outcome,
     `${r.durationMs} ms`,
     `args sha256:${r.argsSha256.slice(0, 16)}`,
+    ...(r.parentCallId ? [`within ${r.parentCallId}`] : []),
     ...(r.args !== null ? [r.args] : []),
   ].join('  ');
 }

@@ -7,8 +7,9 @@ import type { TrustDb } from './trust-db.js';
 
 const COLUMNS =
   'seq, ts, call_id, caller_kind, caller_id, method, target_backend, target_name, decision, rule, ' +
-  'duration_ms, outcome, error_code, args_sha256, args, prev_hash, hash';
-const WIDTH = 17;
+  'duration_ms, outcome, error_code, args_sha256, args, prev_hash, hash, ' +
+  'called_name, client_name, client_version, session, parent_call_id';
+const WIDTH = 22;
 /** Rows per multi-row statement: well under SQLite's bound-parameter limit. */
 const CHUNK = 32;
 
@@ -46,6 +47,11 @@ export class AuditInserts {
         e.args,
         k === 0 ? firstPrev : hashes[k - 1]!,
         hashes[k]!,
+        e.calledName ?? null,
+        e.clientName ?? null,
+        e.clientVersion ?? null,
+        e.session ?? null,
+        e.parentCallId ?? null,
       );
     };
     for (; i + CHUNK <= entries.length; i += CHUNK) {

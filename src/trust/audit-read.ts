@@ -7,8 +7,10 @@ import type { Checkpoint } from './audit-checkpoints.js';
 export interface AuditFilter {
   /** `kind:id` or just the id. */
   caller?: string | undefined;
-  /** A backend, a target name, or `backend/name`. */
+  /** A backend, a target name (as the caller called it or as its backend knows it), or `backend/name`. */
   target?: string | undefined;
+  /** A tool, prompt or resource name, as the caller called it or as its backend knows it. */
+  tool?: string | undefined;
   method?: string | undefined;
   decision?: 'allow' | 'deny' | 'approve' | undefined;
   /** ms since the epoch, inclusive. */
@@ -28,11 +30,18 @@ export function queryAudit(db: TrustDb, filter: AuditFilter = {}): AuditRecord[]
     where.push(`(caller_kind || ':' || caller_id = @caller OR caller_id = @caller)`);
     args.caller = filter.caller;
   }
+  // A database written before called_name existed, opened read-only, does not have the column.
+  const called = hasColumn(db, 'called_name');
   if (filter.target !== undefined) {
     where.push(
-      `(target_backend = @target OR target_name = @target OR target_backend || '/' || target_name = @target)`,
+      `(target_backend = @target OR target_name = @target OR target_backend || '/' || target_name = @target` +
+        `${called ? ' OR called_name = @target' : ''})`,
     );
     args.target = filter.target;
+  }
+  if (filter.tool !== undefined) {
+    where.push(`(target_name = @tool${called ? ' OR called_name = @tool' : ''})`);
+    args.tool = filter.tool;
   }
   if (filter.method !== undefined) {
     where.push('method = @method');
@@ -59,6 +68,10 @@ export function queryAudit(db: TrustDb, filter: AuditFilter = {}): AuditRecord[]
     (filter.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(filter.limit))}` : '');
   const rows = db.prepare(sql).all(args) as AuditRow[];
   return rows.reverse().map(fromRow);
+}
+
+function hasColumn(db: TrustDb, column: string): boolean {
+  return (db.pragma('table_info(audit)') as { name: string }[]).some((c) => c.name === column);
 }
 
 export type VerifyResult =

@@ -23,6 +23,17 @@ export interface AuditEntry {
   argsSha256: string;
   /** The canonical arguments, only when audit.values is on. */
   args: string | null;
+  // Who and where. Absent (not null) when unknown, and then left out of the hash: records written
+  // before these fields existed hash, and verify, as they always did.
+  /** The name the caller used (a host's namespaced tool name); targetName is the backend's own. */
+  calledName?: string | undefined;
+  /** The caller's client software, as its initialize or its request's `_meta` named it. */
+  clientName?: string | undefined;
+  clientVersion?: string | undefined;
+  /** A digest of the caller's session (never the session id itself, which works as a credential). */
+  session?: string | undefined;
+  /** The call this one was made while serving (a bridge call's host call, a handler's sub-call). */
+  parentCallId?: string | undefined;
 }
 
 export interface AuditRecord extends AuditEntry {
@@ -42,11 +53,22 @@ export function recordHash(entry: AuditEntry, seq: number, prevHash: string): st
   // Keys in sorted order; a test checks this against canonicalJson of the same record.
   const text =
     `{"args":${j(e.args)},"argsSha256":${j(e.argsSha256)},"callId":${j(e.callId)},` +
-    `"callerId":${j(e.callerId)},"callerKind":${j(e.callerKind)},"decision":${j(e.decision)},` +
-    `"durationMs":${j(e.durationMs)},"errorCode":${j(e.errorCode)},"method":${j(e.method)},` +
-    `"outcome":${j(e.outcome)},"prevHash":${j(prevHash)},"rule":${j(e.rule)},"seq":${j(seq)},` +
+    opt('calledName', e.calledName) +
+    `"callerId":${j(e.callerId)},"callerKind":${j(e.callerKind)},` +
+    opt('clientName', e.clientName) +
+    opt('clientVersion', e.clientVersion) +
+    `"decision":${j(e.decision)},"durationMs":${j(e.durationMs)},"errorCode":${j(e.errorCode)},` +
+    `"method":${j(e.method)},"outcome":${j(e.outcome)},` +
+    opt('parentCallId', e.parentCallId) +
+    `"prevHash":${j(prevHash)},"rule":${j(e.rule)},"seq":${j(seq)},` +
+    opt('session', e.session) +
     `"targetBackend":${j(e.targetBackend)},"targetName":${j(e.targetName)},"ts":${j(e.ts)}}`;
   return sha256(text);
+}
+
+/** A field that is left out when unknown, as canonical JSON leaves out undefined. */
+function opt(key: string, value: string | undefined): string {
+  return value === undefined ? '' : `"${key}":${JSON.stringify(value)},`;
 }
 
 const ENTRY_KEYS: readonly (keyof AuditEntry)[] = [
@@ -64,6 +86,11 @@ const ENTRY_KEYS: readonly (keyof AuditEntry)[] = [
   'errorCode',
   'argsSha256',
   'args',
+  'calledName',
+  'clientName',
+  'clientVersion',
+  'session',
+  'parentCallId',
 ];
 
 /**
@@ -106,6 +133,11 @@ export interface AuditRow {
   args: string | null;
   prev_hash: string;
   hash: string;
+  called_name: string | null;
+  client_name: string | null;
+  client_version: string | null;
+  session: string | null;
+  parent_call_id: string | null;
 }
 
 export function fromRow(r: AuditRow): AuditRecord {
@@ -125,7 +157,17 @@ export function fromRow(r: AuditRow): AuditRecord {
     errorCode: r.error_code,
     argsSha256: r.args_sha256,
     args: r.args,
+    ...known('calledName', r.called_name),
+    ...known('clientName', r.client_name),
+    ...known('clientVersion', r.client_version),
+    ...known('session', r.session),
+    ...known('parentCallId', r.parent_call_id),
     prevHash: r.prev_hash,
     hash: r.hash,
   };
+}
+
+/** `{ [key]: value }` when the column holds one; nothing when it is NULL (absent, unhashed). */
+function known<K extends string>(key: K, value: string | null | undefined): { [k in K]?: string } {
+  return value === null || value === undefined ? {} : ({ [key]: value } as { [k in K]?: string });
 }

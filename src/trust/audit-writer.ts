@@ -171,8 +171,23 @@ export class AuditWriter {
       argsSha256,
       // The hash is of what the caller sent; stored values never hold a secret.
       args: keepValues ? storedValues(callArguments(ctx), redactor) : null,
+      ...whoAndWhere(ctx, redactor),
     };
   }
+}
+
+/** The record's who-and-where fields that are known for this call (see AuditEntry). */
+function whoAndWhere(ctx: CallContext, redactor: Redactor | undefined): Partial<AuditEntry> {
+  const out: Partial<AuditEntry> = {};
+  const called = calledName(ctx);
+  if (called !== null) out.calledName = redactText(redactor, called)!;
+  const info = ctx.reply.clientInfo;
+  if (typeof info?.name === 'string') out.clientName = redactText(redactor, info.name)!;
+  if (typeof info?.version === 'string') out.clientVersion = redactText(redactor, info.version)!;
+  // A digest: the same session reads the same in every record, and the record cannot resume it.
+  out.session = sha256(`switchboard-session:${ctx.reply.sessionKey}`).slice(0, 16);
+  if (ctx.parent) out.parentCallId = ctx.parent.callId;
+  return out;
 }
 
 /** The canonical (redacted) arguments to store; null when they cannot be encoded. */

@@ -31,7 +31,12 @@ CREATE TABLE IF NOT EXISTS audit (
   args_sha256 TEXT NOT NULL,
   args TEXT,
   prev_hash TEXT NOT NULL,
-  hash TEXT NOT NULL
+  hash TEXT NOT NULL,
+  called_name TEXT,
+  client_name TEXT,
+  client_version TEXT,
+  session TEXT,
+  parent_call_id TEXT
 );
 CREATE INDEX IF NOT EXISTS audit_ts ON audit (ts);
 CREATE TABLE IF NOT EXISTS audit_head (
@@ -67,6 +72,17 @@ export function openTrustDb(path: string, options: OpenTrustDbOptions = {}): Tru
     // In WAL mode NORMAL commits without an fsync (only checkpoints sync): no fsync per call.
     db.pragma('synchronous = NORMAL');
     db.exec(SCHEMA);
+    addMissingColumns(db);
   }
   return db;
+}
+
+/** Columns added since the first schema: a database made before them gains them, NULL in old rows. */
+const ADDED_COLUMNS = ['called_name', 'client_name', 'client_version', 'session', 'parent_call_id'];
+
+function addMissingColumns(db: TrustDb): void {
+  const have = new Set((db.pragma('table_info(audit)') as { name: string }[]).map((c) => c.name));
+  for (const column of ADDED_COLUMNS) {
+    if (!have.has(column)) db.exec(`ALTER TABLE audit ADD COLUMN ${column} TEXT`);
+  }
 }

@@ -15,8 +15,7 @@ import { Checkpointer, checkpointFilePath } from '../../src/trust/audit-checkpoi
 import { openTrustKeys } from '../../src/trust/trust-keys.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { fromRow, recordHash, GENESIS_HASH, type AuditRow } from '../../src/trust/audit-record.js';
-import { newCallId, type CallContext } from '../../src/call/context.js';
-import { CLI, tempDbPath } from '../trust/helpers.js';
+import { CLI, tempDbPath, toolCall } from '../trust/helpers.js';
 
 const run = promisify(execFile);
 
@@ -35,15 +34,7 @@ function writeCalls(path: string, n: number, from = 1): void {
     appended: (seq, hash) => checkpoints.appended(seq, hash),
   });
   for (let i = from; i < from + n; i++) {
-    const ctx = {
-      callId: newCallId(),
-      caller: { kind: 'backend', id: 'mallory' },
-      method: 'tools/call',
-      params: { name: `tool${i}`, arguments: { i } },
-      target: { backend: 'b', name: `tool${i}`, kind: 'tool' },
-      decision: { effect: 'allow', rule: 'grant' },
-      startedAt: performance.now(),
-    } as unknown as CallContext;
+    const ctx = toolCall(i, { kind: 'backend', id: 'mallory' });
     writer.ended(ctx, 1, undefined);
     writer.flush();
   }
@@ -80,7 +71,7 @@ function rechain(path: string): void {
   rows.forEach((row, i) => {
     const seq = i + 1;
     const hash = recordHash(fromRow(row), seq, prev);
-    db.prepare(`INSERT INTO audit VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+    db.prepare(`INSERT INTO audit VALUES (${new Array(22).fill('?').join(', ')})`).run(
       seq,
       row.ts,
       row.call_id,
@@ -98,6 +89,11 @@ function rechain(path: string): void {
       row.args,
       prev,
       hash,
+      row.called_name,
+      row.client_name,
+      row.client_version,
+      row.session,
+      row.parent_call_id,
     );
     prev = hash;
   });

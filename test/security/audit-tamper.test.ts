@@ -9,8 +9,7 @@ import { AuditWriter } from '../../src/trust/audit-writer.js';
 import { verifyAudit } from '../../src/trust/audit-read.js';
 import { openTrustDb, type TrustDb } from '../../src/trust/trust-db.js';
 import { fromRow, recordHash, type AuditRow } from '../../src/trust/audit-record.js';
-import { newCallId, type CallContext } from '../../src/call/context.js';
-import { CLI, tempDbPath } from '../trust/helpers.js';
+import { CLI, tempDbPath, toolCall } from '../trust/helpers.js';
 
 const run = promisify(execFile);
 
@@ -21,15 +20,7 @@ async function chain(t: TestContext, n: number): Promise<{ db: TrustDb; path: st
   t.after(() => db.close());
   const writer = new AuditWriter(path, { values: false, log: silentLogger });
   for (let i = 1; i <= n; i++) {
-    const ctx = {
-      callId: newCallId(),
-      caller: { kind: 'host', id: 'stdio' },
-      method: 'tools/call',
-      params: { name: `tool${i}`, arguments: { i } },
-      target: { backend: 'b', name: `tool${i}`, kind: 'tool' },
-      decision: { effect: 'allow', rule: 'grant' },
-      startedAt: performance.now(),
-    } as unknown as CallContext;
+    const ctx = toolCall(i);
     writer.ended(ctx, 1.5, undefined);
     // Several flushes, so the chain spans more than one transaction.
     if (i % 2 === 0) writer.flush();

@@ -23,6 +23,7 @@ function script(dbPath: string, n: number, exit: 'process.exit' | 'empty loop'):
         callId: 'call-' + i, caller: { kind: 'host', id: 'stdio' }, method: 'tools/call',
         params: { name: 't', arguments: { i } }, target: { backend: 'b', name: 't', kind: 'tool' },
         decision: { effect: 'allow', rule: 'grant' },
+        reply: { sessionKey: 'session', era: 'legacy', capabilities: {} },
       }, 1, undefined);
     }
     ${exit === 'process.exit' ? 'process.exit(0);' : ''}

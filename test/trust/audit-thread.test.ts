@@ -6,19 +6,8 @@ import { once } from 'node:events';
 import type { Worker } from 'node:worker_threads';
 import { AuditWriter } from '../../src/trust/audit-writer.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
-import { newCallId, type CallContext } from '../../src/call/context.js';
 import { captureLog } from '../support/log-capture.js';
-import { tempDbPath } from './helpers.js';
-
-const ctx = (i: number) =>
-  ({
-    callId: newCallId(),
-    caller: { kind: 'host', id: 'stdio' },
-    method: 'tools/call',
-    params: { name: 't', arguments: { i } },
-    target: { backend: 'b', name: 't', kind: 'tool' },
-    decision: { effect: 'allow', rule: 'grant' },
-  }) as unknown as CallContext;
+import { tempDbPath, toolCall } from './helpers.js';
 
 /** The writer's current thread (a private field: the test plays the thread's sudden death). */
 const threadOf = (writer: AuditWriter) =>
@@ -30,14 +19,14 @@ test('a writer thread that dies loses only what it held; the next batch starts a
   const log = captureLog('warn');
   const writer = new AuditWriter(path, { values: false, log: log.logger });
   t.after(() => writer.close());
-  for (let i = 0; i < 3; i++) writer.ended(ctx(i), 1, undefined);
+  for (let i = 0; i < 3; i++) writer.ended(toolCall(i), 1, undefined);
   writer.flush();
 
   const first = threadOf(writer)!;
   const exited = once(first, 'exit');
   await first.terminate();
   await exited;
-  for (let i = 3; i < 6; i++) writer.ended(ctx(i), 1, undefined);
+  for (let i = 3; i < 6; i++) writer.ended(toolCall(i), 1, undefined);
   writer.flush();
   assert.notEqual(threadOf(writer), first, 'a new thread took over');
   assert.equal(writer.lost, 0, 'nothing was in flight when the thread died');
@@ -58,7 +47,7 @@ test('a writer whose thread is gone reports the batch it was given as lost, nami
   // The thread is told to stop, and the batch posted before its end is known: it is never written.
   const exited = once(thread, 'exit');
   void thread.terminate();
-  const c = ctx(1);
+  const c = toolCall(1);
   writer.ended(c, 1, undefined);
   (writer as unknown as { send(): void }).send();
   await exited;

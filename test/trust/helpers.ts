@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { newCallId, type CallContext, type Reply } from '../../src/call/context.js';
 
 export const SHIFTING = fileURLToPath(new URL('../fixtures/shifting-server.js', import.meta.url));
 export const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -23,4 +24,25 @@ export function captureIo(): {
   const out: string[] = [];
   const err: string[] = [];
   return { out, err, io: { out: (l) => void out.push(l), err: (l) => void err.push(l) } };
+}
+
+/**
+ * An ended `tools/call` as the audit writer sees it: call `tool<i>` on backend `b` with `{ i }`,
+ * allowed by rule `grant`, from `caller` over a session named `session`.
+ */
+export function toolCall(
+  i: number,
+  caller: CallContext['caller'] = { kind: 'host', id: 'stdio' },
+  reply: Partial<Reply> = {},
+): CallContext {
+  return {
+    callId: newCallId(),
+    caller,
+    method: 'tools/call',
+    params: { name: `tool${i}`, arguments: { i } },
+    target: { backend: 'b', name: `tool${i}`, kind: 'tool' },
+    decision: { effect: 'allow', rule: 'grant' },
+    startedAt: performance.now(),
+    reply: { sessionKey: 'session', era: 'legacy', capabilities: {}, ...reply },
+  } as unknown as CallContext;
 }

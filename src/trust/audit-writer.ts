@@ -184,10 +184,24 @@ function whoAndWhere(ctx: CallContext, redactor: Redactor | undefined): Partial<
   const info = ctx.reply.clientInfo;
   if (typeof info?.name === 'string') out.clientName = redactText(redactor, info.name)!;
   if (typeof info?.version === 'string') out.clientVersion = redactText(redactor, info.version)!;
-  // A digest: the same session reads the same in every record, and the record cannot resume it.
-  out.session = sha256(`switchboard-session:${ctx.reply.sessionKey}`).slice(0, 16);
+  out.session = sessionDigest(ctx.reply.sessionKey);
   if (ctx.parent) out.parentCallId = ctx.parent.callId;
   return out;
+}
+
+/** Digests of recent sessions: a session makes many calls, and a hash per call is not free. */
+const digests = new Map<string, string>();
+const DIGESTS_KEPT = 4096;
+
+/** A digest: the same session reads the same in every record, and the record cannot resume it. */
+function sessionDigest(key: string): string {
+  let digest = digests.get(key);
+  if (digest === undefined) {
+    if (digests.size >= DIGESTS_KEPT) digests.clear();
+    digest = sha256(`switchboard-session:${key}`).slice(0, 16);
+    digests.set(key, digest);
+  }
+  return digest;
 }
 
 /** The canonical (redacted) arguments to store; null when they cannot be encoded. */

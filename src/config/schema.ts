@@ -9,6 +9,7 @@ import { HttpFront } from './http-schema.js';
 import { SandboxSection } from './sandbox-schema.js';
 import {
   AuditSection,
+  CatalogSection,
   BridgeSection,
   LimitsSection,
   LogSection,
@@ -40,6 +41,7 @@ export const Config = z
       .default({})
       .describe('The MCP servers switchboard fronts, by name.'),
     namespacing: NamespacingSection,
+    catalog: CatalogSection,
     http: HttpFront.prefault({}),
     limits: LimitsSection,
     bridge: BridgeSection,

@@ -18,6 +18,21 @@ export const NamespacingSection = z
   .strict()
   .prefault({});
 
+export const CatalogSection = z
+  .object({
+    pageSize: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'Items per page of tools/list, prompts/list, resources/list and resources/templates/list, ordered by name (URI, template), with an opaque nextCursor for the rest. Unset: every list is served whole, so a host that does not page still gets everything.',
+      ),
+  })
+  .strict()
+  .prefault({})
+  .describe('How the merged catalog is served to callers.');
+
 export const LimitsSection = z
   .object({
     maxMessageBytes: z

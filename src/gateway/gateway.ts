@@ -179,6 +179,11 @@ export class Gateway {
       tasks,
       handlers: this.handlers,
       admission: this.admission,
+      // Another HKDF label: a cursor and a requestState can never be taken for each other.
+      cursorSealer: new Sealer(
+        config.modern.stateKey ?? config.http.sessions.key,
+        'switchboard list cursor v1',
+      ),
       policy: () => this.policy,
       audit: options.audit,
       redactor: options.redactor,

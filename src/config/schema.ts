@@ -18,6 +18,7 @@ import {
   PinningSection,
   RedactionSection,
   ShutdownSection,
+  StateSection,
   VaultSection,
 } from './sections-schema.js';
 
@@ -49,6 +50,7 @@ export const Config = z
     modern: ModernSection,
     redaction: RedactionSection,
     audit: AuditSection,
+    state: StateSection,
     policy: Policy,
     pinning: PinningSection,
     sandbox: SandboxSection,

@@ -33,6 +33,20 @@ export const CatalogSection = z
   .prefault({})
   .describe('How the merged catalog is served to callers.');
 
+export const StateSection = z
+  .object({
+    path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "SQLite file of switchboard's own state, such as which caller owns which task, kept across restarts (default: $XDG_STATE_HOME/switchboard/state.sqlite, else ~/.local/state/switchboard/state.sqlite). Hidden from sandboxed backends.",
+      ),
+  })
+  .strict()
+  .prefault({})
+  .describe("Switchboard's state database.");
+
 export const LimitsSection = z
   .object({
     maxMessageBytes: z

@@ -10,6 +10,7 @@ import type { Readable, Writable } from 'node:stream';
 import { BridgeServer, ENV_TOKEN } from './bridge/server.js';
 import { builtInExtensions } from './extensions/index.js';
 import { openTrust, type Trust } from './trust/trust.js';
+import { defaultStateDbPath, openStateDb, type StateDb } from './state/state-db.js';
 import { openVault, withSecrets } from './vault/open.js';
 import { Redactor } from './vault/redactor.js';
 import type { Vault } from './vault/vault.js';
@@ -118,8 +119,19 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
         `\nSet audit.path to a writable file, or turn audit.enabled and pinning.enabled off.`,
     );
   }
+  let state: StateDb;
+  const statePath = config.state.path ?? defaultStateDbPath();
+  try {
+    state = openStateDb(statePath);
+  } catch (err) {
+    trust.close();
+    throw new StartupError(
+      `cannot open the state database ${statePath}: ${(err as Error).message}\nSet state.path to a writable file.`,
+    );
+  }
   const screen = trust.screen?.screen;
   const gateway = new Gateway({
+    state,
     config: runConfig,
     log,
     audit: trust.audit,
@@ -173,6 +185,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     await gateway.stop();
     await bridge?.close();
     trust.close();
+    state.close();
     throw new StartupError(collisionProblem(unresolved));
   }
   let http: HttpFront | undefined;
@@ -199,6 +212,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     await gateway.stop();
     await bridge?.close();
     trust.close();
+    state.close();
     throw err;
   }
   trust.watchPins(() => gateway.readmit());
@@ -276,6 +290,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       await gateway.stop();
       await bridge?.close();
       trust.close();
+      state.close();
       return { cut: cut.map((c) => c.call) };
     },
   };

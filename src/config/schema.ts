@@ -9,6 +9,7 @@ import { HttpFront } from './http-schema.js';
 import { SandboxSection } from './sandbox-schema.js';
 import {
   AuditSection,
+  CatalogSection,
   BridgeSection,
   LimitsSection,
   LogSection,
@@ -17,6 +18,7 @@ import {
   PinningSection,
   RedactionSection,
   ShutdownSection,
+  StateSection,
   VaultSection,
 } from './sections-schema.js';
 
@@ -40,6 +42,7 @@ export const Config = z
       .default({})
       .describe('The MCP servers switchboard fronts, by name.'),
     namespacing: NamespacingSection,
+    catalog: CatalogSection,
     http: HttpFront.prefault({}),
     limits: LimitsSection,
     bridge: BridgeSection,
@@ -47,6 +50,7 @@ export const Config = z
     modern: ModernSection,
     redaction: RedactionSection,
     audit: AuditSection,
+    state: StateSection,
     policy: Policy,
     pinning: PinningSection,
     sandbox: SandboxSection,

@@ -18,6 +18,35 @@ export const NamespacingSection = z
   .strict()
   .prefault({});
 
+export const CatalogSection = z
+  .object({
+    pageSize: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'Items per page of tools/list, prompts/list, resources/list and resources/templates/list, ordered by name (URI, template), with an opaque nextCursor for the rest. Unset: every list is served whole, so a host that does not page still gets everything.',
+      ),
+  })
+  .strict()
+  .prefault({})
+  .describe('How the merged catalog is served to callers.');
+
+export const StateSection = z
+  .object({
+    path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "SQLite file of switchboard's own state, such as which caller owns which task, kept across restarts (default: $XDG_STATE_HOME/switchboard/state.sqlite, else ~/.local/state/switchboard/state.sqlite). Hidden from sandboxed backends.",
+      ),
+  })
+  .strict()
+  .prefault({})
+  .describe("Switchboard's state database.");
+
 export const LimitsSection = z
   .object({
     maxMessageBytes: z

@@ -4,7 +4,7 @@ import type { ListenFilter } from '../backends/backend.js';
 import type { ReplicaSet } from '../backends/replica-set.js';
 import { Catalog, type CatalogOptions } from '../catalog/catalog.js';
 import { namespacesOf } from '../catalog/naming.js';
-import type { Config } from '../config/schema.js';
+import { isStdioBackend, type Config } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
@@ -29,6 +29,8 @@ import { Reloader, type ReloadOutcome } from './reload.js';
 import { ModernHost } from '../eras/modern-host.js';
 import { Sealer } from '../eras/seal.js';
 import { TaskRoutes } from '../tasks/task-routes.js';
+import { TaskStore } from '../tasks/task-store.js';
+import type { StateDb } from '../state/state-db.js';
 import type { Redactor } from '../vault/redactor.js';
 import type { ReloadPlan } from './reload-plan.js';
 import { CompiledPolicy } from '../policy/policy.js';
@@ -55,6 +57,8 @@ export interface GatewayOptions {
   needsApproval?: NeedsApproval | undefined;
   /** How each spawned backend's command is wrapped (the sandbox); none: run as configured. */
   launcher?: BackendLifecycleDeps['launcher'];
+  /** The state database: who owns which task outlives a restart; none: kept in memory only. */
+  state?: StateDb | undefined;
 }
 
 export class Gateway {
@@ -112,7 +116,11 @@ export class Gateway {
       sealer: new Sealer(config.modern.stateKey ?? config.http.sessions.key),
       inputTimeoutMs: config.modern.inputTimeoutMs,
     });
-    const tasks = new TaskRoutes({ log, backends: () => this.backends.values() });
+    const tasks = new TaskRoutes({
+      log,
+      backends: () => this.backends.values(),
+      store: options.state && new TaskStore(options.state, (name) => this.taskOrigin(name)),
+    });
     const subscriptions = new Subscriptions();
     this.subscriptions = new BackendSubscriptions({
       subscriptions,
@@ -179,6 +187,11 @@ export class Gateway {
       tasks,
       handlers: this.handlers,
       admission: this.admission,
+      // Another HKDF label: a cursor and a requestState can never be taken for each other.
+      cursorSealer: new Sealer(
+        config.modern.stateKey ?? config.http.sessions.key,
+        'switchboard list cursor v1',
+      ),
       policy: () => this.policy,
       audit: options.audit,
       redactor: options.redactor,
@@ -279,6 +292,12 @@ export class Gateway {
   /** Runs the held lists through `admit` again (a tool was re-pinned); hosts hear what changed. */
   readmit(): void {
     for (const kind of this.catalog.readmit()) this.fanOut.listChanged(kind);
+  }
+
+  /** Where a backend's tasks live if they outlive switchboard: a remote backend's URL. */
+  private taskOrigin(name: string): string | undefined {
+    const b = this.current.servers[name];
+    return b && !isStdioBackend(b) ? b.url : undefined;
   }
 
   /** A modern caller's listen stream joins the list-change and resource-update audience. */

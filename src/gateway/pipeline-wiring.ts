@@ -20,6 +20,7 @@ import type { CatalogSync } from './catalog-sync.js';
 import type { Housekeeping } from './housekeeping.js';
 import type { InternalCalls } from './internal-calls.js';
 import type { NeedsApproval } from '../pipeline/stages/policy.js';
+import type { Sealer } from '../eras/seal.js';
 
 export interface PipelineParts {
   /** The configuration switchboard started with: what the pipeline is built from once. */
@@ -42,6 +43,8 @@ export interface PipelineParts {
   redactor: Redactor | undefined;
   approvals: ApprovalStore | undefined;
   needsApproval: NeedsApproval | undefined;
+  /** Seals list cursors (shared with other switchboards through modern.stateKey). */
+  cursorSealer: Sealer;
 }
 
 export function wirePipeline(parts: PipelineParts): Pipeline {
@@ -74,6 +77,7 @@ export function wirePipeline(parts: PipelineParts): Pipeline {
     }),
     log,
     needsApproval: parts.needsApproval,
+    paging: { pageSize: config.catalog.pageSize, sealer: parts.cursorSealer },
     chain: {
       maxDepth: config.bridge.maxDepth,
       // Without a chain in _meta, a bridge call belongs to the backend's only call in flight, if any.

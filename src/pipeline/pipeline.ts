@@ -13,6 +13,8 @@
 //             holds anything;
 //   resolve   finds the owning backend before anything decides on the call, because the later
 //             stages judge the target, not the name the caller used;
+//   page      serves a list a page at a time (catalog.pageSize): outside policy, so it pages the
+//             list as filtered for the caller, and a cursor never reaches what policy hides;
 //   policy    decides what the caller may reach (declarative rules, bridge.allow, defaults) and
 //             filters lists by the same rules, before the loop guard, so a denied target is
 //             indistinguishable from an unknown one whatever chain it would close;
@@ -43,6 +45,7 @@ import { approveStage } from './stages/approve.js';
 import { admissionStage, type Admitter } from './stages/admission.js';
 import { protocolStage } from './stages/protocol.js';
 import { policyStage, type NeedsApproval } from './stages/policy.js';
+import { pageStage, type PagingOptions } from './stages/page.js';
 
 export type Pipeline = (ctx: CallContext) => Promise<void>;
 
@@ -63,6 +66,8 @@ export interface PipelineServices extends RouteServices {
   redactor?: Redactor | undefined;
   /** Definitions held by pinning that stay usable with approval (pinning.onChange/newTools: approve). */
   needsApproval?: NeedsApproval | undefined;
+  /** How lists are paged (a page size of undefined serves every list whole). */
+  paging: Omit<PagingOptions, 'catalog'>;
 }
 
 export function createPipeline(services: PipelineServices): Pipeline {
@@ -73,6 +78,7 @@ export function createPipeline(services: PipelineServices): Pipeline {
     protocolStage((name) => services.catalog.inputSchemaOf(name)),
     admissionStage(services.admission),
     resolveStage(services.catalog, services.starting, services.absent, services.tasks),
+    pageStage({ ...services.paging, catalog: services.catalog }),
     policyStage(services.policy, services.catalog, isHandler, services.log, services.needsApproval, (m) =>
       services.handlers.backendOnly(m),
     ),

@@ -6,6 +6,7 @@ import type { Config, StdioBackendConfig } from '../config/schema.js';
 import type { Launcher } from '../backends/stdio-channel.js';
 import type { Logger } from '../log.js';
 import { defaultTrustDbPath } from '../trust/trust-db.js';
+import { defaultStateDbPath } from '../state/state-db.js';
 import { trustKeysPath } from '../trust/trust-keys.js';
 import { checkpointFilePath } from '../trust/audit-checkpoints.js';
 import { defaultVaultPath } from '../vault/open.js';
@@ -107,6 +108,7 @@ function protectedPaths(options: SandboxOptions): Protected {
   const { config } = options;
   const env = options.env ?? process.env;
   const trustDb = config.audit.path ?? defaultTrustDbPath(env);
+  const stateDb = config.state.path ?? defaultStateDbPath(env);
   const vault = config.vault.file ?? defaultVaultPath(env);
   const files = [
     ...(options.configFiles ?? []),
@@ -114,6 +116,7 @@ function protectedPaths(options: SandboxOptions): Protected {
     ...(config.vault.keyFile ? [config.vault.keyFile] : []),
     // SQLite keeps recent writes beside the file until a checkpoint.
     ...['', '-wal', '-shm', '-journal'].map((suffix) => trustDb + suffix),
+    ...['', '-wal', '-shm', '-journal'].map((suffix) => stateDb + suffix),
     // The keys approvals and checkpoints are signed with, and the checkpoint kept outside the db.
     trustKeysPath(trustDb),
     checkpointFilePath(trustDb),

@@ -15,6 +15,7 @@ import type { CallContext, Caller } from '../call/context.js';
 import { RELATED_TASK, exposeRelated, exposeTaskId, isObj, type Obj } from './task-ids.js';
 import { listTasks } from './task-list.js';
 import { TaskTable } from './task-table.js';
+import type { TaskStore } from './task-store.js';
 
 /** The methods that address one task by `params.taskId`. */
 export const TASK_METHODS = methodsWhere((s) => s.target === 'task');
@@ -34,13 +35,15 @@ export interface TaskRoutesOptions {
   backends: () => Iterable<Upstream>;
   now?: () => number;
   max?: number;
+  /** Where task ownership is kept across restarts; without it, in memory only. */
+  store?: TaskStore | undefined;
 }
 
 export class TaskRoutes {
   private readonly table: TaskTable;
 
   constructor(private readonly options: TaskRoutesOptions) {
-    this.table = new TaskTable(options.now, options.max);
+    this.table = new TaskTable(options.now, options.max, options.store);
   }
 
   /**

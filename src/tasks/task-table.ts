@@ -1,8 +1,10 @@
 // The tasks switchboard handed out, by exposed id, bounded: which backend and own id each stands
 // for, the caller that alone may reach it, the session its notifications go to, and how long it
-// is kept (its ttl, and beyond a maximum count the oldest are forgotten first).
+// is kept (its ttl, and beyond a maximum count the oldest are forgotten first). With a store, every
+// change is written through and the table starts from what the store holds (a restart).
 import type { CallContext, Caller } from '../call/context.js';
 import { exposeTaskId, type Obj } from './task-ids.js';
+import type { TaskStore } from './task-store.js';
 
 /** Tasks remembered at most; beyond it the oldest are forgotten first. */
 const MAX_TASKS = 10_000;
@@ -12,7 +14,7 @@ export interface TaskEntry {
   taskId: string;
   /** The caller that created it: the only one that may reach it. */
   owner: string;
-  /** The session whose call created it: where its status notifications go. */
+  /** The session whose call created it: where its status notifications go (gone after a restart). */
   sessionKey: string;
   /** The request the task stands for (tools/call), whose result tasks/result returns. */
   method: string;
@@ -30,14 +32,18 @@ export class TaskTable {
   constructor(
     private readonly now: () => number = Date.now,
     private readonly max: number = MAX_TASKS,
-  ) {}
+    private readonly store?: TaskStore,
+  ) {
+    if (store) for (const [exposed, entry] of store.load(now())) this.tasks.set(exposed, entry);
+    this.prune();
+  }
 
   /** Remembers the task `ctx` created on `backend` as its caller's; returns its exposed id. */
   add(ctx: CallContext, backend: string, task: Obj): string {
     const taskId = task.taskId as string;
     const exposed = exposeTaskId(backend, taskId);
     this.tasks.delete(exposed);
-    this.tasks.set(exposed, {
+    const entry: TaskEntry = {
       backend,
       taskId,
       owner: ownerKey(ctx.caller),
@@ -47,7 +53,9 @@ export class TaskTable {
       subject: typeof ctx.params.name === 'string' ? ctx.params.name : ctx.method,
       progressToken: ctx.params._meta?.progressToken,
       expiresAt: this.expiry(task),
-    });
+    };
+    this.tasks.set(exposed, entry);
+    this.store?.save(exposed, entry);
     this.prune();
     return exposed;
   }
@@ -68,7 +76,7 @@ export class TaskTable {
     const entry = this.tasks.get(exposed);
     if (!entry) return undefined;
     if (entry.expiresAt <= this.now()) {
-      this.tasks.delete(exposed);
+      this.forget(exposed);
       return undefined;
     }
     return entry.owner === ownerKey(caller) ? entry : undefined;
@@ -76,7 +84,11 @@ export class TaskTable {
 
   /** A task's ttl may change over its life; what the backend last said of it counts. */
   touch(entry: TaskEntry, task: Obj): void {
-    if (task.ttl !== undefined || task.ttlMs !== undefined) entry.expiresAt = this.expiry(task);
+    if (task.ttl === undefined && task.ttlMs === undefined) return;
+    const at = this.expiry(task);
+    if (at === entry.expiresAt) return;
+    entry.expiresAt = at;
+    this.store?.expires(exposeTaskId(entry.backend, entry.taskId), at);
   }
 
   /** Kept for the task's ttl from now (ttl counts from creation, so this errs on keeping). */
@@ -88,11 +100,16 @@ export class TaskTable {
   private prune(): void {
     if (this.tasks.size <= this.max) return;
     const now = this.now();
-    for (const [id, e] of this.tasks) if (e.expiresAt <= now) this.tasks.delete(id);
+    for (const [id, e] of this.tasks) if (e.expiresAt <= now) this.forget(id);
     for (const id of this.tasks.keys()) {
       if (this.tasks.size <= this.max) break;
-      this.tasks.delete(id);
+      this.forget(id);
     }
+  }
+
+  private forget(exposed: string): void {
+    this.tasks.delete(exposed);
+    this.store?.remove(exposed);
   }
 }
 

@@ -62,8 +62,7 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
     return askCaller(ctx.reply, ctx.method, markLookalike(ctx.caller.id, ctx.method, ctx.params), ctx.signal);
   switch (spec?.answeredBy) {
     case 'catalog':
-      // Every list is served whole; a cursor can only be one we never issued.
-      if (ctx.params.cursor !== undefined) throw new WireError(WIRE.INVALID_PARAMS, 'Invalid cursor');
+      // Whole: the page stage, outside policy, pages it once filtered (and checked the cursor).
       return services.list(spec.list!.kind, ctx);
     case 'tasks':
       return services.tasks.list(ctx);

@@ -102,13 +102,16 @@ export async function runAudit(argv: string[], io: CommandIo = processIo): Promi
           io.err(`${path}: ${evidence.problem}`);
           return 1;
         }
-        const result = verifyAudit(db, { anchor: v.anchor, checkpoints: evidence.checkpoints });
+        const { pruned } = evidence;
+        const result = verifyAudit(db, { anchor: v.anchor, checkpoints: evidence.checkpoints, pruned });
         if (result.ok) {
           const latest = evidence.latest;
+          const headSeq = (pruned?.seq ?? 0) + result.records;
           io.out(
             `${path}: ${result.records} records, chain intact; head ${result.head}` +
+              (pruned ? `; records through #${pruned.seq} pruned (signed)` : '') +
               (latest
-                ? `; signed checkpoint #${latest.seq} (key ${evidence.signer}), ${result.records - latest.seq} records after it`
+                ? `; signed checkpoint #${latest.seq} (key ${evidence.signer}), ${Math.max(0, headSeq - latest.seq)} records after it`
                 : '; no signed checkpoint (truncation and rewriting from the end cannot be told)'),
           );
           return 0;

@@ -269,6 +269,20 @@ export const AuditSection = z
       .describe(
         'Signed checkpoints (Ed25519) of the chain head, kept in the database and in <audit.path>.checkpoint; also signed at clean shutdown.',
       ),
+    retention: z
+      .object({
+        days: z
+          .number()
+          .positive()
+          .optional()
+          .describe('Delete records older than this many days (fractions allowed).'),
+        records: z.number().int().min(1).optional().describe('Keep at most this many of the latest records.'),
+      })
+      .strict()
+      .prefault({})
+      .describe(
+        'Pruning of the oldest records, by age and/or count (either limit prunes). Each prune signs where the chain now starts, so audit verify still proves the rest; unset keeps every record.',
+      ),
   })
   .strict()
   .prefault({});

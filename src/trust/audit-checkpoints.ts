@@ -10,6 +10,7 @@ import { canonicalJson } from '../encoding/canonical-json.js';
 import { GENESIS_HASH } from './audit-record.js';
 import type { TrustDb } from './trust-db.js';
 import type { TrustKeys } from './trust-keys.js';
+import { prunePointSigned, readPrunePoint } from './audit-retention.js';
 
 export interface Checkpoint {
   /** The last record the checkpoint covers (0: the chain was empty). */
@@ -130,6 +131,12 @@ export class Checkpointer {
     if (last === 'unreadable' || !checkpointSigned(last, this.keys))
       return 'the checkpoint file is not signed by this key';
     if (last.seq === 0) return undefined;
+    // A checkpoint of a record retention has since pruned is held against the signed prune point.
+    const pruned = readPrunePoint(this.db);
+    if (pruned && prunePointSigned(pruned, this.keys) && last.seq <= pruned.seq)
+      return last.seq === pruned.seq && last.hash !== pruned.hash
+        ? `record #${last.seq} was rewritten`
+        : undefined;
     const row = this.db.prepare('SELECT hash FROM audit WHERE seq = ?').get(last.seq) as
       { hash: string } | undefined;
     if (!row) return `record #${last.seq} is gone`;

@@ -3,6 +3,7 @@
 import { GENESIS_HASH, fromRow, recordHash, type AuditRecord, type AuditRow } from './audit-record.js';
 import type { TrustDb } from './trust-db.js';
 import type { Checkpoint } from './audit-checkpoints.js';
+import { readPrunePoint, type PrunePoint } from './audit-retention.js';
 
 export interface AuditFilter {
   /** `kind:id` or just the id. */
@@ -86,7 +87,12 @@ export type VerifyResult =
  */
 export function verifyAudit(
   db: TrustDb,
-  options: { anchor?: string | undefined; checkpoints?: readonly Checkpoint[] } = {},
+  options: {
+    anchor?: string | undefined;
+    checkpoints?: readonly Checkpoint[];
+    /** Where retention left the chain's start, its signature already checked (audit-evidence.ts). */
+    pruned?: PrunePoint | undefined;
+  } = {},
 ): VerifyResult {
   const tables = new Set(
     (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map(
@@ -102,21 +108,43 @@ export function verifyAudit(
         problem: `the ${table} table is missing (dropped, or not an audit database)`,
       };
   }
+  const pruned = options.pruned;
+  // A prune point found but not given: its signature was not checked, so it proves nothing here.
+  const unchecked = pruned === undefined ? readPrunePoint(db) : undefined;
   const signed = new Map<number, string>();
-  for (const c of options.checkpoints ?? []) if (c.seq > 0) signed.set(c.seq, c.hash);
-  let expected = 1;
-  let prev = GENESIS_HASH;
+  for (const c of options.checkpoints ?? []) {
+    // A checkpoint of a pruned record can only be held against the prune point itself.
+    if (c.seq > 0 && (pruned === undefined || c.seq >= pruned.seq)) signed.set(c.seq, c.hash);
+  }
+  if (pruned && signed.has(pruned.seq) && signed.get(pruned.seq) !== pruned.hash) {
+    return {
+      ok: false,
+      records: 0,
+      seq: pruned.seq,
+      problem: `the prune point names record #${pruned.seq} differently from a signed checkpoint (rewritten)`,
+    };
+  }
+  signed.delete(pruned?.seq ?? -1);
+  let expected = (pruned?.seq ?? 0) + 1;
+  let prev = pruned?.hash ?? GENESIS_HASH;
   let records = 0;
   let anchored = options.anchor === undefined;
   for (const row of db.prepare('SELECT * FROM audit ORDER BY seq').iterate() as Iterable<AuditRow>) {
     const bad = (problem: string, seq = row.seq): VerifyResult => ({ ok: false, records, seq, problem });
     if (row.seq !== expected)
-      return bad(`record #${expected} is missing (deleted): the next record is #${row.seq}`, expected);
+      return bad(
+        unchecked && row.seq === unchecked.seq + 1
+          ? `records through #${unchecked.seq} were pruned; where the chain starts is signed: check it with switchboard audit verify`
+          : `record #${expected} is missing (deleted): the next record is #${row.seq}`,
+        expected,
+      );
     if (row.prev_hash !== prev)
       return bad(
-        expected === 1
+        row.seq === 1
           ? 'record #1 does not start the chain (records before it were deleted, or it was moved)'
-          : `record #${row.seq} does not follow record #${row.seq - 1} (a record was deleted, moved or rewritten)`,
+          : pruned && row.seq === pruned.seq + 1
+            ? `record #${row.seq} does not follow the signed prune point (records after it were deleted, or it was moved)`
+            : `record #${row.seq} does not follow record #${row.seq - 1} (a record was deleted, moved or rewritten)`,
       );
     if (recordHash(fromRow(row), row.seq, row.prev_hash) !== row.hash)
       return bad(`record #${row.seq} does not match its hash (a field was edited)`);

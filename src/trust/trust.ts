@@ -10,6 +10,7 @@ import { PinStore } from './pins-store.js';
 import { defaultTrustDbPath, openTrustDb, type TrustDb } from './trust-db.js';
 import { ApprovalStore } from './approval-store.js';
 import { Checkpointer } from './audit-checkpoints.js';
+import { AuditRetention } from './audit-retention.js';
 import { openTrustKeys } from './trust-keys.js';
 
 export interface Trust {
@@ -18,6 +19,8 @@ export interface Trust {
   readonly screen: PinScreen | undefined;
   /** Approvals an operator gives with `switchboard approvals`, when a rule may ask for one. */
   readonly approvals: ApprovalStore | undefined;
+  /** Runs audit retention now (it also runs at start and hourly); resolves with the records pruned. */
+  pruneAudit(): Promise<number>;
   /** Calls `readmit` whenever pins were approved elsewhere (the CLI); polls cheaply. */
   watchPins(readmit: () => void, intervalMs?: number): void;
   close(): void;
@@ -37,6 +40,7 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
       audit: undefined,
       screen: undefined,
       approvals: undefined,
+      pruneAudit: () => Promise.resolve(0),
       watchPins: () => {},
       close: () => {},
     };
@@ -61,6 +65,12 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
         appended: (seq, hash) => checkpoints?.appended(seq, hash),
       })
     : undefined;
+  const { days, records } = config.audit.retention;
+  const retention =
+    config.audit.enabled && (days !== undefined || records !== undefined)
+      ? new AuditRetention(db, keys, { days, records, log: auditLog })
+      : undefined;
+  retention?.start();
   const store = config.pinning.enabled ? new PinStore(db) : undefined;
   const screen = store
     ? new PinScreen(store, {
@@ -84,6 +94,7 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
     audit,
     screen,
     approvals: approvals ? new ApprovalStore(db, { keys, redactor }) : undefined,
+    pruneAudit: () => retention?.prune() ?? Promise.resolve(0),
     watchPins(readmit, intervalMs = 1000) {
       if (!store) return;
       let generation = store.generation();
@@ -106,6 +117,7 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
     },
     close() {
       clearInterval(timer);
+      retention?.stop();
       process.off('exit', flushOnExit);
       if (!db.open) return;
       audit?.close();

@@ -1,0 +1,99 @@
+// Retention prunes the oldest records and signs where the chain now starts: what is kept still
+// verifies, and whoever cuts more from the start, forges the prune point or removes it is found.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { parseConfig } from '../../src/config/load.js';
+import { openTrust } from '../../src/trust/trust.js';
+import { openTrustDb } from '../../src/trust/trust-db.js';
+import { silentLogger } from '../../src/log.js';
+import { CLI, tempDbPath, toolCall } from '../trust/helpers.js';
+
+const run = promisify(execFile);
+
+/** A switchboard's trust files for one run: `n` calls recorded, retention run, a clean close. */
+async function session(path: string, n: number, retention: object = {}): Promise<void> {
+  const { config } = parseConfig(
+    JSON.stringify({ audit: { path, checkpoint: { everyRecords: 2 }, retention } }),
+    'inline.json',
+  );
+  const trust = openTrust(config, silentLogger);
+  for (let i = 0; i < n; i++) trust.audit!.ended(toolCall(i), 1, undefined);
+  trust.audit!.flush();
+  await trust.pruneAudit();
+  trust.close();
+}
+
+async function verify(path: string): Promise<{ code: number; out: string; err: string }> {
+  try {
+    const { stdout } = await run(process.execPath, [CLI, 'audit', 'verify', '--db', path]);
+    return { code: 0, out: stdout, err: '' };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, out: e.stdout, err: e.stderr };
+  }
+}
+
+/** Ten records, then a restart with `records: 4` that prunes the first six. */
+async function pruned(t: TestContext): Promise<string> {
+  const path = await tempDbPath(t);
+  await session(path, 10);
+  await session(path, 0, { records: 4 });
+  return path;
+}
+
+test('records pruned by count leave a chain that verifies from the signed prune point', async (t) => {
+  const path = await pruned(t);
+  const ok = await verify(path);
+  assert.equal(ok.code, 0, ok.err);
+  assert.match(ok.out, /4 records, chain intact.*records through #6 pruned \(signed\)/);
+  // Later runs append and keep verifying; the checkpoint of a pruned record does not break start-up.
+  await session(path, 3, { records: 4 });
+  const later = await verify(path);
+  assert.equal(later.code, 0, later.err);
+  assert.match(later.out, /4 records, chain intact.*records through #9 pruned/);
+});
+
+test('records pruned by age: everything older than the limit goes, and the empty chain verifies', async (t) => {
+  const path = await tempDbPath(t);
+  await session(path, 5);
+  await new Promise((r) => setTimeout(r, 20));
+  // A limit of about a millisecond: every record is older.
+  await session(path, 0, { days: 1e-8 });
+  const ok = await verify(path);
+  assert.equal(ok.code, 0, ok.err);
+  assert.match(ok.out, /0 records, chain intact.*records through #5 pruned/);
+});
+
+test('more records cut from the start than retention pruned fails verify', async (t) => {
+  const path = await pruned(t);
+  const db = openTrustDb(path);
+  db.prepare('DELETE FROM audit WHERE seq = 7').run();
+  db.close();
+  const result = await verify(path);
+  assert.equal(result.code, 1);
+  assert.match(result.err, /record #7 is missing/);
+});
+
+test('a prune point moved forward without the key fails verify', async (t) => {
+  const path = await pruned(t);
+  const db = openTrustDb(path);
+  const seventh = db.prepare('SELECT hash FROM audit WHERE seq = 7').get() as { hash: string };
+  db.prepare('DELETE FROM audit WHERE seq = 7').run();
+  db.prepare('UPDATE audit_pruned SET seq = 7, hash = ?').run(seventh.hash);
+  db.close();
+  const result = await verify(path);
+  assert.equal(result.code, 1);
+  assert.match(result.err, /prune point .* is not signed by this switchboard's key/);
+});
+
+test('a prune point removed leaves a chain whose start is missing', async (t) => {
+  const path = await pruned(t);
+  const db = openTrustDb(path);
+  db.prepare('DELETE FROM audit_pruned').run();
+  db.close();
+  const result = await verify(path);
+  assert.equal(result.code, 1);
+  assert.match(result.err, /record #1 is missing/);
+});

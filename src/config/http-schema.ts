@@ -126,7 +126,7 @@ export const HttpStreams = z
       .min(1)
       .optional()
       .describe(
-        'Close the connection of a request still unanswered this long after it (re)attached, without ending its stream: the host comes back after `retryMs` and gets what followed (SSE polling). Default: never; useful behind proxies that cut long-held connections.',
+        'Close the connection of a request still unanswered this long after the request, without ending its stream: the host comes back after `retryMs` and gets what followed on the resumed connection, which stays open until the answer (SSE polling). Default: never; useful behind proxies that cut long-held connections.',
       ),
   })
   .strict();

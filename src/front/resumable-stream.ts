@@ -24,7 +24,7 @@ export interface StreamReplay {
   keepMs: number;
   /** The `retry` (ms) sent with the first event: how long a host waits before it comes back. */
   retryMs: number;
-  /** A POST stream still unanswered this long after a connection attached is closed; the host resumes. */
+  /** A POST stream still unanswered this long after it opened is closed; the host resumes it. */
   pollAfterMs?: number | undefined;
 }
 
@@ -50,6 +50,8 @@ export class ResumableStream {
   private res: ServerResponse | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private forgetTimer: NodeJS.Timeout | undefined;
+  /** A connection was attached before: later ones are resumes. */
+  private resumed = false;
   ended = false;
 
   constructor(
@@ -83,8 +85,12 @@ export class ResumableStream {
     res.once('close', () => this.detach(res));
     if (!this.push(primingEvent(`${this.id}.${after}`, this.replay.retryMs))) return true;
     for (const k of this.kept) if (k.seq > after && !this.push(k.chunk)) return true;
+    const first = !this.resumed;
+    this.resumed = true;
     if (this.ended) res.end();
-    else if (this.polled && this.replay.pollAfterMs !== undefined) {
+    // Only the POST's own connection is closed for polling: the host that came back is served on
+    // the resumed one until the answer (a client that resumes once must not be cut again).
+    else if (first && this.polled && this.replay.pollAfterMs !== undefined) {
       clearTimeout(this.pollTimer);
       this.pollTimer = setTimeout(() => this.poll(res), this.replay.pollAfterMs);
       this.pollTimer.unref();

@@ -85,8 +85,9 @@ test('every progress event of a call cut at any point arrives exactly once acros
   await post.ended;
   const seen = post.events.items.filter((e) => e.message !== undefined);
   const last = seen.at(-1)!;
+  // The cut may come after the answer already arrived: the resumed stream then replays nothing.
   const resumed = await openSse(url, undefined, { ...headers, 'last-event-id': last.id! });
-  await nextMessage(resumed, isAnswer(2));
+  await resumed.ended;
   const all = [...seen, ...resumed.events.items.filter((e) => e.message !== undefined)];
   const progress = all.filter((e) => e.message!.method === 'notifications/progress');
   assert.deepEqual(

@@ -1,4 +1,5 @@
-// Schema of the `http:` section: the Streamable HTTP front, its sealed sessions and how its hosts authenticate.
+// Schema of the `http:` section: the Streamable HTTP front, its sealed sessions, its resumable
+// streams and how its hosts authenticate.
 import { z } from 'zod';
 import { BACKEND_NAME } from './backend-schema.js';
 
@@ -85,6 +86,51 @@ export const HttpAuth = z
   })
   .strict();
 
+export const HttpStreams = z
+  .object({
+    maxEvents: z
+      .number()
+      .int()
+      .min(1)
+      .default(1000)
+      .describe(
+        'Events kept per SSE stream for a host that resumes it with Last-Event-ID; the oldest go first, and a resume from before them is refused.',
+      ),
+    maxBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(4 * 1024 * 1024)
+      .describe(
+        'Bytes of events kept per SSE stream for resumption (the newest event is always kept, whatever its size).',
+      ),
+    keepMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(30_000)
+      .describe(
+        'How long a stream stays resumable after it ended (its answer sent), and how long a GET stream whose connection dropped waits for its host to resume it.',
+      ),
+    retryMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(1000)
+      .describe(
+        'The SSE `retry` sent when a stream opens: how long a host waits before it comes back with Last-Event-ID.',
+      ),
+    pollAfterMs: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'Close the connection of a request still unanswered this long after the request, without ending its stream: the host comes back after `retryMs` and gets what followed on the resumed connection, which stays open until the answer (SSE polling). Default: never; useful behind proxies that cut long-held connections.',
+      ),
+  })
+  .strict();
+
 export const HttpFront = z
   .object({
     host: z.string().default('127.0.0.1').describe('Address the HTTP front binds to.'),
@@ -141,6 +187,9 @@ export const HttpFront = z
       .describe(
         'Legacy (2025-11-25) sessions: their state is sealed in the Mcp-Session-Id, so any instance with the same key continues them.',
       ),
+    streams: HttpStreams.prefault({}).describe(
+      'Legacy (2025-11-25) SSE streams: every event has an id, so a host whose connection drops resumes with GET and Last-Event-ID; what is kept for that, and for how long.',
+    ),
     auth: HttpAuth.prefault({}).describe('Identity of HTTP hosts: API keys, OAuth access tokens, or none.'),
   })
   .strict()

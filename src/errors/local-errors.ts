@@ -172,6 +172,10 @@ const LOCAL = {
     { code: WIRE.TOO_MANY_SESSIONS, fault: 'switchboard' },
   ),
   http_stream_conflict: refusal(409, 'A second GET stream for a session that has one open.'),
+  http_stream_not_resumable: refusal(
+    400,
+    "Legacy era: a GET whose Last-Event-ID names no stream of the session that can still be resumed (unknown, another session's, forgotten `http.streams.keepMs` after it ended, or its events after that id no longer kept); all answered alike.",
+  ),
   http_internal: refusal(500, 'The HTTP front failed while serving the request; the details go to the log.', {
     code: WIRE.INTERNAL_ERROR,
     expose: false,

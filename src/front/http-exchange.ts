@@ -1,7 +1,9 @@
 // One POSTed request's answer on the HTTP front: plain JSON, unless something related to it must
-// go out first, and then an SSE stream that the final message ends.
+// go out first, and then an SSE stream that the final message ends; or, for a legacy session's
+// request, a resumable stream opened at once (resumable-stream.ts).
 import type { ServerResponse } from 'node:http';
 import type { JsonRpcMessage, RequestId } from '../jsonrpc/message.js';
+import type { ResumableStream } from './resumable-stream.js';
 import { messageEvent, SSE_HEADERS, writeChunk, type StreamCap } from './sse-stream.js';
 
 export { SSE_HEADERS } from './sse-stream.js';
@@ -20,12 +22,25 @@ export class Exchange {
     private readonly headers: Record<string, string>,
     /** Bounds what its SSE stream may leave unread; past it the stream is closed. */
     private readonly cap: StreamCap,
-  ) {}
+    /** Where the answer goes when it is resumable: opened now, so the host has headers at once. */
+    private readonly stream?: ResumableStream,
+  ) {
+    if (stream) {
+      this.streaming = true;
+      stream.attach(res, headers);
+    }
+  }
 
   /** `status` applies when the final message is the whole answer (no stream was opened). */
   send(message: JsonRpcMessage, status = 200): boolean {
     if (this.done || this.cut) return false;
     const final = 'id' in message && message.id === this.id && ('result' in message || 'error' in message);
+    if (this.stream) {
+      // Kept for a resume whether or not a connection is attached now.
+      this.stream.write(message);
+      if (final) this.end();
+      return true;
+    }
     if (final && !this.streaming) {
       this.done = true;
       this.res
@@ -58,6 +73,7 @@ export class Exchange {
   end(): void {
     if (this.done) return;
     this.done = true;
+    if (this.stream) return this.stream.end();
     if (!this.streaming && !this.res.headersSent)
       this.res.writeHead(200, { ...this.headers, ...SSE_HEADERS });
     this.res.end();

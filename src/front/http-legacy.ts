@@ -1,10 +1,12 @@
 // The legacy era (2025-11-25) on the HTTP front: an initialize opens a session, later POSTs name it
-// by Mcp-Session-Id, a GET opens its standalone stream and a DELETE ends it.
+// by Mcp-Session-Id, a GET opens its standalone stream (or, with Last-Event-ID, resumes any stream
+// of the session) and a DELETE ends it. Every request but initialize is answered on a resumable
+// stream opened at once, so a host whose connection drops comes back for what followed.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LEGACY_VERSIONS } from '../protocol/versions.js';
 import type { Caller } from '../call/context.js';
 import type { PostedMessage } from './http-body.js';
-import { Exchange, SSE_HEADERS } from './http-exchange.js';
+import { Exchange } from './http-exchange.js';
 import { refuse } from './http-refusal.js';
 import type { HttpSession, HttpSessions } from './http-session.js';
 
@@ -40,12 +42,12 @@ export async function postLegacy(
     return;
   }
   const id = c.message.id;
-  const exchange = new Exchange(res, id, headers, state.cap);
+  // The initialize's answer names the session, so nothing could resume it yet: plain JSON.
+  const stream = c.message.method === 'initialize' ? undefined : state.newStream(true);
+  const exchange = new Exchange(res, id, headers, state.cap, stream);
   state.exchanges.set(id, exchange);
-  // A closed connection is not a cancellation on this wire; what follows goes to the GET stream.
-  res.once('close', () => {
-    if (state.exchanges.get(id) === exchange) state.exchanges.delete(id);
-  });
+  // A closed connection is not a cancellation on this wire: what follows waits for the host to
+  // resume the stream (or is lost with it, for the initialize).
   await state.session.receive(value);
   // A cancelled request gets no answer; its stream just ends.
   exchange.end();
@@ -64,14 +66,20 @@ export function openStream(
   }
   const state = sessions.find(req, res, caller);
   if (!state) return;
-  if (state.stream)
+  const lastEventId = req.headers['last-event-id'];
+  if (typeof lastEventId === 'string') {
+    // Found only among this session's streams, which only its own caller reaches (find above).
+    const found = state.findStream(lastEventId);
+    if (found?.stream.attach(res, {}, found.after)) return;
+    return refuse(
+      res,
+      'http_stream_not_resumable',
+      'Bad Request: Last-Event-ID names no stream of this session that can still be resumed',
+    );
+  }
+  if (state.stream?.attached)
     return refuse(res, 'http_stream_conflict', 'Conflict: this session already has a stream open');
-  res.writeHead(200, SSE_HEADERS);
-  res.flushHeaders();
-  state.stream = res;
-  res.once('close', () => {
-    if (state.stream === res) state.stream = undefined;
-  });
+  state.openStandalone().attach(res);
 }
 
 /** A DELETE: the host ends its session. */

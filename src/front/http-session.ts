@@ -1,5 +1,5 @@
-// The legacy sessions an HTTP front holds: each one's transport state (its open exchanges and its
-// GET stream), found by Mcp-Session-Id, continued from a sealed id this instance did not issue,
+// The legacy sessions an HTTP front holds: each one's transport state (its open exchanges, its
+// resumable streams and which of them is the GET stream), found by Mcp-Session-Id, continued from a sealed id this instance did not issue,
 // and closed when its id expires or its host deletes it. How many it holds is capped per caller
 // and in total (http.sessions.maxPerCaller, max), counting those it continued: they hold memory here.
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -10,15 +10,19 @@ import type { Caller } from '../call/context.js';
 import { handshakeOf, type LegacySession } from '../sessions/legacy-session.js';
 import type { Exchange } from './http-exchange.js';
 import { refuse } from './http-refusal.js';
+import { parseEventId, ResumableStream, type StreamReplay } from './resumable-stream.js';
 import { SessionSealer } from './sealed-session.js';
-import { messageEvent, streamCap, writeChunk, type StreamCap } from './sse-stream.js';
+import { streamCap, type StreamCap } from './sse-stream.js';
 
 const DAY_MS = 86_400_000;
 
-/** Transport state of one session: its open exchanges and its standalone GET stream. */
+/** Transport state of one session: its open exchanges, its streams and its standalone GET stream. */
 export class HttpSession {
   readonly exchanges = new Map<RequestId, Exchange>();
-  stream: ServerResponse | undefined;
+  /** Every stream still resumable, by its id: only this session's own can be resumed through it. */
+  private readonly streams = new Map<string, ResumableStream>();
+  /** The standalone stream (GET), attached or waiting for its host to resume it. */
+  stream: ResumableStream | undefined;
   session!: LegacySession;
 
   /** When its id stops working, and the id's name for revocation. */
@@ -27,13 +31,51 @@ export class HttpSession {
     readonly ref: string,
     /** Bounds what each of its SSE streams may leave unread. */
     readonly cap: StreamCap,
+    private readonly replay: StreamReplay,
   ) {}
 
   send(message: JsonRpcMessage, related?: RequestId): boolean {
     const ex = related === undefined ? undefined : this.exchanges.get(related);
     if (ex?.send(message)) return true;
     if (!this.stream) return false;
-    return writeChunk(this.stream, messageEvent(message), this.cap);
+    this.stream.write(message);
+    return true;
+  }
+
+  /** A new stream: a POST's answer (`polled`), or the standalone one. */
+  newStream(polled: boolean): ResumableStream {
+    const stream = new ResumableStream(this.replay, this.cap, (s) => this.forget(s), polled);
+    this.streams.set(stream.id, stream);
+    return stream;
+  }
+
+  /** A new standalone stream; one whose host opens another rather than resuming it is given up. */
+  openStandalone(): ResumableStream {
+    if (this.stream) {
+      this.stream.close();
+      this.streams.delete(this.stream.id);
+    }
+    this.stream = this.newStream(false);
+    return this.stream;
+  }
+
+  /** The stream `lastEventId` names, if it is this session's and still resumable. */
+  findStream(lastEventId: string): { stream: ResumableStream; after: number } | undefined {
+    const id = parseEventId(lastEventId);
+    const stream = id && this.streams.get(id.stream);
+    return stream && id ? { stream, after: id.seq } : undefined;
+  }
+
+  /** Ends every stream (the session is closing). */
+  closeStreams(): void {
+    for (const s of this.streams.values()) s.close();
+    this.streams.clear();
+    this.stream = undefined;
+  }
+
+  private forget(s: ResumableStream): void {
+    this.streams.delete(s.id);
+    if (this.stream === s) this.stream = undefined;
   }
 }
 
@@ -42,6 +84,8 @@ export interface HttpSessionsOptions {
   sessions?: SessionLimits | undefined;
   /** What one SSE stream may leave unread before it is closed. */
   maxUnreadBytes: number;
+  /** How streams are kept for resumption (http.streams). */
+  streams: StreamReplay;
   log: Logger;
 }
 
@@ -125,7 +169,7 @@ export class HttpSessions {
   closeAll(): void {
     clearInterval(this.sweep);
     for (const s of this.held.values()) {
-      s.stream?.end();
+      s.closeStreams();
       s.session.close();
     }
     this.held.clear();
@@ -150,7 +194,7 @@ export class HttpSessions {
 
   private create(expiresAt: number, ref: string, caller: Caller, id: string): HttpSession {
     const cap = streamCap(this.options.maxUnreadBytes, this.log, { session: ref });
-    const state = new HttpSession(expiresAt, ref, cap);
+    const state = new HttpSession(expiresAt, ref, cap, this.options.streams);
     state.session = this.gateway.openSession({ send: (m, r) => state.send(m, r) }, caller, id);
     return state;
   }
@@ -210,7 +254,7 @@ export class HttpSessions {
       this.refused.delete('');
     }
     s.session.close();
-    s.stream?.end();
+    s.closeStreams();
   }
 }
 

@@ -1,9 +1,9 @@
 // The Streamable HTTP front on node:http, both eras on one URL: a POST whose request names a
 // modern version (2026-07-28) in its _meta is served statelessly after its routing headers are
 // checked against the body; an initialize opens a legacy (2025-11-25) session, which later
-// requests name by Mcp-Session-Id. Each request is answered as plain JSON unless something
-// related to it must go out first (progress, a log line, a request to the host): then, and only
-// then, the answer becomes an SSE stream. A modern client closing that stream cancels the request.
+// requests name by Mcp-Session-Id. A legacy request is answered on a resumable SSE stream opened at
+// once; a modern one as plain JSON unless something related to it must go out first (progress, a
+// log line): then the answer becomes an SSE stream, and the client closing it cancels the request.
 // Here: the listener, the checks every request passes (Host and Origin, authentication) and the
 // split by method and era; http-modern.ts and http-legacy.ts serve the eras, http-session.ts holds
 // the sessions, http-exchange.ts answers one request, http-body.ts reads what was POSTed.
@@ -23,6 +23,8 @@ import { postModern } from './http-modern.js';
 import { refuse } from './http-refusal.js';
 import { HttpSessions, type SessionLimits } from './http-session.js';
 import { streamCap } from './sse-stream.js';
+import type { StreamReplay } from './resumable-stream.js';
+import { HttpStreams } from '../config/http-schema.js';
 
 export interface HttpFrontOptions {
   host: string;
@@ -38,6 +40,8 @@ export interface HttpFrontOptions {
   auth?: Config['http']['auth'];
   /** Sealed session ids (see sealed-session.ts) and their caps; default: a random key, 24 h, no caps. */
   sessions?: SessionLimits | undefined;
+  /** What legacy streams keep for resumption (http.streams); default: the schema's defaults. */
+  streams?: StreamReplay | undefined;
   log: Logger;
 }
 
@@ -48,7 +52,10 @@ export interface HttpFront {
 }
 
 export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Promise<HttpFront> {
-  const sessions = new HttpSessions(gateway, options);
+  const sessions = new HttpSessions(gateway, {
+    ...options,
+    streams: options.streams ?? HttpStreams.parse({}),
+  });
   const auth = createAuthenticator(
     { ...options, auth: options.auth ?? { mode: 'none', keys: [] } },
     options.log,

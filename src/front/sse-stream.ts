@@ -52,3 +52,16 @@ export function writeChunk(res: ServerResponse, chunk: string, cap: StreamCap): 
 export function messageEvent(message: unknown): string {
   return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 }
+
+/** `event` with an id, so a host that loses the connection after it can resume from it. */
+export function idEvent(id: string, event: string): string {
+  return `id: ${id}\n${event}`;
+}
+
+/**
+ * The event a resumable stream opens with: an id and no data (hosts deliver nothing), so the host
+ * can resume even before the first message, and how long to wait before coming back.
+ */
+export function primingEvent(id: string, retryMs: number): string {
+  return `id: ${id}\nretry: ${retryMs}\ndata:\n\n`;
+}

@@ -14,6 +14,11 @@ export interface Channel {
       relatedRequestId?: RequestId;
       requestSignal?: AbortSignal | undefined;
       headers?: Record<string, string> | undefined;
+      /**
+       * The request's own response stream ended for good (closed without a resumable id, or its
+       * resumption failed): no answer can come that way any more.
+       */
+      onRequestStreamEnd?: (() => void) | undefined;
     },
   ): Promise<void>;
   close(): Promise<void>;

@@ -146,6 +146,13 @@ export class OutgoingRequests<C = undefined> {
     return true;
   }
 
+  /** Fails one waiting request with `reason`; false when it is not waiting (answered already). */
+  fail(id: RequestId, reason: Error): boolean {
+    const p = this.take(id);
+    p?.reject(reason);
+    return p !== undefined;
+  }
+
   /** Fails every waiting request, and every later one, with `reason`. */
   close(reason: Error): void {
     if (this.closed) return;

@@ -24,6 +24,7 @@ export interface RequestOptions {
 interface Exchange {
   requestSignal: AbortSignal | undefined;
   headers: Record<string, string> | undefined;
+  onRequestStreamEnd: () => void;
 }
 
 export type RequestHandler = (request: JsonRpcRequest, signal: AbortSignal) => Promise<Result>;
@@ -85,11 +86,21 @@ export class RpcPeer {
 
   request(method: string, params: Params | undefined, options: RequestOptions = {}): Promise<Result> {
     const { signal, headers } = options;
+    let id: RequestId | undefined;
+    // Over HTTP, a response stream that ends without the answer (a backend that closed it for
+    // polling and refused the resume, or stopped retrying) fails the request now, not at its timeout.
+    const onRequestStreamEnd = () => {
+      const reason = `${method}: the backend ended its response stream without an answer`;
+      if (id !== undefined) this.engine.outgoing.fail(id, new LocalError('backend_unavailable', reason));
+    };
     return this.engine.outgoing.request(method, params, {
       signal,
       onProgress: options.onProgress,
-      onSent: options.onSent,
-      context: signal || headers ? { requestSignal: signal, headers } : undefined,
+      onSent: (sent) => {
+        id = sent;
+        options.onSent?.(sent);
+      },
+      context: { requestSignal: signal, headers, onRequestStreamEnd },
     });
   }
 

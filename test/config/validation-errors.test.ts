@@ -38,7 +38,7 @@ test('an unknown key with no close match lists the keys that are allowed', () =>
   const err = rejects('http:\n  bind: 0.0.0.0\n', 'switchboard.yaml');
   assert.equal(
     issueAt(err, 'http').message,
-    "unknown key 'bind' (expected one of: host, port, path, dnsRebindingProtection, allowedHosts, allowedOrigins, sessions, auth)",
+    "unknown key 'bind' (expected one of: host, port, path, dnsRebindingProtection, allowedHosts, allowedOrigins, sessions, streams, auth)",
   );
 });
 

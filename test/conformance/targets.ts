@@ -116,7 +116,10 @@ async function startGateway(
   // One backend, so the default (conditional) namespacing leaves every name as the fixture has it,
   // which the suite needs: it calls tools and prompts by their exact names.
   const config = join(workDir, `switchboard-${kind}.yaml`);
-  writeFileSync(config, stringify({ servers: { fixture: backend } }));
+  // Polling on: a call still unanswered after 50 ms has its connection closed and is resumed with
+  // Last-Event-ID (server-sse-polling's test_reconnection takes 100 ms, whichever backend runs it).
+  const http = { streams: { pollAfterMs: 50, retryMs: 50 } };
+  writeFileSync(config, stringify({ servers: { fixture: backend }, http }));
   const gateway = startChild(
     'switchboard',
     process.execPath,

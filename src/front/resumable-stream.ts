@@ -1,0 +1,169 @@
+// One resumable SSE stream of a legacy (2025-11-25) session: every event carries an id naming the
+// stream and its place in it, the last events are kept (bounded by count and bytes) so a host whose
+// connection dropped resumes with GET and Last-Event-ID, and what is sent while no connection is
+// attached waits in the same buffer. An ended stream stays resumable for a while (keepMs), so a
+// host that lost the final answer still gets it.
+import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import {
+  idEvent,
+  messageEvent,
+  primingEvent,
+  SSE_HEADERS,
+  writeChunk,
+  type StreamCap,
+} from './sse-stream.js';
+
+/** How much of a stream is kept for resumption, and how hosts are told to come back. */
+export interface StreamReplay {
+  /** Events kept per stream; older ones are dropped (a resume from before them is refused). */
+  maxEvents: number;
+  /** Bytes of events kept per stream, counted as written. */
+  maxBytes: number;
+  /** How long a stream stays resumable once it ended, or once its connection dropped (GET streams). */
+  keepMs: number;
+  /** The `retry` (ms) sent with the first event: how long a host waits before it comes back. */
+  retryMs: number;
+  /** A POST stream still unanswered this long after it opened is closed; the host resumes it. */
+  pollAfterMs?: number | undefined;
+}
+
+interface Kept {
+  seq: number;
+  chunk: string;
+}
+
+/** An event id: the stream's random id and the event's place in it (`<stream>.<seq>`). */
+export function parseEventId(id: string): { stream: string; seq: number } | undefined {
+  const m = /^([A-Za-z0-9_-]{22})\.(\d{1,15})$/.exec(id);
+  return m ? { stream: m[1]!, seq: Number(m[2]) } : undefined;
+}
+
+export class ResumableStream {
+  /** 128 random bits: a stream is found only by whoever was sent one of its ids. */
+  readonly id = randomBytes(16).toString('base64url');
+  private seq = 0;
+  private readonly kept: Kept[] = [];
+  private keptBytes = 0;
+  /** The last seq dropped from the buffer: a resume from before it would miss events. */
+  private droppedThrough = 0;
+  private res: ServerResponse | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private forgetTimer: NodeJS.Timeout | undefined;
+  /** A connection was attached before: later ones are resumes. */
+  private resumed = false;
+  ended = false;
+
+  constructor(
+    private readonly replay: StreamReplay,
+    private readonly cap: StreamCap,
+    /** Called once the stream can no longer be resumed (ended or abandoned, and keepMs passed). */
+    private readonly forget: (s: ResumableStream) => void,
+    /** POST streams are polled (pollAfterMs); the session's GET stream is not. */
+    private readonly polled: boolean,
+  ) {}
+
+  /** Whether a connection is attached now. */
+  get attached(): boolean {
+    return this.res !== undefined;
+  }
+
+  /**
+   * Attaches a connection: headers, a priming event (an id and `retry`, so the host can come back
+   * even before any message), then every kept event after `after`. False, with nothing written,
+   * when events after `after` are no longer all kept.
+   */
+  attach(res: ServerResponse, headers: Record<string, string> = {}, after = 0): boolean {
+    if (after < this.droppedThrough || after > this.seq) return false;
+    // A resume while the old connection looks open: the host has given it up, so it goes.
+    if (this.res && this.res !== res) this.res.end();
+    this.res = res;
+    // An ended stream is forgotten keepMs after it ended, however often it is resumed.
+    if (!this.ended) clearTimeout(this.forgetTimer);
+    res.writeHead(200, { ...headers, ...SSE_HEADERS });
+    res.flushHeaders();
+    res.once('close', () => this.detach(res));
+    if (!this.push(primingEvent(`${this.id}.${after}`, this.replay.retryMs))) return true;
+    for (const k of this.kept) if (k.seq > after && !this.push(k.chunk)) return true;
+    const first = !this.resumed;
+    this.resumed = true;
+    if (this.ended) res.end();
+    // Only the POST's own connection is closed for polling: the host that came back is served on
+    // the resumed one until the answer (a client that resumes once must not be cut again).
+    else if (first && this.polled && this.replay.pollAfterMs !== undefined) {
+      clearTimeout(this.pollTimer);
+      this.pollTimer = setTimeout(() => this.poll(res), this.replay.pollAfterMs);
+      this.pollTimer.unref();
+    }
+    return true;
+  }
+
+  /** Sends (or, with no connection attached, keeps for a resume) one JSON-RPC message. */
+  write(message: unknown): void {
+    if (this.ended) return;
+    const seq = ++this.seq;
+    const chunk = idEvent(`${this.id}.${seq}`, messageEvent(message));
+    this.kept.push({ seq, chunk });
+    this.keptBytes += chunk.length;
+    while (
+      this.kept.length > this.replay.maxEvents ||
+      (this.keptBytes > this.replay.maxBytes && this.kept.length > 1)
+    ) {
+      const old = this.kept.shift()!;
+      this.keptBytes -= old.chunk.length;
+      this.droppedThrough = old.seq;
+    }
+    this.push(chunk);
+  }
+
+  /** The stream is complete: its connection ends; it stays resumable for keepMs. */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearTimeout(this.pollTimer);
+    this.res?.end();
+    this.scheduleForget();
+  }
+
+  /** Ends the stream and forgets it now (its session is closing). */
+  close(): void {
+    this.ended = true;
+    clearTimeout(this.pollTimer);
+    clearTimeout(this.forgetTimer);
+    this.res?.end();
+    this.res = undefined;
+  }
+
+  /** Writes to the attached connection; a reader too far behind loses the connection, not the events. */
+  private push(chunk: string): boolean {
+    const res = this.res;
+    if (!res) return false;
+    if (writeChunk(res, chunk, this.cap)) return true;
+    this.detach(res);
+    return false;
+  }
+
+  /** Closes the connection without ending the stream: the host comes back after `retry`. */
+  private poll(res: ServerResponse): void {
+    if (this.res !== res || this.ended) return;
+    res.end();
+    this.detach(res);
+  }
+
+  private detach(res: ServerResponse): void {
+    if (this.res !== res) return;
+    this.res = undefined;
+    clearTimeout(this.pollTimer);
+    // A POST stream lives as long as its call; a GET stream with nobody to resume it is abandoned.
+    if (!this.ended && !this.polled) this.scheduleForget();
+  }
+
+  private scheduleForget(): void {
+    clearTimeout(this.forgetTimer);
+    this.forgetTimer = setTimeout(() => {
+      // An ended stream goes even if a reader still holds its connection: nothing more comes.
+      if (this.ended || !this.res) this.forget(this);
+    }, this.replay.keepMs);
+    this.forgetTimer.unref();
+  }
+}

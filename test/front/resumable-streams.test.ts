@@ -1,0 +1,168 @@
+// A legacy host whose SSE connection drops comes back with GET and Last-Event-ID and gets what
+// followed, once and in order; what is kept for that is bounded; only its own session's streams
+// can be resumed; and switchboard itself can close a long call's connection for the host to poll.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ConfigInput } from '../../src/config/schema.js';
+import { probe, rawSession } from '../gateway/harness.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
+import { until } from '../support/poll.js';
+import { nextMessage, openSse, type SseEvent } from './sse-reader.js';
+
+const call = (id: number, name: string, args: object = {}, meta?: object) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
+  });
+
+async function gateway(t: import('node:test').TestContext, streams: object = {}) {
+  const input: ConfigInput = { servers: { p: probe('p') }, audit: { enabled: false }, http: { streams } };
+  const sb = await startGateway(t, input);
+  const url = httpUrl(sb);
+  const session = await rawSession(url, { elicitation: {} });
+  return { url, session };
+}
+
+const isAnswer = (id: number) => (m: Record<string, unknown>) => m.id === id && 'result' in m;
+
+test('a host whose stream is cut mid-call resumes with Last-Event-ID and gets what followed, once and in order', async (t) => {
+  const { url, session } = await gateway(t);
+  const headers = { 'mcp-session-id': session };
+  const post = await openSse(url, call(1, 'elicit', { message: 'go on?' }), headers);
+  assert.equal(post.status, 200);
+  assert.match(post.headers.get('content-type') ?? '', /text\/event-stream/);
+  const priming = await post.events.next();
+  assert.equal(priming.message, undefined, 'the stream opens with an event without data');
+  assert.ok(priming.id, 'the priming event has an id');
+  assert.equal(priming.retry, 1000, 'and tells the host when to come back');
+  const asked = await nextMessage(post, (m) => m.method === 'elicitation/create');
+  post.cut();
+  await post.ended;
+
+  // The host answers the question; the call ends while nobody reads its stream.
+  const answer = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: asked.message!.id,
+      result: { action: 'accept', content: { answer: 'yes' } },
+    }),
+  });
+  assert.equal(answer.status, 202);
+
+  const resumed = await openSse(url, undefined, { ...headers, 'last-event-id': asked.id! });
+  assert.equal(resumed.status, 200);
+  const result = await nextMessage(resumed, isAnswer(1));
+  await resumed.ended;
+  const after = resumed.events.items.filter((e) => e.message !== undefined);
+  assert.deepEqual(after, [result], 'only what followed the last event seen, nothing twice');
+  assert.match(JSON.stringify(result.message), /"action\\":\\"accept\\"/);
+
+  // From the priming event: the question again, then the answer, in order, with the same ids.
+  const again = await openSse(url, undefined, { ...headers, 'last-event-id': priming.id! });
+  await again.ended;
+  const replayed = again.events.items.filter((e) => e.message !== undefined);
+  assert.deepEqual(
+    replayed.map((e) => e.id),
+    [asked.id, result.id],
+  );
+});
+
+test('every progress event of a call cut at any point arrives exactly once across the resume', async (t) => {
+  const { url, session } = await gateway(t);
+  const headers = { 'mcp-session-id': session };
+  const steps = 40;
+  const post = await openSse(url, call(2, 'progress', { steps }, { progressToken: 'tok' }), headers);
+  await nextMessage(post, (m) => m.method === 'notifications/progress');
+  post.cut();
+  await post.ended;
+  const seen = post.events.items.filter((e) => e.message !== undefined);
+  const last = seen.at(-1)!;
+  // The cut may come after the answer already arrived: the resumed stream then replays nothing.
+  const resumed = await openSse(url, undefined, { ...headers, 'last-event-id': last.id! });
+  await resumed.ended;
+  const all = [...seen, ...resumed.events.items.filter((e) => e.message !== undefined)];
+  const progress = all.filter((e) => e.message!.method === 'notifications/progress');
+  assert.deepEqual(
+    progress.map((e) => (e.message!.params as { progress: number }).progress),
+    Array.from({ length: steps }, (_, i) => i + 1),
+  );
+  assert.equal(all.at(-1)!.message!.id, 2, 'the answer comes last');
+  assert.equal(new Set(all.map((e) => e.id)).size, all.length, 'every event id is distinct');
+});
+
+test('replay keeps at most maxEvents per stream, and an ended stream only for keepMs', async (t) => {
+  const { url, session } = await gateway(t, { maxEvents: 2, keepMs: 200 });
+  const headers = { 'mcp-session-id': session };
+  const post = await openSse(url, call(3, 'progress', { steps: 5 }, { progressToken: 'tok' }), headers);
+  await post.ended;
+  const events = post.events.items;
+  const messages = events.filter((e) => e.message !== undefined);
+  assert.equal(messages.length, 6, 'five progress events and the answer went out live');
+
+  const early = await openSse(url, undefined, { ...headers, 'last-event-id': events[0]!.id! });
+  assert.equal(early.status, 400, 'the events after the priming one are no longer all kept');
+  const late = await openSse(url, undefined, { ...headers, 'last-event-id': messages.at(-2)!.id! });
+  assert.equal(late.status, 200);
+  await late.ended;
+  assert.deepEqual(
+    late.events.items.filter((e) => e.message !== undefined).map((e) => e.id),
+    [messages.at(-1)!.id],
+  );
+  // keepMs after the stream ended, it is gone.
+  await until(async () => {
+    const res = await openSse(url, undefined, { ...headers, 'last-event-id': messages.at(-2)!.id! });
+    res.cut();
+    return res.status === 400 ? true : undefined;
+  }, 'the ended stream to be forgotten');
+});
+
+test("a session cannot resume another session's stream, and a made-up id resumes nothing", async (t) => {
+  const { url, session } = await gateway(t);
+  const other = await rawSession(url);
+  const post = await openSse(url, call(4, 'progress', { steps: 1 }, { progressToken: 'tok' }), {
+    'mcp-session-id': session,
+  });
+  await post.ended;
+  const id = post.events.items[0]!.id!;
+  const stolen = await openSse(url, undefined, { 'mcp-session-id': other, 'last-event-id': id });
+  assert.equal(stolen.status, 400);
+  for (const made of ['0', 'AAAAAAAAAAAAAAAAAAAAAA.0', `${id.split('.')[0]}.999`]) {
+    const res = await openSse(url, undefined, { 'mcp-session-id': session, 'last-event-id': made });
+    assert.equal(res.status, 400, `Last-Event-ID ${made}`);
+  }
+  const mine = await openSse(url, undefined, { 'mcp-session-id': session, 'last-event-id': id });
+  assert.equal(mine.status, 200, 'its own session resumes it');
+  mine.cut();
+});
+
+test('with pollAfterMs, a long call ends its connection without its answer and the host polls for it', async (t) => {
+  const { url, session } = await gateway(t, { pollAfterMs: 50, retryMs: 10 });
+  const headers = { 'mcp-session-id': session };
+  const post = await openSse(url, call(5, 'elicit', { message: 'later' }), headers);
+  const asked = await nextMessage(post, (m) => m.method === 'elicitation/create');
+  // The question is pending, so the call cannot end: switchboard closed the connection itself.
+  await post.ended;
+  const seen: SseEvent[] = post.events.items;
+  assert.equal(seen[0]!.retry, 10);
+  assert.ok(!seen.some((e) => e.message && isAnswer(5)(e.message)));
+  await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: asked.message!.id, result: { action: 'decline' } }),
+  });
+  const polled = await openSse(url, undefined, { ...headers, 'last-event-id': seen.at(-1)!.id! });
+  const answered = await nextMessage(polled, isAnswer(5));
+  assert.match(JSON.stringify(answered.message), /decline/);
+});

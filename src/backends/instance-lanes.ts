@@ -65,11 +65,12 @@ export class InstanceLanes {
   }
 
   /**
-   * The instance a call goes to, or undefined for the shared one. Only a legacy host session's
+   * The instance a call goes to, once started, or undefined (at once, for most calls: no wait is
+   * added to them) for the shared one. Only a legacy host session's
    * calls that may ask something take a lane: a modern caller's questions travel as input_required
    * results, which name their call; a call made as a task stays where its task will be looked up.
    */
-  async instanceFor(ctx: CallContext, method: string, params: Params): Promise<Upstream | undefined> {
+  instanceFor(ctx: CallContext, method: string, params: Params): Promise<Upstream | undefined> | undefined {
     if (this.stopped || ctx.caller.kind !== 'host' || ctx.reply.era !== 'legacy') return undefined;
     if (!ASKING.has(method) || params.task !== undefined) return undefined;
     const modern = this.host.isModern();
@@ -84,9 +85,10 @@ export class InstanceLanes {
     this.eraLane ??= this.startLane('legacy instance (dual-era server)', true, () => {
       this.eraLane = undefined;
     });
-    const lane = await this.eraLane;
-    if (lane) this.sharing.add(key);
-    return lane;
+    return this.eraLane.then((lane) => {
+      if (lane) this.sharing.add(key);
+      return lane;
+    });
   }
 
   /** Whether this session's calls go to an instance of its own. */
@@ -106,9 +108,11 @@ export class InstanceLanes {
     if (lane) return lane;
     const max = this.host.config.maxInstances;
     if (this.own.size >= max) {
-      throw new LocalError(
-        'backend_instances_exhausted',
-        `Backend ${this.host.name} already runs ${max} per-session instances (maxInstances); this session cannot get one until another session ends`,
+      return Promise.reject(
+        new LocalError(
+          'backend_instances_exhausted',
+          `Backend ${this.host.name} already runs ${max} per-session instances (maxInstances); this session cannot get one until another session ends`,
+        ),
       );
     }
     // Not named by its key: an HTTP session's key is its sealed id, which works as a credential.

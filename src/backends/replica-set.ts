@@ -238,7 +238,8 @@ export class ReplicaSet implements Upstream {
   async call(ctx: CallContext, method: string, params: Params, options: CallOptions = {}): Promise<Result> {
     // A legacy host's call may belong on another instance: the legacy one of a dual-era server,
     // or its session's own.
-    const lane = await this.lanes?.instanceFor(ctx, method, params);
+    const toLane = this.lanes?.instanceFor(ctx, method, params);
+    const lane = toLane && (await toLane);
     if (lane) return lane.call(ctx, method, params, options);
     if (method === 'tasks/list' && this.replicas.length > 1 && options.replica === undefined) {
       return this.fanOut.listTasks(ctx, params);

@@ -16,19 +16,14 @@ test('takes off resultType complete, the cache hints and the server-info _meta k
   assert.deepEqual(legacyResult(result), { content: [{ type: 'text', text: 'hi' }] });
 });
 
-test('keeps unknown fields, other _meta keys and a resultType that says something else', () => {
-  const result = {
-    task: { taskId: 't' },
-    resultType: 'task',
-    'x-extra': 1,
-    _meta: { [INFO]: { name: 'm' }, 'x-key': true },
-  };
-  assert.deepEqual(legacyResult(result), {
-    task: { taskId: 't' },
-    resultType: 'task',
-    'x-extra': 1,
-    _meta: { 'x-key': true },
-  });
+test('keeps unknown fields and other _meta keys', () => {
+  const result = { 'x-extra': 1, resultType: 'complete', _meta: { [INFO]: { name: 'm' }, 'x-key': true } };
+  assert.deepEqual(legacyResult(result), { 'x-extra': 1, _meta: { 'x-key': true } });
+});
+
+test('a result of another type (a task, whose ttlMs is its own) is given as it is', () => {
+  const result = { resultType: 'task', taskId: 't', ttlMs: 60_000, _meta: { [INFO]: { name: 'm' } } };
+  assert.equal(legacyResult(result), result);
 });
 
 test('a result with nothing modern in it is given as it is', () => {

@@ -130,7 +130,9 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
       // A modern backend's own questions go to a modern caller as they are, but for lookalikes.
       if (isInputRequired(result)) result = markLookalikeInputs(backend.name, result);
       // A legacy caller gets a result of its own revision: no fields only the modern era defines.
-      else if (ctx.reply.era === 'legacy') result = legacyResult(result);
+      // Tasks pass between eras untranslated (their shapes are the tasks extension's).
+      else if (ctx.reply.era === 'legacy' && target.kind !== 'task' && !ctx.method.startsWith('tasks/'))
+        result = legacyResult(result);
       const expose = (method: string, r: Result) =>
         exposeResultUris(services.catalog, backend.name, method, r);
       if (target.kind === 'task') {

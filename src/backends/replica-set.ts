@@ -18,6 +18,7 @@ import { ReadResend } from './read-resend.js';
 import { ReplicaChooser, lastErrorOf } from './replica-choice.js';
 import { ReplicaFanOut } from './replica-fan-out.js';
 import { ReplicaSupervisor, stateOf } from './replica-supervisor.js';
+import { InstanceLanes, type LaneEvents } from './instance-lanes.js';
 import type { TaskAffinityLimits } from './task-affinity.js';
 import type { BackendState, CallOptions, ServerDescription, Upstream, UpstreamEvents } from './upstream.js';
 import type { ProcessGroups } from './watchdog.js';
@@ -38,6 +39,11 @@ export interface ReplicaSetOptions {
   /** Wraps each spawned replica's command (the sandbox). */
   launch?: Launcher | undefined;
   tasks?: TaskAffinityLimits | undefined;
+  /**
+   * Set for an extra instance of a server (see InstanceLanes): the first bridge slot its replicas
+   * number from, and what it reports to the server it belongs to. An extra instance has none of its own.
+   */
+  lane?: { slot: number; events: LaneEvents } | undefined;
 }
 
 export interface ReplicaStatus {
@@ -57,6 +63,8 @@ export class ReplicaSet implements Upstream {
   private readonly fanOut: ReplicaFanOut;
   private readonly resend: ReadResend;
   private readonly supervisor: ReplicaSupervisor;
+  /** Extra instances: a dual-era server's legacy one, per-session ones (none for an extra instance). */
+  private readonly lanes: InstanceLanes | undefined;
 
   constructor(
     readonly name: string,
@@ -67,6 +75,9 @@ export class ReplicaSet implements Upstream {
     const log = options.log.child({ backend: name });
     const configs = replicaConfigs(config);
     const several = configs.length > 1;
+    const lane = options.lane;
+    // An extra instance's replicas take bridge slots of their own, after the shared instance's.
+    const slot = (index: number) => (lane ? (lane.slot + 1) * 1000 + index : index);
     this.replicas = configs.map(
       (c, index) =>
         new BackendConnection(name, c, {
@@ -77,11 +88,16 @@ export class ReplicaSet implements Upstream {
           launch: options.launch,
           replica: several ? { index, label: `${name}#${index}` } : undefined,
           channel: options.channel ? () => options.channel!(index) : undefined,
-          env: options.env ? () => options.env!(index) : undefined,
-          ended: options.ended ? (env) => options.ended!(index, env) : undefined,
+          env: options.env ? () => options.env!(slot(index)) : undefined,
+          ended: options.ended ? (env) => options.ended!(slot(index), env) : undefined,
           events: {
             notification: (from, n) => this.notified(from, n),
-            request: (from, req, signal) => options.events.request(from, req, signal),
+            request: (from, req, signal) => {
+              // Who asks a caller something tells whether sessions need instances of their own.
+              if (lane) lane.events.asked(req.method);
+              else this.lanes?.asked(req.method);
+              return options.events.request(from, req, signal);
+            },
             down: (_, reason) => this.supervisor.replicaDown(index, reason),
             // The gateway sets again what the server held: the log level and subscriptions reach
             // every replica or their holders, so the renewed one gets its own back.
@@ -94,8 +110,40 @@ export class ReplicaSet implements Upstream {
     this.resend = new ReadResend(() => this.state === 'ready', log);
     this.supervisor = new ReplicaSupervisor(name, this.replicas, this.choice, config.restart, log, {
       up: () => this.resend.wake(),
-      down: (reason) => options.events.down(this, reason),
+      // An extra instance that fell is dropped; the next call that needs it starts a new one.
+      down: (reason) => (lane ? lane.events.down() : options.events.down(this, reason)),
       request: (method, params) => this.request(method, params),
+    });
+    this.lanes = lane
+      ? undefined
+      : new InstanceLanes({
+          name,
+          config,
+          log,
+          isModern: () => this.isModern,
+          logLevel: () => this.supervisor.logLevel,
+          make: (laneSlot, events) => this.extraInstance(laneSlot, events),
+        });
+  }
+
+  /**
+   * Another instance of this server, pinned to the legacy era: what its calls produce goes where
+   * the shared instance's would, but its list changes are the server's (one catalog).
+   */
+  private extraInstance(laneSlot: number, events: LaneEvents): ReplicaSet {
+    const { options, config } = this;
+    const pinned: BackendConfig = isStdioBackend(config)
+      ? { ...config, era: 'legacy', replicas: 1 }
+      : { ...config, era: 'legacy' };
+    return new ReplicaSet(this.name, pinned, {
+      ...options,
+      lane: { slot: laneSlot, events },
+      events: {
+        notification: (from, n) =>
+          options.events.notification(n.method.endsWith('/list_changed') ? this : from, n),
+        request: (from, req, signal) => options.events.request(from, req, signal),
+        down: () => {},
+      },
     });
   }
 
@@ -147,16 +195,30 @@ export class ReplicaSet implements Upstream {
   }
 
   start(): Promise<void> {
+    this.lanes?.reset();
     return this.supervisor.start();
   }
 
-  stop(): Promise<void> {
-    return this.supervisor.stop();
+  async stop(): Promise<void> {
+    await Promise.all([this.supervisor.stop(), this.lanes?.stop()]);
+  }
+
+  /** A host session ended: the instance it had of its own (share: per-session) stops. */
+  sessionEnded(key: string): void {
+    this.lanes?.sessionEnded(key);
+  }
+
+  /** How many per-session instances run beside the shared one. */
+  get perSessionInstances(): number {
+    return this.lanes?.perSessionCount ?? 0;
   }
 
   request(method: string, params?: Params, options?: RequestOptions): Promise<Result> {
     if (methodSpec(method)?.broadcast) {
-      if (method === 'logging/setLevel') this.supervisor.logLevel = params;
+      if (method === 'logging/setLevel') {
+        this.supervisor.logLevel = params;
+        this.lanes?.broadcast(method, params);
+      }
       return this.fanOut.broadcast(method, params, options);
     }
     const i = this.choice.choose(method, params, {});
@@ -174,6 +236,11 @@ export class ReplicaSet implements Upstream {
    * goes there or fails saying why.
    */
   async call(ctx: CallContext, method: string, params: Params, options: CallOptions = {}): Promise<Result> {
+    // A legacy host's call may belong on another instance: the legacy one of a dual-era server,
+    // or its session's own.
+    const toLane = this.lanes?.instanceFor(ctx, method, params);
+    const lane = toLane && (await toLane);
+    if (lane) return lane.call(ctx, method, params, options);
     if (method === 'tasks/list' && this.replicas.length > 1 && options.replica === undefined) {
       return this.fanOut.listTasks(ctx, params);
     }
@@ -195,9 +262,12 @@ export class ReplicaSet implements Upstream {
   }
 
   callsInFlight(): CallContext[] {
-    return this.replicas.length === 1
-      ? this.replicas[0]!.callsInFlight()
-      : this.replicas.flatMap((r) => r.callsInFlight());
+    const own =
+      this.replicas.length === 1
+        ? this.replicas[0]!.callsInFlight()
+        : this.replicas.flatMap((r) => r.callsInFlight());
+    const more = this.lanes?.callsInFlight();
+    return more?.length ? [...own, ...more] : own;
   }
 
   /** List changes concern the server's one catalog; everything else is told with the replica it came on. */

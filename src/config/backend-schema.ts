@@ -52,6 +52,21 @@ const BackendCommon = {
     .min(1)
     .default(3_000)
     .describe('How long the era probe (server/discover) may take before the backend counts as legacy.'),
+  share: z
+    .enum(['auto', 'shared', 'per-session'])
+    .default('auto')
+    .describe(
+      "Whether host sessions share one instance of the backend. shared: one instance (its replicas) for every session; per-session: each legacy host session's calls that may ask the host something (tools/call, prompts/get, resources/read, completion/complete) go to an instance of its own, started on its first such call and stopped when the session ends, so a server-initiated request (sampling, elicitation, roots) always reaches the session it is about; auto: shared until the shared instance first asks a host something, then per-session for the sessions that come after.",
+    ),
+  maxInstances: z
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .default(16)
+    .describe(
+      'Most per-session instances of this backend running at once; a session that would need one more is refused with backend_instances_exhausted.',
+    ),
   priority: z
     .number()
     .int()

@@ -38,6 +38,14 @@ const LOCAL = {
     fault: 'backend',
     description: 'The backend could not be started.',
   },
+  backend_instances_exhausted: {
+    group: 'backend',
+    code: WIRE.BACKEND_UNAVAILABLE,
+    expose: true,
+    fault: 'switchboard',
+    description:
+      'The call needs an instance of the backend of its own (`share: per-session`) and `maxInstances` of them already run for other sessions.',
+  },
   timeout: {
     group: 'backend',
     code: WIRE.REQUEST_TIMEOUT,

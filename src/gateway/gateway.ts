@@ -257,6 +257,8 @@ export class Gateway {
     this.admission.sessionClosed(session.reply.sessionKey);
     this.messages.sessionClosed(session.id);
     this.releaseSubscriptions(session.id);
+    // An instance of a backend the session had of its own (share: per-session) ends with it.
+    for (const b of this.backends.values()) b.sessionEnded(session.reply.sessionKey);
     this.logLevelsChanged();
   }
 

@@ -78,8 +78,13 @@ export const MODERN_BACKEND_UNDER_LEGACY_SUITE: ReadonlyMap<string, string> = ne
 
 const NONE: ReadonlyMap<string, string> = new Map();
 
+/** Whether the run's host and backend eras differ: a dual-era backend is spoken to in the host's. */
+export function isCrossEra(set: string, target: Target): boolean {
+  return target.fixtureEra !== 'dual' && eraOf(set) !== target.fixtureEra;
+}
+
 function run(set: string, target: Target, pending?: string): PlannedRun {
-  const crossEra = eraOf(set) !== target.fixtureEra;
+  const crossEra = isCrossEra(set, target);
   const excluded = !crossEra
     ? NONE
     : target.fixtureEra === 'legacy'
@@ -106,6 +111,11 @@ export const MATRIX: readonly PlannedRun[] = [
   // (c) cross-era: a legacy host, a modern backend.
   run('2025-11-25', TARGETS['gateway-stdio-modern']),
   run('2025-11-25', TARGETS['gateway-http-modern']),
+  // (d) a dual-era backend whose tools ask the legacy way, default config: each host in its own era.
+  run('2025-11-25', TARGETS['gateway-stdio-dual']),
+  run('2025-11-25', TARGETS['gateway-http-dual']),
+  run('2026-07-28', TARGETS['gateway-stdio-dual']),
+  run('2026-07-28', TARGETS['gateway-http-dual']),
 ];
 
 /** The direct runs `--direct` selects: each set against the fixture alone, in the set's own era. */

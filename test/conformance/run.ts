@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { directRun, eraOf, MATRIX, type PlannedRun } from './matrix.js';
+import { directRun, eraOf, isCrossEra, MATRIX, type PlannedRun } from './matrix.js';
 import { ensureNode22 } from './node22.js';
 import { stopAllChildren } from './processes.js';
 import {
@@ -106,7 +106,7 @@ async function main(): Promise<number> {
 }
 
 function labelOf(planned: PlannedRun): string {
-  const crossEra = eraOf(planned.set) !== planned.target.fixtureEra;
+  const crossEra = isCrossEra(planned.set, planned.target);
   return `${planned.target.name} @ ${planned.set}${crossEra ? ' (cross-era)' : ''}`;
 }
 

@@ -11,13 +11,23 @@ import { startChild } from './processes.js';
 /** A wire generation: `legacy` is 2025-11-25 (initialize, sessions), `modern` is 2026-07-28 (stateless). */
 export type Era = 'legacy' | 'modern';
 
+/**
+ * What the fixture serves in a target: one era, or `dual` — both eras (`--era both`), with the
+ * 2025-11-25 sampling and elicitation tools asking the legacy way (`--ask-legacy`), as a server
+ * built with the v2 SDK for 2025 hosts does. Behind switchboard it gets no `era`: what it speaks
+ * is found out, and each host must be served in its own era.
+ */
+export type FixtureKind = Era | 'dual';
+
 export type TargetName =
   | 'direct-legacy'
   | 'direct-modern'
   | 'gateway-stdio'
   | 'gateway-http'
   | 'gateway-stdio-modern'
-  | 'gateway-http-modern';
+  | 'gateway-http-modern'
+  | 'gateway-stdio-dual'
+  | 'gateway-http-dual';
 
 export interface StartOptions {
   /** Copy the children's stderr to ours as it arrives. */
@@ -29,8 +39,11 @@ export interface StartOptions {
 export interface Target {
   readonly name: TargetName;
   readonly description: string;
-  /** The era the fixture serves in this target (`--era`): a backend of one era only, so era mixing is visible. */
-  readonly fixtureEra: Era;
+  /**
+   * The era the fixture serves in this target (`--era`): a backend of one era only, so era mixing
+   * is visible; or `dual`, a backend of both eras that switchboard must speak to in each host's.
+   */
+  readonly fixtureEra: FixtureKind;
   /** How switchboard reaches the fixture; undefined when the suite talks to the fixture itself. */
   readonly backend: 'stdio' | 'http' | undefined;
   /** Starts every process the target needs and resolves with the MCP URL once it serves the fixture's tools. */
@@ -59,15 +72,17 @@ function direct(fixtureEra: Era): Target {
   };
 }
 
-function gateway(backend: 'stdio' | 'http', fixtureEra: Era): Target {
+function gateway(backend: 'stdio' | 'http', fixtureEra: FixtureKind): Target {
   return {
     // The legacy-backend names predate the modern era and are kept: CI logs and baselines use them.
-    name: fixtureEra === 'legacy' ? `gateway-${backend}` : `gateway-${backend}-modern`,
-    description: `switchboard over HTTP, the ${fixtureEra} fixture as its ${backend === 'stdio' ? 'stdio' : 'Streamable HTTP'} backend`,
+    name: fixtureEra === 'legacy' ? `gateway-${backend}` : `gateway-${backend}-${fixtureEra}`,
+    description: `switchboard over HTTP, the ${fixtureEra === 'dual' ? 'dual-era (legacy-asking)' : fixtureEra} fixture as its ${backend === 'stdio' ? 'stdio' : 'Streamable HTTP'} backend`,
     fixtureEra,
     backend,
     start: async (workDir, options) => {
       gatewayBuilt();
+      if (fixtureEra === 'dual')
+        return startGateway(workDir, options, `${backend}-dual`, await dualSpec(backend, options));
       // The backend's era is pinned, not probed: the fixture speaks only that era anyway, and
       // every target names its backend `fixture`, so a probe verdict kept from one target's run
       // must not decide another's. Probing itself is switchboard's own tests' business.
@@ -86,6 +101,20 @@ function gateway(backend: 'stdio' | 'http', fixtureEra: Era): Target {
   };
 }
 
+/**
+ * The dual-era fixture's entry: switchboard's defaults, nothing pinned (no `era`, no `share`), as
+ * an operator would write it. Each gateway run is a new process, so no verdict carries over.
+ */
+async function dualSpec(backend: 'stdio' | 'http', options: StartOptions): Promise<Record<string, unknown>> {
+  return backend === 'stdio'
+    ? {
+        command: process.execPath,
+        args: [fixtureScript(), '--stdio', '--era', 'both', '--ask-legacy'],
+        sandbox: { read: [projectRoot()] },
+      }
+    : { url: await startFixtureHttp('both', options, ['--ask-legacy']) };
+}
+
 export const TARGETS: Record<TargetName, Target> = {
   'direct-legacy': direct('legacy'),
   'direct-modern': direct('modern'),
@@ -93,15 +122,26 @@ export const TARGETS: Record<TargetName, Target> = {
   'gateway-http': gateway('http', 'legacy'),
   'gateway-stdio-modern': gateway('stdio', 'modern'),
   'gateway-http-modern': gateway('http', 'modern'),
+  'gateway-stdio-dual': gateway('stdio', 'dual'),
+  'gateway-http-dual': gateway('http', 'dual'),
 };
 
 /** The fixture runs on the project's own Node (this process's), like any backend would. */
-async function startFixtureHttp(era: Era, options: StartOptions): Promise<string> {
+async function startFixtureHttp(
+  era: Era | 'both',
+  options: StartOptions,
+  extra: string[] = [],
+): Promise<string> {
   const script = fixtureScript();
   if (!existsSync(script)) throw new Error(`${script} does not exist: build first (npx tsc -p .)`);
-  const fixture = startChild('conformance fixture', process.execPath, [script, '--http', '0', '--era', era], {
-    echoStderr: options.verbose,
-  });
+  const fixture = startChild(
+    'conformance fixture',
+    process.execPath,
+    [script, '--http', '0', '--era', era, ...extra],
+    {
+      echoStderr: options.verbose,
+    },
+  );
   const [url] = await fixture.waitForStderr(/http:\/\/127\.0\.0\.1:\d+\/mcp/, STARTUP_TIMEOUT_MS);
   return url;
 }

@@ -11,6 +11,7 @@ import type { CallContext } from '../../call/context.js';
 import { CHAIN_META } from '../../protocol/chain-meta.js';
 import { linkSignals } from '../../call/signals.js';
 import { answerInputRequired, isInputRequired } from '../../eras/input-required.js';
+import { legacyResult } from '../../eras/legacy-result.js';
 import type { TaskRoutes } from '../../tasks/task-routes.js';
 import { runsToolCallsAsTasks } from '../../tasks/task-capabilities.js';
 import { methodSpec } from '../../protocol/methods.js';
@@ -127,6 +128,10 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
       }
       // A modern backend's own questions go to a modern caller as they are, but for lookalikes.
       if (isInputRequired(result)) result = markLookalikeInputs(backend.name, result);
+      // A legacy caller gets a result of its own revision: no fields only the modern era defines.
+      // Tasks pass between eras untranslated (their shapes are the tasks extension's).
+      else if (ctx.reply.era === 'legacy' && target.kind !== 'task' && !ctx.method.startsWith('tasks/'))
+        result = legacyResult(result);
       const expose = (method: string, r: Result) =>
         exposeResultUris(services.catalog, backend.name, method, r);
       if (target.kind === 'task') {

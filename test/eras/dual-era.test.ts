@@ -1,0 +1,80 @@
+// A server that speaks both eras, behind one default configuration: spoken to in the era of the
+// host whose call it is (a legacy instance beside the modern one), and a legacy host's results
+// free of what only the modern era defines.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { initialize, rawStdio, textOf } from '../gateway/harness.js';
+import { connectStdio } from '../support/mcp-clients.js';
+
+const FIXTURE = fileURLToPath(new URL('../fixtures/conformance-server.js', import.meta.url));
+const fixture = (...args: string[]) => ({ command: process.execPath, args: [FIXTURE, '--stdio', ...args] });
+const V = '2026-07-28';
+const envelope = {
+  'io.modelcontextprotocol/protocolVersion': V,
+  'io.modelcontextprotocol/clientCapabilities': { sampling: {} },
+};
+
+test("a legacy host's call to a dual-era server goes to a legacy instance, so its tools may ask the legacy way", async (t) => {
+  const { sb, client } = await connectStdio(
+    t,
+    { servers: { dual: fixture('--era', 'both', '--ask-legacy') } },
+    {
+      capabilities: { sampling: {} },
+      setup: (c) =>
+        c.setRequestHandler('sampling/createMessage', async () => ({
+          role: 'assistant',
+          model: 'host',
+          content: { type: 'text', text: 'forty-two' },
+        })),
+    },
+  );
+  assert.equal(sb.gateway.backends.get('dual')?.server?.era, 'modern', 'the shared instance is modern');
+  const result = await client.callTool({ name: 'test_sampling', arguments: { prompt: 'meaning?' } });
+  assert.equal(textOf(result), 'LLM response: forty-two');
+});
+
+test('a modern host is still served by the modern instance of a dual-era server', async (t) => {
+  const { write, inbox } = await rawStdio(t, { servers: { dual: fixture('--era', 'both', '--ask-legacy') } });
+  const params = { name: 'test_input_required_result_sampling', arguments: {}, _meta: envelope };
+  write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }));
+  const result = (await inbox.next((m) => m.id === 1)).result as {
+    resultType?: string;
+    inputRequests?: object;
+  };
+  // The modern wire's own way to ask: an input_required result, not a request on a session.
+  assert.equal(result.resultType, 'input_required');
+  assert.ok(result.inputRequests);
+});
+
+test('a legacy host gets no resultType, cache hints or server-info _meta from a modern backend', async (t) => {
+  const { write, inbox } = await rawStdio(t, { servers: { m: fixture('--era', 'modern') } });
+  write(initialize());
+  await inbox.next((m) => m.id === 'init');
+  write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+  write(
+    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'test_simple_text' } }),
+  );
+  write(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'resources/read',
+      params: { uri: 'test://static-text' },
+    }),
+  );
+  const call = (await inbox.next((m) => m.id === 1)).result as Record<string, unknown>;
+  const read = (await inbox.next((m) => m.id === 2)).result as Record<string, unknown>;
+  for (const result of [call, read]) {
+    for (const key of ['resultType', 'ttlMs', 'cacheScope']) assert.equal(key in result, false, key);
+    const meta = result._meta as Record<string, unknown> | undefined;
+    assert.equal(meta?.['io.modelcontextprotocol/serverInfo'], undefined);
+  }
+  assert.deepEqual(call.content, [{ type: 'text', text: 'This is a simple text response for testing.' }]);
+  assert.ok(Array.isArray(read.contents));
+  // The same backend's results keep them for a modern host.
+  const params = { name: 'test_simple_text', _meta: envelope };
+  write(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params }));
+  const modern = (await inbox.next((m) => m.id === 3)).result as Record<string, unknown>;
+  assert.equal(modern.resultType, 'complete');
+});

@@ -17,6 +17,7 @@ import {
   PinningSection,
   RedactionSection,
   ShutdownSection,
+  StartupSection,
   VaultSection,
 } from './sections-schema.js';
 
@@ -50,6 +51,7 @@ export const Config = z
     policy: Policy,
     pinning: PinningSection,
     sandbox: SandboxSection,
+    startup: StartupSection,
     shutdown: ShutdownSection,
     log: LogSection,
   })

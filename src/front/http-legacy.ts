@@ -1,5 +1,12 @@
 // The legacy era (2025-11-25) on the HTTP front: an initialize opens a session, later POSTs name it
 // by Mcp-Session-Id, a GET opens its standalone stream and a DELETE ends it.
+//
+// On this wire a closed connection is not a cancellation (2025-11-25, transports: "Disconnection
+// SHOULD NOT be interpreted as the client cancelling its request"): a call whose POST connection
+// closes goes on, so that a resumed stream can carry its answer. It is not left running unnoticed,
+// though: still unanswered after http.sessions.detachedCallMs, and with no stream having taken it
+// over (an exchange registered again under its id), it is cancelled as its host could have done,
+// so its backend is sent notifications/cancelled and the audit records it as cancelled.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LEGACY_VERSIONS } from '../protocol/versions.js';
 import type { Caller } from '../call/context.js';
@@ -15,6 +22,7 @@ export async function postLegacy(
   res: ServerResponse,
   { value, c }: PostedMessage,
   caller: Caller,
+  detachedCallMs: number,
 ): Promise<void> {
   let state: HttpSession | undefined;
   const headers: Record<string, string> = {};
@@ -42,14 +50,29 @@ export async function postLegacy(
   const id = c.message.id;
   const exchange = new Exchange(res, id, headers, state.cap);
   state.exchanges.set(id, exchange);
+  let detached: NodeJS.Timeout | undefined;
   // A closed connection is not a cancellation on this wire; what follows goes to the GET stream.
   res.once('close', () => {
     if (state.exchanges.get(id) === exchange) state.exchanges.delete(id);
+    if (exchange.done) return;
+    detached = setTimeout(() => {
+      if (state.exchanges.has(id)) return; // a resumed stream carries it now
+      void state.session.receive({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: {
+          requestId: id,
+          reason: `the host's connection closed and no stream took the answer within http.sessions.detachedCallMs (${detachedCallMs} ms)`,
+        },
+      });
+    }, detachedCallMs);
+    detached.unref();
   });
   await state.session.receive(value);
+  clearTimeout(detached);
   // A cancelled request gets no answer; its stream just ends.
   exchange.end();
-  state.exchanges.delete(id);
+  if (state.exchanges.get(id) === exchange) state.exchanges.delete(id);
 }
 
 /** A GET: the session's standalone stream, for what relates to no request. */

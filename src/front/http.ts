@@ -36,8 +36,11 @@ export interface HttpFrontOptions {
   allowedOrigins: readonly string[];
   /** Who may use the front (http.auth); absent: anyone who can reach it, as the caller `http`. */
   auth?: Config['http']['auth'];
-  /** Sealed session ids (see sealed-session.ts) and their caps; default: a random key, 24 h, no caps. */
-  sessions?: SessionLimits | undefined;
+  /**
+   * Sealed session ids (see sealed-session.ts) and their caps; default: a random key, 24 h, no
+   * caps. detachedCallMs: how long a legacy call outlives its closed connection (default 60 s).
+   */
+  sessions?: (SessionLimits & { detachedCallMs?: number | undefined }) | undefined;
   log: Logger;
 }
 
@@ -108,7 +111,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
       res.writeHead(202).end();
       return;
     }
-    return postLegacy(sessions, req, res, posted, caller);
+    return postLegacy(sessions, req, res, posted, caller, options.sessions?.detachedCallMs ?? 60_000);
   }
 
   await new Promise<void>((resolve, reject) => {

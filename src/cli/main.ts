@@ -183,8 +183,7 @@ async function up(flags: UpFlags): Promise<number> {
   const stdinClosed = sb.stdioClosed?.then(() => stop('host closed stdin'));
   const backends = [...sb.gateway.backends.values()];
   say(
-    `switchboard ${SERVER_INFO.version}: ${sb.http ? `listening on ${sb.http.url}` : 'serving stdio'}, ` +
-      `starting ${backends.length} servers`,
+    `switchboard ${SERVER_INFO.version}: serving ${sb.http ? sb.http.url : 'stdio'} while ${backends.length} servers start`,
   );
   try {
     await sb.ready;

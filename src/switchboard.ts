@@ -185,9 +185,11 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     gateway.bridgeEnv = (name, replica) => bridge!.environmentFor(name, replica);
     gateway.bridgeEnded = (name, _replica, env) => bridge!.release(name, env[ENV_TOKEN]);
   }
-  // The fronts open before any backend has started: a host is answered at once with what is up
-  // (initialize, ping and lists never wait for a backend unless startup.waitMs says so), and hears
-  // list_changed as backends come up. One backend hanging in its handshake holds nobody.
+  // The fronts open while the backends start, without waiting for them: a host is answered at
+  // once with what is up (its handshake and lists wait for no backend unless startup.waitMs says
+  // so), and hears list_changed as backends come up. One backend hanging in its handshake holds
+  // nobody. The start is under way before a front can take a call, so every call sees it.
+  const starting = gateway.start();
   let http: HttpFront | undefined;
   let stdio: StdioFront | undefined;
   try {
@@ -211,13 +213,14 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   } catch (err) {
     stdio?.close('switchboard did not start');
     await gateway.stop();
+    await starting;
     await bridge?.close();
     trust.close();
     throw err;
   }
   const failedBackends: { name: string; error: string }[] = [];
   let stopping: Promise<{ cut: string[] }> | undefined;
-  const ready = gateway.start().then(async ({ failed }) => {
+  const ready = starting.then(async ({ failed }) => {
     failedBackends.push(...failed);
     const unresolved = gateway.catalog.collisions().filter((c) => !c.winner);
     if (stopping || !unresolved.length || config.namespacing.collisions !== 'error') return;

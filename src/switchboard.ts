@@ -1,10 +1,11 @@
-// Starts a whole switchboard from a validated Config: the gateway with its backends, then the
-// fronts. The CLI is a thin layer over this; tests and embedders call it directly.
+// Starts a whole switchboard from a validated Config: the gateway, its fronts (serving at once),
+// then its backends; and stops it, draining host calls first. The CLI is a thin layer over this;
+// tests and embedders call it directly.
 import type { Config } from './config/schema.js';
 import { Gateway } from './gateway/gateway.js';
 import { serveHttp, type HttpFront } from './front/http.js';
 import { checkHttpAuth } from './front/http-auth.js';
-import { serveStdio } from './front/stdio.js';
+import { serveStdio, type StdioFront } from './front/stdio.js';
 import { silentLogger, type Logger } from './log.js';
 import type { Readable, Writable } from 'node:stream';
 import { BridgeServer, ENV_TOKEN } from './bridge/server.js';
@@ -33,13 +34,26 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** The files the config was read from (LoadedConfig.files): hidden from sandboxed backends. */
   configFiles?: readonly string[];
+  /**
+   * Whether startSwitchboard resolves only once every backend's first start is over (default
+   * true, so what it returns is whole). The fronts serve before that either way; `up` does not
+   * wait, and awaits `ready` to report.
+   */
+  awaitBackends?: boolean;
 }
 
 export interface Switchboard {
   readonly gateway: Gateway;
   readonly http: HttpFront | undefined;
-  /** Resolves when the stdio host closes its input. */
+  /** Resolves when the stdio host closes its input (its calls go on until stop() drains them). */
   readonly stdioClosed: Promise<void> | undefined;
+  /**
+   * Settles when every backend's first start is over, each up or failed (failedBackends is whole
+   * then); rejects with a StartupError, switchboard stopped, on name collisions left unresolved
+   * under `namespacing.collisions: error`.
+   */
+  readonly ready: Promise<void>;
+  /** Backends whose first start failed, and why (filled when `ready` settles). */
   readonly failedBackends: { name: string; error: string }[];
   /** The bridge socket's path, when the bridge is on. */
   readonly bridgePath: string | undefined;
@@ -61,7 +75,11 @@ export interface Switchboard {
   reload(next: Config | (() => Promise<Config>)): Promise<ReloadReport>;
   /** How many reloads were applied and refused, and why the last one was refused. */
   readonly reloads: { applied: number; refused: number; lastError: string | undefined };
-  /** Drains host calls (up to shutdown.drainMs), then ends everything; tells which calls it cut. */
+  /**
+   * Drains host calls (up to shutdown.drainMs), ends those still running with a -32052 error
+   * (reason `draining`) and a notifications/cancelled to their backends, then ends everything;
+   * tells which calls it cut. Later calls get the first one's answer.
+   */
   stop(): Promise<{ cut: string[] }>;
 }
 
@@ -179,26 +197,22 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     gateway.bridgeEnv = (name, replica) => bridge!.environmentFor(name, replica);
     gateway.bridgeEnded = (name, _replica, env) => bridge!.release(name, env[ENV_TOKEN]);
   }
-  const { failed } = await gateway.start();
-  const unresolved = gateway.catalog.collisions().filter((c) => !c.winner);
-  if (unresolved.length && config.namespacing.collisions === 'error') {
-    await gateway.stop();
-    await bridge?.close();
-    trust.close();
-    state.close();
-    throw new StartupError(collisionProblem(unresolved));
-  }
+  // The fronts open while the backends start, without waiting for them: a host is answered at
+  // once with what is up (its handshake and lists wait for no backend unless startup.waitMs says
+  // so), and hears list_changed as backends come up. One backend hanging in its handshake holds
+  // nobody. The start is under way before a front can take a call, so every call sees it.
+  const starting = gateway.start();
   let http: HttpFront | undefined;
-  let stdioClosed: Promise<void> | undefined;
+  let stdio: StdioFront | undefined;
   try {
     if (options.stdio) {
       const streams = options.stdio === true ? {} : options.stdio;
-      stdioClosed = serveStdio(gateway, {
+      stdio = serveStdio(gateway, {
         ...streams,
         maxMessageBytes: config.limits.maxMessageBytes,
         maxUnreadBytes: config.limits.maxUnreadBytes,
         log,
-      }).closed;
+      });
     }
     if (options.http ?? !options.stdio) {
       http = await serveHttp(gateway, {
@@ -209,12 +223,25 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       });
     }
   } catch (err) {
+    stdio?.close('switchboard did not start');
     await gateway.stop();
+    await starting;
     await bridge?.close();
     trust.close();
     state.close();
     throw err;
   }
+  const failedBackends: { name: string; error: string }[] = [];
+  let stopping: Promise<{ cut: string[] }> | undefined;
+  const ready = starting.then(async ({ failed }) => {
+    failedBackends.push(...failed);
+    const unresolved = gateway.catalog.collisions().filter((c) => !c.winner);
+    if (stopping || !unresolved.length || config.namespacing.collisions !== 'error') return;
+    await stop();
+    throw new StartupError(collisionProblem(unresolved));
+  });
+  if (options.awaitBackends ?? true) await ready;
+  else ready.catch(() => {}); // the owner awaits `ready` itself
   trust.watchPins(() => gateway.readmit());
   const reloads = { applied: 0, refused: 0, lastError: undefined as string | undefined };
   let reloading: Promise<unknown> = Promise.resolve();
@@ -257,23 +284,9 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     log.info({ added, removed, replaced, failed, reloads }, 'configuration reloaded');
     return { ...outcome, needRestart };
   };
-  return {
-    gateway,
-    http,
-    stdioClosed,
-    failedBackends: failed,
-    bridgePath: bridge?.path,
-    trustPath: trust.path,
-    sandbox,
-    recheckPins: () => gateway.readmit(),
-    reloads,
-    reload: (next) => {
-      const run = reloading.then(() => applyReload(next));
-      reloading = run.catch(() => {});
-      return run;
-    },
-    flushAudit: () => trust.audit?.flush(),
-    stop: async () => {
+  /** Drains host calls, cuts what outlasts shutdown.drainMs with an error, then ends everything. */
+  async function stop(): Promise<{ cut: string[] }> {
+    return (stopping ??= (async () => {
       const drainMs = gateway.config.shutdown.drainMs;
       const cut = await gateway.drain(drainMs);
       if (cut.length > 0) {
@@ -286,12 +299,32 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
           `shutdown cut ${cut.length} calls still under way after ${drainMs} ms (${where.join(', ')})`,
         );
       }
+      stdio?.close('switchboard stopped');
       await http?.close();
       await gateway.stop();
       await bridge?.close();
       trust.close();
       state.close();
       return { cut: cut.map((c) => c.call) };
+    })());
+  }
+  return {
+    gateway,
+    http,
+    stdioClosed: stdio?.closed,
+    ready,
+    failedBackends,
+    bridgePath: bridge?.path,
+    trustPath: trust.path,
+    sandbox,
+    recheckPins: () => gateway.readmit(),
+    reloads,
+    reload: (next) => {
+      const run = reloading.then(() => applyReload(next));
+      reloading = run.catch(() => {});
+      return run;
     },
+    flushAudit: () => trust.audit?.flush(),
+    stop,
   };
 }

@@ -47,6 +47,13 @@ Options:
   -h, --help      Show this help
   -v, --version   Show the version`;
 
+/**
+ * Exit codes of every command: 0 all went well (`up`: stopped with no host call cut); 1 it failed
+ * (`up`: did not start, or its stop cut host calls still under way at shutdown.drainMs); 2 the
+ * command line was wrong. docs/gateway.md lists them.
+ */
+const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
 function say(text: string): void {
   process.stderr.write(text + '\n');
 }
@@ -78,22 +85,22 @@ async function main(argv: string[]): Promise<number> {
     });
   } catch (err) {
     say(`switchboard: ${(err as Error).message}\n\n${USAGE}`);
-    return 2;
+    return EXIT.usage;
   }
   const { values, positionals } = parsed;
   if (values.version) {
     say(SERVER_INFO.version);
-    return 0;
+    return EXIT.ok;
   }
   const command = positionals[0] ?? (values.help ? 'help' : 'up');
   switch (command) {
     case 'help':
       say(USAGE);
-      return 0;
+      return EXIT.ok;
     case 'validate':
       if (!values.config) {
         say('switchboard validate: --config FILE is required');
-        return 2;
+        return EXIT.usage;
       }
       return runValidate({
         config: values.config,
@@ -103,7 +110,7 @@ async function main(argv: string[]): Promise<number> {
       return up(values);
     default:
       say(`switchboard: unknown command "${command}"\n\n${USAGE}`);
-      return 2;
+      return EXIT.usage;
   }
 }
 
@@ -120,7 +127,7 @@ async function up(flags: UpFlags): Promise<number> {
   const port = flags.port === undefined ? undefined : Number(flags.port);
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
     say(`switchboard: --port expects a number from 0 to 65535, got "${flags.port}"`);
-    return 2;
+    return EXIT.usage;
   }
   const http = {
     ...(port === undefined ? {} : { port }),
@@ -136,7 +143,7 @@ async function up(flags: UpFlags): Promise<number> {
       configFiles = loaded.files;
     } catch (err) {
       say((err as Error).message);
-      return 1;
+      return EXIT.failed;
     }
   } else {
     const base = embeddedConfig();
@@ -147,12 +154,43 @@ async function up(flags: UpFlags): Promise<number> {
   const log = createLogger(flags['log-level'] ?? config.log.level, redactor);
   let sb;
   try {
-    sb = await startSwitchboard({ config, log, redactor, stdio: flags.stdio === true, configFiles });
+    // The fronts serve at once; the backends start behind them and are reported when all are up
+    // or failed (`ready`).
+    sb = await startSwitchboard({
+      config,
+      log,
+      redactor,
+      stdio: flags.stdio === true,
+      configFiles,
+      awaitBackends: false,
+    });
   } catch (err) {
     say(`switchboard: ${(err as Error).message}`);
-    return 1;
+    return EXIT.failed;
   }
+  const started = sb;
+  const stop = async (why: string) => {
+    say(`switchboard: ${why}, stopping (host calls under way may finish within shutdown.drainMs)`);
+    const { cut } = await started.stop();
+    // A stop that cut calls short is not a clean one: say which, and exit non-zero.
+    for (const call of cut) say(`  cut short: ${call}`);
+    process.exit(cut.length > 0 ? EXIT.failed : EXIT.ok);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  // The host closing stdin ends the session; its calls under way are drained (shutdown.drainMs),
+  // their answers still written to stdout, before switchboard exits.
+  const stdinClosed = sb.stdioClosed?.then(() => stop('host closed stdin'));
   const backends = [...sb.gateway.backends.values()];
+  say(
+    `switchboard ${SERVER_INFO.version}: serving ${sb.http ? sb.http.url : 'stdio'} while ${backends.length} servers start`,
+  );
+  try {
+    await sb.ready;
+  } catch (err) {
+    say(`switchboard: ${(err as Error).message}`);
+    return EXIT.failed;
+  }
   const ready = backends.filter((b) => b.state === 'ready');
   const tools = (sb.gateway.catalog.list('tools').tools as unknown[]).length;
   say(
@@ -200,15 +238,6 @@ async function up(flags: UpFlags): Promise<number> {
   } else {
     say('Serving one host over stdio.');
   }
-  const stop = async (why: string) => {
-    say(`switchboard: ${why}, stopping (host calls under way may finish within shutdown.drainMs)`);
-    const { cut } = await sb.stop();
-    // A stop that cut calls short is not a clean one: say which, and exit non-zero.
-    for (const call of cut) say(`  cut short: ${call}`);
-    process.exit(cut.length > 0 ? 1 : 0);
-  };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
   // Pins approved with `switchboard pins approve` are picked up within a second; SIGHUP: at once.
   // Without a config file or pinning, SIGHUP keeps its default (a closed terminal ends switchboard).
   const file = flags.config;
@@ -229,8 +258,8 @@ async function up(flags: UpFlags): Promise<number> {
     });
   }
   if (file && !flags['no-watch']) watchConfigFile(file, () => reload('the file changed'), log);
-  if (sb.stdioClosed) await sb.stdioClosed.then(() => stop('host closed stdin'));
-  return 0;
+  await stdinClosed;
+  return EXIT.ok;
 }
 
 main(process.argv.slice(2)).then(

@@ -181,6 +181,14 @@ export const HttpFront = z
           .describe(
             'Sessions one caller (one API key, one OAuth subject, or `http` without auth) holds at once on this instance; an initialize over it is refused with HTTP 429 and -32053 (http_too_many_sessions). A session counts until its host deletes it or its id expires (ttlMs).',
           ),
+        detachedCallMs: z
+          .number()
+          .int()
+          .min(0)
+          .default(60_000)
+          .describe(
+            "How long a legacy session's call goes on after the host's connection for it closed (on this wire a disconnection is not a cancellation); still unanswered then, it is cancelled and its backend is sent notifications/cancelled.",
+          ),
       })
       .strict()
       .prefault({})

@@ -18,6 +18,7 @@ import {
   PinningSection,
   RedactionSection,
   ShutdownSection,
+  StartupSection,
   StateSection,
   VaultSection,
 } from './sections-schema.js';
@@ -54,6 +55,7 @@ export const Config = z
     policy: Policy,
     pinning: PinningSection,
     sandbox: SandboxSection,
+    startup: StartupSection,
     shutdown: ShutdownSection,
     log: LogSection,
   })

@@ -260,6 +260,20 @@ export const PinningSection = z
   .strict()
   .prefault({});
 
+export const StartupSection = z
+  .object({
+    waitMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe(
+        "How long after start a host's handshake (initialize, server/discover), lists and calls wait for servers still starting before they are answered with the servers that are up. 0: answered at once; a server that comes up later is announced with list_changed, and a call to a name nobody up has waits for the servers still starting. The fronts listen at once either way.",
+      ),
+  })
+  .strict()
+  .prefault({});
+
 export const ShutdownSection = z
   .object({
     drainMs: z
@@ -268,7 +282,7 @@ export const ShutdownSection = z
       .min(0)
       .default(10_000)
       .describe(
-        'On stop, how long host calls under way may take to finish (new ones are refused) before backends are ended.',
+        'On stop (SIGINT, SIGTERM, the stdio host closing stdin), how long host calls under way may take to finish (new ones are refused) before backends are ended; a call still running then is cut with a -32052 error (reason draining) and its backend is sent notifications/cancelled.',
       ),
   })
   .strict()

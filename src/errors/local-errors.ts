@@ -84,7 +84,8 @@ const LOCAL = {
     http: 503,
     expose: true,
     fault: 'switchboard',
-    description: 'Switchboard is shutting down: new host calls (and those still queued) are refused.',
+    description:
+      'Switchboard is shutting down: new host calls (and those still queued) are refused, and host calls still running at `shutdown.drainMs` are cut with it.',
   },
   cancelled: {
     group: 'calls',

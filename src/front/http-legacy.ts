@@ -2,6 +2,12 @@
 // by Mcp-Session-Id, a GET opens its standalone stream (or, with Last-Event-ID, resumes any stream
 // of the session) and a DELETE ends it. Every request but initialize is answered on a resumable
 // stream opened at once, so a host whose connection drops comes back for what followed.
+//
+// On this wire a closed connection is not a cancellation (2025-11-25, transports: "Disconnection
+// SHOULD NOT be interpreted as the client cancelling its request"): the call goes on and its
+// stream keeps what follows for the host's resume. It is not left running unnoticed, though: with
+// no connection on its stream for http.sessions.detachedCallMs, it is cancelled as its host could
+// have done, so its backend is sent notifications/cancelled and the audit records it as cancelled.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LEGACY_VERSIONS } from '../protocol/versions.js';
 import type { Caller } from '../call/context.js';
@@ -17,6 +23,7 @@ export async function postLegacy(
   res: ServerResponse,
   { value, c }: PostedMessage,
   caller: Caller,
+  detachedCallMs: number,
 ): Promise<void> {
   let state: HttpSession | undefined;
   const headers: Record<string, string> = {};
@@ -46,12 +53,21 @@ export async function postLegacy(
   const stream = c.message.method === 'initialize' ? undefined : state.newStream(true);
   const exchange = new Exchange(res, id, headers, state.cap, stream);
   state.exchanges.set(id, exchange);
-  // A closed connection is not a cancellation on this wire: what follows waits for the host to
-  // resume the stream (or is lost with it, for the initialize).
+  // Resumed in time, the call goes on; left without a connection too long, it is cancelled.
+  stream?.whenUnattended(detachedCallMs, () => {
+    void state.session.receive({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: {
+        requestId: id,
+        reason: `the host's connection closed and it did not resume the stream within http.sessions.detachedCallMs (${detachedCallMs} ms)`,
+      },
+    });
+  });
   await state.session.receive(value);
   // A cancelled request gets no answer; its stream just ends.
   exchange.end();
-  state.exchanges.delete(id);
+  if (state.exchanges.get(id) === exchange) state.exchanges.delete(id);
 }
 
 /** A GET: the session's standalone stream, for what relates to no request. */

@@ -38,8 +38,12 @@ export interface HttpFrontOptions {
   allowedOrigins: readonly string[];
   /** Who may use the front (http.auth); absent: anyone who can reach it, as the caller `http`. */
   auth?: Config['http']['auth'];
-  /** Sealed session ids (see sealed-session.ts) and their caps; default: a random key, 24 h, no caps. */
-  sessions?: SessionLimits | undefined;
+  /**
+   * Sealed session ids (see sealed-session.ts) and their caps; default: a random key, 24 h, no
+   * caps. detachedCallMs: how long a legacy call goes on with no connection to its stream
+   * (default 60 s).
+   */
+  sessions?: (SessionLimits & { detachedCallMs?: number | undefined }) | undefined;
   /** What legacy streams keep for resumption (http.streams); default: the schema's defaults. */
   streams?: StreamReplay | undefined;
   log: Logger;
@@ -115,7 +119,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
       res.writeHead(202).end();
       return;
     }
-    return postLegacy(sessions, req, res, posted, caller);
+    return postLegacy(sessions, req, res, posted, caller, options.sessions?.detachedCallMs ?? 60_000);
   }
 
   await new Promise<void>((resolve, reject) => {

@@ -52,6 +52,8 @@ export class ResumableStream {
   private forgetTimer: NodeJS.Timeout | undefined;
   /** A connection was attached before: later ones are resumes. */
   private resumed = false;
+  /** What happens when no connection is attached for `ms` before the stream ends (whenUnattended). */
+  private unattended: { ms: number; then: () => void; timer?: NodeJS.Timeout | undefined } | undefined;
   ended = false;
 
   constructor(
@@ -78,6 +80,7 @@ export class ResumableStream {
     // A resume while the old connection looks open: the host has given it up, so it goes.
     if (this.res && this.res !== res) this.res.end();
     this.res = res;
+    clearTimeout(this.unattended?.timer);
     // An ended stream is forgotten keepMs after it ended, however often it is resumed.
     if (!this.ended) clearTimeout(this.forgetTimer);
     res.writeHead(200, { ...headers, ...SSE_HEADERS });
@@ -96,6 +99,27 @@ export class ResumableStream {
       this.pollTimer.unref();
     }
     return true;
+  }
+
+  /**
+   * Calls `then` once if, before the stream ends, no connection is attached to it for `ms` on end
+   * (its host went away and did not come back): the bound on a call nobody is waiting for.
+   */
+  whenUnattended(ms: number, then: () => void): void {
+    this.unattended = { ms, then };
+    if (!this.res && !this.ended) this.armUnattended();
+  }
+
+  private armUnattended(): void {
+    const u = this.unattended;
+    if (!u) return;
+    clearTimeout(u.timer);
+    u.timer = setTimeout(() => {
+      if (this.res || this.ended) return;
+      this.unattended = undefined;
+      u.then();
+    }, u.ms);
+    u.timer.unref();
   }
 
   /** Sends (or, with no connection attached, keeps for a resume) one JSON-RPC message. */
@@ -121,6 +145,7 @@ export class ResumableStream {
     if (this.ended) return;
     this.ended = true;
     clearTimeout(this.pollTimer);
+    clearTimeout(this.unattended?.timer);
     this.res?.end();
     this.scheduleForget();
   }
@@ -129,6 +154,7 @@ export class ResumableStream {
   close(): void {
     this.ended = true;
     clearTimeout(this.pollTimer);
+    clearTimeout(this.unattended?.timer);
     clearTimeout(this.forgetTimer);
     this.res?.end();
     this.res = undefined;
@@ -154,6 +180,7 @@ export class ResumableStream {
     if (this.res !== res) return;
     this.res = undefined;
     clearTimeout(this.pollTimer);
+    if (!this.ended) this.armUnattended();
     // A POST stream lives as long as its call; a GET stream with nobody to resume it is abandoned.
     if (!this.ended && !this.polled) this.scheduleForget();
   }

@@ -5,6 +5,10 @@
 // slowed instead: while stdout is behind, stdin is not read (no new calls, so no new answers), and
 // past limits.maxUnreadBytes notifications are dropped (logged once each time it falls behind).
 // Answers and requests to the host still go out: what waits is bounded by the calls under way.
+//
+// The host closing stdin is the end of the session but not of its calls: `closed` tells the owner,
+// whose stop drains them (shutdown.drainMs) while their answers still go out on stdout, and only
+// then closes the session (`close`). Closing it at once would drop them with no answer at all.
 import type { Readable, Writable } from 'node:stream';
 import type { Gateway } from '../gateway/gateway.js';
 import { BoundedWriter } from '../jsonrpc/bounded-writer.js';
@@ -22,10 +26,15 @@ export interface StdioFrontOptions {
   log: Logger;
 }
 
-export function serveStdio(
-  gateway: Gateway,
-  options: StdioFrontOptions,
-): { session: LegacySession; closed: Promise<void> } {
+export interface StdioFront {
+  readonly session: LegacySession;
+  /** Resolves when the host closes stdin. */
+  readonly closed: Promise<void>;
+  /** Ends the session: its calls still under way are cancelled, and nothing more is sent. */
+  close(why: string): void;
+}
+
+export function serveStdio(gateway: Gateway, options: StdioFrontOptions): StdioFront {
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
   const { log } = options;
@@ -44,7 +53,15 @@ export function serveStdio(
       return false;
     },
   });
+  // A host that is gone altogether (stdout closed too) cannot be answered; a write to it must not
+  // end switchboard with an unhandled EPIPE while its calls drain.
+  let gone = false;
+  output.on('error', (err: Error) => {
+    if (!gone) log.warn({ err: err.message }, 'the stdio host stopped reading stdout; nothing more is sent');
+    gone = true;
+  });
   const write = (m: JsonRpcMessage): boolean => {
+    if (gone) return false;
     const sent = writer.send(m);
     if (sent && 'method' in m && !('id' in m)) behind = false;
     if (writer.needsDrain && !input.isPaused()) {
@@ -64,6 +81,6 @@ export function serveStdio(
   const closed = new Promise<void>((resolve) => {
     input.once('end', resolve);
     input.once('close', resolve);
-  }).then(() => connection.close('the host closed stdin'));
-  return { session: connection.session, closed };
+  });
+  return { session: connection.session, closed, close: (why) => connection.close(why) };
 }

@@ -1,7 +1,8 @@
 // What a caller may start: its share of concurrent calls (limits.maxCallsPerSession, with a short
 // queue behind it, limits.maxQueuedPerSession), its rate (limits.sessionRate), and nothing new
 // from hosts once a stop is draining. It also counts the host calls under way, so a stop can wait
-// for them and say which it cut.
+// for them, and cut those still running at its deadline: they end with the `draining` error rather
+// than vanish with the connection, and their backends are told (notifications/cancelled).
 //
 // Each caller has its own slots and its own queue: a caller that floods waits behind itself, never
 // in front of anyone else, so every other caller keeps its throughput. A host caller is one
@@ -10,6 +11,7 @@ import { TokenBucket } from '../backends/token-bucket.js';
 import type { Config } from '../config/schema.js';
 import { LocalError } from '../errors/errors.js';
 import type { CallContext } from '../call/context.js';
+import { linkSignals, type LinkedSignal } from '../call/signals.js';
 
 interface Waiter {
   ctx: CallContext;
@@ -23,7 +25,8 @@ interface Slots {
 }
 
 export class Admission {
-  private readonly hostCalls = new Set<CallContext>();
+  /** Host calls under way, each with the signal a stop's deadline cuts it by. */
+  private readonly hostCalls = new Map<CallContext, LinkedSignal>();
   private draining = false;
   private drained: (() => void) | undefined;
   private readonly slots = new Map<string, Slots>();
@@ -112,14 +115,22 @@ export class Admission {
   private take(key: string, s: Slots, ctx: CallContext): () => void {
     s.under++;
     const host = ctx.caller.kind === 'host';
-    if (host) this.hostCalls.add(ctx);
+    let cut: LinkedSignal | undefined;
+    if (host) {
+      // The call runs under a signal of its own from here on, so a stop can end it without
+      // touching the caller's (which would make its session send nothing, as for a cancellation).
+      cut = linkSignals([ctx.signal]);
+      ctx.signal = cut.signal;
+      this.hostCalls.set(ctx, cut);
+    }
     let released = false;
     return () => {
       if (released) return;
       released = true;
       s.under--;
       this.next(key, s);
-      if (!host) return;
+      if (!cut) return;
+      cut.unlink();
       this.hostCalls.delete(ctx);
       this.drained?.();
     };
@@ -135,14 +146,21 @@ export class Admission {
     if (s.under === 0 && s.queue.length === 0 && this.slots.get(key) === s) this.slots.delete(key);
   }
 
+  /** The error a call a stop cut ends with, whatever its backend or handler said when it was aborted. */
+  cutReason(ctx: CallContext): LocalError | undefined {
+    const reason: unknown = ctx.signal.aborted ? ctx.signal.reason : undefined;
+    return reason instanceof LocalError && reason.code === 'draining' ? reason : undefined;
+  }
+
   /** Forgets a closed host session's rate bucket (a backend's is kept across its connections). */
   sessionClosed(key: string): void {
     this.rates.delete(key);
   }
 
   /**
-   * Refuses new host calls and waits up to `ms` for those under way; returns the ones it cut.
-   * Host calls still waiting for a slot never reached a backend: they are refused at once.
+   * Refuses new host calls and waits up to `ms` for those under way; cuts the ones still running
+   * then (they end with the `draining` error, see cutReason) and returns them once they have ended. Host calls still waiting for a
+   * slot never reached a backend: they are refused at once.
    */
   async drain(ms: number): Promise<CallContext[]> {
     this.draining = true;
@@ -151,7 +169,8 @@ export class Admission {
       s.queue = s.queue.filter((w) => w.ctx.caller.kind !== 'host');
       for (const w of hosts) w.refuse(shuttingDown());
     }
-    if (this.hostCalls.size > 0) {
+    const hadCalls = this.hostCalls.size > 0;
+    if (hadCalls) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, ms);
         this.drained = () => {
@@ -161,13 +180,33 @@ export class Admission {
         };
       });
       this.drained = undefined;
-      // An answer is written in the turn its call settles in: let the last ones leave before the
-      // fronts close their connections.
-      await new Promise((resolve) => setImmediate(resolve));
     }
-    return [...this.hostCalls];
+    const cut = [...this.hostCalls.keys()];
+    if (cut.length > 0) {
+      const reason = new LocalError(
+        'draining',
+        `switchboard is shutting down: the call was cut after shutdown.drainMs (${ms} ms)`,
+      );
+      const ended = new Promise<void>((resolve) => {
+        this.drained = () => {
+          if (this.hostCalls.size === 0) resolve();
+        };
+      });
+      for (const link of this.hostCalls.values()) link.abort(reason);
+      // A call ends at once on its abort (a backend request, a handler and a question to the
+      // caller all listen to it); the bound is for one that does not, which is then left behind.
+      await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, CUT_GRACE_MS).unref())]);
+      this.drained = undefined;
+    }
+    // An answer is written in the turn its call settles in: let the last ones leave before the
+    // fronts close their connections.
+    if (hadCalls) await new Promise((resolve) => setImmediate(resolve));
+    return cut;
   }
 }
+
+/** How long calls cut at a stop's deadline get to end with their error before the fronts close. */
+const CUT_GRACE_MS = 1000;
 
 function callerKey(ctx: CallContext): string {
   return ctx.caller.kind === 'backend' ? `backend:${ctx.caller.id}` : ctx.reply.sessionKey;

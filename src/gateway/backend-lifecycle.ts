@@ -43,6 +43,8 @@ export interface BackendLifecycleDeps {
   bridgeEnv(backend: string, replica: number): Record<string, string> | undefined;
   /** That start is over; `env` is what it got. */
   bridgeEnded(backend: string, replica: number, env: Record<string, string>): void;
+  /** How long after start a host's call waits for backends still starting (startup.waitMs). */
+  hostWaitMs(): number;
   /** How a spawned backend's command is wrapped (the sandbox); undefined: run as configured. */
   launcher?: ((name: string, b: StdioBackendConfig, config: Config) => Launcher | undefined) | undefined;
 }
@@ -55,6 +57,8 @@ export class BackendLifecycle {
   private readonly absentNames = new AbsentNames();
   /** Ends spawned children's process groups if switchboard dies without doing so. */
   private watchdog: Watchdog | undefined;
+  /** When start() began: a host's wait for starting backends is counted from it. */
+  private startedAt = 0;
 
   constructor(private readonly deps: BackendLifecycleDeps) {
     this.supervisor = new Supervisor({ log: deps.log, restart: (b) => this.restart(b) });
@@ -95,6 +99,7 @@ export class BackendLifecycle {
 
   /** Starts every backend; one that fails is logged and left out, the rest serve. */
   async start(): Promise<{ failed: { name: string; error: string }[] }> {
+    this.startedAt = performance.now();
     const failed: { name: string; error: string }[] = [];
     await Promise.all(
       [...this.deps.backends.values()].map((b) => {
@@ -126,13 +131,27 @@ export class BackendLifecycle {
     }
   }
 
-  /** What a call must wait for before the catalog is whole for it: every start but its caller's own. */
-  startingFor(ctx: CallContext): Promise<void> | undefined {
+  /**
+   * What a call must wait for before the catalog is whole for it: every start but its caller's
+   * own. A host waits at most until startup.waitMs after start (by default not at all): one backend
+   * hanging in its handshake must not hold every host's lists for limits.startupTimeoutMs; what
+   * comes up later is announced with list_changed. Bridge and in-process callers wait for the whole
+   * start, as a backend calling a sibling while both start expects to find it; so does a host
+   * (`whole`) calling a name that nobody up has.
+   */
+  startingFor(ctx: CallContext, whole = false): Promise<void> | undefined {
     if (this.starting.size === 0) return undefined;
     const others = [...this.starting].filter(
       ([name]) => !(ctx.caller.kind === 'backend' && ctx.caller.id === name),
     );
-    return others.length ? Promise.all(others.map(([, p]) => p)).then(() => undefined) : undefined;
+    if (others.length === 0) return undefined;
+    const all = Promise.all(others.map(([, p]) => p)).then(() => undefined);
+    if (whole || ctx.caller.kind !== 'host') return all;
+    const left = this.startedAt + this.deps.hostWaitMs() - performance.now();
+    if (left <= 0) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, left)));
+    return Promise.race([all, deadline]).finally(() => clearTimeout(timer));
   }
 
   /** Where a tool or prompt of a backend that is down was, so that a call to it fails saying why. */

@@ -159,6 +159,7 @@ export class Gateway {
       bridgeEnv: (name, replica) => this.bridgeEnv?.(name, replica),
       bridgeEnded: (name, replica, env) => this.bridgeEnded?.(name, replica, env),
       launcher: options.launcher,
+      hostWaitMs: () => this.current.startup.waitMs,
     });
     this.reloader = new Reloader({
       log,

@@ -67,7 +67,7 @@ export function wirePipeline(parts: PipelineParts): Pipeline {
     admission: parts.admission,
     audit: parts.audit,
     redactor: parts.redactor,
-    starting: (ctx) => lifecycle.startingFor(ctx),
+    starting: (ctx, whole) => lifecycle.startingFor(ctx, whole),
     absent: (kind, exposed) => lifecycle.absent(kind, exposed),
     policy: parts.policy,
     approver: new Approver({

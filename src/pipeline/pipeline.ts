@@ -34,7 +34,7 @@ import { auditStage } from './stages/audit.js';
 import { chainStage, type ChainOptions } from './stages/chain.js';
 import { observeStage } from './stages/observe.js';
 import { redactStage } from './stages/redact.js';
-import { resolveStage, type AbsentLookup } from './stages/resolve.js';
+import { resolveStage, type AbsentLookup, type Starting } from './stages/resolve.js';
 import { routeStage, type RouteServices } from './stages/route.js';
 import type { CallRecorder } from './stages/audit.js';
 import type { Redactor } from '../vault/redactor.js';
@@ -54,7 +54,8 @@ export interface PipelineServices extends RouteServices {
   policy: () => CompiledPolicy;
   approver: Approver;
   log: Logger;
-  starting: (ctx: CallContext) => Promise<void> | undefined;
+  /** What a call waits for while backends start (see resolveStage). */
+  starting: Starting;
   chain: Omit<ChainOptions, 'live'>;
   /** Owners of names whose backend is down, so calls to them fail fast and say why. */
   absent?: AbsentLookup | undefined;

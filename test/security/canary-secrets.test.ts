@@ -82,6 +82,8 @@ test('a canary secret a backend echoes on every path reaches neither the host, t
       audit: { path: audit, values: true },
       pinning: { enabled: true },
       bridge: { enabled: false },
+      // The handshake below must carry the backend's instructions: it waits for the backend.
+      startup: { waitMs: 600_000 },
     }),
   );
   const child = spawn(process.execPath, [MAIN, 'up', '--stdio', '--config', config, '--log-level', 'debug'], {

@@ -28,6 +28,8 @@ test('a secret a backend writes as an object key reaches neither the host, the l
       audit: { path: db, values: true },
       pinning: { enabled: true },
       bridge: { enabled: false },
+      // The handshake must carry the backend's capabilities: it waits for the backend.
+      startup: { waitMs: 600_000 },
     },
     db,
   );

@@ -7,6 +7,8 @@
 //   - a backend's question on the way back belongs to the call it is about, already admitted;
 //   - housekeeping (handshake, ping, log level, discover, listen): a session that floods itself
 //     must still be able to ping, and a listen stream is not a call in progress.
+// A host call a stop cut at its deadline ends with the stop's error (`draining`), whatever its
+// backend's request failed with when it was withdrawn: the caller learns why, not just "cancelled".
 import { methodSpec } from '../../protocol/methods.js';
 import type { Stage } from '../compose.js';
 import type { CallContext } from '../../call/context.js';
@@ -16,6 +18,8 @@ export interface Admitter {
   admit(ctx: CallContext): (() => void) | Promise<() => void>;
   /** Admits a call made inside an admitted one: its rate only; throws the refusal. */
   admitWithin(ctx: CallContext): void;
+  /** The error of a call a stop cut, if it was cut. */
+  cutReason?(ctx: CallContext): Error | undefined;
 }
 
 export function admissionStage(admitter: Admitter): Stage {
@@ -32,14 +36,16 @@ export function admissionStage(admitter: Admitter): Stage {
       ctx.decision = { effect: 'deny', rule: 'admission' };
       return Promise.reject(err);
     }
+    const run = (release: () => void) =>
+      next().then(release, (err: unknown) => {
+        release();
+        throw admitter.cutReason?.(ctx) ?? err;
+      });
     // Admitted at once (the common case): no extra promise on the hot path.
-    if (typeof admitted === 'function') return next().finally(admitted);
-    return admitted.then(
-      (release) => next().finally(release),
-      (err: unknown) => {
-        ctx.decision = { effect: 'deny', rule: 'admission' };
-        throw err;
-      },
-    );
+    if (typeof admitted === 'function') return run(admitted);
+    return admitted.then(run, (err: unknown) => {
+      ctx.decision = { effect: 'deny', rule: 'admission' };
+      throw err;
+    });
   };
 }

@@ -15,23 +15,43 @@ import { UriError, normalUri } from '../../policy/uri-normal.js';
 export type AbsentLookup = (kind: 'tools' | 'prompts', exposed: string) => Target | undefined;
 
 /**
- * `starting` tells, for a caller, whether backends it may be calling are still starting; a call
- * made over the bridge while switchboard starts waits for them rather than missing their names.
+ * `starting` tells, for a caller, whether backends it may be calling are still starting, and what
+ * to wait for: a call made over the bridge while switchboard starts waits for them rather than
+ * missing their names; a host waits at most startup.waitMs, unless (`whole`) the name it calls is
+ * not found yet, when it may well be one of theirs.
  */
+/** What tells a host the merged capabilities and instructions, in either era. */
+const HANDSHAKES = new Set(['initialize', 'server/discover']);
+
+export type Starting = (ctx: CallContext, whole?: boolean) => Promise<void> | undefined;
+
 export function resolveStage(
   catalog: Catalog,
-  starting: (ctx: CallContext) => Promise<void> | undefined,
+  starting: Starting,
   absent: AbsentLookup = () => undefined,
   tasks?: TaskRoutes,
 ): Stage {
   return async function resolve(ctx, next) {
     // A backend's request on the way back names nothing of switchboard's: it goes to the caller.
     if (ctx.returning) return next();
-    // What switchboard answers itself (the handshake, ping) never waits for a backend to start:
-    // a backend may be waiting on its own bridge handshake to finish starting.
-    const wait = methodSpec(ctx.method)?.answeredBy === 'switchboard' ? undefined : starting(ctx);
+    // What switchboard answers itself (the handshake, ping) does not wait for a backend to start:
+    // a backend may be waiting on its own bridge handshake to finish starting. A host's handshake
+    // waits as its lists do (startup.waitMs, by default not at all), since the instructions and
+    // capabilities it is told are those of the backends up by then.
+    const spec = methodSpec(ctx.method);
+    const handshake = ctx.caller.kind === 'host' && HANDSHAKES.has(ctx.method);
+    const wait = spec?.answeredBy === 'switchboard' && !handshake ? undefined : starting(ctx);
     if (wait) await wait;
-    resolveTarget(catalog, ctx, absent, tasks);
+    try {
+      resolveTarget(catalog, ctx, absent, tasks);
+    } catch (err) {
+      // Lists are served with what is up; a call to a name nobody up has waits for the backends
+      // still starting before it is refused as unknown (one that hangs ends at startupTimeoutMs).
+      const rest = spec?.target ? starting(ctx, true) : undefined;
+      if (!rest) throw err;
+      await rest;
+      resolveTarget(catalog, ctx, absent, tasks);
+    }
     await next();
   };
 }

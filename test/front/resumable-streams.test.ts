@@ -166,3 +166,39 @@ test('with pollAfterMs, a long call ends its connection without its answer and t
   const answered = await nextMessage(polled, isAnswer(5));
   assert.match(JSON.stringify(answered.message), /decline/);
 });
+
+test('a host that resumes in time keeps its call past http.sessions.detachedCallMs', async (t) => {
+  const detachedCallMs = 2000;
+  const sb = await startGateway(t, {
+    servers: { p: probe('p') },
+    audit: { enabled: false },
+    http: { sessions: { detachedCallMs } },
+  });
+  const url = httpUrl(sb);
+  const session = await rawSession(url, { elicitation: {} });
+  const headers = { 'mcp-session-id': session };
+  const post = await openSse(url, call(1, 'elicit', { message: 'go on?' }), headers);
+  const asked = await nextMessage(post, (m) => m.method === 'elicitation/create');
+  post.cut();
+  await post.ended;
+  const resumed = await openSse(url, undefined, { ...headers, 'last-event-id': asked.id! });
+  assert.equal(resumed.status, 200);
+  // Attached all along, well past the bound: the call is still waiting for its answer.
+  await new Promise((resolve) => setTimeout(resolve, detachedCallMs * 1.5));
+  const answered = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: asked.message!.id,
+      result: { action: 'accept', content: { answer: 'yes' } },
+    }),
+  });
+  assert.equal(answered.status, 202);
+  const result = await nextMessage(resumed, isAnswer(1));
+  assert.match(JSON.stringify(result.message), /"action\\":\\"accept\\"/);
+});

@@ -35,11 +35,16 @@ export async function openSse(
     signal: ac.signal,
   });
   const events = new Inbox<SseEvent>();
-  const ended = (async () => {
+  // Once cut, nothing more is taken from the body, and the reading is over at once: an abort does
+  // not always reach a body read already under way.
+  let cut = false;
+  const aborted = new Promise<void>((resolve) => ac.signal.addEventListener('abort', () => resolve()));
+  const read = (async () => {
     const decoder = new TextDecoder();
     let buffered = '';
     try {
       for await (const chunk of res.body ?? []) {
+        if (cut) break;
         buffered += decoder.decode(chunk as Uint8Array, { stream: true });
         let end: number;
         while ((end = buffered.indexOf('\n\n')) !== -1) {
@@ -52,7 +57,17 @@ export async function openSse(
       // Cut: what arrived before is in `events`.
     }
   })();
-  return { status: res.status, headers: res.headers, events, ended, cut: () => ac.abort() };
+  const ended = Promise.race([read, aborted]);
+  return {
+    status: res.status,
+    headers: res.headers,
+    events,
+    ended,
+    cut: () => {
+      cut = true;
+      ac.abort();
+    },
+  };
 }
 
 function parseEvent(block: string): SseEvent {

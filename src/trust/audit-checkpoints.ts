@@ -3,25 +3,16 @@
 // the head's sequence number and hash, and keeps the signature in the database and in a small file
 // beside it. Whoever rewrites, truncates, rolls back or wipes the chain cannot sign a checkpoint
 // that agrees with it, so `audit verify` finds it without an anchor the operator noted.
-import { sign, verify } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { Logger } from '../log.js';
-import { canonicalJson } from '../encoding/canonical-json.js';
 import { GENESIS_HASH } from './audit-record.js';
 import type { TrustDb } from './trust-db.js';
 import type { TrustKeys } from './trust-keys.js';
+import { pointSigned, signPoint, type ChainPoint } from './chain-point.js';
 import { prunePointSigned, readPrunePoint } from './audit-retention.js';
 
-export interface Checkpoint {
-  /** The last record the checkpoint covers (0: the chain was empty). */
-  seq: number;
-  hash: string;
-  ts: number;
-  /** Which key signed it (trust-keys.ts keyId). */
-  key: string;
-  /** Ed25519 signature (base64) of the canonical {seq, hash, ts, key}. */
-  signature: string;
-}
+/** The last record a checkpoint covers (seq 0: the chain was empty), signed. */
+export type Checkpoint = ChainPoint;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS audit_checkpoints (
@@ -37,24 +28,15 @@ export function checkpointFilePath(dbPath: string): string {
   return `${dbPath}.checkpoint`;
 }
 
-const signed = (c: Omit<Checkpoint, 'signature'>): Buffer =>
-  Buffer.from(
-    canonicalJson({ what: 'switchboard audit checkpoint', seq: c.seq, hash: c.hash, ts: c.ts, key: c.key }),
-  );
+const CHECKPOINT = 'switchboard audit checkpoint';
 
 export function signCheckpoint(keys: TrustKeys, seq: number, hash: string, ts = Date.now()): Checkpoint {
-  const body = { seq, hash, ts, key: keys.keyId };
-  return { ...body, signature: sign(null, signed(body), keys.signing).toString('base64') };
+  return signPoint(keys, CHECKPOINT, seq, hash, ts);
 }
 
 /** Whether the checkpoint was signed by these keys, as it stands. */
 export function checkpointSigned(c: Checkpoint, keys: TrustKeys): boolean {
-  if (c.key !== keys.keyId || typeof c.signature !== 'string') return false;
-  try {
-    return verify(null, signed(c), keys.verifying, Buffer.from(c.signature, 'base64'));
-  } catch {
-    return false;
-  }
+  return pointSigned(c, CHECKPOINT, keys);
 }
 
 /** The file's checkpoint; undefined without a file; 'unreadable' when it is not one. */

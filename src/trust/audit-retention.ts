@@ -2,20 +2,15 @@
 // checkpoint key) where the chain now starts — the last pruned record's sequence number and hash.
 // `audit verify` starts the chain there, so what is kept is still proven whole; records cut from
 // the start without that signature are still found, and an old prune point put back does not fit.
-import { sign, verify } from 'node:crypto';
 import type { Logger } from '../log.js';
-import { canonicalJson } from '../encoding/canonical-json.js';
 import type { TrustDb } from './trust-db.js';
 import type { TrustKeys } from './trust-keys.js';
+import { pointSigned, signPoint, type ChainPoint } from './chain-point.js';
 
 /** Where the chain starts after pruning: records up to `seq` are gone; `hash` was the last one's. */
-export interface PrunePoint {
-  seq: number;
-  hash: string;
-  ts: number;
-  key: string;
-  signature: string;
-}
+export type PrunePoint = ChainPoint;
+
+const PRUNED = 'switchboard audit pruned';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS audit_pruned (
@@ -27,18 +22,8 @@ CREATE TABLE IF NOT EXISTS audit_pruned (
   signature TEXT NOT NULL
 );`;
 
-const signed = (p: Omit<PrunePoint, 'signature'>): Buffer =>
-  Buffer.from(
-    canonicalJson({ what: 'switchboard audit pruned', seq: p.seq, hash: p.hash, ts: p.ts, key: p.key }),
-  );
-
 export function prunePointSigned(p: PrunePoint, keys: TrustKeys): boolean {
-  if (p.key !== keys.keyId || typeof p.signature !== 'string') return false;
-  try {
-    return verify(null, signed(p), keys.verifying, Buffer.from(p.signature, 'base64'));
-  } catch {
-    return false;
-  }
+  return pointSigned(p, PRUNED, keys);
 }
 
 /** The database's prune point, unchecked; undefined when nothing was ever pruned. */
@@ -84,8 +69,7 @@ export class AuditRetention {
     this.pruneTo = db.transaction((seq: number) => {
       const row = lastOf.get(seq) as { hash: string } | undefined;
       if (!row) return;
-      const body = { seq, hash: row.hash, ts: Date.now(), key: keys.keyId };
-      setPoint.run({ ...body, signature: sign(null, signed(body), keys.signing).toString('base64') });
+      setPoint.run(signPoint(keys, PRUNED, seq, row.hash));
       dropCheckpoints.run(seq);
       dropRecords.run(seq);
     });

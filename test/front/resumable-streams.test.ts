@@ -25,6 +25,22 @@ async function gateway(t: import('node:test').TestContext, streams: object = {})
   return { url, session };
 }
 
+/** The host accepts the question `asked` (an elicitation) with answer "yes". */
+const acceptElicitation = (url: string, headers: Record<string, string>, asked: SseEvent) =>
+  fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: asked.message!.id,
+      result: { action: 'accept', content: { answer: 'yes' } },
+    }),
+  });
+
 const isAnswer = (id: number) => (m: Record<string, unknown>) => m.id === id && 'result' in m;
 
 test('a host whose stream is cut mid-call resumes with Last-Event-ID and gets what followed, once and in order', async (t) => {
@@ -42,19 +58,7 @@ test('a host whose stream is cut mid-call resumes with Last-Event-ID and gets wh
   await post.ended;
 
   // The host answers the question; the call ends while nobody reads its stream.
-  const answer = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...headers,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: asked.message!.id,
-      result: { action: 'accept', content: { answer: 'yes' } },
-    }),
-  });
+  const answer = await acceptElicitation(url, headers, asked);
   assert.equal(answer.status, 202);
 
   const resumed = await openSse(url, undefined, { ...headers, 'last-event-id': asked.id! });
@@ -185,19 +189,7 @@ test('a host that resumes in time keeps its call past http.sessions.detachedCall
   assert.equal(resumed.status, 200);
   // Attached all along, well past the bound: the call is still waiting for its answer.
   await new Promise((resolve) => setTimeout(resolve, detachedCallMs * 1.5));
-  const answered = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...headers,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: asked.message!.id,
-      result: { action: 'accept', content: { answer: 'yes' } },
-    }),
-  });
+  const answered = await acceptElicitation(url, headers, asked);
   assert.equal(answered.status, 202);
   const result = await nextMessage(resumed, isAnswer(1));
   assert.match(JSON.stringify(result.message), /"action\\":\\"accept\\"/);

@@ -2,15 +2,11 @@
 // verifies, and whoever cuts more from the start, forges the prune point or removes it is found.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { parseConfig } from '../../src/config/load.js';
 import { openTrust } from '../../src/trust/trust.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { silentLogger } from '../../src/log.js';
-import { CLI, tempDbPath, toolCall } from '../trust/helpers.js';
-
-const run = promisify(execFile);
+import { tempDbPath, toolCall, verifyCli } from '../trust/helpers.js';
 
 /** A switchboard's trust files for one run: `n` calls recorded, retention run, a clean close. */
 async function session(path: string, n: number, retention: object = {}): Promise<void> {
@@ -25,16 +21,6 @@ async function session(path: string, n: number, retention: object = {}): Promise
   trust.close();
 }
 
-async function verify(path: string): Promise<{ code: number; out: string; err: string }> {
-  try {
-    const { stdout } = await run(process.execPath, [CLI, 'audit', 'verify', '--db', path]);
-    return { code: 0, out: stdout, err: '' };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, out: e.stdout, err: e.stderr };
-  }
-}
-
 /** Ten records, then a restart with `records: 4` that prunes the first six. */
 async function pruned(t: TestContext): Promise<string> {
   const path = await tempDbPath(t);
@@ -45,12 +31,12 @@ async function pruned(t: TestContext): Promise<string> {
 
 test('records pruned by count leave a chain that verifies from the signed prune point', async (t) => {
   const path = await pruned(t);
-  const ok = await verify(path);
+  const ok = await verifyCli(path);
   assert.equal(ok.code, 0, ok.err);
   assert.match(ok.out, /4 records, chain intact.*records through #6 pruned \(signed\)/);
   // Later runs append and keep verifying; the checkpoint of a pruned record does not break start-up.
   await session(path, 3, { records: 4 });
-  const later = await verify(path);
+  const later = await verifyCli(path);
   assert.equal(later.code, 0, later.err);
   assert.match(later.out, /4 records, chain intact.*records through #9 pruned/);
 });
@@ -61,7 +47,7 @@ test('records pruned by age: everything older than the limit goes, and the empty
   await new Promise((r) => setTimeout(r, 20));
   // A limit of about a millisecond: every record is older.
   await session(path, 0, { days: 1e-8 });
-  const ok = await verify(path);
+  const ok = await verifyCli(path);
   assert.equal(ok.code, 0, ok.err);
   assert.match(ok.out, /0 records, chain intact.*records through #5 pruned/);
 });
@@ -71,7 +57,7 @@ test('more records cut from the start than retention pruned fails verify', async
   const db = openTrustDb(path);
   db.prepare('DELETE FROM audit WHERE seq = 7').run();
   db.close();
-  const result = await verify(path);
+  const result = await verifyCli(path);
   assert.equal(result.code, 1);
   assert.match(result.err, /record #7 is missing/);
 });
@@ -83,7 +69,7 @@ test('a prune point moved forward without the key fails verify', async (t) => {
   db.prepare('DELETE FROM audit WHERE seq = 7').run();
   db.prepare('UPDATE audit_pruned SET seq = 7, hash = ?').run(seventh.hash);
   db.close();
-  const result = await verify(path);
+  const result = await verifyCli(path);
   assert.equal(result.code, 1);
   assert.match(result.err, /prune point .* is not signed by this switchboard's key/);
 });
@@ -93,7 +79,7 @@ test('a prune point removed leaves a chain whose start is missing', async (t) =>
   const db = openTrustDb(path);
   db.prepare('DELETE FROM audit_pruned').run();
   db.close();
-  const result = await verify(path);
+  const result = await verifyCli(path);
   assert.equal(result.code, 1);
   assert.match(result.err, /record #1 is missing/);
 });

@@ -5,8 +5,6 @@
 // anchor noted by the operator, and verify reads the file without changing a byte of it.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { silentLogger } from '../../src/log.js';
@@ -15,9 +13,7 @@ import { Checkpointer, checkpointFilePath } from '../../src/trust/audit-checkpoi
 import { openTrustKeys } from '../../src/trust/trust-keys.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { fromRow, recordHash, GENESIS_HASH, type AuditRow } from '../../src/trust/audit-record.js';
-import { CLI, tempDbPath, toolCall } from '../trust/helpers.js';
-
-const run = promisify(execFile);
+import { tempDbPath, toolCall, verifyCli } from '../trust/helpers.js';
 
 /** Runs switchboard's writer for `n` more calls, then shuts it down cleanly (a signed head). */
 function writeCalls(path: string, n: number, from = 1): void {
@@ -43,20 +39,10 @@ function writeCalls(path: string, n: number, from = 1): void {
   db.close();
 }
 
-async function verify(path: string): Promise<{ code: number; out: string; err: string }> {
-  try {
-    const { stdout } = await run(process.execPath, [CLI, 'audit', 'verify', '--db', path]);
-    return { code: 0, out: stdout, err: '' };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, out: e.stdout, err: e.stderr };
-  }
-}
-
 async function trail(t: TestContext, n: number): Promise<string> {
   const path = await tempDbPath(t);
   writeCalls(path, n);
-  const ok = await verify(path);
+  const ok = await verifyCli(path);
   assert.equal(ok.code, 0, ok.err);
   assert.match(ok.out, new RegExp(`${n} records, chain intact.*signed checkpoint #${n}`));
   return path;
@@ -107,7 +93,7 @@ test('a record deleted and the chain recomputed fails verify', async (t) => {
   db.prepare('DELETE FROM audit WHERE seq = 3').run();
   db.close();
   rechain(path);
-  const result = await verify(path);
+  const result = await verifyCli(path);
   assert.equal(result.code, 1);
   assert.match(result.err, /signed checkpoint/);
 });
@@ -120,7 +106,7 @@ test('records truncated from the end, with the head moved back to match, fail ve
   db.prepare('UPDATE audit_head SET seq = 4, hash = ?').run(last.hash);
   db.prepare('DELETE FROM audit_checkpoints WHERE seq > 4').run();
   db.close();
-  const result = await verify(path);
+  const result = await verifyCli(path);
   assert.equal(result.code, 1);
   assert.match(result.err, /the chain ends at #4, but a signed checkpoint covers #6/);
 });
@@ -130,7 +116,7 @@ test('an older copy of the database put back fails verify', async (t) => {
   copyFileSync(path, `${path}.old`);
   writeCalls(path, 3, 4);
   copyFileSync(`${path}.old`, path);
-  const result = await verify(path);
+  const result = await verifyCli(path);
   assert.equal(result.code, 1);
   assert.match(result.err, /older copy of the database/);
 });
@@ -140,7 +126,7 @@ test('a wiped chain or dropped tables fail verify, and verify changes no byte of
   let db = openTrustDb(wiped);
   db.exec('DELETE FROM audit; DELETE FROM audit_head; DELETE FROM audit_checkpoints');
   db.close();
-  const emptied = await verify(wiped);
+  const emptied = await verifyCli(wiped);
   assert.equal(emptied.code, 1);
   assert.match(emptied.err, /the chain is empty, but a signed checkpoint says it held 4 records/);
 
@@ -150,7 +136,7 @@ test('a wiped chain or dropped tables fail verify, and verify changes no byte of
   db.close();
   const sha = () => createHash('sha256').update(readFileSync(dropped)).digest('hex');
   const before = sha();
-  const gone = await verify(dropped);
+  const gone = await verifyCli(dropped);
   assert.equal(gone.code, 1);
   assert.match(gone.err, /the audit table is missing/);
   // The database file is as it was; a WAL reader may leave an empty -wal (and its -shm index) beside it.
@@ -162,7 +148,7 @@ test('a wiped chain or dropped tables fail verify, and verify changes no byte of
 test('a deleted database whose checkpoint file remains fails verify, naming what it held', async (t) => {
   const path = await trail(t, 5);
   rmSync(path);
-  const result = await verify(path);
+  const result = await verifyCli(path);
   assert.equal(result.code, 1);
   assert.match(result.err, /the database is gone, but a signed checkpoint says it held 5 records/);
 });
@@ -172,7 +158,7 @@ test('a checkpoint rewritten to agree with a truncated chain does not verify: it
   const file = checkpointFilePath(path);
   const forged = { ...(JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>), seq: 2 };
   writeFileSync(file, JSON.stringify(forged));
-  const result = await verify(path);
+  const result = await verifyCli(path);
   assert.equal(result.code, 1);
   assert.match(result.err, /checkpoint #2 is not signed by this switchboard's key/);
 });

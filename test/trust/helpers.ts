@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { newCallId, type CallContext, type Reply } from '../../src/call/context.js';
 
 export const SHIFTING = fileURLToPath(new URL('../fixtures/shifting-server.js', import.meta.url));
@@ -45,4 +47,15 @@ export function toolCall(
     startedAt: performance.now(),
     reply: { sessionKey: 'session', era: 'legacy', capabilities: {}, ...reply },
   } as unknown as CallContext;
+}
+
+/** `switchboard audit verify --db path` in its own process: its exit code and what it printed. */
+export async function verifyCli(path: string): Promise<{ code: number; out: string; err: string }> {
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'audit', 'verify', '--db', path]);
+    return { code: 0, out: stdout, err: '' };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, out: e.stdout, err: e.stderr };
+  }
 }

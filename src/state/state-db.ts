@@ -1,17 +1,14 @@
 // Switchboard's state database: one SQLite file beside the audit database, opened once (WAL), in
 // which each feature keeps its own tables under its own numbered migrations, so a feature added
 // later (a shared context store, durable workflow runs) adds tables without touching others'.
-import Database from 'better-sqlite3';
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { openWritableSqlite, stateDirFile } from './sqlite-file.js';
 
 export type StateDb = Database.Database;
 
 /** $XDG_STATE_HOME/switchboard/state.sqlite, else ~/.local/state/switchboard/state.sqlite. */
 export function defaultStateDbPath(env: NodeJS.ProcessEnv = process.env): string {
-  const state = env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
-  return join(state, 'switchboard', 'state.sqlite');
+  return stateDirFile('state.sqlite', env);
 }
 
 /** Which migration of each feature's tables the file is at. */
@@ -23,15 +20,7 @@ CREATE TABLE IF NOT EXISTS migrations (
 `;
 
 export function openStateDb(path: string): StateDb {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const created = !existsSync(path);
-  const db = new Database(path);
-  // Who owns which task is nobody else's business: for the owner's eyes only, like the audit file.
-  if (created) chmodSync(path, 0o600);
-  db.pragma('busy_timeout = 5000');
-  db.pragma('journal_mode = WAL');
-  // In WAL mode NORMAL commits without an fsync (only checkpoints sync).
-  db.pragma('synchronous = NORMAL');
+  const db = openWritableSqlite(path);
   db.exec(MIGRATIONS);
   return db;
 }

@@ -1,16 +1,13 @@
 // The SQLite file that holds the audit chain and the tool pins: opened in WAL mode so readers
 // (the CLI, `audit tail --follow`) never block the running switchboard's writes.
 import Database from 'better-sqlite3';
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { openWritableSqlite, stateDirFile } from '../state/sqlite-file.js';
 
 export type TrustDb = Database.Database;
 
 /** $XDG_STATE_HOME/switchboard/audit.sqlite, else ~/.local/state/switchboard/audit.sqlite. */
 export function defaultTrustDbPath(env: NodeJS.ProcessEnv = process.env): string {
-  const state = env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
-  return join(state, 'switchboard', 'audit.sqlite');
+  return stateDirFile('audit.sqlite', env);
 }
 
 const SCHEMA = `
@@ -59,21 +56,14 @@ export function openTrustDb(path: string, options: OpenTrustDbOptions = {}): Tru
     db.pragma('synchronous = NORMAL');
     return db;
   }
-  if (!options.readonly) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const readonly = options.readonly ?? false;
-  const created = !readonly && !existsSync(path);
-  const db = new Database(path, { readonly, fileMustExist: readonly });
-  // Records name callers and targets (and arguments with audit.values): for the owner's eyes only.
-  // SQLite gives the -wal and -shm files the database file's mode.
-  if (created) chmodSync(path, 0o600);
-  db.pragma('busy_timeout = 5000');
-  if (!options.readonly) {
-    db.pragma('journal_mode = WAL');
-    // In WAL mode NORMAL commits without an fsync (only checkpoints sync): no fsync per call.
-    db.pragma('synchronous = NORMAL');
-    db.exec(SCHEMA);
-    addMissingColumns(db);
+  if (options.readonly) {
+    const db = new Database(path, { readonly: true, fileMustExist: true });
+    db.pragma('busy_timeout = 5000');
+    return db;
   }
+  const db = openWritableSqlite(path);
+  db.exec(SCHEMA);
+  addMissingColumns(db);
   return db;
 }
 

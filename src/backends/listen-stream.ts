@@ -11,6 +11,8 @@ export interface ListenFilter {
   promptsListChanged?: boolean;
   resourcesListChanged?: boolean;
   resourceSubscriptions?: string[];
+  /** Tasks whose status (notifications/tasks) the stream carries (the tasks extension). */
+  taskIds?: string[];
 }
 
 export class ListenStream {

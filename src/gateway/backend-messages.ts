@@ -39,6 +39,8 @@ export interface BackendMessagesDeps {
   ask(ask: Ask): Promise<Result>;
   /** What a message to a caller must not contain (vault secrets, patterns), taken out. */
   redact<T>(message: T): T;
+  /** A backend said a task's status changed (the id as hosts see it): listen streams watching it read it. */
+  taskChanged(taskId: string): void;
 }
 
 export class BackendMessages {
@@ -112,11 +114,15 @@ export class BackendMessages {
     }
   }
 
-  /** A task's status goes to the session whose call created it, and to no other. */
+  /**
+   * A task's status goes to the session whose call created it, and to no other; listen streams of
+   * the caller that created it, watching it, read it again (what they get is tasks/get's answer).
+   */
   private taskStatus(backend: Upstream, method: string, params: Params): void {
     const expose = (m: string, r: Result) => exposeResultUris(this.deps.catalog, backend.name, m, r);
     const routed = this.deps.tasks.statusNotified(backend.name, params, expose);
     if (!routed) return;
+    if (typeof routed.params.taskId === 'string') this.deps.taskChanged(routed.params.taskId);
     const s = this.deps.sessions.get(routed.sessionKey);
     if (s?.initialized) s.notify(method, this.deps.redact(routed.params));
   }

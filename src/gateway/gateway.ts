@@ -10,6 +10,7 @@ import type { Params, Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import type { Caller, CallContext } from '../call/context.js';
 import { Housekeeping } from './housekeeping.js';
+import { TaskWatchers } from './task-watchers.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { wirePipeline } from './pipeline-wiring.js';
 import { SERVER_INFO } from '../protocol/versions.js';
@@ -121,6 +122,7 @@ export class Gateway {
       backends: () => this.backends.values(),
       store: options.state && new TaskStore(options.state, (name) => this.taskOrigin(name)),
     });
+    const watchers = new TaskWatchers({ run: (ctx) => this.run(ctx), log });
     const subscriptions = new Subscriptions();
     this.subscriptions = new BackendSubscriptions({
       subscriptions,
@@ -138,6 +140,7 @@ export class Gateway {
         this.lifecycle.isCurrent(backend) ? sync.refresh(backend, kinds, announced) : Promise.resolve(),
       ask: (ask) => this.calls.ask(ask),
       redact: (message) => this.redact(message),
+      taskChanged: (taskId) => watchers.changed(taskId),
     });
     this.housekeeping = new Housekeeping({
       initializeResult: (version) => this.initializeResult(version),
@@ -145,6 +148,8 @@ export class Gateway {
       run: (ctx) => this.run(ctx),
       addListener: (key, filter, notify) => this.addListener(key, filter, notify),
       releaseSubscriptions: (key) => this.releaseSubscriptions(key),
+      ownsTask: (caller, taskId) => tasks.lookup(caller, taskId) !== undefined,
+      watchTasks: (ctx, taskIds, send) => watchers.watch(ctx, taskIds, send),
     });
     this.lifecycle = new BackendLifecycle({
       log,

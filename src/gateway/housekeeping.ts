@@ -10,6 +10,8 @@ import { newCall } from '../call/new-call.js';
 import type { CallContext } from '../call/context.js';
 import { LOG_LEVELS, META, SUPPORTED_VERSIONS, type LogLevel } from '../protocol/versions.js';
 import type { Listener } from './backend-messages.js';
+import { TASKS_EXTENSION } from '../tasks/task-capabilities.js';
+import { MAX_WATCHED_TASKS } from './task-watchers.js';
 
 export interface HousekeepingDeps {
   /** What a session's initialize answers: merged capabilities and instructions of ready backends. */
@@ -21,6 +23,10 @@ export interface HousekeepingDeps {
   /** Joins a listen stream to the list-change and resource-update audience; returns its leave. */
   addListener(key: string, filter: ListenFilter, notify: Listener['notify']): () => void;
   releaseSubscriptions(key: string): void;
+  /** Whether `taskId` (as hosts see it) names a task this caller created. */
+  ownsTask(caller: CallContext['caller'], taskId: string): boolean;
+  /** Sends the status of the listed tasks on a listen stream until they end; returns the stop. */
+  watchTasks(ctx: CallContext, taskIds: readonly string[], send: Listener['notify']): () => void;
 }
 
 export class Housekeeping {
@@ -60,6 +66,27 @@ export class Housekeeping {
     for (const end of [...this.listens]) end();
   }
 
+  /**
+   * The task ids of a listen's filter that it may watch: its caller's own (any other id, foreign,
+   * expired or another caller's, is left out of the acknowledgement as an unknown one would be),
+   * at most MAX_WATCHED_TASKS. Asking without declaring the tasks extension is the error the
+   * extension prescribes.
+   */
+  private taskIdsWanted(ctx: CallContext, wanted: ListenFilter): string[] | undefined {
+    if (wanted.taskIds === undefined) return undefined;
+    const extensions = ctx.reply.capabilities.extensions;
+    if (typeof extensions !== 'object' || extensions === null || !(TASKS_EXTENSION in extensions))
+      throw new WireError(
+        WIRE.MISSING_CLIENT_CAPABILITY,
+        `Task status notifications need the client capability ${TASKS_EXTENSION}, which the request did not declare`,
+        { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+      );
+    if (!Array.isArray(wanted.taskIds))
+      throw new WireError(WIRE.INVALID_PARAMS, 'notifications.taskIds must be an array of task ids');
+    const ids = new Set(wanted.taskIds.filter((id): id is string => typeof id === 'string'));
+    return [...ids].filter((id) => this.deps.ownsTask(ctx.caller, id)).slice(0, MAX_WATCHED_TASKS);
+  }
+
   private discover(): Result {
     const init = this.deps.initializeResult(SUPPORTED_VERSIONS[0]!);
     return {
@@ -87,6 +114,8 @@ export class Housekeeping {
     if (wanted.toolsListChanged === true) honoured.toolsListChanged = true;
     if (wanted.promptsListChanged === true) honoured.promptsListChanged = true;
     if (wanted.resourcesListChanged === true) honoured.resourcesListChanged = true;
+    const taskIds = this.taskIdsWanted(ctx, wanted);
+    if (taskIds) honoured.taskIds = taskIds;
     const holder = muteReply({ sessionKey: key, era: 'modern' });
     const uris = Array.isArray(wanted.resourceSubscriptions) ? wanted.resourceSubscriptions : [];
     const taken: string[] = [];
@@ -113,6 +142,7 @@ export class Housekeeping {
     }
     send('notifications/subscriptions/acknowledged', { notifications: honoured });
     const detach = this.deps.addListener(key, honoured, send);
+    const unwatch = taskIds?.length ? this.deps.watchTasks(ctx, taskIds, send) : undefined;
     let end!: () => void;
     const graceful = await new Promise<boolean>((resolve) => {
       end = () => resolve(true);
@@ -120,6 +150,7 @@ export class Housekeeping {
       ctx.signal.addEventListener('abort', () => resolve(false), { once: true });
     });
     this.listens.delete(end);
+    unwatch?.();
     detach();
     this.deps.releaseSubscriptions(key);
     if (!graceful) throw ctx.signal.reason;

@@ -19,9 +19,10 @@ export const AUDIT_USAGE = `Usage: switchboard audit <tail|query|verify> [option
       --method M              e.g. tools/call
       --decision allow|deny|approve
       --since T, --until T    an ISO time, or an age such as 30s, 15m, 2h, 7d
-  verify [--anchor HASH]      Check the hash chain against its signed checkpoints (read-only); exit 1
+  verify [--anchor SEQ:HASH]  Check the hash chain against its signed checkpoints (read-only); exit 1
                               naming the first bad record. With --anchor, the chain must also pass
-                              through a head hash printed by an earlier verify
+                              through the head an earlier verify printed (SEQ:HASH; a bare HASH
+                              works only while its record is kept, not once retention pruned it)
 
 Options: --db FILE (default: audit.path of --config FILE, else ~/.local/state/switchboard/audit.sqlite),
          --json (one JSON object per record)`;
@@ -108,8 +109,9 @@ export async function runAudit(argv: string[], io: CommandIo = processIo): Promi
           const latest = evidence.latest;
           const headSeq = (pruned?.seq ?? 0) + result.records;
           io.out(
-            `${path}: ${result.records} records, chain intact; head ${result.head}` +
+            `${path}: ${result.records} records, chain intact; head ${headSeq}:${result.head}` +
               (pruned ? `; records through #${pruned.seq} pruned (signed)` : '') +
+              (result.anchorPruned ? '; the anchor was pruned, the signed prune point stands for it' : '') +
               (latest
                 ? `; signed checkpoint #${latest.seq} (key ${evidence.signer}), ${Math.max(0, headSeq - latest.seq)} records after it`
                 : '; no signed checkpoint (truncation and rewriting from the end cannot be told)'),
@@ -117,7 +119,7 @@ export async function runAudit(argv: string[], io: CommandIo = processIo): Promi
           return 0;
         }
         io.err(
-          v.anchor !== undefined && result.problem.startsWith('no record has the anchor')
+          v.anchor !== undefined && /anchor/.test(result.problem)
             ? `${path}: ${result.problem}`
             : `${path}: chain broken at record #${result.seq}: ${result.problem}`,
         );

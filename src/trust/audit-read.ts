@@ -76,7 +76,23 @@ function hasColumn(db: TrustDb, column: string): boolean {
 }
 
 export type VerifyResult =
-  { ok: true; records: number; head: string } | { ok: false; records: number; seq: number; problem: string };
+  | {
+      ok: true;
+      records: number;
+      head: string;
+      /** The record the anchor named was pruned; the signed prune point stood in for it. */
+      anchorPruned?: boolean;
+    }
+  | { ok: false; records: number; seq: number; problem: string };
+
+/**
+ * An anchor as an operator noted it: `SEQ:HASH` (what `audit verify` prints as the head), or a
+ * bare hash. Only with its sequence number can an anchor that retention pruned still be judged.
+ */
+export function parseAnchor(text: string): { seq?: number; hash: string } {
+  const m = /^(\d+):(.+)$/.exec(text);
+  return m ? { seq: Number(m[1]), hash: m[2]! } : { hash: text };
+}
 
 /**
  * Walks the chain in order. Each record must carry the next sequence number, name its
@@ -128,7 +144,22 @@ export function verifyAudit(
   let expected = (pruned?.seq ?? 0) + 1;
   let prev = pruned?.hash ?? GENESIS_HASH;
   let records = 0;
-  let anchored = options.anchor === undefined;
+  const anchor = options.anchor === undefined ? undefined : parseAnchor(options.anchor);
+  let anchored = anchor === undefined;
+  let anchorPruned = false;
+  if (anchor?.seq !== undefined && pruned && anchor.seq <= pruned.seq) {
+    // Its record is gone; the signed prune point vouches for where the kept chain starts, and the
+    // last pruned record's hash is in it, so an anchor at that very record is still held to it.
+    if (anchor.seq === pruned.seq && anchor.hash !== pruned.hash)
+      return {
+        ok: false,
+        records: 0,
+        seq: pruned.seq,
+        problem: `the anchor names record #${anchor.seq} differently from the signed prune point (the chain was rewritten)`,
+      };
+    anchored = true;
+    anchorPruned = anchor.seq < pruned.seq;
+  }
   for (const row of db.prepare('SELECT * FROM audit ORDER BY seq').iterate() as Iterable<AuditRow>) {
     const bad = (problem: string, seq = row.seq): VerifyResult => ({ ok: false, records, seq, problem });
     if (row.seq !== expected)
@@ -151,7 +182,13 @@ export function verifyAudit(
     const vouched = signed.get(row.seq);
     if (vouched !== undefined && vouched !== row.hash)
       return bad(`record #${row.seq} is not the record a signed checkpoint names (the chain was rewritten)`);
-    if (row.hash === options.anchor) anchored = true;
+    if (anchor && !anchored) {
+      if (anchor.seq === undefined ? row.hash === anchor.hash : row.seq === anchor.seq) {
+        if (row.hash !== anchor.hash)
+          return bad(`record #${row.seq} is not the record the anchor names (the chain was rewritten)`);
+        anchored = true;
+      }
+    }
     prev = row.hash;
     expected++;
     records++;
@@ -162,7 +199,12 @@ export function verifyAudit(
       ok: false,
       records,
       seq: 1,
-      problem: `no record has the anchor hash ${options.anchor} (the chain was rewritten from some record on)`,
+      problem:
+        anchor?.seq !== undefined
+          ? `the chain ends before record #${anchor.seq}, which the anchor names (records deleted from the end)`
+          : pruned
+            ? `no kept record has the anchor hash ${anchor?.hash}: the chain was rewritten, or the anchor's record was among those pruned (through #${pruned.seq}) — give the anchor as SEQ:HASH to tell`
+            : `no record has the anchor hash ${anchor?.hash} (the chain was rewritten from some record on)`,
     };
   }
   const last = expected - 1;
@@ -198,5 +240,5 @@ export function verifyAudit(
       problem: `the chain head names record #${head.seq}, but the chain ends at #${last} (the head or the chain was rewritten)`,
     };
   }
-  return { ok: true, records, head: prev };
+  return { ok: true, records, head: prev, ...(anchorPruned ? { anchorPruned } : {}) };
 }

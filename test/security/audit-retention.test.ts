@@ -83,3 +83,42 @@ test('a prune point removed leaves a chain whose start is missing', async (t) =>
   assert.equal(result.code, 1);
   assert.match(result.err, /record #1 is missing/);
 });
+
+test('an anchor noted before pruning still holds: pruned, it is vouched for by the prune point; kept, it is checked', async (t) => {
+  const path = await tempDbPath(t);
+  await session(path, 3);
+  const noted = /head (\d+:[0-9a-f]+)/.exec((await verifyCli(path)).out)?.[1];
+  assert.ok(noted, 'verify prints the head as SEQ:HASH');
+  await session(path, 7);
+  const beforePrune = await verifyCli(path, '--anchor', noted);
+  assert.equal(beforePrune.code, 0, beforePrune.err);
+  // Retention keeps 4 of 10: record #3, the anchor, is gone.
+  await session(path, 0, { records: 4 });
+  const pruned = await verifyCli(path, '--anchor', noted);
+  assert.equal(pruned.code, 0, pruned.err);
+  assert.match(pruned.out, /the anchor was pruned, the signed prune point stands for it/);
+  // A bare hash cannot be told from a rewritten chain once its record is gone: it says so.
+  const bare = await verifyCli(path, '--anchor', noted.split(':')[1]!);
+  assert.equal(bare.code, 1);
+  assert.match(bare.err, /anchor's record was among those pruned \(through #6\).*SEQ:HASH/);
+});
+
+test('an anchor at the last pruned record is held to the hash the prune point signed', async (t) => {
+  const path = await pruned(t);
+  const db = openTrustDb(path);
+  const point = db.prepare('SELECT seq, hash FROM audit_pruned').get() as { seq: number; hash: string };
+  const kept = db.prepare('SELECT seq, hash FROM audit WHERE seq = 8').get() as { seq: number; hash: string };
+  db.close();
+  assert.equal((await verifyCli(path, '--anchor', `${point.seq}:${point.hash}`)).code, 0);
+  const forged = await verifyCli(path, '--anchor', `${point.seq}:${'0'.repeat(64)}`);
+  assert.equal(forged.code, 1);
+  assert.match(forged.err, /differently from the signed prune point/);
+  // A kept record is compared by its number: another hash there is a rewritten chain.
+  assert.equal((await verifyCli(path, '--anchor', `${kept.seq}:${kept.hash}`)).code, 0);
+  const wrong = await verifyCli(path, '--anchor', `${kept.seq}:${point.hash}`);
+  assert.equal(wrong.code, 1);
+  assert.match(wrong.err, /record #8 is not the record the anchor names/);
+  const beyond = await verifyCli(path, '--anchor', `99:${kept.hash}`);
+  assert.equal(beyond.code, 1);
+  assert.match(beyond.err, /ends before record #99/);
+});

@@ -50,9 +50,19 @@ export function toolCall(
 }
 
 /** `switchboard audit verify --db path` in its own process: its exit code and what it printed. */
-export async function verifyCli(path: string): Promise<{ code: number; out: string; err: string }> {
+export async function verifyCli(
+  path: string,
+  ...extra: string[]
+): Promise<{ code: number; out: string; err: string }> {
   try {
-    const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'audit', 'verify', '--db', path]);
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      CLI,
+      'audit',
+      'verify',
+      '--db',
+      path,
+      ...extra,
+    ]);
     return { code: 0, out: stdout, err: '' };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

@@ -63,9 +63,16 @@ export function startTracing(config: TracingConfig, options: TracingOptions): Tr
         stopCalls();
         // A collector that is down must not hold the stop longer than this.
         let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs).unref()));
-        await Promise.race([provider.shutdown().catch(() => {}), late]);
+        const late = new Promise<'late'>(
+          (resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs).unref()),
+        );
+        const outcome = await Promise.race([provider.shutdown().catch(() => {}), late]);
         clearTimeout(timer);
+        if (outcome === 'late')
+          options.log.warn(
+            { url: settings.url, timeoutMs },
+            `tracing: spans still unsent ${timeoutMs} ms into the stop are dropped (is the collector at ${settings.url} reachable?)`,
+          );
       })()),
   };
 }

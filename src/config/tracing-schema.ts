@@ -34,6 +34,13 @@ export const TracingSection = z
       .describe(
         'Share of new traces recorded (0 to 1). A call that continues a host’s or backend’s trace follows that trace’s sampled flag instead.',
       ),
+    stageSpanMinMs: z
+      .number()
+      .min(0)
+      .default(0.1)
+      .describe(
+        'A pipeline stage gets a span of its own only when it took at least this long itself (ms, the stages inside it not counted): the stages that did work. 0: every stage the call passed.',
+      ),
   })
   .strict()
   .prefault({});

@@ -46,8 +46,11 @@ const fromRecord: TextMapGetter<Record<string, unknown>> = {
   },
 };
 
-/** Subscribes to the pipeline's events; returns the unsubscribe. */
-export function traceCalls(tracer: Tracer): () => void {
+/**
+ * Subscribes to the pipeline's events; returns the unsubscribe. A stage gets a span when its own
+ * time (the stages inside it not counted) is at least `stageSpanMinMs`.
+ */
+export function traceCalls(tracer: Tracer, stageSpanMinMs = 0): () => void {
   const calls = new WeakMap<CallContext, CallTrace>();
 
   const onStart = (message: unknown) => {
@@ -71,9 +74,14 @@ export function traceCalls(tracer: Tracer): () => void {
     const call = calls.get(ctx);
     if (!call) return;
     calls.delete(ctx);
-    // Outermost first, each inside the one before it: the onion as it ran.
+    // Outermost first, each inside the one before it: the onion as it ran. A stage that did next to
+    // nothing itself is left out; the stages inside it go under the nearest one kept.
     let parent = call.context;
-    for (const s of [...call.stages].reverse()) {
+    const stages = call.stages;
+    for (let i = stages.length - 1; i >= 0; i--) {
+      const s = stages[i]!;
+      const own = s.durationMs - (i > 0 ? stages[i - 1]!.durationMs : 0);
+      if (own < stageSpanMinMs) continue;
       const span = tracer.startSpan(
         `stage ${s.name}`,
         {

@@ -50,7 +50,7 @@ export function startTracing(config: TracingConfig, options: TracingOptions): Tr
       }),
     ],
   });
-  const stopCalls = traceCalls(provider.getTracer('switchboard', options.version));
+  const stopCalls = traceCalls(provider.getTracer('switchboard', options.version), config.stageSpanMinMs);
   options.log.info(
     { url: settings.url, serviceName: settings.serviceName, sampleRatio: config.sampleRatio },
     'tracing: exporting spans over OTLP/HTTP',

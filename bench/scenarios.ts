@@ -51,7 +51,7 @@ const CATALOG_TOOLS = CATALOG_BACKENDS * TOOLS_PER_BACKEND;
 
 const ECHO_ARGS = { text: 'hello from the switchboard benchmark' };
 
-function echoCall(client: Client): Call {
+export function echoCall(client: Client): Call {
   return async () => {
     const result = await client.callTool(
       { name: 'echo', arguments: ECHO_ARGS },
@@ -61,7 +61,7 @@ function echoCall(client: Client): Call {
   };
 }
 
-async function echoAnswers(endpoint: Endpoint): Promise<void> {
+export async function echoAnswers(endpoint: Endpoint): Promise<void> {
   const result = await endpoint.client.callTool(
     { name: 'echo', arguments: ECHO_ARGS },
     { timeout: CALL_TIMEOUT_MS },
@@ -73,7 +73,7 @@ async function echoAnswers(endpoint: Endpoint): Promise<void> {
   endpoint.noteChildren();
 }
 
-function echoPlan(sizes: Sizes): Plan {
+export function echoPlan(sizes: Sizes): Plan {
   return { warmup: sizes.warmup, calls: sizes.calls, throughputCalls: sizes.calls, rounds: sizes.rounds };
 }
 
@@ -289,7 +289,7 @@ const catalog: Scenario = {
 };
 
 /** An echo endpoint over the given front, speaking the given era: the echo server, or switchboard. */
-function echoSide(
+export function echoSide(
   name: string,
   label: string,
   front: 'stdio' | 'http',

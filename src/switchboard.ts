@@ -20,6 +20,8 @@ import type { ReloadOutcome } from './gateway/gateway.js';
 import { withPolicyFile } from './config/policy-file.js';
 import { resolve } from 'node:path';
 import { Sandbox } from './sandbox/sandbox.js';
+import type { Tracing } from './tracing/tracing.js';
+import { SERVER_INFO } from './protocol/versions.js';
 
 export interface StartOptions {
   config: Config;
@@ -197,6 +199,12 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     gateway.bridgeEnv = (name, replica) => bridge!.environmentFor(name, replica);
     gateway.bridgeEnded = (name, _replica, env) => bridge!.release(name, env[ENV_TOKEN]);
   }
+  // Tracing subscribes before any call can run; loaded only when on, so off costs nothing.
+  let tracing: Tracing | undefined;
+  if (config.tracing.enabled) {
+    const { startTracing } = await import('./tracing/tracing.js');
+    tracing = startTracing(config.tracing, { log, env: options.env, version: SERVER_INFO.version });
+  }
   // The fronts open while the backends start, without waiting for them: a host is answered at
   // once with what is up (its handshake and lists wait for no backend unless startup.waitMs says
   // so), and hears list_changed as backends come up. One backend hanging in its handshake holds
@@ -217,6 +225,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     if (options.http ?? !options.stdio) {
       http = await serveHttp(gateway, {
         ...config.http,
+        traceHeader: config.tracing.enabled,
         maxMessageBytes: config.limits.maxMessageBytes,
         maxUnreadBytes: config.limits.maxUnreadBytes,
         log,
@@ -227,6 +236,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     await gateway.stop();
     await starting;
     await bridge?.close();
+    await tracing?.stop();
     trust.close();
     state.close();
     throw err;
@@ -303,6 +313,8 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       await http?.close();
       await gateway.stop();
       await bridge?.close();
+      // Last, so the spans of calls cut above are sent too.
+      await tracing?.stop();
       trust.close();
       state.close();
       return { cut: cut.map((c) => c.call) };

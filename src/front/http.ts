@@ -20,6 +20,7 @@ import { readMessage } from './http-body.js';
 import { checkHostAndOrigin } from './http-guard.js';
 import { deleteSession, openStream, postLegacy } from './http-legacy.js';
 import { postModern } from './http-modern.js';
+import { withTraceHeader } from './trace-header.js';
 import { refuse } from './http-refusal.js';
 import { HttpSessions, type SessionLimits } from './http-session.js';
 import { streamCap } from './sse-stream.js';
@@ -46,6 +47,8 @@ export interface HttpFrontOptions {
   sessions?: (SessionLimits & { detachedCallMs?: number | undefined }) | undefined;
   /** What legacy streams keep for resumption (http.streams); default: the schema's defaults. */
   streams?: StreamReplay | undefined;
+  /** Tracing is on: a legacy request's `traceparent` header counts when its `_meta` has none. */
+  traceHeader?: boolean | undefined;
   log: Logger;
 }
 
@@ -119,7 +122,11 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
       res.writeHead(202).end();
       return;
     }
-    return postLegacy(sessions, req, res, posted, caller, options.sessions?.detachedCallMs ?? 60_000);
+    const message =
+      options.traceHeader && c.kind === 'request'
+        ? { ...posted, value: withTraceHeader(posted.value, req.headers) }
+        : posted;
+    return postLegacy(sessions, req, res, message, caller, options.sessions?.detachedCallMs ?? 60_000);
   }
 
   await new Promise<void>((resolve, reject) => {

@@ -1,9 +1,22 @@
 // Onion composition of pipeline stages: each stage runs its request side, awaits next(), then
 // its response side, so the response side unwinds in reverse order by itself.
+import { channel } from 'node:diagnostics_channel';
 import type { CallContext } from '../call/context.js';
 
 export type Next = () => Promise<void>;
 export type Stage = (ctx: CallContext, next: Next) => Promise<void>;
+
+/**
+ * The end of each stage of a call, published only while someone subscribes (traces, metrics):
+ * `durationMs` is from the stage's start to its end, the stages inside it included.
+ */
+export const stageEnd = channel('switchboard:stage:end');
+
+export interface StageEndEvent {
+  ctx: CallContext;
+  stage: string;
+  durationMs: number;
+}
 
 export function compose(stages: readonly Stage[]): (ctx: CallContext) => Promise<void> {
   return (ctx) => {
@@ -14,13 +27,26 @@ export function compose(stages: readonly Stage[]): (ctx: CallContext) => Promise
       const stage = stages[i];
       if (!stage) return Promise.resolve();
       try {
-        return stage(ctx, () => dispatch(i + 1));
+        if (!stageEnd.hasSubscribers) return stage(ctx, () => dispatch(i + 1));
+        return timed(stage, ctx, () => dispatch(i + 1));
       } catch (err) {
         return Promise.reject(err);
       }
     };
     return dispatch(0);
   };
+}
+
+function timed(stage: Stage, ctx: CallContext, next: Next): Promise<void> {
+  const started = performance.now();
+  const ran = stage(ctx, next);
+  const ended = () => {
+    const event: StageEndEvent = { ctx, stage: stage.name, durationMs: performance.now() - started };
+    stageEnd.publish(event);
+  };
+  // Observed, not awaited: the caller still gets `ran` itself, rejection and all.
+  ran.then(ended, ended);
+  return ran;
 }
 
 /**

@@ -194,7 +194,7 @@ const digests = new Map<string, string>();
 const DIGESTS_KEPT = 4096;
 
 /** A digest: the same session reads the same in every record, and the record cannot resume it. */
-function sessionDigest(key: string): string {
+export function sessionDigest(key: string): string {
   let digest = digests.get(key);
   if (digest === undefined) {
     if (digests.size >= DIGESTS_KEPT) digests.clear();

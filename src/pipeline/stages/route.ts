@@ -16,6 +16,7 @@ import type { TaskRoutes } from '../../tasks/task-routes.js';
 import { runsToolCallsAsTasks } from '../../tasks/task-capabilities.js';
 import { methodSpec } from '../../protocol/methods.js';
 import { askCaller } from '../ask-caller.js';
+import { hop } from '../hop.js';
 import { markLookalike, markLookalikeInputs } from '../../trust/approval-lookalike.js';
 
 export interface RouteServices {
@@ -108,8 +109,9 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
       }
       // The one place a backend's answer to a forwarded call becomes the caller's: what the
       // backend got wrong is not reported as the caller's fault.
+      // Each request to the backend is a hop (traces time it and stamp its _meta).
       const call = (p: Params, options: CallOptions) =>
-        backend.call(ctx, ctx.method, p, options).catch((err: unknown) => {
+        hop(ctx, backend, p, (sent) => backend.call(ctx, ctx.method, sent, options)).catch((err: unknown) => {
           throw backendFailure(backend.name, err);
         });
       // A retry after input_required goes to the replica that asked (its state may live there).

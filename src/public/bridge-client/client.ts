@@ -18,7 +18,7 @@ import type {
   WireErrorBody,
 } from '../../jsonrpc/message.js';
 import type { BridgeSession } from './authenticate.js';
-import { chainOf } from './chain.js';
+import { chainOf, traceMeta } from './chain.js';
 import { BridgeConnection, type BridgeConnectOptions } from './connection.js';
 import { AUTH_ID, BRIDGE_ERROR_CODES, CHAIN_META_KEY } from './constants.js';
 import { BridgeError, cancelledError } from './errors.js';
@@ -28,7 +28,7 @@ export interface BridgeRequestOptions {
   signal?: AbortSignal;
   /** Asks for progress (`_meta.progressToken`) and receives each notifications/progress. */
   onProgress?: (progress: ProgressNotificationParams) => void;
-  /** The `_meta` (or params, or request) of the MCP request being served: its call chain is carried on. */
+  /** The `_meta` (or params, or request) of the MCP request being served: its call chain and trace context (`traceparent`, `tracestate`) are carried on. */
   parent?: unknown;
 }
 
@@ -104,11 +104,15 @@ export class BridgeClient {
   ): Promise<T> {
     const { signal, onProgress, parent } = options;
     const chain = chainOf(parent);
-    // A chain the caller put in _meta itself wins: it knows better than we do.
-    const carried = chain !== undefined && !(params?._meta && CHAIN_META_KEY in params._meta);
+    // A chain the caller put in _meta itself wins: it knows better than we do. So does its own
+    // trace context: otherwise the request continues the trace of the one it is made for.
+    const own = params?._meta ?? {};
+    const meta: Record<string, unknown> = {};
+    if (chain !== undefined && !(CHAIN_META_KEY in own)) meta[CHAIN_META_KEY] = chain;
+    if (!('traceparent' in own)) Object.assign(meta, traceMeta(parent));
     return this.engine.outgoing.request(method, params, {
       signal,
-      meta: carried ? { [CHAIN_META_KEY]: chain } : undefined,
+      meta: Object.keys(meta).length ? meta : undefined,
       onProgress: onProgress && ((p) => onProgress(p as unknown as ProgressNotificationParams)),
     }) as Promise<T>;
   }

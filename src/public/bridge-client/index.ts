@@ -10,7 +10,7 @@ export {
 export { BridgeError, type BridgeLocalCode } from './errors.js';
 export type { BridgeSession } from './authenticate.js';
 export { BridgeConnection, type BridgeConnectOptions } from './connection.js';
-export { chainMeta, chainOf } from './chain.js';
+export { chainMeta, chainOf, traceMeta } from './chain.js';
 export {
   BridgeClient,
   connectBridge,

@@ -22,6 +22,7 @@ import {
   StateSection,
   VaultSection,
 } from './sections-schema.js';
+import { MeshSection } from './mesh-schema.js';
 
 export {
   BACKEND_NAME,
@@ -58,6 +59,7 @@ export const Config = z
     startup: StartupSection,
     shutdown: ShutdownSection,
     log: LogSection,
+    mesh: MeshSection,
   })
   .strict();
 

@@ -9,6 +9,7 @@ import { serveStdio, type StdioFront } from './front/stdio.js';
 import { silentLogger, type Logger } from './log.js';
 import type { Readable, Writable } from 'node:stream';
 import { BridgeServer, ENV_TOKEN } from './bridge/server.js';
+import { Mesh } from './mesh/mesh.js';
 import { builtInExtensions } from './extensions/index.js';
 import { openTrust, type Trust } from './trust/trust.js';
 import { defaultStateDbPath, openStateDb, type StateDb } from './state/state-db.js';
@@ -59,6 +60,8 @@ export interface Switchboard {
   readonly failedBackends: { name: string; error: string }[];
   /** The bridge socket's path, when the bridge is on. */
   readonly bridgePath: string | undefined;
+  /** This node in the mesh, when mesh.enabled. */
+  readonly mesh?: Mesh | undefined;
   /** The SQLite file of the audit chain and the pins, when either is on. */
   readonly trustPath: string | undefined;
   /** What stdio backends run in: whether a sandbox could be made, and what it hides. */
@@ -210,9 +213,14 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   // so), and hears list_changed as backends come up. One backend hanging in its handshake holds
   // nobody. The start is under way before a front can take a call, so every call sees it.
   const starting = gateway.start();
+  // Joining the mesh waits for no backend: a server is announced once it is up.
+  const mesh = config.mesh.enabled
+    ? new Mesh(config.mesh, gateway, log.child({ component: 'mesh' }))
+    : undefined;
   let http: HttpFront | undefined;
   let stdio: StdioFront | undefined;
   try {
+    await mesh?.start();
     if (options.stdio) {
       const streams = options.stdio === true ? {} : options.stdio;
       stdio = serveStdio(gateway, {
@@ -233,6 +241,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     }
   } catch (err) {
     stdio?.close('switchboard did not start');
+    await mesh?.stop();
     await gateway.stop();
     await starting;
     await bridge?.close();
@@ -311,6 +320,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       }
       stdio?.close('switchboard stopped');
       await http?.close();
+      await mesh?.stop();
       await gateway.stop();
       await bridge?.close();
       // Last, so the spans of calls cut above are sent too.
@@ -327,6 +337,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     ready,
     failedBackends,
     bridgePath: bridge?.path,
+    mesh,
     trustPath: trust.path,
     sandbox,
     recheckPins: () => gateway.readmit(),

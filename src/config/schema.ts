@@ -23,6 +23,7 @@ import {
   StateSection,
   VaultSection,
 } from './sections-schema.js';
+import { MeshSection } from './mesh-schema.js';
 
 export {
   BACKEND_NAME,
@@ -60,6 +61,7 @@ export const Config = z
     shutdown: ShutdownSection,
     log: LogSection,
     tracing: TracingSection,
+    mesh: MeshSection,
   })
   .strict();
 

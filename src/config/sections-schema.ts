@@ -306,3 +306,4 @@ function isRedactionPattern(source: string): boolean {
     return false;
   }
 }
+export { MeshSection } from './mesh-schema.js';

@@ -65,7 +65,7 @@ export class BackendLifecycle {
   }
 
   /** A backend for one entry of `config`, not started yet. */
-  create(name: string, b: BackendConfig, config: Config): ReplicaSet {
+  create(name: string, b: BackendConfig, config: Config, own?: (replica: number) => Channel): ReplicaSet {
     const { channel, messages } = this.deps;
     const spawned = isStdioBackend(b);
     if (spawned && !channel) this.watchdog ??= Watchdog.start();
@@ -73,7 +73,8 @@ export class BackendLifecycle {
       log: this.deps.log,
       maxMessageBytes: config.limits.maxMessageBytes,
       startupTimeoutMs: config.limits.startupTimeoutMs,
-      channel: channel ? () => channel(name)! : undefined,
+      // A server of another mesh node brings its own channel (src/mesh/).
+      channel: own ?? (channel ? () => channel(name)! : undefined),
       // Only a child switchboard spawns gets a bridge identity minted for it, one per replica.
       env: (replica) => (spawned ? (this.deps.bridgeEnv(name, replica) ?? {}) : {}),
       ended: (replica, env) => this.deps.bridgeEnded(name, replica, env),

@@ -4,7 +4,8 @@ import type { ListenFilter } from '../backends/backend.js';
 import type { ReplicaSet } from '../backends/replica-set.js';
 import { Catalog, type CatalogOptions } from '../catalog/catalog.js';
 import { namespacesOf } from '../catalog/naming.js';
-import { isStdioBackend, type Config } from '../config/schema.js';
+import { isStdioBackend, type BackendConfig, type Config } from '../config/schema.js';
+import { messageOf } from '../jsonrpc/peer.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
@@ -92,6 +93,8 @@ export class Gateway {
   /** The compiled policy: its rules stay as started, servers' bridge.allow follow reloads. */
   private policy: CompiledPolicy;
   private stopping = false;
+  /** Servers other nodes of the mesh serve, by the name they have here (src/mesh/). */
+  private readonly remote = new Map<string, BackendConfig>();
 
   constructor(private readonly options: GatewayOptions) {
     const { config, log } = options;
@@ -319,6 +322,55 @@ export class Gateway {
    */
   reload(plan: ReloadPlan): Promise<ReloadOutcome> {
     return this.reloader.apply(plan);
+  }
+
+  /**
+   * A server another node of the mesh serves joins as a backend whose channel crosses the mesh
+   * (src/mesh/): resolve, policy, approval, audit and redaction treat it as any other backend.
+   */
+  async addRemote(
+    name: string,
+    b: BackendConfig,
+    channel: () => Channel,
+    wrap: (set: ReplicaSet) => ReplicaSet,
+  ): Promise<ReplicaSet> {
+    this.remote.set(name, b);
+    this.renamespace();
+    const set = wrap(this.lifecycle.create(name, b, this.current, channel));
+    this.backends.set(name, set);
+    try {
+      await set.start();
+      this.lifecycle.adopted(set);
+    } catch (err) {
+      this.lifecycle.retry(set, messageOf(err));
+    }
+    return set;
+  }
+
+  /** No node of the mesh serves it any more: its names leave the catalog. */
+  async removeRemote(name: string): Promise<void> {
+    const set = this.backends.get(name);
+    if (!this.remote.delete(name) || !set) return;
+    this.backends.delete(name);
+    this.lifecycle.forget(name);
+    for (const kind of this.catalog.removeBackend(name)) this.fanOut.listChanged(kind);
+    this.renamespace();
+    await set.stop();
+  }
+
+  /** Whether a backend is another node's server. */
+  isRemote(name: string): boolean {
+    return this.remote.has(name);
+  }
+
+  private renamespace(): void {
+    const servers = { ...this.current.servers, ...Object.fromEntries(this.remote) };
+    const changed = this.catalog.reconfigure({
+      namespaces: namespacesOf({ ...this.current, servers }),
+      collisions: this.current.namespacing.collisions,
+      priorities: new Map(Object.entries(servers).map(([n, b]) => [n, b.priority])),
+    });
+    for (const kind of changed) this.fanOut.listChanged(kind);
   }
 
   /** The swap's first step: `next` runs from now on, with the settings that follow it live. */

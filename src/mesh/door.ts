@@ -1,0 +1,189 @@
+// The target node's side: a door like the bridge, whose callers are other nodes' callers. Each
+// message's assertion is verified (a refusal is still a call through the pipeline, so it is
+// audited), the caller is named `<kind>:<id>@<node>` to this node's policy, and the request runs
+// through this node's own pipeline, addressed to one of its own servers by its exposed names.
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Caller } from '../call/context.js';
+import { muteReply } from '../call/mute-reply.js';
+import { newCall } from '../call/new-call.js';
+import type { Catalog, Item } from '../catalog/catalog.js';
+import { WIRE, WireError } from '../errors/errors.js';
+import type { Gateway } from '../gateway/gateway.js';
+import type { JsonRpcMessage, JsonRpcRequest, Params, RequestId, Result } from '../jsonrpc/message.js';
+import type { Logger } from '../log.js';
+import { remoteCaller, type AssertionVerifier } from './assertion.js';
+import type { Envelope, Subjects } from './subjects.js';
+
+export interface DoorOptions {
+  nc: NatsConnection;
+  subjects: Subjects;
+  self: string;
+  gateway: Gateway;
+  verifier: AssertionVerifier;
+  /** Whether a server is this node's own (not one another node serves through it). */
+  isLocal(server: string): boolean;
+  log: Logger;
+}
+
+const LISTS: Record<string, { key: string; kind: 'tools' | 'prompts' | 'resources' | 'templates' }> = {
+  'tools/list': { key: 'tools', kind: 'tools' },
+  'prompts/list': { key: 'prompts', kind: 'prompts' },
+  'resources/list': { key: 'resources', kind: 'resources' },
+  'resources/templates/list': { key: 'resourceTemplates', kind: 'templates' },
+};
+
+export class MeshDoor {
+  private sub: Subscription | undefined;
+  /** Requests under way, by sender inbox and id: what a cancellation names. */
+  private readonly running = new Map<string, AbortController>();
+
+  constructor(private readonly o: DoorOptions) {}
+
+  start(): void {
+    this.sub = this.o.nc.subscribe(this.o.subjects.rpc(this.o.self), {
+      callback: (err, msg) => {
+        if (err) return;
+        let envelope: Envelope;
+        let message: JsonRpcMessage;
+        try {
+          envelope = msg.json<Envelope>();
+          message = JSON.parse(envelope.msg) as JsonRpcMessage;
+        } catch {
+          return void this.o.log.warn('mesh message that is not JSON dropped');
+        }
+        if (typeof envelope.inbox !== 'string' || typeof envelope.from !== 'string') return;
+        void this.receive(envelope, message).catch((e: unknown) =>
+          this.o.log.error({ err: (e as Error).message, from: envelope.from }, 'mesh message failed'),
+        );
+      },
+    });
+  }
+
+  stop(): void {
+    this.sub?.unsubscribe();
+    for (const ac of this.running.values()) ac.abort(new WireError(WIRE.REQUEST_CANCELLED, 'node leaving'));
+  }
+
+  private async receive(e: Envelope, message: JsonRpcMessage): Promise<void> {
+    const verdict = await this.o.verifier.verify(e.from, e.jws, e.msg);
+    const isRequest = 'method' in message && 'id' in message;
+    if (!verdict.ok) {
+      this.o.log.warn({ from: e.from, why: verdict.why }, 'mesh caller assertion refused');
+      if (isRequest) await this.refuse(e, message as JsonRpcRequest, verdict.why);
+      return;
+    }
+    const caller = remoteCaller(verdict.claims.sub, e.from);
+    if (!caller) {
+      if (isRequest) await this.refuse(e, message as JsonRpcRequest, `unusable caller ${verdict.claims.sub}`);
+      return;
+    }
+    if (!('method' in message)) return;
+    if (message.method === 'notifications/cancelled') {
+      const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+      this.running.get(`${e.inbox} ${String(id)}`)?.abort(new WireError(WIRE.REQUEST_CANCELLED, 'cancelled'));
+      return;
+    }
+    if (!isRequest) return;
+    await this.serve(e, message as JsonRpcRequest, caller);
+  }
+
+  /** A refused assertion: a call through the pipeline that the protocol stage refuses (audited). */
+  private async refuse(e: Envelope, req: JsonRpcRequest, why: string): Promise<void> {
+    const error = new WireError(WIRE.AUTH_FAILED, `mesh caller assertion refused: ${why}`);
+    const ctx = newCall({
+      caller: { kind: 'host', id: `unverified@${e.from}` },
+      method: req.method,
+      requestId: req.id,
+      params: req.params ?? {},
+      reply: muteReply({ sessionKey: `mesh:${e.from}`, era: 'modern' }),
+      refusal: error,
+    });
+    await this.o.gateway.run(ctx).catch(() => {});
+    this.send(e.inbox, { jsonrpc: '2.0', id: req.id, error: { code: error.code, message: error.message } });
+  }
+
+  private async serve(e: Envelope, req: JsonRpcRequest, caller: Caller): Promise<void> {
+    const catalog = this.o.gateway.catalog;
+    if (!this.o.isLocal(e.server)) {
+      const message = `node ${this.o.self} serves no server ${e.server}`;
+      return this.send(e.inbox, {
+        jsonrpc: '2.0',
+        id: req.id,
+        error: { code: WIRE.BACKEND_UNAVAILABLE, message },
+      });
+    }
+    const key = `${e.inbox} ${String(req.id)}`;
+    const ac = new AbortController();
+    this.running.set(key, ac);
+    try {
+      const params = exposedParams(catalog, e.server, req.method, req.params ?? {});
+      const answer = await this.o.gateway.modern.serve({ ...req, params }, caller, {
+        notify: (n) => this.send(e.inbox, n),
+        signal: ac.signal,
+      });
+      if (!answer) return;
+      const out = answer.message;
+      const list = LISTS[req.method];
+      if (list && 'result' in out) out.result = ownList(catalog, e.server, list, out.result);
+      this.send(e.inbox, out);
+    } finally {
+      this.running.delete(key);
+    }
+  }
+
+  private send(inbox: string, message: JsonRpcMessage): void {
+    try {
+      this.o.nc.publish(inbox, JSON.stringify(message));
+    } catch (err) {
+      this.o.log.warn({ err: (err as Error).message }, 'mesh answer could not be sent');
+    }
+  }
+}
+
+/** The server's own names and URIs, as the entry node sent them, made this node's exposed ones. */
+function exposedParams(catalog: Catalog, server: string, method: string, params: Params): Params {
+  if (method === 'tools/call' || method === 'prompts/get') {
+    const kind = method === 'tools/call' ? 'tools' : 'prompts';
+    const items = catalog.list(kind)[kind] as Item[];
+    const own = String(params.name);
+    const item = items.find((i) => {
+      const t = catalog.ownerOf(i);
+      return t?.backend === server && t.name === own;
+    });
+    // A name the server does not list stays as sent: resolve refuses it like any unknown name.
+    return item ? { ...params, name: item.name } : { ...params, name: `${server}/${own}` };
+  }
+  if (typeof params.uri === 'string' && method.startsWith('resources/'))
+    return { ...params, uri: catalog.exposeUri(server, params.uri) };
+  return params;
+}
+
+/** A list as this node's policy let the caller see it, cut to the one server, in its own names. */
+function ownList(
+  catalog: Catalog,
+  server: string,
+  list: { key: string; kind: 'tools' | 'prompts' | 'resources' | 'templates' },
+  result: Result,
+): Result {
+  const items = (result[list.key] as Item[] | undefined) ?? [];
+  const ns = catalog.namespaces.get(server);
+  const out: Item[] = [];
+  for (const item of items) {
+    if (list.kind === 'tools' || list.kind === 'prompts') {
+      const t = catalog.resolve(list.kind, String(item.name));
+      if (t?.backend === server) out.push({ ...item, name: t.name });
+    } else if (list.kind === 'resources') {
+      const t = catalog.resolveUri(String(item.uri));
+      if (t && 'backend' in t && t.backend === server) out.push({ ...item, uri: t.name });
+    } else {
+      const template = String(item.uriTemplate);
+      const owner = catalog.ownerOf(item);
+      const prefix = ns?.prefixed ? `${ns.uriPrefix}+` : undefined;
+      if (owner?.backend === server) out.push({ ...item, uriTemplate: owner.name });
+      else if (prefix && template.startsWith(prefix))
+        out.push({ ...item, uriTemplate: template.slice(prefix.length) });
+    }
+  }
+  const { nextCursor: _cut, ...rest } = result;
+  return { ...rest, [list.key]: out };
+}

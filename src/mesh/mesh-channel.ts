@@ -1,0 +1,166 @@
+// The entry node's side of a mesh server: a Channel (what a backend connection talks over) whose
+// requests go, signed, to one live node serving the server, and whose answers come back on an
+// inbox. A node that goes down fails the calls it held at once, naming it; nothing is sent twice.
+import { randomUUID } from 'node:crypto';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Channel } from '../jsonrpc/channel.js';
+import type { JsonRpcMessage, RequestId } from '../jsonrpc/message.js';
+import { WIRE } from '../errors/errors.js';
+import { META } from '../protocol/versions.js';
+import type { Logger } from '../log.js';
+import type { AssertionSigner } from './assertion.js';
+import { currentCall } from './current-call.js';
+import type { Envelope, Subjects } from './subjects.js';
+
+/** What switchboard's own requests (catalog, discover) are asserted as: `host:switchboard@<node>` there. */
+const SELF = { kind: 'host', id: 'switchboard' } as const;
+
+export interface MeshChannelOptions {
+  nc: NatsConnection;
+  subjects: Subjects;
+  /** This node. */
+  self: string;
+  /** The server's name on the nodes that serve it. */
+  server: string;
+  /** The live nodes serving it now. */
+  nodes(): string[];
+  signer: AssertionSigner | undefined;
+  log: Logger;
+  /** Told when the channel closes. */
+  closed?: () => void;
+}
+
+export class MeshChannel implements Channel {
+  onmessage?: ((message: unknown) => void) | undefined;
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  closeReason: string | undefined;
+  private sub: Subscription | undefined;
+  private readonly inbox: string;
+  /** Requests sent and not answered, by id: the node that has each. */
+  private readonly pending = new Map<RequestId, string>();
+  /** subscriptions/listen requests, answered here (list changes come from announcements). */
+  private readonly listening = new Set<RequestId>();
+  private turn = 0;
+
+  constructor(private readonly o: MeshChannelOptions) {
+    this.inbox = o.subjects.inbox(o.self, randomUUID());
+  }
+
+  async start(): Promise<void> {
+    this.sub = this.o.nc.subscribe(this.inbox, {
+      callback: (err, msg) => {
+        if (err) return;
+        try {
+          const m = msg.json<JsonRpcMessage>();
+          if ('id' in m && !('method' in m)) this.pending.delete(m.id as RequestId);
+          this.onmessage?.(m);
+        } catch {
+          this.o.log.warn({ server: this.o.server }, 'mesh answer that is not JSON dropped');
+        }
+      },
+    });
+  }
+
+  async send(message: JsonRpcMessage): Promise<void> {
+    if ('method' in message && message.method === 'notifications/cancelled') {
+      const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+      if (id !== undefined && this.listening.delete(id)) return;
+      const node = id === undefined ? undefined : this.pending.get(id);
+      if (node) await this.publish(node, message, undefined);
+      return;
+    }
+    if (!('method' in message) || !('id' in message)) return; // answers: the mesh asks nothing (modern era)
+    const id = message.id as RequestId;
+    if (message.method === 'subscriptions/listen') return this.listen(id, message.params);
+    const node = this.pick();
+    if (!node) return this.fail(id, `no node of the mesh serving ${this.o.server} is reachable`);
+    this.pending.set(id, node);
+    const ctx = currentCall.getStore();
+    try {
+      await this.publish(node, message, ctx ? { caller: ctx.caller, call: ctx.callId } : undefined);
+    } catch (err) {
+      this.pending.delete(id);
+      this.fail(id, `mesh node ${node} could not be sent the call: ${(err as Error).message}`);
+    }
+  }
+
+  /** Nodes went down: what they held fails now, naming them (its outcome there is unknown). */
+  nodesDown(alive: (node: string) => boolean): void {
+    for (const [id, node] of this.pending) {
+      if (alive(node)) continue;
+      this.pending.delete(id);
+      // At once, not queued: the server may be taken out of the gateway right after this.
+      this.answerError(
+        id,
+        `mesh node ${node} is unreachable (it stopped answering); the call's outcome there is unknown`,
+      );
+    }
+  }
+
+  /** The server's lists on the mesh changed: the backend connection refreshes them. */
+  listChanged(): void {
+    for (const method of ['tools', 'prompts', 'resources'])
+      this.onmessage?.({ jsonrpc: '2.0', method: `notifications/${method}/list_changed` });
+  }
+
+  async close(): Promise<void> {
+    this.sub?.unsubscribe();
+    for (const id of [...this.pending.keys()]) this.answerError(id, 'the mesh server was removed');
+    this.pending.clear();
+    this.listening.clear();
+    this.o.closed?.();
+    this.onclose?.();
+  }
+
+  /** The live node with the fewest calls of ours in flight; ties go round-robin. */
+  private pick(): string | undefined {
+    const nodes = this.o.nodes();
+    if (nodes.length === 0) return undefined;
+    const load = new Map(nodes.map((n) => [n, 0]));
+    for (const n of this.pending.values()) if (load.has(n)) load.set(n, load.get(n)! + 1);
+    const least = Math.min(...load.values());
+    const ties = nodes.filter((n) => load.get(n) === least);
+    return ties[this.turn++ % ties.length];
+  }
+
+  private async publish(
+    node: string,
+    message: JsonRpcMessage,
+    call: { caller: { kind: string; id: string }; call: string } | undefined,
+  ): Promise<void> {
+    const msg = JSON.stringify(message);
+    const caller = (call?.caller ?? SELF) as Parameters<AssertionSigner['sign']>[0];
+    const jws = await this.o.signer?.sign(caller, call?.call ?? 'mesh', node, msg);
+    const envelope: Envelope = { from: this.o.self, server: this.o.server, inbox: this.inbox, jws, msg };
+    this.o.nc.publish(this.o.subjects.rpc(node), JSON.stringify(envelope));
+  }
+
+  /** Acknowledges a listen stream as asked: announcements stand in for the nodes' own. */
+  private listen(id: RequestId, params: unknown): void {
+    this.listening.add(id);
+    const p = (params ?? {}) as { notifications?: Record<string, unknown> };
+    const filter = p.notifications ?? {};
+    const honoured = {
+      toolsListChanged: filter.toolsListChanged === true,
+      promptsListChanged: filter.promptsListChanged === true,
+      resourcesListChanged: filter.resourcesListChanged === true,
+    };
+    queueMicrotask(() =>
+      this.onmessage?.({
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: { notifications: honoured, _meta: { [META.subscriptionId]: id } },
+      }),
+    );
+  }
+
+  /** Fails a request from inside send(): answered once send has returned, as a peer expects. */
+  private fail(id: RequestId, message: string): void {
+    queueMicrotask(() => this.answerError(id, message));
+  }
+
+  private answerError(id: RequestId, message: string): void {
+    this.onmessage?.({ jsonrpc: '2.0', id, error: { code: WIRE.BACKEND_UNAVAILABLE, message } });
+  }
+}

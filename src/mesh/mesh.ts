@@ -1,0 +1,234 @@
+// This node in the mesh: its NATS connection, its heartbeat (which announces its servers), the
+// door other nodes' calls come in by, and the other nodes' servers brought into the gateway as
+// backends whose channel crosses the mesh. Naming: a remote server keeps its name, unless this
+// node has a server of that name: then each node's copy is `<node>.<server>` (docs/mesh.md).
+import { createHash, type KeyObject } from 'node:crypto';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { ReplicaSet } from '../backends/replica-set.js';
+import type { MeshConfig } from '../config/mesh-schema.js';
+import { HttpBackend } from '../config/schema.js';
+import type { Gateway } from '../gateway/gateway.js';
+import type { Logger } from '../log.js';
+import { AssertionSigner, AssertionVerifier, privateKeyOf, publicKeyOf } from './assertion.js';
+import { connectMesh } from './connect.js';
+import { carryingCaller } from './current-call.js';
+import { MeshDoor } from './door.js';
+import { MeshChannel } from './mesh-channel.js';
+import { Membership } from './membership.js';
+import { subjectsOf, type Announcement, type Subjects } from './subjects.js';
+
+/** A server of other nodes as this node exposes it. */
+interface Remote {
+  server: string;
+  /** A node-qualified name is served by that node alone; a plain name by every node that has it. */
+  only: string | undefined;
+  digest: string;
+  /** Its channels: one per connection the gateway opens to it (an extra instance opens its own). */
+  channels: Set<MeshChannel>;
+}
+
+export class Mesh {
+  readonly subjects: Subjects;
+  private nc: NatsConnection | undefined;
+  private readonly membership: Membership;
+  private door: MeshDoor | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private readonly remotes = new Map<string, Remote>();
+  private readonly signer: AssertionSigner | undefined;
+  private readonly verifier: AssertionVerifier;
+  /** Membership changes are applied one at a time, in order. */
+  private applying: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly config: MeshConfig,
+    private readonly gateway: Gateway,
+    private readonly log: Logger,
+  ) {
+    this.subjects = subjectsOf(config.name);
+    this.membership = new Membership(config.node, config.heartbeatMs);
+    this.signer = config.key
+      ? new AssertionSigner(config.node, privateKeyOf(config.key), config.assertionTtlSeconds)
+      : undefined;
+    const trusted = new Map<string, KeyObject>(
+      Object.entries(config.trust).map(([node, key]) => [node, publicKeyOf(key)]),
+    );
+    this.verifier = new AssertionVerifier(config.node, trusted);
+  }
+
+  private readonly alive = (node: string): boolean => this.membership.alive(node);
+
+  get node(): string {
+    return this.config.node;
+  }
+
+  async start(): Promise<void> {
+    const nc = await connectMesh(this.config);
+    this.nc = nc;
+    const s = this.subjects;
+    this.door = new MeshDoor({
+      nc,
+      subjects: s,
+      self: this.config.node,
+      gateway: this.gateway,
+      verifier: this.verifier,
+      isLocal: (server) => !this.gateway.isRemote(server) && this.gateway.backends.has(server),
+      log: this.log,
+    });
+    this.door.start();
+    nc.subscribe(s.heartbeats, {
+      callback: (err, msg) => {
+        if (err) return;
+        try {
+          this.membership.heard(msg.json<Announcement>());
+        } catch {
+          /* not an announcement */
+        }
+      },
+    });
+    nc.subscribe(s.byes, {
+      callback: (err, msg) => {
+        if (!err) this.membership.left(msg.subject.split('.').pop()!);
+      },
+    });
+    this.membership.onChange((change) => {
+      if (change.down.length)
+        for (const r of this.remotes.values()) for (const ch of r.channels) ch.nodesDown(this.alive);
+      this.applying = this.applying
+        .then(() => this.apply())
+        .catch((e: unknown) => {
+          this.log.error({ err: (e as Error).message }, 'mesh catalog update failed');
+        });
+    });
+    this.membership.start();
+    void this.watchStatus(nc);
+    this.announce();
+    this.heartbeat = setInterval(() => this.announce(), this.config.heartbeatMs);
+    this.heartbeat.unref();
+    this.log.info({ node: this.config.node, mesh: this.config.name }, 'joined the mesh');
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.heartbeat);
+    this.membership.stop();
+    this.door?.stop();
+    const nc = this.nc;
+    if (!nc) return;
+    try {
+      nc.publish(this.subjects.bye(this.config.node), '');
+      await nc.flush();
+    } catch {
+      /* leaving anyway */
+    }
+    await this.applying;
+    for (const name of [...this.remotes.keys()]) await this.gateway.removeRemote(name);
+    this.remotes.clear();
+    await nc.close();
+  }
+
+  /** What this node serves: its own servers, each with a digest of what it lists. */
+  private announcement(): Announcement {
+    const servers: Record<string, string> = {};
+    for (const [name, b] of this.gateway.backends) {
+      if (this.gateway.isRemote(name) || b.state !== 'ready') continue;
+      const lists = this.gateway.catalog.servedBy(name);
+      servers[name] = createHash('sha256').update(JSON.stringify(lists)).digest('base64url').slice(0, 16);
+    }
+    return { node: this.config.node, servers };
+  }
+
+  private announce(): void {
+    if (this.stopped || !this.nc || this.nc.isClosed()) return;
+    try {
+      this.nc.publish(this.subjects.heartbeat(this.config.node), JSON.stringify(this.announcement()));
+    } catch {
+      /* disconnected: the client buffers or drops; the next beat tries again */
+    }
+  }
+
+  /** Logs the connection's changes; while NATS is away other nodes fall silent and go down here. */
+  private async watchStatus(nc: NatsConnection): Promise<void> {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect' || s.type === 'reconnect')
+        this.log.warn({ status: s.type, node: this.config.node }, 'mesh connection');
+      if (s.type === 'reconnect') this.announce();
+    }
+  }
+
+  /** The remote servers by the name they get here, and the nodes serving each. */
+  private wanted(): Map<string, { server: string; only: string | undefined; digest: string }> {
+    const out = new Map<string, { server: string; only: string | undefined; digest: string }>();
+    const local = (name: string) =>
+      !this.gateway.isRemote(name) && this.gateway.config.servers[name] !== undefined;
+    for (const state of this.membership.live.values()) {
+      for (const [server, digest] of Object.entries(state.servers)) {
+        if (local(server)) {
+          out.set(`${state.node}.${server}`, { server, only: state.node, digest });
+        } else {
+          const seen = out.get(server);
+          out.set(server, { server, only: undefined, digest: (seen?.digest ?? '') + digest });
+        }
+      }
+    }
+    return out;
+  }
+
+  private nodesFor(name: string): string[] {
+    const r = this.remotes.get(name);
+    if (!r) return [];
+    if (r.only) return this.membership.alive(r.only) ? [r.only] : [];
+    return [...this.membership.live.values()].filter((n) => r.server in n.servers).map((n) => n.node);
+  }
+
+  /** Brings the gateway's remote servers in line with what the live nodes announce. */
+  private async apply(): Promise<void> {
+    // A turn first, so the calls a lost node held have failed with its name before its servers go.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (this.stopped || !this.nc) return;
+    const wanted = this.wanted();
+    for (const name of [...this.remotes.keys()]) {
+      if (wanted.has(name)) continue;
+      for (const ch of this.remotes.get(name)?.channels ?? []) ch.nodesDown(this.alive);
+      this.remotes.delete(name);
+      await this.gateway.removeRemote(name);
+    }
+    for (const [name, w] of wanted) {
+      const have = this.remotes.get(name);
+      if (have) {
+        if (have.digest !== w.digest) {
+          have.digest = w.digest;
+          for (const ch of have.channels) ch.listChanged();
+        }
+        continue;
+      }
+      const remote: Remote = { ...w, channels: new Set() };
+      this.remotes.set(name, remote);
+      const config = HttpBackend.parse({
+        url: `http://mesh.invalid/${encodeURIComponent(name)}`,
+        era: 'modern',
+      });
+      const nc = this.nc;
+      await this.gateway.addRemote(
+        name,
+        config,
+        () => {
+          const channel: MeshChannel = new MeshChannel({
+            nc,
+            subjects: this.subjects,
+            self: this.config.node,
+            server: w.server,
+            nodes: () => this.nodesFor(name),
+            signer: this.signer,
+            log: this.log,
+            closed: () => remote.channels.delete(channel),
+          });
+          remote.channels.add(channel);
+          return channel;
+        },
+        (set: ReplicaSet) => carryingCaller(set),
+      );
+      this.log.info({ name, server: w.server, node: w.only }, 'mesh server joined the catalog');
+    }
+  }
+}

@@ -1,0 +1,44 @@
+// The NATS subjects of one mesh, all under its name: heartbeats (with each node's server
+// announcement), leaving, messages to one node, and the inboxes answers come back to.
+export interface Subjects {
+  heartbeat(node: string): string;
+  /** Every node's heartbeats. */
+  heartbeats: string;
+  bye(node: string): string;
+  byes: string;
+  /** Messages for one node's door. */
+  rpc(node: string): string;
+  /** A fresh inbox of this node's, for the answers to one channel. */
+  inbox(node: string, id: string): string;
+}
+
+export function subjectsOf(mesh: string): Subjects {
+  return {
+    heartbeat: (node) => `${mesh}.hb.${node}`,
+    heartbeats: `${mesh}.hb.*`,
+    bye: (node) => `${mesh}.bye.${node}`,
+    byes: `${mesh}.bye.*`,
+    rpc: (node) => `${mesh}.rpc.${node}`,
+    inbox: (node, id) => `${mesh}.inbox.${node}.${id}`,
+  };
+}
+
+/** What a node says with every heartbeat: its servers, each with a digest of its catalog. */
+export interface Announcement {
+  node: string;
+  servers: Record<string, string>;
+}
+
+/** A message to a node's door. */
+export interface Envelope {
+  /** The sending node. */
+  from: string;
+  /** The server of the target node the message is for. */
+  server: string;
+  /** Where answers and notifications go. */
+  inbox: string;
+  /** The caller assertion (compact JWS). */
+  jws?: string | undefined;
+  /** The JSON-RPC message, as the text the assertion's digest covers. */
+  msg: string;
+}

@@ -1,0 +1,79 @@
+// Attacks on the mesh's caller assertions: a node can vouch only for messages it sends, to the
+// node it sends them to, once, and only if the receiving node trusts its key.
+import assert from 'node:assert/strict';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { CompactSign } from 'jose';
+import { AssertionSigner, AssertionVerifier, digestOf, remoteCaller } from '../../src/mesh/assertion.js';
+import { nodeKeys } from '../support/nats.js';
+
+const a = nodeKeys();
+const evil = nodeKeys();
+const HOST = { kind: 'host', id: 'stdio' } as const;
+const MSG = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x' } });
+
+function verifierOnB() {
+  return new AssertionVerifier('b', new Map([['a', createPublicKey(a.publicKey)]]));
+}
+const signerOnA = new AssertionSigner('a', createPrivateKey(a.privateKey), 30);
+
+describe('mesh caller assertions', () => {
+  it('accepts what a trusted node signed for this node and this message, once', async () => {
+    const v = verifierOnB();
+    const jws = await signerOnA.sign(HOST, 'call-1', 'b', MSG);
+    const verdict = await v.verify('a', jws, MSG);
+    assert.ok(verdict.ok);
+    assert.deepEqual(remoteCaller(verdict.claims.sub, 'a'), { kind: 'host', id: 'stdio@a' });
+    assert.deepEqual(await v.verify('a', jws, MSG), { ok: false, why: 'assertion replayed' });
+  });
+
+  it('refuses a node without a trusted key', async () => {
+    const signer = new AssertionSigner('x', createPrivateKey(evil.privateKey), 30);
+    const verdict = await verifierOnB().verify('x', await signer.sign(HOST, 'c', 'b', MSG), MSG);
+    assert.match((verdict as { why: string }).why, /node x is not trusted/);
+  });
+
+  it('refuses an assertion forged with another key in a trusted node’s name', async () => {
+    const forger = new AssertionSigner('a', createPrivateKey(evil.privateKey), 30);
+    const verdict = await verifierOnB().verify('a', await forger.sign(HOST, 'c', 'b', MSG), MSG);
+    assert.match((verdict as { why: string }).why, /does not verify/);
+  });
+
+  it('refuses an assertion made for another node', async () => {
+    const verdict = await verifierOnB().verify('a', await signerOnA.sign(HOST, 'c', 'c', MSG), MSG);
+    assert.match((verdict as { why: string }).why, /is for node c/);
+  });
+
+  it('refuses an assertion moved onto another message', async () => {
+    const other = MSG.replace('"x"', '"delete_everything"');
+    const verdict = await verifierOnB().verify('a', await signerOnA.sign(HOST, 'c', 'b', MSG), other);
+    assert.match((verdict as { why: string }).why, /another message/);
+  });
+
+  it('refuses an expired assertion and one sent without any', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const claims = {
+      iss: 'a',
+      aud: 'b',
+      sub: 'host:stdio',
+      call: 'c',
+      jti: 'j',
+      msg: digestOf(MSG),
+      iat: now - 100,
+      exp: now - 60,
+    };
+    const jws = await new CompactSign(new TextEncoder().encode(JSON.stringify(claims)))
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'switchboard-mesh+jws' })
+      .sign(createPrivateKey(a.privateKey));
+    assert.match(((await verifierOnB().verify('a', jws, MSG)) as { why: string }).why, /expired/);
+    assert.match(
+      ((await verifierOnB().verify('a', undefined, MSG)) as { why: string }).why,
+      /no caller assertion/,
+    );
+  });
+
+  it('refuses a caller that already names a node (a node cannot relay another node’s caller)', () => {
+    assert.equal(remoteCaller('host:stdio@c', 'a'), undefined);
+    assert.equal(remoteCaller('admin', 'a'), undefined);
+  });
+});

@@ -1,0 +1,58 @@
+// A real nats-server for mesh tests, on a free port; skipped with a clear message when absent.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { createServer } from 'node:net';
+
+export const NATS_BIN = spawnSync('sh', ['-c', 'command -v nats-server']).stdout.toString().trim();
+export const NO_NATS = NATS_BIN ? false : 'nats-server is not on PATH (Debian: apt-get install nats-server)';
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface Nats {
+  url: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/** Starts nats-server on a free port; `stop` and `start` again keep the port (a restart). */
+export async function startNats(): Promise<Nats> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn(NATS_BIN, ['-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const c = child;
+    await new Promise<void>((resolve, reject) => {
+      let text = '';
+      c.stderr!.on('data', (d: Buffer) => {
+        text += d.toString();
+        if (text.includes('Server is ready')) resolve();
+      });
+      c.once('exit', (code) => reject(new Error(`nats-server exited (${code}): ${text}`)));
+    });
+  };
+  const stop = async () => {
+    const c = child;
+    if (!c || c.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      c.once('exit', () => resolve());
+      c.kill('SIGKILL');
+    });
+  };
+  await start();
+  return { url: `nats://127.0.0.1:${port}`, stop, start };
+}
+
+/** An Ed25519 key pair as PEM: a node's signing key and the public key other nodes trust. */
+export function nodeKeys(): { privateKey: string; publicKey: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return {
+    privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  };
+}

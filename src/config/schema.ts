@@ -7,6 +7,7 @@ import { Policy } from './policy-schema.js';
 import { BACKEND_NAME, Backend } from './backend-schema.js';
 import { HttpFront } from './http-schema.js';
 import { SandboxSection } from './sandbox-schema.js';
+import { AdminSection } from './admin-schema.js';
 import {
   AuditSection,
   CatalogSection,
@@ -58,6 +59,7 @@ export const Config = z
     startup: StartupSection,
     shutdown: ShutdownSection,
     log: LogSection,
+    admin: AdminSection,
   })
   .strict();
 

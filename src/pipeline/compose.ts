@@ -1,6 +1,21 @@
 // Onion composition of pipeline stages: each stage runs its request side, awaits next(), then
 // its response side, so the response side unwinds in reverse order by itself.
+import { channel } from 'node:diagnostics_channel';
 import type { CallContext } from '../call/context.js';
+
+/**
+ * Each stage's end, for metrics and traces: `{ ctx, stage, durationMs }`, where durationMs covers
+ * the stage and every stage inside it (onion: its request side, next(), its response side).
+ * Published only while someone subscribes, so an unobserved pipeline pays one boolean per stage.
+ */
+export const stageEnd = channel('switchboard:stage:end');
+
+export interface StageEndEvent {
+  ctx: CallContext;
+  /** The stage's function name (observe, audit, protocol, admission, …, route). */
+  stage: string;
+  durationMs: number;
+}
 
 export type Next = () => Promise<void>;
 export type Stage = (ctx: CallContext, next: Next) => Promise<void>;
@@ -14,6 +29,7 @@ export function compose(stages: readonly Stage[]): (ctx: CallContext) => Promise
       const stage = stages[i];
       if (!stage) return Promise.resolve();
       try {
+        if (stageEnd.hasSubscribers) return timed(stage, ctx, () => dispatch(i + 1));
         return stage(ctx, () => dispatch(i + 1));
       } catch (err) {
         return Promise.reject(err);
@@ -21,6 +37,16 @@ export function compose(stages: readonly Stage[]): (ctx: CallContext) => Promise
     };
     return dispatch(0);
   };
+}
+
+async function timed(stage: Stage, ctx: CallContext, next: Next): Promise<void> {
+  const started = performance.now();
+  try {
+    await stage(ctx, next);
+  } finally {
+    const event: StageEndEvent = { ctx, stage: stage.name || 'anonymous', durationMs: performance.now() - started };
+    stageEnd.publish(event);
+  }
 }
 
 /**

@@ -20,6 +20,7 @@ import type { ReloadOutcome } from './gateway/gateway.js';
 import { withPolicyFile } from './config/policy-file.js';
 import { resolve } from 'node:path';
 import { Sandbox } from './sandbox/sandbox.js';
+import { startAdmin, type Admin } from './admin/admin.js';
 
 export interface StartOptions {
   config: Config;
@@ -40,6 +41,11 @@ export interface StartOptions {
    * wait, and awaits `ready` to report.
    */
   awaitBackends?: boolean;
+  /**
+   * Start the admin listener and metrics when config.admin.enabled says so (default false here, so
+   * embedders and tests opt in; `switchboard up` passes true).
+   */
+  admin?: boolean;
 }
 
 export interface Switchboard {
@@ -61,6 +67,8 @@ export interface Switchboard {
   readonly trustPath: string | undefined;
   /** What stdio backends run in: whether a sandbox could be made, and what it hides. */
   readonly sandbox: Sandbox;
+  /** The admin listener, metrics and recent calls, when started (StartOptions.admin). */
+  readonly admin: Admin | undefined;
   /** Re-reads tool pins now (e.g. on SIGHUP) rather than at the next poll. */
   recheckPins(): void;
   /** Writes the audit records still waiting for their batch (they are written within ms anyway). */
@@ -197,6 +205,21 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     gateway.bridgeEnv = (name, replica) => bridge!.environmentFor(name, replica);
     gateway.bridgeEnded = (name, _replica, env) => bridge!.release(name, env[ENV_TOKEN]);
   }
+  // Before the backends start: /readyz answers 503 while they do, and the admin token's directory
+  // exists before any sandbox is laid out, so it is hidden from every backend.
+  const admin =
+    options.admin && config.admin.enabled
+      ? await startAdmin(config.admin, {
+          gateway,
+          log,
+          approvals: trust.approvals,
+          pins: trust.pins,
+          audit: trust.audit,
+          bridgeConnections: () => bridge?.connectionCount ?? 0,
+          clean: (text) => redactor.text(text),
+          env: options.env,
+        })
+      : undefined;
   // The fronts open while the backends start, without waiting for them: a host is answered at
   // once with what is up (its handshake and lists wait for no backend unless startup.waitMs says
   // so), and hears list_changed as backends come up. One backend hanging in its handshake holds
@@ -224,6 +247,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     }
   } catch (err) {
     stdio?.close('switchboard did not start');
+    await admin?.stop();
     await gateway.stop();
     await starting;
     await bridge?.close();
@@ -301,6 +325,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       }
       stdio?.close('switchboard stopped');
       await http?.close();
+      await admin?.stop();
       await gateway.stop();
       await bridge?.close();
       trust.close();
@@ -317,6 +342,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     bridgePath: bridge?.path,
     trustPath: trust.path,
     sandbox,
+    admin,
     recheckPins: () => gateway.readmit(),
     reloads,
     reload: (next) => {

@@ -22,7 +22,9 @@ export const AdminSection = z
       .min(0)
       .max(65535)
       .default(7451)
-      .describe('Port of the admin listener (0 picks a free one). A port in use is logged; the MCP front still serves.'),
+      .describe(
+        'Port of the admin listener (0 picks a free one). A port in use is logged; the MCP front still serves.',
+      ),
     keys: z
       .array(
         z
@@ -34,7 +36,9 @@ export const AdminSection = z
             sha256: z
               .string()
               .regex(/^[0-9a-f]{64}$/, '64 lowercase hex digits')
-              .describe('SHA-256 of the admin key, hex (switchboard keys new prints one); never the key itself.'),
+              .describe(
+                'SHA-256 of the admin key, hex (switchboard keys new prints one); never the key itself.',
+              ),
           })
           .strict(),
       )
@@ -42,12 +46,21 @@ export const AdminSection = z
       .describe(
         'Admin keys accepted besides the token in the state directory (admin-token, 0600). Host API keys (http.auth.keys) never open the admin listener.',
       ),
+    stateDir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Directory of admin-token and admin.json (default: the state directory, $XDG_STATE_HOME/switchboard, else ~/.local/state/switchboard). Hidden from sandboxed backends.',
+      ),
     readyMinBackends: z
       .number()
       .int()
       .min(0)
       .optional()
-      .describe('/readyz answers 200 once this many servers are ready. Default: every configured (enabled) server.'),
+      .describe(
+        '/readyz answers 200 once this many servers are ready. Default: every configured (enabled) server.',
+      ),
     recentCalls: z
       .number()
       .int()

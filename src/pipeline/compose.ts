@@ -44,7 +44,11 @@ async function timed(stage: Stage, ctx: CallContext, next: Next): Promise<void> 
   try {
     await stage(ctx, next);
   } finally {
-    const event: StageEndEvent = { ctx, stage: stage.name || 'anonymous', durationMs: performance.now() - started };
+    const event: StageEndEvent = {
+      ctx,
+      stage: stage.name || 'anonymous',
+      durationMs: performance.now() - started,
+    };
     stageEnd.publish(event);
   }
 }

@@ -7,13 +7,19 @@ import { installExitHooks, killEverything, survivors } from './lib/processes.js'
 import { formatTable, rowsForJson, writeResults, type Row, type Skip } from './lib/report.js';
 import { BRIDGE_SCENARIOS } from './bridge.js';
 import { SESSION_SCENARIOS } from './session-open.js';
+import { METRICS_SCENARIOS } from './metrics.js';
 import { SCENARIOS as ECHO_SCENARIOS, type Scenario as AnyScenario, type Sizes } from './scenarios.js';
 import { runScanBench } from './scan/run-scan.js';
 import { runSoak } from './soak.js';
 
 // Each scenario names the client it drives (an SDK Client, or a bridge client); the runner only hands it back.
 type Scenario = AnyScenario<unknown>;
-const SCENARIOS: readonly Scenario[] = [...ECHO_SCENARIOS, ...BRIDGE_SCENARIOS, ...SESSION_SCENARIOS];
+const SCENARIOS: readonly Scenario[] = [
+  ...ECHO_SCENARIOS,
+  ...BRIDGE_SCENARIOS,
+  ...SESSION_SCENARIOS,
+  ...METRICS_SCENARIOS,
+];
 
 interface Pick {
   baseline: boolean;

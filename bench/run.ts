@@ -8,6 +8,7 @@ import { formatTable, rowsForJson, writeResults, type Row, type Skip } from './l
 import { BRIDGE_SCENARIOS } from './bridge.js';
 import { SESSION_SCENARIOS } from './session-open.js';
 import { TRACING_SCENARIOS } from './tracing.js';
+import { METRICS_SCENARIOS } from './metrics.js';
 import { SCENARIOS as ECHO_SCENARIOS, type Scenario as AnyScenario, type Sizes } from './scenarios.js';
 import { runScanBench } from './scan/run-scan.js';
 import { runSoak } from './soak.js';
@@ -19,6 +20,7 @@ const SCENARIOS: readonly Scenario[] = [
   ...BRIDGE_SCENARIOS,
   ...SESSION_SCENARIOS,
   ...TRACING_SCENARIOS,
+  ...METRICS_SCENARIOS,
 ];
 
 interface Pick {

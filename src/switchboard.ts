@@ -23,6 +23,7 @@ import { resolve } from 'node:path';
 import { Sandbox } from './sandbox/sandbox.js';
 import type { Tracing } from './tracing/tracing.js';
 import { SERVER_INFO } from './protocol/versions.js';
+import { startAdmin, type Admin } from './admin/admin.js';
 
 export interface StartOptions {
   config: Config;
@@ -43,6 +44,11 @@ export interface StartOptions {
    * wait, and awaits `ready` to report.
    */
   awaitBackends?: boolean;
+  /**
+   * Start the admin listener and metrics when config.admin.enabled says so (default false here, so
+   * embedders and tests opt in; `switchboard up` passes true).
+   */
+  admin?: boolean;
 }
 
 export interface Switchboard {
@@ -66,6 +72,8 @@ export interface Switchboard {
   readonly trustPath: string | undefined;
   /** What stdio backends run in: whether a sandbox could be made, and what it hides. */
   readonly sandbox: Sandbox;
+  /** The admin listener, metrics and recent calls, when started (StartOptions.admin). */
+  readonly admin: Admin | undefined;
   /** Re-reads tool pins now (e.g. on SIGHUP) rather than at the next poll. */
   recheckPins(): void;
   /** Writes the audit records still waiting for their batch (they are written within ms anyway). */
@@ -208,6 +216,21 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     const { startTracing } = await import('./tracing/tracing.js');
     tracing = startTracing(config.tracing, { log, env: options.env, version: SERVER_INFO.version });
   }
+  // Before the backends start: /readyz answers 503 while they do, and the admin token's directory
+  // exists before any sandbox is laid out, so it is hidden from every backend.
+  const admin =
+    options.admin && config.admin.enabled
+      ? await startAdmin(config.admin, {
+          gateway,
+          log,
+          approvals: trust.approvals,
+          pins: trust.pins,
+          audit: trust.audit,
+          bridgeConnections: () => bridge?.connectionCount ?? 0,
+          clean: (text) => redactor.text(text),
+          env: options.env,
+        })
+      : undefined;
   // The fronts open while the backends start, without waiting for them: a host is answered at
   // once with what is up (its handshake and lists wait for no backend unless startup.waitMs says
   // so), and hears list_changed as backends come up. One backend hanging in its handshake holds
@@ -242,6 +265,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   } catch (err) {
     stdio?.close('switchboard did not start');
     await mesh?.stop();
+    await admin?.stop();
     await gateway.stop();
     await starting;
     await bridge?.close();
@@ -321,6 +345,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       stdio?.close('switchboard stopped');
       await http?.close();
       await mesh?.stop();
+      await admin?.stop();
       await gateway.stop();
       await bridge?.close();
       // Last, so the spans of calls cut above are sent too.
@@ -340,6 +365,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     mesh,
     trustPath: trust.path,
     sandbox,
+    admin,
     recheckPins: () => gateway.readmit(),
     reloads,
     reload: (next) => {

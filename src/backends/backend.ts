@@ -54,6 +54,8 @@ export class BackendConnection implements Upstream {
   state: BackendState = 'stopped';
   server: ServerDescription | undefined;
   lastError: string | undefined;
+  /** Starts since the process began (the first and every restart or renewal): restarts are starts - 1. */
+  starts = 0;
   private peer: RpcPeer | undefined;
   private prober: Prober | undefined;
   private renewing: Promise<void> | undefined;
@@ -93,6 +95,7 @@ export class BackendConnection implements Upstream {
   async start(): Promise<void> {
     // A renewed session replaces a connection that may still be probed.
     this.prober?.stop();
+    this.starts++;
     this.state = 'starting';
     const { events, maxMessageBytes, startupTimeoutMs } = this.options;
     let extraEnv: Record<string, string> | undefined;

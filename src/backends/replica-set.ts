@@ -54,6 +54,8 @@ export interface ReplicaStatus {
   /** Calls and requests sent to it and not answered yet. */
   outstanding: number;
   lastError?: string | undefined;
+  /** Times it was started again after its first start (restarts, renewed sessions). */
+  restarts: number;
 }
 
 export class ReplicaSet implements Upstream {
@@ -191,6 +193,7 @@ export class ReplicaSet implements Upstream {
       state: r.state,
       outstanding: this.choice.outstandingOn(index),
       lastError: r.lastError,
+      restarts: Math.max(0, r.starts - 1),
     }));
   }
 

@@ -88,6 +88,11 @@ export class BridgeServer {
     }
   }
 
+  /** Bridge connections open now (authenticated or not yet). */
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
   async close(): Promise<void> {
     for (const socket of this.connections) socket.destroy();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));

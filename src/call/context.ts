@@ -12,7 +12,9 @@ export type Caller =
   | { kind: 'host'; id: string }
   | { kind: 'backend'; id: string }
   | { kind: 'workflow'; id: string }
-  | { kind: 'extension'; id: string };
+  | { kind: 'extension'; id: string }
+  /** An operator through the admin API (`admin:token`, `admin:<key name>`): judged like a host by default. */
+  | { kind: 'admin'; id: string };
 
 /** The way back to the caller for everything a call produces before its result. */
 export interface Reply {

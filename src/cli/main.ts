@@ -23,6 +23,9 @@ import { runPolicy } from './policy.js';
 import { runApprovals } from './approvals.js';
 import { runKeys } from './keys.js';
 import { authModeOf } from '../front/http-auth.js';
+import { runStatus } from './status.js';
+import { runTools } from './tools.js';
+import { runCall } from './call.js';
 
 const USAGE = `Usage: switchboard <command> [options]
 
@@ -35,6 +38,9 @@ Commands:
   policy      test which rule decides a call, and why (switchboard policy --help)
   approvals   list, approve or deny calls waiting for a human (switchboard approvals --help)
   keys        make an API key for an HTTP host (switchboard keys new <name>)
+  status      backends, sessions, call rates, pending approvals of the running switchboard
+  tools       the running catalog with pin state and scanner findings
+  call        call a tool through the running switchboard (switchboard call TOOL --args JSON)
 
 Options:
   --config FILE   switchboard.yaml, or an mcpServers JSON file (Claude Desktop, Cursor, VS Code)
@@ -66,6 +72,9 @@ async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'policy') return runPolicy(argv.slice(1));
   if (argv[0] === 'approvals') return runApprovals(argv.slice(1));
   if (argv[0] === 'keys') return runKeys(argv.slice(1));
+  if (argv[0] === 'status') return runStatus(argv.slice(1));
+  if (argv[0] === 'tools') return runTools(argv.slice(1));
+  if (argv[0] === 'call') return runCall(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({
@@ -163,6 +172,7 @@ async function up(flags: UpFlags): Promise<number> {
       stdio: flags.stdio === true,
       configFiles,
       awaitBackends: false,
+      admin: true,
     });
   } catch (err) {
     say(`switchboard: ${(err as Error).message}`);
@@ -182,6 +192,8 @@ async function up(flags: UpFlags): Promise<number> {
   // their answers still written to stdout, before switchboard exits.
   const stdinClosed = sb.stdioClosed?.then(() => stop('host closed stdin'));
   const backends = [...sb.gateway.backends.values()];
+  // The operator's link, with its token, as Jupyter prints one: the admin listener needs it.
+  if (sb.admin?.server) log.info({ admin: sb.admin.server.url }, `admin: ${sb.admin.server.dashboardUrl}`);
   say(
     `switchboard ${SERVER_INFO.version}: serving ${sb.http ? sb.http.url : 'stdio'} while ${backends.length} servers start`,
   );

@@ -59,7 +59,8 @@ export async function runPolicy(argv: string[], io: CommandIo = processIo): Prom
   if (positionals[0] !== 'test') return usage('the only subcommand is "test"');
   if (!v.config) return usage('--config FILE is required');
   const caller = parseCaller(v.caller);
-  if (!caller) return usage('--caller KIND:ID is required, KIND one of host, backend, workflow, extension');
+  if (!caller)
+    return usage('--caller KIND:ID is required, KIND one of host, backend, workflow, extension, admin');
   const targets = [v.tool, v.prompt, v.resource, v.method].filter((t) => t !== undefined);
   if (targets.length !== 1) return usage('give exactly one of --tool, --prompt, --resource, --method');
   if (v.expect !== undefined && !['allow', 'deny', 'approve'].includes(v.expect))
@@ -117,7 +118,7 @@ export async function runPolicy(argv: string[], io: CommandIo = processIo): Prom
 }
 
 function parseCaller(text: string | undefined): Caller | undefined {
-  const m = /^(host|backend|workflow|extension):(.+)$/.exec(text ?? '');
+  const m = /^(host|backend|workflow|extension|admin):(.+)$/.exec(text ?? '');
   return m ? ({ kind: m[1], id: m[2] } as Caller) : undefined;
 }
 

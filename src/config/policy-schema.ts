@@ -6,7 +6,7 @@ import { z } from 'zod';
 export const Effect = z.enum(['allow', 'deny', 'approve']);
 export type Effect = z.output<typeof Effect>;
 
-const CALLER_KINDS = ['host', 'backend', 'workflow', 'extension'] as const;
+const CALLER_KINDS = ['host', 'backend', 'workflow', 'extension', 'admin'] as const;
 
 const Patterns = (what: string) =>
   z

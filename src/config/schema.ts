@@ -8,6 +8,7 @@ import { BACKEND_NAME, Backend } from './backend-schema.js';
 import { HttpFront } from './http-schema.js';
 import { SandboxSection } from './sandbox-schema.js';
 import { TracingSection } from './tracing-schema.js';
+import { AdminSection } from './admin-schema.js';
 import {
   AuditSection,
   CatalogSection,
@@ -62,6 +63,7 @@ export const Config = z
     log: LogSection,
     tracing: TracingSection,
     mesh: MeshSection,
+    admin: AdminSection,
   })
   .strict();
 

@@ -34,6 +34,17 @@ export class Admission {
 
   constructor(private limits: Config['limits']) {}
 
+  /** Calls holding a slot and calls waiting in a queue, over every caller (metrics, status). */
+  load(): { admitted: number; queued: number } {
+    let admitted = 0;
+    let queued = 0;
+    for (const s of this.slots.values()) {
+      admitted += s.under;
+      queued += s.queue.length;
+    }
+    return { admitted, queued };
+  }
+
   /** New limits (a reload): they apply to calls admitted from now on; calls under way keep going. */
   setLimits(limits: Config['limits']): void {
     if (JSON.stringify(limits.sessionRate) !== JSON.stringify(this.limits.sessionRate)) this.rates.clear();

@@ -88,6 +88,11 @@ export class Gateway {
   private readonly reloader: Reloader;
   /** Per-session limits, and the host calls a stop drains. */
   private readonly admission: Admission;
+  /** Calls holding an admission slot and calls queued for one (metrics, status). */
+  admissionLoad(): { admitted: number; queued: number } {
+    return this.admission.load();
+  }
+
   /** The configuration running now: the one started with, then each reload's. */
   private current: Config;
   /** The compiled policy: its rules stay as started, servers' bridge.allow follow reloads. */

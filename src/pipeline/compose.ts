@@ -3,20 +3,22 @@
 import { channel } from 'node:diagnostics_channel';
 import type { CallContext } from '../call/context.js';
 
-export type Next = () => Promise<void>;
-export type Stage = (ctx: CallContext, next: Next) => Promise<void>;
-
 /**
- * The end of each stage of a call, published only while someone subscribes (traces, metrics):
- * `durationMs` is from the stage's start to its end, the stages inside it included.
+ * Each stage's end, for metrics and traces: `{ ctx, stage, durationMs }`, where durationMs covers
+ * the stage and every stage inside it (onion: its request side, next(), its response side).
+ * Published only while someone subscribes, so an unobserved pipeline pays one boolean per stage.
  */
 export const stageEnd = channel('switchboard:stage:end');
 
 export interface StageEndEvent {
   ctx: CallContext;
+  /** The stage's function name (observe, audit, protocol, admission, …, route). */
   stage: string;
   durationMs: number;
 }
+
+export type Next = () => Promise<void>;
+export type Stage = (ctx: CallContext, next: Next) => Promise<void>;
 
 export function compose(stages: readonly Stage[]): (ctx: CallContext) => Promise<void> {
   return (ctx) => {
@@ -41,7 +43,11 @@ function timed(stage: Stage, ctx: CallContext, next: Next): Promise<void> {
   const started = performance.now();
   const ran = stage(ctx, next);
   const ended = () => {
-    const event: StageEndEvent = { ctx, stage: stage.name, durationMs: performance.now() - started };
+    const event: StageEndEvent = {
+      ctx,
+      stage: stage.name || 'anonymous',
+      durationMs: performance.now() - started,
+    };
     stageEnd.publish(event);
   };
   // Observed, not awaited: the caller still gets `ran` itself, rejection and all.

@@ -13,6 +13,7 @@ export function barredFromHost(
   s: Subject,
   backendOnly: (method: string) => boolean,
 ): Verdict | undefined {
-  if (caller.kind !== 'host' || s.kind !== 'handler' || !backendOnly(s.name)) return undefined;
+  if ((caller.kind !== 'host' && caller.kind !== 'admin') || s.kind !== 'handler' || !backendOnly(s.name))
+    return undefined;
   return { effect: 'deny', rule: BACKEND_ONLY_RULE, auditValues: false };
 }

@@ -167,6 +167,11 @@ export class CompiledPolicy {
         return { effect: d.workflow, rule: 'defaults.workflow', auditValues: false };
       case 'extension':
         return { effect: 'allow', rule: 'defaults.extension', auditValues: false };
+      case 'admin':
+        // An operator's call through the admin API is a host's call by default (defaults.host),
+        // and like a host it reaches a handler only through a rule that names it.
+        if (s.kind === 'handler') return { effect: 'deny', rule: 'defaults.admin', auditValues: false };
+        return { effect: d.host, rule: 'defaults.admin', auditValues: false };
     }
   }
 

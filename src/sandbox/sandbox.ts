@@ -121,7 +121,9 @@ function protectedPaths(options: SandboxOptions): Protected {
     trustKeysPath(trustDb),
     checkpointFilePath(trustDb),
   ];
-  return { dirs: [dirname(defaultTrustDbPath(env))], files };
+  // admin.stateDir holds the admin token: hidden whole like the state directory.
+  const adminDir = config.admin.stateDir ? [config.admin.stateDir] : [];
+  return { dirs: [dirname(defaultTrustDbPath(env)), ...adminDir], files };
 }
 
 /** Package runners fail when their cache cannot be made: made here, where it is not read-only. */

@@ -33,10 +33,15 @@ export class AuditThread {
 
   constructor(
     private readonly path: string,
-    private readonly report: (result: AppendResult) => void,
+    private readonly report: (result: AppendResult, records: number) => void,
   ) {
     // Started now, so its statements are prepared against the tables as they are at start.
     this.running = this.start();
+  }
+
+  /** Records posted and not yet reported written or lost (the write lag, in records). */
+  get behind(): number {
+    return this.running?.behind ?? 0;
   }
 
   /** Hands a batch to the thread (a new one if the last died); its result is reported later. */
@@ -105,8 +110,9 @@ export class AuditThread {
   }
 
   private take(r: Running, result: AppendResult): void {
-    r.behind -= r.pending.shift()?.length ?? 0;
-    this.report(result);
+    const records = r.pending.shift()?.length ?? 0;
+    r.behind -= records;
+    this.report(result, records);
   }
 
   /** The thread is gone: what it had not written is reported lost; the next batch starts another. */
@@ -115,7 +121,7 @@ export class AuditThread {
     const lost = r.pending.flat();
     r.pending = [];
     r.behind = 0;
-    if (lost.length) this.report({ failed: lost, error });
+    if (lost.length) this.report({ failed: lost, error }, lost.length);
     r.port.close();
     void r.worker.terminate();
   }

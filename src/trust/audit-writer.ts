@@ -48,13 +48,15 @@ export class AuditWriter {
   private readonly thread: AuditThread;
   /** Records that could not be written since start (each was logged). */
   lost = 0;
+  /** Records committed to the chain since start. */
+  recordsWritten = 0;
 
   /** Appends to the chain in the trust database at `path`. */
   constructor(
     path: string,
     private readonly options: AuditOptions,
   ) {
-    this.thread = new AuditThread(path, (result) => this.written(result));
+    this.thread = new AuditThread(path, (result, records) => this.written(result, records));
   }
 
   /** Whether a call whose record cannot be prepared is refused. */
@@ -100,6 +102,11 @@ export class AuditWriter {
     this.thread.drain();
   }
 
+  /** Records ended and not yet committed: queued here or in the writer's thread (metrics). */
+  get lag(): number {
+    return this.queue.length + this.thread.behind;
+  }
+
   /** Writes what is queued, then stops the writer's thread. */
   close(): void {
     this.send();
@@ -117,7 +124,8 @@ export class AuditWriter {
   }
 
   /** A batch was committed, whole or in part. */
-  private written(result: AppendResult): void {
+  private written(result: AppendResult, records: number): void {
+    this.recordsWritten += records - result.failed.length;
     if (result.failed.length) this.lose(result.failed, result.error);
     if (result.head) this.options.appended?.(result.head.seq, result.head.hash);
   }

@@ -17,6 +17,8 @@ export interface Trust {
   readonly path: string | undefined;
   readonly audit: AuditWriter | undefined;
   readonly screen: PinScreen | undefined;
+  /** The pins the screen keeps (read by the admin API's tool list). */
+  readonly pins?: PinStore | undefined;
   /** Approvals an operator gives with `switchboard approvals`, when a rule may ask for one. */
   readonly approvals: ApprovalStore | undefined;
   /** Runs audit retention now (it also runs at start and hourly); resolves with the records pruned. */
@@ -93,6 +95,7 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
     path,
     audit,
     screen,
+    pins: store,
     approvals: approvals ? new ApprovalStore(db, { keys, redactor }) : undefined,
     pruneAudit: () => retention?.prune() ?? Promise.resolve(0),
     watchPins(readmit, intervalMs = 1000) {

@@ -50,6 +50,7 @@ export async function scene(
   t: TestContext,
   servers: Record<string, object>,
   top: Record<string, unknown> = {},
+  options: { admin?: boolean } = {},
 ): Promise<Scene> {
   const dir = outsideTmp(t, 'scene');
   const state = join(dir, 'state');
@@ -87,6 +88,7 @@ export async function scene(
     configFiles: loaded.files,
     log: log.logger,
     http: true,
+    admin: options.admin,
   });
   t.after(() => sb.stop());
   const { client } = await connectHttp(t, sb.http!.url, { name: 'sandbox-host' });

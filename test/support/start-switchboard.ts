@@ -12,6 +12,10 @@ export interface StartOptions {
   log?: Logger;
   /** Where vault.passphraseEnv is looked up (default: process.env). */
   env?: NodeJS.ProcessEnv;
+  /** Start the admin listener and metrics (config.admin) as `switchboard up` does. */
+  admin?: boolean;
+  /** Resolve before every backend's first start is over (default: wait for them). */
+  awaitBackends?: boolean;
 }
 
 /** The configuration launchSwitchboard runs for `input`: HTTP on a free port, the rest as given. */

@@ -1,0 +1,65 @@
+// The admin listener's files in switchboard's state directory (hidden from sandboxed backends):
+// `admin-token`, a random token made at first start and kept (0600), and `admin.json`, the
+// running listener's URL and token (0600), written at start and removed at a clean stop, which is
+// how `switchboard status | tools | call` find a running switchboard.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { stateDirFile } from '../state/sqlite-file.js';
+
+export const TOKEN_FILE = 'admin-token';
+export const INFO_FILE = 'admin.json';
+
+/** What admin.json holds. */
+export interface AdminInfo {
+  url: string;
+  token: string;
+  pid: number;
+}
+
+/** The directory of the admin files: admin.stateDir, else switchboard's state directory. */
+export function adminDir(configured: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return configured ?? dirname(stateDirFile(TOKEN_FILE, env));
+}
+
+/** The token in `dir`/admin-token, made (32 random bytes, base64url, 0600) if there is none yet. */
+export function adminToken(dir: string): string {
+  const path = join(dir, TOKEN_FILE);
+  try {
+    const token = readFileSync(path, 'utf8').trim();
+    // Someone loosened its mode: an admin credential is for the owner's eyes only.
+    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+    if (token.length >= 32) return token;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const token = randomBytes(32).toString('base64url');
+  writeFileSync(path, token + '\n', { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return token;
+}
+
+export function writeAdminInfo(dir: string, info: AdminInfo): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const path = join(dir, INFO_FILE);
+  writeFileSync(path, JSON.stringify(info) + '\n', { mode: 0o600 });
+  chmodSync(path, 0o600);
+}
+
+/** Removes admin.json if this process wrote it (another switchboard may have started since). */
+export function removeAdminInfo(dir: string): void {
+  const info = readAdminInfo(dir);
+  if (info && info.pid === process.pid) rmSync(join(dir, INFO_FILE), { force: true });
+}
+
+export function readAdminInfo(dir: string): AdminInfo | undefined {
+  try {
+    const info = JSON.parse(readFileSync(join(dir, INFO_FILE), 'utf8')) as Partial<AdminInfo>;
+    if (typeof info.url === 'string' && typeof info.token === 'string')
+      return { url: info.url, token: info.token, pid: Number(info.pid) };
+  } catch {
+    // absent or unreadable: no switchboard found here
+  }
+  return undefined;
+}

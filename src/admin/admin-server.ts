@@ -1,0 +1,146 @@
+// The admin listener: a separate HTTP server (loopback by default) for operators, with its own
+// credentials always required. /healthz, /readyz, /metrics (Prometheus), a landing page the
+// dashboard link opens, and the JSON API under /api/v1 (admin-api.ts).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../observe/metrics.js';
+import { adminAuthenticator } from './admin-auth.js';
+import { API_PREFIX, serveApi, type ApiDeps } from './admin-api.js';
+import { sendJson } from './admin-http.js';
+
+export interface AdminServerOptions extends ApiDeps {
+  config: Config['admin'];
+  token: string;
+  metrics?: Metrics | undefined;
+  /** Servers that must be ready for /readyz to answer 200. */
+  readyMin: () => number;
+  log: Logger;
+}
+
+export interface AdminServer {
+  /** http://host:port (the port actually bound). */
+  readonly url: string;
+  /** The link that opens the dashboard with the token (as Jupyter prints it). */
+  readonly dashboardUrl: string;
+  close(): Promise<void>;
+}
+
+export class AdminListenError extends Error {
+  override name = 'AdminListenError';
+}
+
+export async function serveAdmin(options: AdminServerOptions): Promise<AdminServer> {
+  const authenticate = adminAuthenticator(options.token, options.config.keys);
+  const server = createServer((req, res) => {
+    handle(options, authenticate, req, res).catch((err: unknown) => {
+      options.log.error(
+        { err: err instanceof Error ? err.message : String(err), path: req.url },
+        'admin request failed',
+      );
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal', message: 'the admin request failed' });
+      else res.destroy();
+    });
+  });
+  const { host, port } = options.config;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new AdminListenError(
+          err.code === 'EADDRINUSE'
+            ? `admin listener: ${host}:${port} is in use (set admin.port, 0 for any free port, or admin.enabled: false)`
+            : `admin listener: cannot listen on ${host}:${port}: ${err.message}`,
+        ),
+      ),
+    );
+    server.listen(port, host, () => resolve());
+  });
+  const bound = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
+  return {
+    url,
+    dashboardUrl: `${url}/?token=${encodeURIComponent(options.token)}`,
+    close: () => closeServer(server),
+  };
+}
+
+async function handle(
+  options: AdminServerOptions,
+  authenticate: ReturnType<typeof adminAuthenticator>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://admin');
+  const operator = authenticate(req, url);
+  if (operator === undefined) {
+    res.setHeader('www-authenticate', 'Bearer realm="switchboard-admin"');
+    sendJson(res, 401, {
+      error: 'unauthorized',
+      message: 'the admin listener needs the admin token (Authorization: Bearer <token>, or ?token=)',
+    });
+    return;
+  }
+  const get = req.method === 'GET' || req.method === 'HEAD';
+  switch (url.pathname) {
+    case '/healthz':
+      if (get) return sendJson(res, 200, { status: 'ok', pid: process.pid });
+      break;
+    case '/readyz':
+      if (get) return ready(options, res);
+      break;
+    case '/metrics':
+      if (!get) break;
+      if (!options.metrics)
+        return sendJson(res, 404, { error: 'metrics_off', message: 'admin.metrics.enabled is false' });
+      res.writeHead(200, { 'content-type': options.metrics.contentType, 'cache-control': 'no-store' });
+      res.end(await options.metrics.text());
+      return;
+    case '/':
+      if (get) return landing(res);
+      break;
+    default:
+      if (url.pathname.startsWith(API_PREFIX + '/') && (await serveApi(options, operator, req, res, url)))
+        return;
+      return sendJson(res, 404, { error: 'not_found', message: `nothing is served on ${url.pathname}` });
+  }
+  sendJson(res, 405, {
+    error: 'method_not_allowed',
+    message: `${req.method} is not served on ${url.pathname}`,
+  });
+}
+
+/** 200 once at least `readyMin` servers are ready, else 503; names which are up and which not. */
+function ready(options: AdminServerOptions, res: ServerResponse): void {
+  const backends = [...options.gateway.backends.values()];
+  const up = backends.filter((b) => b.state === 'ready').map((b) => b.name);
+  const down = backends
+    .filter((b) => b.state !== 'ready')
+    .map((b) => ({ name: b.name, state: b.state, lastError: b.lastError }));
+  const required = options.readyMin();
+  const isReady = up.length >= required;
+  sendJson(res, isReady ? 200 : 503, { ready: isReady, required, up, down });
+}
+
+function landing(res: ServerResponse): void {
+  const html = `<!doctype html><meta charset="utf-8"><title>switchboard admin</title>
+<h1>switchboard admin</h1>
+<p>The JSON API: <a href="${API_PREFIX}/status">status</a>, <a href="${API_PREFIX}/tools">tools</a>,
+<a href="${API_PREFIX}/calls">recent calls</a>, <a href="${API_PREFIX}/approvals">approvals</a>;
+<a href="/metrics">metrics</a>, <a href="/readyz">readiness</a>. Add the token to each link, or send it as a Bearer header.</p>`;
+  res.writeHead(200, {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    // The token is in this page's URL: it must not leave in a Referer.
+    'referrer-policy': 'no-referrer',
+  });
+  res.end(html);
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    // SSE streams stay open otherwise: a stop ends them.
+    server.closeAllConnections();
+  });
+}

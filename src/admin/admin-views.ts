@@ -1,0 +1,119 @@
+// What the admin API answers for status and tools, built from what the gateway, the pins and the
+// approval store already keep: plain JSON a CLI table and a dashboard both render.
+import type { Gateway } from '../gateway/gateway.js';
+import type { ApprovalStore } from '../trust/approval-store.js';
+import type { PinStore, PinRow } from '../trust/pins-store.js';
+import type { RecentCalls } from '../observe/recent-calls.js';
+import { SERVER_INFO } from '../protocol/versions.js';
+
+export interface ViewSources {
+  gateway: Gateway;
+  recent: RecentCalls;
+  approvals?: ApprovalStore | undefined;
+  pins?: PinStore | undefined;
+  bridgeConnections: () => number;
+  startedAt: number;
+}
+
+export interface BackendStatus {
+  name: string;
+  state: string;
+  /** closed: ready; half-open: starting (a restart probes it); open: failed or stopped. */
+  breaker: 'closed' | 'half-open' | 'open';
+  era?: string | undefined;
+  replicas: {
+    label: string;
+    state: string;
+    outstanding: number;
+    restarts: number;
+    lastError?: string | undefined;
+  }[];
+  replicasUp: number;
+  restarts: number;
+  lastError?: string | undefined;
+  callsLastMinute: number;
+  tools: number;
+}
+
+export function statusView(s: ViewSources) {
+  const { gateway } = s;
+  const rates = s.recent.lastMinute();
+  const tools = gateway.catalog.list('tools').tools as { name: string }[];
+  const toolsOf = new Map<string, number>();
+  for (const t of tools) {
+    const owner = gateway.catalog.ownerOf(t)?.backend;
+    if (owner) toolsOf.set(owner, (toolsOf.get(owner) ?? 0) + 1);
+  }
+  const backends: BackendStatus[] = [...gateway.backends.values()].map((b) => {
+    const replicas = b.status().map((r) => ({
+      label: r.label,
+      state: r.state,
+      outstanding: r.outstanding,
+      restarts: r.restarts,
+      lastError: r.lastError,
+    }));
+    return {
+      name: b.name,
+      state: b.state,
+      breaker: b.state === 'ready' ? 'closed' : b.state === 'starting' ? 'half-open' : 'open',
+      era: b.server?.era,
+      replicas,
+      replicasUp: replicas.filter((r) => r.state === 'ready').length,
+      restarts: replicas.reduce((n, r) => n + r.restarts, 0),
+      lastError: b.lastError,
+      callsLastMinute: rates[b.name] ?? 0,
+      tools: toolsOf.get(b.name) ?? 0,
+    };
+  });
+  const legacy = [...gateway.sessions.values()].filter((x) => x.caller.kind === 'host').length;
+  const load = gateway.admissionLoad();
+  return {
+    version: SERVER_INFO.version,
+    pid: process.pid,
+    uptimeSeconds: Math.round((Date.now() - s.startedAt) / 1000),
+    backends,
+    sessions: { legacy, bridge: s.bridgeConnections() },
+    calls: { lastMinute: rates, admitted: load.admitted, queued: load.queued },
+    approvalsPending: pendingApprovals(s.approvals),
+    tools: tools.length,
+  };
+}
+
+export function pendingApprovals(store: ApprovalStore | undefined): number {
+  return store ? store.pending().length : 0;
+}
+
+/** The catalog's tools with their owner and what the trust layer knows of each. */
+export function toolsView(s: ViewSources) {
+  const { gateway } = s;
+  const pins = new Map<string, PinRow>();
+  for (const row of s.pins?.list() ?? [])
+    if (row.kind === 'tool') pins.set(`${row.backend}\0${row.name}`, row);
+  const tools = gateway.catalog.list('tools').tools as Record<string, unknown>[];
+  const listed = tools.map((t) => {
+    const owner = gateway.catalog.ownerOf(t);
+    const pin = owner ? pins.get(`${owner.backend}\0${owner.name}`) : undefined;
+    return {
+      name: t.name as string,
+      backend: owner?.backend,
+      backendName: owner?.name,
+      title: (t.title as string | undefined) ?? (t.annotations as { title?: string } | undefined)?.title,
+      description: typeof t.description === 'string' ? t.description : undefined,
+      annotations: t.annotations,
+      pin: pinState(pin, s.pins !== undefined),
+      flags: [...(pin?.flags ?? []), ...(pin?.changed?.flags ?? [])],
+    };
+  });
+  // Held definitions are not in the catalog (or are served as pinned): list them so an operator sees them.
+  const held = [...pins.values()]
+    .filter((p) => p.changed)
+    .map((p) => ({ backend: p.backend, name: p.name, reason: p.changed!.reason, flags: p.changed!.flags }));
+  return { tools: listed, held, pinning: s.pins !== undefined };
+}
+
+function pinState(pin: PinRow | undefined, pinning: boolean): string {
+  if (!pinning) return 'off';
+  if (!pin) return 'unpinned';
+  if (pin.changed) return `held:${pin.changed.reason}`;
+  return pin.sha256 ? 'pinned' : 'awaiting-first-approval';
+}

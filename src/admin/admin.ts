@@ -1,0 +1,98 @@
+// Starts what operators see of a running switchboard: the metrics and the recent-calls ring (both
+// fed by the pipeline's diagnostics events), the admin token, and the admin listener; and writes
+// admin.json so the CLI can find it. A listener that cannot start is reported, not fatal.
+import type { Config } from '../config/schema.js';
+import type { Gateway } from '../gateway/gateway.js';
+import type { Logger } from '../log.js';
+import { Metrics } from '../observe/metrics.js';
+import { RecentCalls } from '../observe/recent-calls.js';
+import type { ApprovalStore } from '../trust/approval-store.js';
+import type { AuditWriter } from '../trust/audit-writer.js';
+import type { PinStore } from '../trust/pins-store.js';
+import { adminDir, adminToken, removeAdminInfo, writeAdminInfo } from './admin-files.js';
+import { serveAdmin, type AdminServer } from './admin-server.js';
+import { pendingApprovals } from './admin-views.js';
+
+export interface AdminDeps {
+  gateway: Gateway;
+  log: Logger;
+  approvals?: ApprovalStore | undefined;
+  pins?: PinStore | undefined;
+  audit?: AuditWriter | undefined;
+  bridgeConnections: () => number;
+  /** Takes secrets out of call targets shown by the API. */
+  clean?: ((text: string) => string) | undefined;
+  env?: NodeJS.ProcessEnv | undefined;
+}
+
+export interface Admin {
+  readonly metrics: Metrics | undefined;
+  readonly recent: RecentCalls;
+  /** The listener, when it started. */
+  readonly server: AdminServer | undefined;
+  /** Why the listener did not start, when it did not. */
+  readonly error: string | undefined;
+  stop(): Promise<void>;
+}
+
+export async function startAdmin(config: Config['admin'], deps: AdminDeps): Promise<Admin> {
+  const { gateway, log } = deps;
+  const startedAt = Date.now();
+  const metrics = config.metrics.enabled
+    ? new Metrics({
+        maxSeriesPerLabel: config.metrics.maxSeriesPerLabel,
+        sources: {
+          backends: () => gateway.backends.values(),
+          legacySessions: () => [...gateway.sessions.values()].filter((s) => s.caller.kind === 'host').length,
+          admissionQueued: () => gateway.admissionLoad().queued,
+          bridgeConnections: deps.bridgeConnections,
+          approvalsPending: () => pendingApprovals(deps.approvals),
+          audit: () =>
+            deps.audit && { written: deps.audit.recordsWritten, lost: deps.audit.lost, lag: deps.audit.lag },
+          isHandler: (m) => gateway.handlers.find(m) !== undefined,
+        },
+      }).start()
+    : undefined;
+  const recent = new RecentCalls(config.recentCalls, deps.clean).start();
+  const dir = adminDir(config.stateDir, deps.env);
+  let server: AdminServer | undefined;
+  let error: string | undefined;
+  try {
+    const token = adminToken(dir);
+    server = await serveAdmin({
+      config,
+      token,
+      metrics,
+      gateway,
+      recent,
+      approvals: deps.approvals,
+      pins: deps.pins,
+      bridgeConnections: deps.bridgeConnections,
+      startedAt,
+      log: log.child({ component: 'admin' }),
+      readyMin: () =>
+        config.readyMinBackends ?? Object.values(gateway.config.servers).filter((b) => !b.disabled).length,
+    });
+    writeAdminInfo(dir, { url: server.url, token, pid: process.pid });
+  } catch (err) {
+    // The MCP front serves on: an operator's listener failing must not take the hosts' away.
+    error = err instanceof Error ? err.message : String(err);
+    log.error({ err: error }, 'the admin listener did not start; switchboard serves without it');
+  }
+  let stopped: Promise<void> | undefined;
+  return {
+    metrics,
+    recent,
+    server,
+    error,
+    stop: () =>
+      (stopped ??= (async () => {
+        metrics?.stop();
+        recent.stop();
+        if (server) {
+          removeAdminInfo(dir);
+          await server.close();
+        }
+      })()),
+  };
+}

@@ -1,0 +1,98 @@
+// How `switchboard status | tools | call` reach a running switchboard's admin listener: --url and
+// --token, else SWITCHBOARD_ADMIN_URL / SWITCHBOARD_ADMIN_TOKEN, else admin.json in the state
+// directory (written by the running switchboard, 0600), with admin-token there as the token.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { adminDir, readAdminInfo, TOKEN_FILE } from '../admin/admin-files.js';
+
+export const ADMIN_OPTIONS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+  'state-dir': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export const ADMIN_OPTIONS_USAGE = `Finding switchboard (first that is given):
+  --url URL --token TOKEN        the admin listener and its token
+  SWITCHBOARD_ADMIN_URL, SWITCHBOARD_ADMIN_TOKEN (environment)
+  admin.json in --state-dir DIR (default $XDG_STATE_HOME/switchboard, else ~/.local/state/switchboard),
+                                 written by the running switchboard`;
+
+export interface AdminFlags {
+  url?: string | undefined;
+  token?: string | undefined;
+  'state-dir'?: string | undefined;
+}
+
+export class AdminClientError extends Error {}
+
+export class AdminClient {
+  constructor(
+    readonly url: string,
+    private readonly token: string,
+  ) {}
+
+  static find(flags: AdminFlags, env: NodeJS.ProcessEnv = process.env): AdminClient {
+    const dir = adminDir(flags['state-dir'], env);
+    const info = readAdminInfo(dir);
+    const url = flags.url ?? env.SWITCHBOARD_ADMIN_URL ?? info?.url;
+    if (!url)
+      throw new AdminClientError(
+        `no running switchboard found: ${join(dir, 'admin.json')} is absent (is \`switchboard up\` running, with admin.enabled?); or give --url and --token`,
+      );
+    const token = flags.token ?? env.SWITCHBOARD_ADMIN_TOKEN ?? info?.token ?? readToken(dir);
+    if (!token)
+      throw new AdminClientError(`no admin token: give --token, or run as the user switchboard runs as`);
+    return new AdminClient(url.replace(/\/+$/, ''), token);
+  }
+
+  async get(path: string): Promise<unknown> {
+    return this.request('GET', path);
+  }
+
+  async post(path: string, body: unknown): Promise<unknown> {
+    return this.request('POST', path, body);
+  }
+
+  private async request(method: string, path: string, body?: unknown): Promise<unknown> {
+    let res: Response;
+    try {
+      res = await fetch(this.url + path, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      throw new AdminClientError(
+        `cannot reach switchboard's admin listener at ${this.url} (${cause ?? (err as Error).message}): is it running?`,
+      );
+    }
+    const text = await res.text();
+    if (res.status === 401)
+      throw new AdminClientError(`the admin listener at ${this.url} refused the token (401)`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new AdminClientError(`${this.url}${path} answered ${res.status} with something not JSON`);
+    }
+    if (!res.ok && res.status !== 503) {
+      const message = (parsed as { message?: string }).message ?? text;
+      throw new AdminClientError(`${this.url}${path} answered ${res.status}: ${message}`);
+    }
+    return parsed;
+  }
+}
+
+function readToken(dir: string): string | undefined {
+  try {
+    return readFileSync(join(dir, TOKEN_FILE), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,303 @@
+// Prometheus metrics of one switchboard, in a registry of its own: call counts and latencies from
+// the pipeline's diagnostics events (call:start/end, stage:end), everything else read at scrape
+// time from the state the gateway already keeps. Label values are bounded (metrics-labels.ts).
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { CallContext } from '../call/context.js';
+import type { CallEndEvent } from '../pipeline/stages/observe.js';
+import type { StageEndEvent } from '../pipeline/compose.js';
+import { methodSpec } from '../protocol/methods.js';
+import { outcomeOf } from './call-outcome.js';
+import { BoundedLabel, UNKNOWN } from './metrics-labels.js';
+import type { MetricsSources } from './metrics-sources.js';
+
+export type { MetricsSources } from './metrics-sources.js';
+
+const CALL_START = 'switchboard:call:start';
+const CALL_END = 'switchboard:call:end';
+const STAGE_END = 'switchboard:stage:end';
+
+/** Seconds: from a sub-millisecond bridge hop to a call that waited for a human. */
+const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120];
+/** A modern caller has no session: it counts as one while it called within this window. */
+const MODERN_WINDOW_MS = 5 * 60_000;
+const MAX_MODERN_CALLERS = 10_000;
+const SWITCHBOARD = '(switchboard)';
+
+export interface MetricsOptions {
+  sources: MetricsSources;
+  /** Distinct values each label may take before later ones count as (other). */
+  maxSeriesPerLabel: number;
+  /** Also collect prom-client's process metrics (CPU, memory, event loop, handles). Default true. */
+  processMetrics?: boolean;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly labels: Record<'server' | 'tool' | 'method' | 'caller' | 'stage', BoundedLabel>;
+  private readonly calls: Counter<'caller_kind' | 'server' | 'method' | 'tool' | 'outcome'>;
+  private readonly refusals: Counter<'reason'>;
+  private readonly latency: Histogram<'server'>;
+  private readonly stages: Histogram<'stage'>;
+  private inFlight = 0;
+  private readonly modernCallers = new Map<string, number>();
+  private readonly onStart = (message: unknown) => this.started((message as { ctx: CallContext }).ctx);
+  private readonly onEnd = (message: unknown) => this.ended(message as CallEndEvent);
+  private readonly onStage = (message: unknown) => {
+    const { stage, durationMs } = message as StageEndEvent;
+    this.stages.observe({ stage: this.labels.stage.of(stage) }, durationMs / 1000);
+  };
+  private subscribed = false;
+
+  constructor(private readonly options: MetricsOptions) {
+    const max = options.maxSeriesPerLabel;
+    this.labels = {
+      server: new BoundedLabel(max),
+      tool: new BoundedLabel(max),
+      method: new BoundedLabel(max),
+      caller: new BoundedLabel(max),
+      stage: new BoundedLabel(max),
+    };
+    const registers = [this.registry];
+    const { sources } = options;
+    this.calls = new Counter({
+      name: 'switchboard_calls_total',
+      help: 'Calls ended, by kind of caller, server, method, tool (catalog tools only) and outcome (ok, tool_error, refused, error).',
+      labelNames: ['caller_kind', 'server', 'method', 'tool', 'outcome'],
+      registers,
+    });
+    this.refusals = new Counter({
+      name: 'switchboard_refusals_total',
+      help: 'Calls refused, by who refused them: policy, admission (rate, queue, draining) or approval.',
+      labelNames: ['reason'],
+      registers,
+    });
+    for (const reason of ['policy', 'admission', 'approval']) this.refusals.inc({ reason }, 0);
+    this.latency = new Histogram({
+      name: 'switchboard_call_duration_seconds',
+      help: 'Call latency through the whole pipeline, by server ((switchboard) for calls answered inside it).',
+      labelNames: ['server'],
+      buckets: BUCKETS,
+      registers,
+    });
+    this.stages = new Histogram({
+      name: 'switchboard_stage_duration_seconds',
+      help: 'Time spent in each pipeline stage, including the stages inside it (onion order).',
+      labelNames: ['stage'],
+      buckets: BUCKETS,
+      registers,
+    });
+    const server = this.labels.server;
+    const inFlight = () => this.inFlight;
+    const modernSessions = () => this.modernSessions();
+    new Gauge({
+      name: 'switchboard_calls_in_flight',
+      help: 'Calls in the pipeline now (started, not yet ended).',
+      registers,
+      collect() {
+        this.set(inFlight());
+      },
+    });
+    new Gauge({
+      name: 'switchboard_calls_queued',
+      help: 'Calls waiting in an admission queue for a slot of their caller.',
+      registers,
+      collect() {
+        this.set(sources.admissionQueued());
+      },
+    });
+    new Gauge({
+      name: 'switchboard_backend_up',
+      help: 'Whether the server is ready (1) or not (0).',
+      labelNames: ['server'],
+      registers,
+      collect() {
+        this.reset();
+        for (const b of sources.backends())
+          this.set({ server: server.of(b.name) }, b.state === 'ready' ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'switchboard_backend_state',
+      help: 'The server state: 1 on the series of its current state (stopped, starting, ready, failed).',
+      labelNames: ['server', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const b of sources.backends()) {
+          const name = server.of(b.name);
+          for (const state of ['stopped', 'starting', 'ready', 'failed'])
+            this.set({ server: name, state }, b.state === state ? 1 : 0);
+        }
+      },
+    });
+    new Gauge({
+      name: 'switchboard_backend_breaker_open',
+      help: 'Whether the server circuit is open (1: it failed, calls fail fast until a restart closes it).',
+      labelNames: ['server'],
+      registers,
+      collect() {
+        this.reset();
+        for (const b of sources.backends())
+          this.set({ server: server.of(b.name) }, b.state === 'failed' ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'switchboard_backend_replicas',
+      help: 'Replicas configured for the server.',
+      labelNames: ['server'],
+      registers,
+      collect() {
+        this.reset();
+        for (const b of sources.backends()) this.set({ server: server.of(b.name) }, b.status().length);
+      },
+    });
+    new Gauge({
+      name: 'switchboard_backend_replicas_up',
+      help: 'Replicas of the server that are ready.',
+      labelNames: ['server'],
+      registers,
+      collect() {
+        this.reset();
+        for (const b of sources.backends())
+          this.set({ server: server.of(b.name) }, b.status().filter((r) => r.state === 'ready').length);
+      },
+    });
+    new Counter({
+      name: 'switchboard_backend_restarts_total',
+      help: 'Times the server replicas were started again after their first start.',
+      labelNames: ['server'],
+      registers,
+      collect() {
+        this.reset();
+        for (const b of sources.backends())
+          this.inc(
+            { server: server.of(b.name) },
+            b.status().reduce((n, r) => n + r.restarts, 0),
+          );
+      },
+    });
+    new Gauge({
+      name: 'switchboard_bridge_connections',
+      help: 'Bridge connections open now.',
+      registers,
+      collect() {
+        this.set(sources.bridgeConnections());
+      },
+    });
+    new Gauge({
+      name: 'switchboard_approvals_pending',
+      help: 'Calls waiting for an operator approval.',
+      registers,
+      collect() {
+        this.set(sources.approvalsPending());
+      },
+    });
+    new Counter({
+      name: 'switchboard_audit_records_written_total',
+      help: 'Audit records committed to the hash chain.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources.audit()?.written ?? 0);
+      },
+    });
+    new Counter({
+      name: 'switchboard_audit_records_lost_total',
+      help: 'Audit records that could not be written (each was logged).',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(sources.audit()?.lost ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'switchboard_audit_write_lag_records',
+      help: 'Audit records of ended calls not yet committed (queued or in the writer thread).',
+      registers,
+      collect() {
+        this.set(sources.audit()?.lag ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'switchboard_sessions',
+      help: 'Host sessions by era: legacy sessions open now; modern (stateless) callers that called in the last 5 minutes.',
+      labelNames: ['era'],
+      registers,
+      collect() {
+        this.set({ era: 'legacy' }, sources.legacySessions());
+        this.set({ era: 'modern' }, modernSessions());
+      },
+    });
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Starts listening to the pipeline's events. */
+  start(): this {
+    if (this.subscribed) return this;
+    this.subscribed = true;
+    subscribe(CALL_START, this.onStart);
+    subscribe(CALL_END, this.onEnd);
+    subscribe(STAGE_END, this.onStage);
+    return this;
+  }
+
+  stop(): void {
+    if (!this.subscribed) return;
+    this.subscribed = false;
+    unsubscribe(CALL_START, this.onStart);
+    unsubscribe(CALL_END, this.onEnd);
+    unsubscribe(STAGE_END, this.onStage);
+  }
+
+  /** The Prometheus text exposition. */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  private started(ctx: CallContext): void {
+    this.inFlight++;
+    if (ctx.caller.kind === 'host' && ctx.reply.era === 'modern') {
+      const key = ctx.reply.sessionKey;
+      if (this.modernCallers.has(key) || this.modernCallers.size < MAX_MODERN_CALLERS)
+        this.modernCallers.set(key, Date.now());
+    }
+  }
+
+  private ended({ ctx, durationMs, error }: CallEndEvent): void {
+    this.inFlight = Math.max(0, this.inFlight - 1);
+    const { outcome, refusal } = outcomeOf(ctx, error);
+    const server = this.labels.server.of(ctx.target?.backend ?? SWITCHBOARD);
+    this.calls.inc({
+      caller_kind: this.labels.caller.of(ctx.caller.kind),
+      server,
+      method: this.labels.method.of(this.methodLabel(ctx)),
+      tool: this.toolLabel(ctx),
+      outcome,
+    });
+    if (refusal) this.refusals.inc({ reason: refusal });
+    this.latency.observe({ server }, durationMs / 1000);
+  }
+
+  private methodLabel(ctx: CallContext): string {
+    return methodSpec(ctx.method) || this.options.sources.isHandler(ctx.method) ? ctx.method : UNKNOWN;
+  }
+
+  /** Only a name the resolve stage found in the catalog; a made-up one is (unknown). */
+  private toolLabel(ctx: CallContext): string {
+    if (ctx.method !== 'tools/call') return '';
+    const name = ctx.params.name;
+    if (ctx.target?.kind !== 'tool' || typeof name !== 'string') return UNKNOWN;
+    return this.labels.tool.of(name);
+  }
+
+  private modernSessions(): number {
+    const since = Date.now() - MODERN_WINDOW_MS;
+    for (const [key, seen] of this.modernCallers) if (seen < since) this.modernCallers.delete(key);
+    return this.modernCallers.size;
+  }
+}

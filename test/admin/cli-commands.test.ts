@@ -1,0 +1,122 @@
+// `switchboard status | tools | call` against a running `switchboard up` (both real processes):
+// they find the admin listener through admin.json in the state directory; call exits 1 when a deny
+// rule refuses it (and the refusal is audited); each has --help; nobody running is a clear error.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { openTrustDb } from '../../src/trust/trust-db.js';
+import { until } from '../support/poll.js';
+import { example, NOTES, tempDir } from './helpers.js';
+
+const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+function run(env: NodeJS.ProcessEnv, args: string[]): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env } });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.on('close', (code) => resolve({ code: code ?? -1, out, err }));
+  });
+}
+
+async function up(
+  t: TestContext,
+): Promise<{ env: NodeJS.ProcessEnv; stateDir: string; stderr: () => string }> {
+  const home = await tempDir(t, 'sb-cli-');
+  const env = { XDG_STATE_HOME: home, SWITCHBOARD_ADMIN_URL: '', SWITCHBOARD_ADMIN_TOKEN: '' };
+  delete (env as Record<string, string>).SWITCHBOARD_ADMIN_URL;
+  delete (env as Record<string, string>).SWITCHBOARD_ADMIN_TOKEN;
+  const config = join(home, 'switchboard.json');
+  await writeFile(
+    config,
+    JSON.stringify({
+      servers: { notes: example(NOTES) },
+      admin: { port: 0 },
+      policy: {
+        rules: [{ name: 'no-admin-writes', callers: ['admin:*'], tools: ['add_note'], effect: 'deny' }],
+      },
+    }),
+  );
+  const child = spawn(process.execPath, [MAIN, 'up', '--config', config, '--port', '0', '--no-watch'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  t.after(() => void child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const stateDir = join(home, 'switchboard');
+  await until(
+    () => {
+      if (child.exitCode !== null) throw new Error(`switchboard exited: ${stderr}`);
+      return (
+        (/fronting 1 of 1 servers/.test(stderr) && existsSync(join(stateDir, 'admin.json'))) || undefined
+      );
+    },
+    'switchboard to be up with its admin listener',
+    { timeoutMs: 30_000 },
+  );
+  return { env, stateDir, stderr: () => stderr };
+}
+
+test('status, tools and call work against a running switchboard, and call is refused by a deny rule', async (t) => {
+  const { env, stateDir, stderr } = await up(t);
+  assert.match(
+    stderr(),
+    /admin: http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{40,}/,
+    'up names the dashboard link',
+  );
+
+  const status = await run(env, ['status']);
+  assert.equal(status.code, 0, JSON.stringify(status));
+  assert.match(status.out, /^notes\s+ready\s+1\/1\s+0\s+closed/m);
+  const json = await run(env, ['status', '--json']);
+  assert.equal((JSON.parse(json.out) as { backends: { name: string }[] }).backends[0]?.name, 'notes');
+
+  const tools = await run(env, ['tools']);
+  assert.equal(tools.code, 0, tools.err);
+  assert.match(tools.out, /^list_notes\s+notes\s+/m);
+  assert.match(tools.out, /^add_note\s+notes\s+/m);
+
+  const ok = await run(env, ['call', 'list_notes']);
+  assert.equal(ok.code, 0, ok.err);
+  assert.match(ok.out, /welcome/);
+  const refused = await run(env, ['call', 'add_note', '--args', '{"title":"t","text":"x"}']);
+  assert.equal(refused.code, 1);
+  assert.match(refused.err, /add_note failed/);
+
+  const db = openTrustDb(join(stateDir, 'audit.sqlite'), { readonly: true });
+  t.after(() => db.close());
+  await until(
+    () =>
+      db
+        .prepare(
+          "SELECT 1 FROM audit WHERE caller_kind = 'admin' AND target_name = 'add_note' AND decision = 'deny'",
+        )
+        .get(),
+    'the refusal to be audited',
+    { timeoutMs: 10_000 },
+  );
+});
+
+test('each command has --help (exit 0), and with no switchboard running says so (exit 1)', async (t) => {
+  const home = await tempDir(t, 'sb-cli-none-');
+  const env = { XDG_STATE_HOME: home };
+  for (const command of ['status', 'tools', 'call']) {
+    const help = await run(env, [command, '--help']);
+    assert.equal(help.code, 0);
+    assert.match(help.out, new RegExp(`^Usage: switchboard ${command}`));
+    const args = command === 'call' ? [command, 'list_notes'] : [command];
+    const none = await run({ ...env, SWITCHBOARD_ADMIN_URL: '', SWITCHBOARD_ADMIN_TOKEN: '' }, args);
+    assert.equal(none.code, 1);
+    assert.match(none.err, /no running switchboard found/);
+  }
+  const gone = await run(env, ['status', '--url', 'http://127.0.0.1:1', '--token', 'x']);
+  assert.equal(gone.code, 1);
+  assert.match(gone.err, /cannot reach switchboard's admin listener/);
+});

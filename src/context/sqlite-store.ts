@@ -27,6 +27,15 @@ const MIGRATIONS = [
    CREATE TABLE context_usage (scope TEXT PRIMARY KEY, keys INTEGER NOT NULL, bytes INTEGER NOT NULL);
    CREATE TABLE context_revision (id INTEGER PRIMARY KEY CHECK (id = 1), revision INTEGER NOT NULL);
    INSERT INTO context_revision (id, revision) VALUES (1, 0);`,
+  // Writes made by an operator with `switchboard context put`, outside the pipeline (docs/context.md).
+  `CREATE TABLE context_operator_writes (
+     at INTEGER NOT NULL,
+     operator TEXT NOT NULL,
+     scope TEXT NOT NULL,
+     key TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     value_sha256 TEXT NOT NULL
+   );`,
 ];
 
 /** Above every character a key may hold (keys may not contain U+10FFFF): the end of a prefix range. */
@@ -65,8 +74,12 @@ export class SqliteContextStore implements ContextStore {
   private revision: number;
   private readonly q;
 
-  constructor(private readonly db: StateDb) {
-    migrate(db, 'context', MIGRATIONS);
+  /** `readonly`: a file opened read-only (the CLI's get and list): its tables are used as they are. */
+  constructor(
+    private readonly db: StateDb,
+    options: { readonly?: boolean } = {},
+  ) {
+    if (!options.readonly) migrate(db, 'context', MIGRATIONS);
     this.q = {
       row: db.prepare<[string, string], Row>('SELECT * FROM context_entries WHERE scope = ? AND key = ?'),
       upsert: db.prepare(
@@ -186,6 +199,15 @@ export class SqliteContextStore implements ContextStore {
 
   usage(scope: string): Usage {
     return this.usageOf(scope);
+  }
+
+  /** Records a write an operator made outside the pipeline (`switchboard context put`). */
+  recordOperatorWrite(operator: string, entry: Entry, valueSha256: string): void {
+    this.db
+      .prepare(
+        'INSERT INTO context_operator_writes (at, operator, scope, key, version, value_sha256) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .run(entry.updatedAt, operator, entry.scope, entry.key, entry.version, valueSha256);
   }
 
   watch(scope: string, prefix: string, listener: ChangeListener): () => void {

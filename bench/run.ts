@@ -6,6 +6,7 @@ import { RESULTS_DIR } from './lib/paths.js';
 import { installExitHooks, killEverything, survivors } from './lib/processes.js';
 import { formatTable, rowsForJson, writeResults, type Row, type Skip } from './lib/report.js';
 import { BRIDGE_SCENARIOS } from './bridge.js';
+import { CONTEXT_SCENARIOS } from './context.js';
 import { SESSION_SCENARIOS } from './session-open.js';
 import { SCENARIOS as ECHO_SCENARIOS, type Scenario as AnyScenario, type Sizes } from './scenarios.js';
 import { runScanBench } from './scan/run-scan.js';
@@ -13,7 +14,12 @@ import { runSoak } from './soak.js';
 
 // Each scenario names the client it drives (an SDK Client, or a bridge client); the runner only hands it back.
 type Scenario = AnyScenario<unknown>;
-const SCENARIOS: readonly Scenario[] = [...ECHO_SCENARIOS, ...BRIDGE_SCENARIOS, ...SESSION_SCENARIOS];
+const SCENARIOS: readonly Scenario[] = [
+  ...ECHO_SCENARIOS,
+  ...BRIDGE_SCENARIOS,
+  ...CONTEXT_SCENARIOS,
+  ...SESSION_SCENARIOS,
+];
 
 interface Pick {
   baseline: boolean;

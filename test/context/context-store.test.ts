@@ -2,7 +2,12 @@
 // delete, paged listing, TTL expiry, watch, validation and size limits, and policy per scope.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { probe } from '../gateway/harness.js';
+import { openHttp } from '../support/mcp-clients.js';
 import { Received, failure, start } from './helpers.js';
+
+const CALLER = fileURLToPath(new URL('../fixtures/bridge-caller.js', import.meta.url));
 
 test("get, put, compare-and-set conflicts and delete in a backend's own scope", async (t) => {
   const { as } = await start(t);
@@ -232,4 +237,28 @@ test('in process, a workflow reaches any scope through gateway.dispatch', async 
     value: string;
   };
   assert.equal(got.value, 'build');
+});
+
+test('a real backend process uses its own scope through the bridge client', async (t) => {
+  const { sb } = await start(t, {
+    servers: {
+      a: probe('a'),
+      caller: { command: process.execPath, args: [CALLER], bridge: { allow: ['caller_relay'] } },
+    },
+  });
+  const { client: host } = await openHttp(sb.http!.url, { name: 'context-host' });
+  t.after(() => host.close());
+  const relay = async (method: string, params: Record<string, unknown>) => {
+    const r = await host.callTool({ name: 'caller_relay', arguments: { method, params, chain: false } });
+    return JSON.parse((r.content as { text: string }[])[0]!.text) as {
+      result?: Record<string, unknown>;
+      error?: unknown;
+    };
+  };
+  const put = await relay('context.put', { scope: 'server:caller', key: 'seen', value: [1, 2] });
+  assert.equal(typeof put.result?.version, 'number');
+  const got = await relay('context.get', { scope: 'server:caller', key: 'seen' });
+  assert.deepEqual(got.result?.value, [1, 2]);
+  const other = await relay('context.get', { scope: 'server:a', key: 'seen' });
+  assert.ok(other.error, "another backend's scope is refused");
 });

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { probe } from '../gateway/harness.js';
 import { openHttp } from '../support/mcp-clients.js';
+import { until } from '../support/poll.js';
 import { Received, failure, start } from './helpers.js';
 
 const CALLER = fileURLToPath(new URL('../fixtures/bridge-caller.js', import.meta.url));
@@ -68,6 +69,11 @@ test('list pages by prefix, in key order, and hides expired keys', async (t) => 
   for (const k of ['job/3', 'job/1', 'job/2', 'other', 'job/4', 'job/5'])
     await a.call('context.put', { scope, key: k, value: k });
   await a.call('context.put', { scope, key: 'job/0', value: 'short-lived', ttlMs: 1 });
+  // Invisible as soon as its millisecond has passed (the sweep runs only every minute).
+  await until(async () => {
+    const got = (await a.call('context.get', { scope, key: 'job/0' })) as { found: boolean };
+    return got.found ? undefined : true;
+  }, 'job/0 to expire');
   const keys: string[] = [];
   let cursor: string | undefined;
   let pages = 0;
@@ -85,7 +91,7 @@ test('list pages by prefix, in key order, and hides expired keys', async (t) => 
     cursor = page.nextCursor;
     pages++;
   } while (cursor);
-  // job/0 expired before the first page (1 ms): invisible at once, swept later.
+  // job/0 has expired: not listed, though not swept yet.
   assert.deepEqual(keys, ['job/1', 'job/2', 'job/3', 'job/4', 'job/5']);
   assert.equal(pages, 3);
   assert.deepEqual(await a.call('context.get', { scope, key: 'job/0' }), {

@@ -43,7 +43,7 @@ function openSocketProcess<C>(
 }
 
 /** The handler gateway with its audit trail on (in a fresh file) or off; the child inherits env. */
-async function openGatewayAudited(audit: boolean): Promise<Endpoint<BridgeClient>> {
+export async function openGatewayAudited(audit: boolean): Promise<Endpoint<BridgeClient>> {
   const saved = { on: process.env.SWITCHBOARD_BENCH_AUDIT, path: process.env.SWITCHBOARD_BENCH_AUDIT_PATH };
   process.env.SWITCHBOARD_BENCH_AUDIT = audit ? 'on' : 'off';
   process.env.SWITCHBOARD_BENCH_AUDIT_PATH = join(
@@ -64,7 +64,7 @@ async function openGatewayAudited(audit: boolean): Promise<Endpoint<BridgeClient
   }
 }
 
-function restoreEnv(name: string, value: string | undefined): void {
+export function restoreEnv(name: string, value: string | undefined): void {
   if (value === undefined) delete process.env[name];
   else process.env[name] = value;
 }

@@ -6,6 +6,7 @@ import { RESULTS_DIR } from './lib/paths.js';
 import { installExitHooks, killEverything, survivors } from './lib/processes.js';
 import { formatTable, rowsForJson, writeResults, type Row, type Skip } from './lib/report.js';
 import { BRIDGE_SCENARIOS } from './bridge.js';
+import { CONTEXT_SCENARIOS } from './context.js';
 import { SESSION_SCENARIOS } from './session-open.js';
 import { TRACING_SCENARIOS } from './tracing.js';
 import { METRICS_SCENARIOS } from './metrics.js';
@@ -21,6 +22,7 @@ const SCENARIOS: readonly Scenario[] = [
   ...SESSION_SCENARIOS,
   ...TRACING_SCENARIOS,
   ...METRICS_SCENARIOS,
+  ...CONTEXT_SCENARIOS,
 ];
 
 interface Pick {

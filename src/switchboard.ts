@@ -177,18 +177,22 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     needsApproval: trust.screen?.needsApproval,
     launcher: (name, b, running) => sandbox.launcherFor(name, b, running),
   });
+  const openExtensions: { close(): void }[] = [];
   for (const ext of builtInExtensions) {
-    await ext.setup({
+    const opened = await ext.setup({
       config,
       log: log.child({ extension: ext.name }),
       vault,
+      state,
       handle: (method, handler) =>
         gateway.handlers.register(method, handler, ext.name, {
           backendOnly: ext.backendOnly?.includes(method),
+          streams: ext.streaming?.includes(method),
         }),
       dispatch: (method, params, signal) =>
         gateway.dispatch({ kind: 'extension', id: ext.name }, method, params, signal),
     });
+    if (opened) openExtensions.push(opened);
   }
   // The bridge listens before backends start: a backend may call it while it initializes.
   let bridge: BridgeServer | undefined;
@@ -330,6 +334,8 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   /** Drains host calls, cuts what outlasts shutdown.drainMs with an error, then ends everything. */
   async function stop(): Promise<{ cut: string[] }> {
     return (stopping ??= (async () => {
+      // Open watches and subscriptions end first: they would otherwise hold the drain to its end.
+      for (const r of openExtensions) r.close();
       const drainMs = gateway.config.shutdown.drainMs;
       const cut = await gateway.drain(drainMs);
       if (cut.length > 0) {

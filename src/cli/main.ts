@@ -17,6 +17,7 @@ import { formatIssue } from '../config/errors.js';
 import { runAudit } from './audit.js';
 import { runPins } from './pins.js';
 import { runVault } from './vault.js';
+import { runContext } from './context.js';
 import { Redactor } from '../vault/redactor.js';
 import { watchConfigFile } from './config-watch.js';
 import { runPolicy } from './policy.js';
@@ -35,6 +36,7 @@ Commands:
   audit       tail, query or verify the audit chain (switchboard audit --help)
   pins        list, diff or approve tool pins (switchboard pins --help)
   vault       init, set, list, rm or rotate the encrypted vault file (switchboard vault --help)
+  context     get, list or put keys of the shared context store (switchboard context --help)
   policy      test which rule decides a call, and why (switchboard policy --help)
   approvals   list, approve or deny calls waiting for a human (switchboard approvals --help)
   keys        make an API key for an HTTP host (switchboard keys new <name>)
@@ -69,6 +71,7 @@ async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'audit') return runAudit(argv.slice(1));
   if (argv[0] === 'pins') return runPins(argv.slice(1));
   if (argv[0] === 'vault') return runVault(argv.slice(1));
+  if (argv[0] === 'context') return runContext(argv.slice(1));
   if (argv[0] === 'policy') return runPolicy(argv.slice(1));
   if (argv[0] === 'approvals') return runApprovals(argv.slice(1));
   if (argv[0] === 'keys') return runKeys(argv.slice(1));

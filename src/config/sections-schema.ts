@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { BACKEND_NAME, NamespacingMode } from './backend-schema.js';
 export { AuditSection } from './audit-schema.js';
+export { ContextSection, EventsSection } from './context-schema.js';
 
 export const NamespacingSection = z
   .object({

@@ -124,6 +124,38 @@ const LOCAL = {
     fault: 'switchboard',
     description: 'A failure inside switchboard; the caller gets `Internal error`, the log the details.',
   },
+  context_conflict: {
+    group: 'calls',
+    code: WIRE.INVALID_PARAMS,
+    expose: true,
+    fault: 'caller',
+    description:
+      'A context write or delete with `ifVersion` found another version (0: the key exists); `data.version` is the current one, `data.expected` the one given.',
+  },
+  context_too_large: {
+    group: 'calls',
+    code: WIRE.INVALID_PARAMS,
+    expose: true,
+    fault: 'caller',
+    description:
+      "A context value over its scope's `maxValueBytes`, or an event's data over `events.maxPayloadBytes`; `data.bytes` and `data.limit` give both sizes.",
+  },
+  context_scope_full: {
+    group: 'calls',
+    code: WIRE.INVALID_PARAMS,
+    expose: true,
+    fault: 'caller',
+    description:
+      "A context write that would take its scope over `maxKeys` or `maxBytes` (expired keys are swept first); `data` gives the scope's usage and limits.",
+  },
+  context_rejected: {
+    group: 'calls',
+    code: WIRE.INVALID_PARAMS,
+    expose: true,
+    fault: 'caller',
+    description:
+      "A context write refused before it committed: the value does not satisfy the scope's JSON Schema, or the scope's validator rejected it; `data.why` says why.",
+  },
   http_host_refused: refusal(
     403,
     'The Host or Origin header is not allowed (`http.dnsRebindingProtection`).',

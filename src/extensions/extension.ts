@@ -5,16 +5,24 @@ import type { Config } from '../config/schema.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import type { Vault } from '../vault/vault.js';
+import type { StateDb } from '../state/state-db.js';
 
 export interface ExtensionApi {
   readonly config: Config;
   readonly log: Logger;
   /** The vault opened at start (its file and the inline vault.keys). */
   readonly vault: Vault;
+  /** The state database (SQLite) opened at start: extensions keep their tables in it (migrate). */
+  readonly state: StateDb;
   /** Serves `method` (e.g. `vault.sign`) or a family (`vault.*`) inside switchboard. */
   handle(method: string, handler: Handler): void;
   /** Calls a tool, resource, prompt or handler as this extension, through the pipeline. */
   dispatch(method: string, params?: Params, signal?: AbortSignal): Promise<Result>;
+}
+
+/** What a set-up extension holds open while switchboard runs. */
+export interface Running {
+  close(): void;
 }
 
 export interface Extension {
@@ -24,5 +32,8 @@ export interface Extension {
    * a policy rule grants, and `switchboard validate` names rules broad enough to grant them.
    */
   readonly backendOnly?: readonly string[];
-  setup(api: ExtensionApi): void | Promise<void>;
+  /** Handler methods that stay open until their caller cancels (watch, subscribe): no time limit. */
+  readonly streaming?: readonly string[];
+  /** Registers the handlers; what it returns is closed when switchboard stops (timers, open watches). */
+  setup(api: ExtensionApi): void | Running | Promise<void | Running>;
 }

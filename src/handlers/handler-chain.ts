@@ -9,6 +9,12 @@ export interface HandlerContext {
   readonly signal: AbortSignal;
   /** Makes a further call as the same caller, as a child of this one (same pipeline). */
   dispatch(method: string, params?: Params): Promise<Result>;
+  /**
+   * Sends a notification to the caller on this call's reply (a watch's changes, a subscription's
+   * events): it passes the redact stage like the call's progress does, and goes nowhere for a
+   * caller nothing can be sent to (in process).
+   */
+  notify(method: string, params: Params): void;
 }
 
 export type Handler = (params: Params, ctx: HandlerContext) => Promise<Result> | Result;
@@ -19,11 +25,15 @@ interface Registration {
   handler: Handler;
   /** Only backends may call it: no host reaches it, whatever the policy grants (policy stage). */
   backendOnly: boolean;
+  /** A long-lived call (a watch, a subscription): not cut by bridge.handlerTimeoutMs. */
+  streams: boolean;
 }
 
 export interface RegisterOptions {
   /** Only backends may call the method; hosts never reach it, whatever a policy rule says. */
   backendOnly?: boolean | undefined;
+  /** The call stays open until its caller cancels it: the handler time limit does not apply. */
+  streams?: boolean | undefined;
 }
 
 /** Handler methods are namespaced `<extension>.<operation>`; MCP's own methods use `/`. */
@@ -37,7 +47,13 @@ export class HandlerChain {
     if (!HANDLER_METHOD.test(check)) {
       throw new Error(`handler name "${pattern}" must look like "extension.operation" (or "extension.*")`);
     }
-    this.chain.push({ pattern, owner, handler, backendOnly: options.backendOnly === true });
+    this.chain.push({
+      pattern,
+      owner,
+      handler,
+      backendOnly: options.backendOnly === true,
+      streams: options.streams === true,
+    });
   }
 
   find(method: string): Handler | undefined {
@@ -47,6 +63,11 @@ export class HandlerChain {
   /** Whether the handler serving `method` is one only backends may call. */
   backendOnly(method: string): boolean {
     return this.claim(method)?.backendOnly ?? false;
+  }
+
+  /** Whether the handler serving `method` stays open until cancelled (no time limit). */
+  streams(method: string): boolean {
+    return this.claim(method)?.streams ?? false;
   }
 
   private claim(method: string): Registration | undefined {

@@ -83,6 +83,9 @@ export class CompiledPolicy {
       if (server.disabled || server.bridge.allow.length === 0) continue;
       this.rules.push(bridgeAllowRule(name, server.bridge.allow));
     }
+    // Last of all, before the defaults: each backend's own context scope (docs/context.md).
+    for (const [name, server] of Object.entries(config.servers))
+      if (!server.disabled) this.rules.push(ownScopeRule(name));
     this.ruleCount = this.rules.length;
   }
 
@@ -296,6 +299,30 @@ function bridgeAllowRule(backend: string, patterns: readonly string[]): Compiled
           : allowed(s)
             ? undefined
             : `${s.exposed} is not in [${patterns.join(', ')}]`,
+  };
+}
+
+/**
+ * `context.ownScope`: a backend may use the context store's scope named after it (`server:<name>`),
+ * every operation, without a grant. Tried after every written rule, so a deny rule takes it away.
+ */
+function ownScopeRule(backend: string): Compiled {
+  const key = `backend:${backend}`;
+  const when = compileConditions({ scope: { equals: `server:${backend}` } });
+  const isContext = (s: Subject) => s.kind === 'handler' && s.name.startsWith('context.');
+  return {
+    name: 'context.ownScope',
+    effect: 'allow',
+    auditValues: false,
+    caller: (k) => k === key,
+    target: isContext,
+    when,
+    whyNot: (k, s) =>
+      k !== key
+        ? `only for caller ${key}`
+        : isContext(s)
+          ? undefined
+          : `${s.name} is not a context.* handler`,
   };
 }
 

@@ -153,10 +153,12 @@ async function runHandler(services: RouteServices, ctx: CallContext, handler: Ha
   const link = linkSignals([ctx.signal]);
   let timer: NodeJS.Timeout | undefined;
   const stopped = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(new LocalError('timeout', `Handler ${ctx.method} did not answer within ${limit} ms`));
-      link.abort();
-    }, limit);
+    // A watch or a subscription is open until its caller cancels it: no time limit.
+    if (!services.handlers.streams(ctx.method))
+      timer = setTimeout(() => {
+        reject(new LocalError('timeout', `Handler ${ctx.method} did not answer within ${limit} ms`));
+        link.abort();
+      }, limit);
     link.signal.addEventListener('abort', () => reject(new LocalError('cancelled', 'Request cancelled')), {
       once: true,
     });
@@ -167,6 +169,7 @@ async function runHandler(services: RouteServices, ctx: CallContext, handler: Ha
       callId: ctx.callId,
       signal: link.signal,
       dispatch: (method, params) => services.dispatch(ctx, method, params),
+      notify: (method, params) => ctx.reply.notify(method, params),
     });
     return await Promise.race([answer, stopped]);
   } finally {

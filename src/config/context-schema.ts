@@ -1,0 +1,117 @@
+// The `context` and `events` sections: the shared context store (scopes of versioned keys) and
+// publish/subscribe between servers, with per-scope validation and limits, and durable topics.
+import { Ajv } from 'ajv';
+import { z } from 'zod';
+
+/** Whether `schema` compiles as a JSON Schema (draft 2020-12 subset ajv accepts by default). */
+function schemaProblem(schema: unknown): string | undefined {
+  try {
+    new Ajv({ strict: false }).compile(schema as object);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+const Bytes = (what: string, dflt: number) => z.number().int().min(1).default(dflt).describe(what);
+
+const ScopeSettings = z
+  .object({
+    schema: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .superRefine((s, ctx) => {
+        const problem = s === undefined ? undefined : schemaProblem(s);
+        if (problem) ctx.addIssue({ code: 'custom', message: `a valid JSON Schema (${problem})` });
+      })
+      .describe('A JSON Schema every value written to the scope must satisfy (checked before the write).'),
+    validator: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Called through the pipeline with {scope, key, value, version, caller} before a write commits: a handler method (ext.op) answering {valid, reason?}, or a tool (as hosts see it) whose error result rejects with its text.',
+      ),
+    maxValueBytes: z.number().int().min(1).optional().describe('Overrides context.maxValueBytes.'),
+    maxKeys: z.number().int().min(1).optional().describe('Overrides context.maxKeys.'),
+    maxBytes: z.number().int().min(1).optional().describe('Overrides context.maxBytes.'),
+    ttlMs: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Default time to live of keys written without ttlMs (default: none, keys stay).'),
+  })
+  .strict();
+export type ScopeSettings = z.output<typeof ScopeSettings>;
+
+export const ContextSection = z
+  .object({
+    enabled: z.boolean().default(true).describe('Serve the context.* handlers (the shared context store).'),
+    maxValueBytes: Bytes('Largest value (its JSON text, in bytes) one key may hold.', 65_536),
+    maxKeys: Bytes('Most keys one scope may hold.', 10_000),
+    maxBytes: Bytes('Most bytes of values one scope may hold.', 16 * 1024 * 1024),
+    maxTtlMs: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Longest ttlMs a write may ask for (default: no limit).'),
+    sweepMs: z
+      .number()
+      .int()
+      .min(100)
+      .default(60_000)
+      .describe('How often expired keys (already invisible) are deleted and their watchers told.'),
+    scopes: z
+      .record(z.string().min(1), ScopeSettings)
+      .default({})
+      .describe(
+        'Settings per scope pattern (* matches any run of characters, e.g. "server:*", "run:*"); the first pattern in file order that matches a scope applies.',
+      ),
+  })
+  .strict()
+  .prefault({})
+  .describe('The shared context store: scopes of versioned keys. See docs/context.md.');
+export type ContextSection = z.output<typeof ContextSection>;
+
+const TopicSettings = z
+  .object({
+    durable: z
+      .boolean()
+      .default(false)
+      .describe('Keep events in the state database for named subscriptions (at least once, ack).'),
+    maxEvents: z.number().int().min(1).default(10_000).describe('Durable: most events kept per topic.'),
+    maxAgeMs: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Durable: events older than this are deleted (default: kept until maxEvents).'),
+  })
+  .strict();
+export type TopicSettings = z.output<typeof TopicSettings>;
+
+export const EventsSection = z
+  .object({
+    enabled: z.boolean().default(true).describe('Serve the events.* handlers (publish/subscribe).'),
+    maxPayloadBytes: Bytes("Largest event's data (its JSON text, in bytes).", 65_536),
+    maxReplay: z
+      .number()
+      .int()
+      .min(1)
+      .default(1_000)
+      .describe(
+        'Durable: most unacknowledged events replayed on one subscribe; the subscriber acks and resubscribes for more.',
+      ),
+    topics: z
+      .record(z.string().min(1), TopicSettings)
+      .default({})
+      .describe(
+        'Settings per topic pattern (* matches any run of characters); first match in file order. Topics no pattern matches are live only.',
+      ),
+  })
+  .strict()
+  .prefault({})
+  .describe('Publish/subscribe between servers over the bridge. See docs/events.md.');
+export type EventsSection = z.output<typeof EventsSection>;

@@ -1,0 +1,260 @@
+// The context store in the state database: one row per key, a usage row per scope (so limits are
+// checked without counting), and one store-wide revision that numbers every write.
+import { migrate, type StateDb } from '../state/state-db.js';
+import {
+  ContextStoreError,
+  type Change,
+  type ChangeListener,
+  type ContextStore,
+  type Entry,
+  type Page,
+  type PutOptions,
+  type Usage,
+} from './store.js';
+
+const MIGRATIONS = [
+  `CREATE TABLE context_entries (
+     scope TEXT NOT NULL,
+     key TEXT NOT NULL,
+     json TEXT NOT NULL,
+     bytes INTEGER NOT NULL,
+     version INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL,
+     expires_at INTEGER,
+     PRIMARY KEY (scope, key)
+   ) WITHOUT ROWID;
+   CREATE INDEX context_expiry ON context_entries (expires_at) WHERE expires_at IS NOT NULL;
+   CREATE TABLE context_usage (scope TEXT PRIMARY KEY, keys INTEGER NOT NULL, bytes INTEGER NOT NULL);
+   CREATE TABLE context_revision (id INTEGER PRIMARY KEY CHECK (id = 1), revision INTEGER NOT NULL);
+   INSERT INTO context_revision (id, revision) VALUES (1, 0);`,
+  // Writes made by an operator with `switchboard context put`, outside the pipeline (docs/context.md).
+  `CREATE TABLE context_operator_writes (
+     at INTEGER NOT NULL,
+     operator TEXT NOT NULL,
+     scope TEXT NOT NULL,
+     key TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     value_sha256 TEXT NOT NULL
+   );`,
+];
+
+/** Above every character a key may hold (keys may not contain U+10FFFF): the end of a prefix range. */
+const TOP = '\u{10FFFF}';
+
+interface Row {
+  scope: string;
+  key: string;
+  json: string;
+  bytes: number;
+  version: number;
+  updated_at: number;
+  expires_at: number | null;
+}
+
+const live = (row: Pick<Row, 'expires_at'>, now: number) => row.expires_at === null || row.expires_at > now;
+
+function entryOf(r: Row): Entry {
+  return {
+    scope: r.scope,
+    key: r.key,
+    json: r.json,
+    version: r.version,
+    updatedAt: r.updated_at,
+    ...(r.expires_at !== null && { expiresAt: r.expires_at }),
+  };
+}
+
+interface Watcher {
+  prefix: string;
+  listener: ChangeListener;
+}
+
+export class SqliteContextStore implements ContextStore {
+  private readonly watchers = new Map<string, Set<Watcher>>();
+  private revision: number;
+  private readonly q;
+
+  /** `readonly`: a file opened read-only (the CLI's get and list): its tables are used as they are. */
+  constructor(
+    private readonly db: StateDb,
+    options: { readonly?: boolean } = {},
+  ) {
+    if (!options.readonly) migrate(db, 'context', MIGRATIONS);
+    this.q = {
+      row: db.prepare<[string, string], Row>('SELECT * FROM context_entries WHERE scope = ? AND key = ?'),
+      upsert: db.prepare(
+        `INSERT INTO context_entries (scope, key, json, bytes, version, updated_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (scope, key) DO UPDATE SET json = excluded.json, bytes = excluded.bytes,
+           version = excluded.version, updated_at = excluded.updated_at, expires_at = excluded.expires_at`,
+      ),
+      remove: db.prepare('DELETE FROM context_entries WHERE scope = ? AND key = ?'),
+      usage: db.prepare<[string], Usage>('SELECT keys, bytes FROM context_usage WHERE scope = ?'),
+      addUsage: db.prepare(
+        `INSERT INTO context_usage (scope, keys, bytes) VALUES (?, ?, ?)
+         ON CONFLICT (scope) DO UPDATE SET keys = keys + excluded.keys, bytes = bytes + excluded.bytes`,
+      ),
+      revision: db.prepare('UPDATE context_revision SET revision = ? WHERE id = 1'),
+      list: db.prepare<[string, string, string, string, number, number], Row>(
+        `SELECT * FROM context_entries WHERE scope = ? AND key >= ? AND key > ? AND key < ?
+           AND (expires_at IS NULL OR expires_at > ?) ORDER BY key LIMIT ?`,
+      ),
+      expired: db.prepare<[number, number], Row>(
+        'SELECT * FROM context_entries WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT ?',
+      ),
+      expiredIn: db.prepare<[string, number], Row>(
+        'SELECT * FROM context_entries WHERE scope = ? AND expires_at IS NOT NULL AND expires_at <= ?',
+      ),
+    };
+    const row = db.prepare('SELECT revision FROM context_revision WHERE id = 1').get() as {
+      revision: number;
+    };
+    this.revision = row.revision;
+  }
+
+  get(scope: string, key: string, now = Date.now()): Entry | undefined {
+    const row = this.q.row.get(scope, key);
+    return row && live(row, now) ? entryOf(row) : undefined;
+  }
+
+  put(scope: string, key: string, json: string, options: PutOptions, now = Date.now()): Entry {
+    const expired: Row[] = [];
+    const entry = this.db.transaction((): Entry => {
+      const row = this.q.row.get(scope, key);
+      const current = row && live(row, now) ? row.version : 0;
+      if (options.ifVersion !== undefined && options.ifVersion !== current) {
+        throw new ContextStoreError(
+          'conflict',
+          `Version conflict on ${scope}/${key}: expected ${options.ifVersion}, it is ${current}`,
+          { scope, key, expected: options.ifVersion, version: current },
+        );
+      }
+      const bytes = Buffer.byteLength(json);
+      const fits = () => {
+        const u = this.usageOf(scope);
+        const old = this.q.row.get(scope, key);
+        return (
+          u.keys + (old ? 0 : 1) <= options.limits.maxKeys &&
+          u.bytes + bytes - (old?.bytes ?? 0) <= options.limits.maxBytes
+        );
+      };
+      // Expired keys still count until swept: sweep this scope before refusing a write.
+      if (!fits()) {
+        expired.push(...this.dropExpired(this.q.expiredIn.all(scope, now)));
+        if (!fits()) {
+          const u = this.usageOf(scope);
+          throw new ContextStoreError(
+            'scope_full',
+            `Scope ${scope} is full: ${u.keys} keys of ${options.limits.maxKeys}, ${u.bytes} bytes of ${options.limits.maxBytes}; this value is ${bytes} bytes`,
+            { scope, keys: u.keys, bytes: u.bytes, ...options.limits, valueBytes: bytes },
+          );
+        }
+      }
+      const old = this.q.row.get(scope, key);
+      const version = ++this.revision;
+      const expiresAt = options.ttlMs === undefined ? null : now + options.ttlMs;
+      this.q.upsert.run(scope, key, json, bytes, version, now, expiresAt);
+      this.q.addUsage.run(scope, old ? 0 : 1, bytes - (old?.bytes ?? 0));
+      this.q.revision.run(version);
+      return { scope, key, json, version, updatedAt: now, ...(expiresAt !== null && { expiresAt }) };
+    });
+    try {
+      const written = entry();
+      for (const r of expired) this.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
+      this.emit({ scope, key, op: 'put', version: written.version, json });
+      return written;
+    } catch (err) {
+      // The transaction rolled back: the revision it took is given back too.
+      this.revision = (
+        this.db.prepare('SELECT revision FROM context_revision WHERE id = 1').get() as {
+          revision: number;
+        }
+      ).revision;
+      throw err;
+    }
+  }
+
+  delete(scope: string, key: string, ifVersion?: number, now = Date.now()): boolean {
+    const row = this.q.row.get(scope, key);
+    const current = row && live(row, now) ? row.version : 0;
+    if (ifVersion !== undefined && ifVersion !== current) {
+      throw new ContextStoreError(
+        'conflict',
+        `Version conflict on ${scope}/${key}: expected ${ifVersion}, it is ${current}`,
+        { scope, key, expected: ifVersion, version: current },
+      );
+    }
+    if (!row) return false;
+    this.db.transaction(() => this.dropExpired([row]))();
+    this.emit({ scope, key, op: current ? 'delete' : 'expire', version: row.version });
+    return current !== 0;
+  }
+
+  list(scope: string, prefix: string, limit: number, after = '', now = Date.now()): Page {
+    const rows = this.q.list.all(scope, prefix, after, prefix + TOP, now, limit + 1);
+    const more = rows.length > limit;
+    const entries = rows.slice(0, limit).map(entryOf);
+    return { entries, ...(more && { next: entries[entries.length - 1]!.key }) };
+  }
+
+  usage(scope: string): Usage {
+    return this.usageOf(scope);
+  }
+
+  /** Records a write an operator made outside the pipeline (`switchboard context put`). */
+  recordOperatorWrite(operator: string, entry: Entry, valueSha256: string): void {
+    this.db
+      .prepare(
+        'INSERT INTO context_operator_writes (at, operator, scope, key, version, value_sha256) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .run(entry.updatedAt, operator, entry.scope, entry.key, entry.version, valueSha256);
+  }
+
+  watch(scope: string, prefix: string, listener: ChangeListener): () => void {
+    let set = this.watchers.get(scope);
+    if (!set) this.watchers.set(scope, (set = new Set()));
+    const w: Watcher = { prefix, listener };
+    set.add(w);
+    return () => {
+      set.delete(w);
+      if (set.size === 0 && this.watchers.get(scope) === set) this.watchers.delete(scope);
+    };
+  }
+
+  sweep(now = Date.now()): number {
+    let total = 0;
+    for (;;) {
+      const rows = this.q.expired.all(now, 500);
+      if (rows.length === 0) return total;
+      this.db.transaction(() => this.dropExpired(rows))();
+      for (const r of rows) this.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
+      total += rows.length;
+    }
+  }
+
+  private usageOf(scope: string): Usage {
+    return this.q.usage.get(scope) ?? { keys: 0, bytes: 0 };
+  }
+
+  /** Deletes rows (inside the caller's transaction) and gives back their usage. */
+  private dropExpired(rows: Row[]): Row[] {
+    for (const r of rows) {
+      this.q.remove.run(r.scope, r.key);
+      this.q.addUsage.run(r.scope, -1, -r.bytes);
+    }
+    return rows;
+  }
+
+  private emit(change: Change): void {
+    const set = this.watchers.get(change.scope);
+    if (!set) return;
+    for (const w of [...set]) {
+      if (!change.key.startsWith(w.prefix)) continue;
+      try {
+        w.listener(change);
+      } catch {
+        // A watcher's failure is its own; the write has happened for everyone.
+      }
+    }
+  }
+}

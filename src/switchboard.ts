@@ -26,6 +26,8 @@ export interface StartOptions {
   log?: Logger;
   /** Serve one host over stdio (these streams, or the process's own). */
   stdio?: boolean | { input: Readable; output: Writable };
+  /** The catalog profile the stdio host sees (catalog.profiles); undefined: the default view. */
+  profile?: string | undefined;
   /** Serve Streamable HTTP on config.http (default: on unless stdio is chosen). */
   http?: boolean;
   /** Loaded with the vault's secrets and config.redaction at start; pass the one the log writes through. */
@@ -205,18 +207,24 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   let http: HttpFront | undefined;
   let stdio: StdioFront | undefined;
   try {
+    if (options.profile !== undefined && !Object.hasOwn(config.catalog.profiles, options.profile))
+      throw new Error(
+        `no catalog profile named "${options.profile}" (catalog.profiles has: ${Object.keys(config.catalog.profiles).join(', ') || 'none'})`,
+      );
     if (options.stdio) {
       const streams = options.stdio === true ? {} : options.stdio;
       stdio = serveStdio(gateway, {
         ...streams,
         maxMessageBytes: config.limits.maxMessageBytes,
         maxUnreadBytes: config.limits.maxUnreadBytes,
+        profile: options.profile,
         log,
       });
     }
     if (options.http ?? !options.stdio) {
       http = await serveHttp(gateway, {
         ...config.http,
+        profiles: config.catalog.profiles,
         maxMessageBytes: config.limits.maxMessageBytes,
         maxUnreadBytes: config.limits.maxUnreadBytes,
         log,

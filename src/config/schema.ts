@@ -7,6 +7,7 @@ import { Policy } from './policy-schema.js';
 import { BACKEND_NAME, Backend } from './backend-schema.js';
 import { HttpFront } from './http-schema.js';
 import { SandboxSection } from './sandbox-schema.js';
+import { profileIssues } from './catalog-schema.js';
 import {
   AuditSection,
   CatalogSection,
@@ -59,7 +60,10 @@ export const Config = z
     shutdown: ShutdownSection,
     log: LogSection,
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    for (const issue of profileIssues(c.catalog, c.servers)) ctx.addIssue({ code: 'custom', ...issue });
+  });
 
 export type Config = z.output<typeof Config>;
 export type ConfigInput = z.input<typeof Config>;

@@ -21,7 +21,13 @@ export interface CatalogView {
 export function globMatcher(patterns: readonly string[]): (name: string) => boolean {
   if (patterns.length === 0) return () => false;
   const res = patterns.map(
-    (p) => new RegExp(`^${p.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`),
+    (p) =>
+      new RegExp(
+        `^${p
+          .split('*')
+          .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+          .join('.*')}$`,
+      ),
   );
   return (name) => res.some((re) => re.test(name));
 }

@@ -71,7 +71,10 @@ export const Profile = z
     search: SearchSettings.optional().describe("The profile's search settings; unset: catalog.search."),
     credentials: z
       .object({
-        keys: z.array(z.string().min(1)).default([]).describe('API key names (http.auth.keys) that may use it.'),
+        keys: z
+          .array(z.string().min(1))
+          .default([])
+          .describe('API key names (http.auth.keys) that may use it.'),
         subjects: z
           .array(z.string().min(1))
           .default([])
@@ -93,7 +96,9 @@ export const CatalogViewFields = {
   profiles: z
     .record(z.string().regex(PROFILE_NAME, 'a name of letters, digits, _ - (at most 64)'), Profile)
     .default({})
-    .describe('Named subsets of the catalog, each served at <http.path>/<name> and by `up --stdio --profile <name>`.'),
+    .describe(
+      'Named subsets of the catalog, each served at <http.path>/<name> and by `up --stdio --profile <name>`.',
+    ),
 };
 
 export type ProfileConfig = z.output<typeof Profile>;

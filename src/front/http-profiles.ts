@@ -10,7 +10,11 @@ type Credentials = NonNullable<Profiles[string]['credentials']>;
  * The profile a path names: undefined for the plain endpoint, null for a path that is neither it
  * nor `<endpoint>/<a configured profile>`.
  */
-export function profileOf(path: string, endpoint: string, profiles: Profiles | undefined): string | undefined | null {
+export function profileOf(
+  path: string,
+  endpoint: string,
+  profiles: Profiles | undefined,
+): string | undefined | null {
   if (path === endpoint) return undefined;
   const base = endpoint.endsWith('/') ? endpoint : `${endpoint}/`;
   if (!path.startsWith(base)) return null;

@@ -130,12 +130,7 @@ export class HttpSessions {
    * A new session, for an initialize request; its id carries the handshake and the caller.
    * Undefined, with the request refused, when the caller or the front holds all it may.
    */
-  open(
-    res: ServerResponse,
-    caller: Caller,
-    request: JsonRpcRequest,
-    view?: string,
-  ): HttpSession | undefined {
+  open(res: ServerResponse, caller: Caller, request: JsonRpcRequest, view?: string): HttpSession | undefined {
     if (!this.admit(res, caller, request.id)) return undefined;
     const params = request.params ?? {};
     const sealed = this.sealer.seal({ ...handshakeOf(params), caller, view });

@@ -84,8 +84,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     }
     if (auth.metadata(req, res, path)) return;
     const view = profileOf(path, options.path, options.profiles);
-    if (view === null)
-      return refuse(res, 'http_not_found', `Not found; the MCP endpoint is ${options.path}`);
+    if (view === null) return refuse(res, 'http_not_found', `Not found; the MCP endpoint is ${options.path}`);
     // Every request proves who it is, modern or legacy (not only the one that opened a session).
     const caller = await auth.authenticate(req, res);
     if (!caller) return;

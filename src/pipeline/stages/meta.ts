@@ -93,10 +93,9 @@ async function describe(s: MetaServices, ctx: CallContext, args: Record<string, 
   const tools = names.filter((n) => visible.has(n)).map((n) => visible.get(n)!);
   // What the caller may not see reads exactly as what does not exist.
   const unknown = names.filter((n) => !visible.has(n));
-  const text = [
-    ...tools.map((t) => JSON.stringify(t)),
-    ...unknown.map((n) => `Unknown tool: ${n}`),
-  ].join('\n');
+  const text = [...tools.map((t) => JSON.stringify(t)), ...unknown.map((n) => `Unknown tool: ${n}`)].join(
+    '\n',
+  );
   return {
     content: [{ type: 'text', text }],
     structuredContent: { tools, unknown },

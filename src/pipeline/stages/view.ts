@@ -16,7 +16,9 @@ export type ViewOf = (ctx: CallContext) => CatalogView;
 /** A call a meta-tool makes (its tools/list, its call by name) sees the profile's whole list. */
 export function byMetaTool(ctx: CallContext): boolean {
   const p = ctx.parent;
-  return p !== undefined && p.method === 'tools/call' && META_TOOL_NAMES.has(String(p.params.name)) && !p.target;
+  return (
+    p !== undefined && p.method === 'tools/call' && META_TOOL_NAMES.has(String(p.params.name)) && !p.target
+  );
 }
 
 export function viewStage(viewOf: ViewOf, catalog: Catalog): Stage {
@@ -41,7 +43,8 @@ export function viewStage(viewOf: ViewOf, catalog: Catalog): Stage {
       if (t.kind === 'tool') kind = 'tools';
       else if (t.kind === 'prompt') kind = 'prompts';
       else if (t.kind === 'completion')
-        kind = (ctx.params.ref as { type?: unknown } | undefined)?.type === 'ref/prompt' ? 'prompts' : 'resources';
+        kind =
+          (ctx.params.ref as { type?: unknown } | undefined)?.type === 'ref/prompt' ? 'prompts' : 'resources';
       else kind = 'resources';
       const item = t.kind === 'tool' ? { ...t.item, name: ctx.params.name } : t.item;
       if (!v.shows(kind, t, item)) throw notFound(ctx.method, ctx.params);

@@ -6,7 +6,7 @@
 //
 //   mkdir -p /tmp/catalog-gather/pk/<name> && cd $_ && npm install --ignore-scripts <package>
 //   node dist/bench/catalog/gather.js /tmp/catalog-gather
-import { readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -14,17 +14,56 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 /** Dummy values for the variables servers check at start: enough to list tools, useless for calls. */
 const DUMMY_ENV: Record<string, string> = Object.fromEntries(
   [
-    'GITHUB_PERSONAL_ACCESS_TOKEN', 'GITLAB_PERSONAL_ACCESS_TOKEN', 'SLACK_BOT_TOKEN', 'SLACK_TEAM_ID',
-    'BRAVE_API_KEY', 'GOOGLE_MAPS_API_KEY', 'EVERART_API_KEY', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY',
-    'NOTION_TOKEN', 'FIRECRAWL_API_KEY', 'SUPABASE_ACCESS_TOKEN', 'STRIPE_SECRET_KEY', 'SENTRY_ACCESS_TOKEN',
-    'HEROKU_API_KEY', 'TAVILY_API_KEY', 'EXA_API_KEY', 'TWILIO_ACCOUNT_SID', 'TWILIO_API_KEY',
-    'TWILIO_API_SECRET', 'DD_API_KEY', 'DD_APP_KEY', 'DATADOG_API_KEY', 'DATADOG_APP_KEY',
-    'BITBUCKET_USERNAME', 'BITBUCKET_APP_PASSWORD', 'LINEAR_API_KEY', 'HEVY_API_KEY',
-    'BROWSERSTACK_USERNAME', 'BROWSERSTACK_ACCESS_KEY', 'NEON_API_KEY', 'CIRCLECI_TOKEN',
-    'PRIVATE_APP_ACCESS_TOKEN', 'CLOUDFLARE_API_TOKEN', 'UPSTASH_EMAIL', 'UPSTASH_API_KEY',
-    'CHANNEL_ACCESS_TOKEN', 'APIFY_TOKEN', 'ES_API_KEY', 'FIGMA_API_KEY', 'BW_SESSION',
-    'PINECONE_API_KEY', 'MAPBOX_ACCESS_TOKEN', 'DT_ENVIRONMENT', 'GITHUB_TOKEN', 'CLICKUP_API_KEY',
-    'NETLIFY_PERSONAL_ACCESS_TOKEN', 'WORDPRESS_API_KEY', 'OCTOCODE_TOKEN', 'RAILWAY_API_TOKEN',
+    'GITHUB_PERSONAL_ACCESS_TOKEN',
+    'GITLAB_PERSONAL_ACCESS_TOKEN',
+    'SLACK_BOT_TOKEN',
+    'SLACK_TEAM_ID',
+    'BRAVE_API_KEY',
+    'GOOGLE_MAPS_API_KEY',
+    'EVERART_API_KEY',
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'NOTION_TOKEN',
+    'FIRECRAWL_API_KEY',
+    'SUPABASE_ACCESS_TOKEN',
+    'STRIPE_SECRET_KEY',
+    'SENTRY_ACCESS_TOKEN',
+    'HEROKU_API_KEY',
+    'TAVILY_API_KEY',
+    'EXA_API_KEY',
+    'TWILIO_ACCOUNT_SID',
+    'TWILIO_API_KEY',
+    'TWILIO_API_SECRET',
+    'DD_API_KEY',
+    'DD_APP_KEY',
+    'DATADOG_API_KEY',
+    'DATADOG_APP_KEY',
+    'BITBUCKET_USERNAME',
+    'BITBUCKET_APP_PASSWORD',
+    'LINEAR_API_KEY',
+    'HEVY_API_KEY',
+    'BROWSERSTACK_USERNAME',
+    'BROWSERSTACK_ACCESS_KEY',
+    'NEON_API_KEY',
+    'CIRCLECI_TOKEN',
+    'PRIVATE_APP_ACCESS_TOKEN',
+    'CLOUDFLARE_API_TOKEN',
+    'UPSTASH_EMAIL',
+    'UPSTASH_API_KEY',
+    'CHANNEL_ACCESS_TOKEN',
+    'APIFY_TOKEN',
+    'ES_API_KEY',
+    'FIGMA_API_KEY',
+    'BW_SESSION',
+    'PINECONE_API_KEY',
+    'MAPBOX_ACCESS_TOKEN',
+    'DT_ENVIRONMENT',
+    'GITHUB_TOKEN',
+    'CLICKUP_API_KEY',
+    'NETLIFY_PERSONAL_ACCESS_TOKEN',
+    'WORDPRESS_API_KEY',
+    'OCTOCODE_TOKEN',
+    'RAILWAY_API_TOKEN',
   ].map((k) => [k, 'dummy-0000000000000000']),
 );
 DUMMY_ENV.ES_URL = 'http://127.0.0.1:9';
@@ -123,7 +162,11 @@ async function main(): Promise<void> {
     if (n) g.server = `${g.server}${n + 1}`;
   }
   const total = gathered.reduce((s, g) => s + g.tools.length, 0);
-  writeFileSync(out, JSON.stringify({ gatheredAt: new Date().toISOString().slice(0, 10), total, servers: gathered }, null, 1) + '\n');
+  writeFileSync(
+    out,
+    JSON.stringify({ gatheredAt: new Date().toISOString().slice(0, 10), total, servers: gathered }, null, 1) +
+      '\n',
+  );
   process.stderr.write(`${total} tools from ${gathered.length} packages\n`);
   process.exit(0);
 }

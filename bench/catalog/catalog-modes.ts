@@ -3,7 +3,7 @@
 // Prints the tokens a host receives for tools/list in full mode against search mode (the
 // meta-tools plus a typical search answer), counted with js-tiktoken, and the retrieval quality of
 // search_tools (recall@1, recall@5, MRR) on the tuning task set and, separately, the held-out one.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { getEncoding } from 'js-tiktoken';
@@ -75,6 +75,10 @@ export async function runCatalogModes(_argv: readonly string[]): Promise<number>
       ['tuning', 'tasks-tuning.json'],
       ['held-out', 'tasks-held-out.json'],
     ] as const) {
+      if (!existsSync(fileURLToPath(new URL(`../../../bench/catalog/${file}`, import.meta.url)))) {
+        out.push(`search quality, ${label} set: bench/catalog/${file} is missing`);
+        continue;
+      }
       const q = await quality(search, TASKS(file), names);
       out.push(
         `search quality, ${label} set (${q.tasks} tasks): recall@1 ${q.recall1.toFixed(3)}  recall@5 ${q.recall5.toFixed(3)}  MRR ${q.mrr.toFixed(3)}` +

@@ -13,6 +13,7 @@ import { METRICS_SCENARIOS } from './metrics.js';
 import { SCENARIOS as ECHO_SCENARIOS, type Scenario as AnyScenario, type Sizes } from './scenarios.js';
 import { runScanBench } from './scan/run-scan.js';
 import { runSoak } from './soak.js';
+import { runCatalogModes } from './catalog/catalog-modes.js';
 
 // Each scenario names the client it drives (an SDK Client, or a bridge client); the runner only hands it back.
 type Scenario = AnyScenario<unknown>;
@@ -52,6 +53,8 @@ ${SCENARIOS.map((s) => `  ${s.name.padEnd(12)} ${s.baseline.name} + ${s.subject.
 
   scan        the definition scanner against its labelled corpus: detection and false-positive rates;
               not in the default set (scan --hide-held-out while tuning rules)
+  catalog-modes  tokens of tools/list in full vs search mode over real gathered tools, and search
+              recall@1/@5 and MRR on the tuning and held-out task sets; not in the default set
   soak        mixed traffic with random backend kills for minutes; not in the default set (soak --help)
 
 Targets are reported, never enforced: the exit code is 0 unless something failed to run.`;
@@ -156,6 +159,7 @@ function progress(message: string): void {
 async function main(): Promise<number> {
   // The soak runs for minutes against one switchboard, with no baseline: its own runner, opt-in.
   if (process.argv[2] === 'soak') return runSoak(process.argv.slice(3));
+  if (process.argv[2] === 'catalog-modes') return runCatalogModes(process.argv.slice(3));
   // The scanner benchmark measures verdicts on a committed corpus, not time: no baseline, no processes.
   if (process.argv[2] === 'scan') return runScanBench(process.argv.slice(3));
   const args = parseArgs(process.argv.slice(2));

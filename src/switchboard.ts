@@ -30,6 +30,8 @@ export interface StartOptions {
   log?: Logger;
   /** Serve one host over stdio (these streams, or the process's own). */
   stdio?: boolean | { input: Readable; output: Writable };
+  /** The catalog profile the stdio host sees (catalog.profiles); undefined: the default view. */
+  profile?: string | undefined;
   /** Serve Streamable HTTP on config.http (default: on unless stdio is chosen). */
   http?: boolean;
   /** Loaded with the vault's secrets and config.redaction at start; pass the one the log writes through. */
@@ -247,6 +249,10 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   let http: HttpFront | undefined;
   let stdio: StdioFront | undefined;
   try {
+    if (options.profile !== undefined && !Object.hasOwn(config.catalog.profiles, options.profile))
+      throw new Error(
+        `no catalog profile named "${options.profile}" (catalog.profiles has: ${Object.keys(config.catalog.profiles).join(', ') || 'none'})`,
+      );
     await mesh?.start();
     if (options.stdio) {
       const streams = options.stdio === true ? {} : options.stdio;
@@ -254,6 +260,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
         ...streams,
         maxMessageBytes: config.limits.maxMessageBytes,
         maxUnreadBytes: config.limits.maxUnreadBytes,
+        profile: options.profile,
         log,
       });
     }
@@ -261,6 +268,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       http = await serveHttp(gateway, {
         ...config.http,
         traceHeader: config.tracing.enabled,
+        profiles: config.catalog.profiles,
         maxMessageBytes: config.limits.maxMessageBytes,
         maxUnreadBytes: config.limits.maxUnreadBytes,
         log,

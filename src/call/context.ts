@@ -51,6 +51,11 @@ export interface Reply {
    * level); absent for modern and in-process callers.
    */
   readonly session?: SessionControl | undefined;
+  /**
+   * The catalog profile the caller came through (`/mcp/<profile>`, `up --stdio --profile`): what
+   * the view stage shows it. Undefined: the default view.
+   */
+  readonly view?: string | undefined;
 }
 
 /** What housekeeping calls set on the session they came by. */

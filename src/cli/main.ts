@@ -49,6 +49,7 @@ Options:
   --port N        HTTP port (default 7450; 0 picks a free one)
   --host ADDR     HTTP bind address (default 127.0.0.1)
   --stdio         Serve one host over stdin/stdout instead of HTTP (for Claude Desktop)
+  --profile NAME  up --stdio: serve the catalog profile NAME (catalog.profiles) instead of the whole catalog
   --no-watch      up: do not reload when the --config file changes (SIGHUP still reloads)
   --offline       validate: check the file only, without starting the servers
   --log-level L   trace, debug, info, warn, error, silent (default info)
@@ -88,6 +89,7 @@ async function main(argv: string[]): Promise<number> {
         port: { type: 'string', short: 'p' },
         host: { type: 'string' },
         stdio: { type: 'boolean' },
+        profile: { type: 'string' },
         'no-watch': { type: 'boolean' },
         offline: { type: 'boolean' },
         'log-level': { type: 'string' },
@@ -131,6 +133,7 @@ interface UpFlags {
   port?: string | undefined;
   host?: string | undefined;
   stdio?: boolean | undefined;
+  profile?: string | undefined;
   'no-watch'?: boolean | undefined;
   'log-level'?: string | undefined;
 }
@@ -173,6 +176,7 @@ async function up(flags: UpFlags): Promise<number> {
       log,
       redactor,
       stdio: flags.stdio === true,
+      profile: flags.profile,
       configFiles,
       awaitBackends: false,
       admin: true,

@@ -9,6 +9,7 @@ import { HttpFront } from './http-schema.js';
 import { SandboxSection } from './sandbox-schema.js';
 import { TracingSection } from './tracing-schema.js';
 import { AdminSection } from './admin-schema.js';
+import { profileIssues } from './catalog-schema.js';
 import {
   AuditSection,
   CatalogSection,
@@ -69,7 +70,10 @@ export const Config = z
     mesh: MeshSection,
     admin: AdminSection,
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    for (const issue of profileIssues(c.catalog, c.servers)) ctx.addIssue({ code: 'custom', ...issue });
+  });
 
 export type Config = z.output<typeof Config>;
 export type ConfigInput = z.input<typeof Config>;

@@ -1,6 +1,7 @@
 // Schemas of the settings sections beside servers, http and policy: each one a top-level key of the file.
 import { z } from 'zod';
 import { BACKEND_NAME, NamespacingMode } from './backend-schema.js';
+import { CatalogViewFields } from './catalog-schema.js';
 export { AuditSection } from './audit-schema.js';
 export { ContextSection, EventsSection } from './context-schema.js';
 
@@ -30,6 +31,7 @@ export const CatalogSection = z
       .describe(
         'Items per page of tools/list, prompts/list, resources/list and resources/templates/list, ordered by name (URI, template), with an opaque nextCursor for the rest. Unset: every list is served whole, so a host that does not page still gets everything.',
       ),
+    ...CatalogViewFields,
   })
   .strict()
   .prefault({})

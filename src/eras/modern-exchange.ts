@@ -10,4 +10,6 @@ export interface ModernExchange {
   readonly signal: AbortSignal;
   /** What the request came with besides its body: its HTTP headers, when HTTP carried it. */
   readonly wire?: ModernWire | undefined;
+  /** The catalog profile the request came through (its endpoint); undefined: the default view. */
+  readonly view?: string | undefined;
 }

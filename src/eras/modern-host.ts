@@ -90,6 +90,7 @@ export class ModernHost {
       clientInfo: meta[META.clientInfo] as Record<string, unknown> | undefined,
       logLevel: meta[META.logLevel] as string | undefined,
       sessionKey: `modern:${caller.kind}:${caller.id}`,
+      view: ex.view,
     });
     const ctx = newCall({
       caller,

@@ -28,7 +28,7 @@ export class PausedCall {
 
   constructor(
     private ex: ModernExchange | undefined,
-    who: Pick<Reply, 'capabilities' | 'clientInfo' | 'logLevel' | 'sessionKey'>,
+    who: Pick<Reply, 'capabilities' | 'clientInfo' | 'logLevel' | 'sessionKey' | 'view'>,
   ) {
     this.reply = {
       ...who,

@@ -174,6 +174,10 @@ const LOCAL = {
     { fault: 'switchboard' },
   ),
   http_not_found: refusal(404, 'A path other than the MCP endpoint (`http.path`).'),
+  http_profile_refused: refusal(
+    403,
+    "A caller not among a catalog profile's credentials (`catalog.profiles.<name>.credentials`) at its endpoint.",
+  ),
   http_method_not_allowed: refusal(
     405,
     'An HTTP method the endpoint does not serve (the `Allow` header lists those it does).',

@@ -24,11 +24,13 @@ export async function postLegacy(
   { value, c }: PostedMessage,
   caller: Caller,
   detachedCallMs: number,
+  /** The catalog profile of the endpoint it came to: a session is found only through its own. */
+  view?: string,
 ): Promise<void> {
   let state: HttpSession | undefined;
   const headers: Record<string, string> = {};
   if (c.kind === 'request' && c.message.method === 'initialize') {
-    state = sessions.open(res, caller, c.message);
+    state = sessions.open(res, caller, c.message, view);
     if (!state) return;
     headers['mcp-session-id'] = state.session.id;
   } else {
@@ -40,7 +42,7 @@ export async function postLegacy(
         `Bad Request: unsupported MCP-Protocol-Version ${version}`,
       );
     }
-    state = sessions.find(req, res, caller);
+    state = sessions.find(req, res, caller, view);
     if (!state) return;
   }
   if (c.kind !== 'request') {
@@ -76,11 +78,12 @@ export function openStream(
   req: IncomingMessage,
   res: ServerResponse,
   caller: Caller,
+  view?: string,
 ): void {
   if (!(req.headers.accept ?? '').includes('text/event-stream')) {
     return refuse(res, 'http_not_acceptable', 'Not Acceptable: Accept must list text/event-stream');
   }
-  const state = sessions.find(req, res, caller);
+  const state = sessions.find(req, res, caller, view);
   if (!state) return;
   const lastEventId = req.headers['last-event-id'];
   if (typeof lastEventId === 'string') {
@@ -104,8 +107,9 @@ export function deleteSession(
   req: IncomingMessage,
   res: ServerResponse,
   caller: Caller,
+  view?: string,
 ): void {
-  const state = sessions.find(req, res, caller);
+  const state = sessions.find(req, res, caller, view);
   if (!state) return;
   sessions.revoke(state);
   res.writeHead(200).end();

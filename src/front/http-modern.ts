@@ -24,6 +24,8 @@ export async function postModern(
   msg: JsonRpcRequest,
   caller: Caller,
   cap: StreamCap,
+  /** The catalog profile of the endpoint it came to; undefined: the default view. */
+  view?: string,
 ): Promise<void> {
   const ac = new AbortController();
   const exchange = new Exchange(res, msg.id, {}, cap);
@@ -35,6 +37,7 @@ export async function postModern(
     notify: (n) => void exchange.send(n),
     signal: ac.signal,
     wire: { headers: req.headers },
+    view,
   });
   if (!answer) return exchange.end();
   const { message } = answer;

@@ -130,17 +130,17 @@ export class HttpSessions {
    * A new session, for an initialize request; its id carries the handshake and the caller.
    * Undefined, with the request refused, when the caller or the front holds all it may.
    */
-  open(res: ServerResponse, caller: Caller, request: JsonRpcRequest): HttpSession | undefined {
+  open(res: ServerResponse, caller: Caller, request: JsonRpcRequest, view?: string): HttpSession | undefined {
     if (!this.admit(res, caller, request.id)) return undefined;
     const params = request.params ?? {};
-    const sealed = this.sealer.seal({ ...handshakeOf(params), caller });
-    const state = this.create(sealed.expiresAt, sealed.ref, caller, sealed.id);
+    const sealed = this.sealer.seal({ ...handshakeOf(params), caller, view });
+    const state = this.create(sealed.expiresAt, sealed.ref, caller, sealed.id, view);
     this.hold(state);
     return state;
   }
 
   /** The session the request names; when there is none for this caller, the request is refused. */
-  find(req: IncomingMessage, res: ServerResponse, caller: Caller): HttpSession | undefined {
+  find(req: IncomingMessage, res: ServerResponse, caller: Caller, view?: string): HttpSession | undefined {
     const id = req.headers['mcp-session-id'];
     if (typeof id !== 'string') {
       refuse(res, 'http_session_required', 'Bad Request: Mcp-Session-Id header is required');
@@ -150,7 +150,13 @@ export class HttpSessions {
     const s = held ?? this.resume(id, caller, res);
     if (s === null) return undefined;
     // Expired, or another caller's: exactly what an unknown id gets, so nothing is learnt from it.
-    if (!s || this.sealer.expired(s.expiresAt) || !sameCaller(s.session.caller, caller)) {
+    // A session opened through another profile's endpoint is not found through this one.
+    if (
+      !s ||
+      this.sealer.expired(s.expiresAt) ||
+      !sameCaller(s.session.caller, caller) ||
+      s.session.view !== view
+    ) {
       if (s && this.sealer.expired(s.expiresAt)) this.close(s);
       refuse(res, 'http_session_not_found', 'Session not found');
       return undefined;
@@ -185,17 +191,18 @@ export class HttpSessions {
     if (!opened) return undefined;
     if (!sameCaller(opened.state.caller, caller) || this.sealer.expired(opened.expiresAt)) return undefined;
     if (!this.admit(res, caller)) return null;
-    const state = this.create(opened.expiresAt, opened.ref, opened.state.caller, id);
+    const state = this.create(opened.expiresAt, opened.ref, opened.state.caller, id, opened.state.view);
     state.session.resume(opened.state);
     this.hold(state);
     this.log.debug({ session: opened.ref }, 'continuing a session opened elsewhere');
     return state;
   }
 
-  private create(expiresAt: number, ref: string, caller: Caller, id: string): HttpSession {
+  private create(expiresAt: number, ref: string, caller: Caller, id: string, view?: string): HttpSession {
     const cap = streamCap(this.options.maxUnreadBytes, this.log, { session: ref });
     const state = new HttpSession(expiresAt, ref, cap, this.options.streams);
     state.session = this.gateway.openSession({ send: (m, r) => state.send(m, r) }, caller, id);
+    state.session.view = view;
     return state;
   }
 

@@ -26,6 +26,7 @@ import { HttpSessions, type SessionLimits } from './http-session.js';
 import { streamCap } from './sse-stream.js';
 import type { StreamReplay } from './resumable-stream.js';
 import { HttpStreams } from '../config/http-schema.js';
+import { mayUseProfile, profileOf } from './http-profiles.js';
 
 export interface HttpFrontOptions {
   host: string;
@@ -39,6 +40,8 @@ export interface HttpFrontOptions {
   allowedOrigins: readonly string[];
   /** Who may use the front (http.auth); absent: anyone who can reach it, as the caller `http`. */
   auth?: Config['http']['auth'];
+  /** Catalog profiles, each served at `<path>/<name>` (catalog.profiles); default: none. */
+  profiles?: Config['catalog']['profiles'] | undefined;
   /**
    * Sealed session ids (see sealed-session.ts) and their caps; default: a random key, 24 h, no
    * caps. detachedCallMs: how long a legacy call goes on with no connection to its stream
@@ -83,18 +86,20 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
       if (refused) return refuse(res, 'http_host_refused', `Forbidden: ${refused}`);
     }
     if (auth.metadata(req, res, path)) return;
-    if (path !== options.path)
-      return refuse(res, 'http_not_found', `Not found; the MCP endpoint is ${options.path}`);
+    const view = profileOf(path, options.path, options.profiles);
+    if (view === null) return refuse(res, 'http_not_found', `Not found; the MCP endpoint is ${options.path}`);
     // Every request proves who it is, modern or legacy (not only the one that opened a session).
     const caller = await auth.authenticate(req, res);
     if (!caller) return;
+    if (view !== undefined && !mayUseProfile(caller, options.profiles?.[view]?.credentials))
+      return refuse(res, 'http_profile_refused', `Forbidden: this caller may not use profile ${view}`);
     switch (req.method) {
       case 'POST':
-        return post(req, res, caller);
+        return post(req, res, caller, view);
       case 'GET':
-        return openStream(sessions, req, res, caller);
+        return openStream(sessions, req, res, caller, view);
       case 'DELETE':
-        return deleteSession(sessions, req, res, caller);
+        return deleteSession(sessions, req, res, caller, view);
       default:
         res.setHeader('allow', 'GET, POST, DELETE');
         return refuse(res, 'http_method_not_allowed', 'Method not allowed');
@@ -102,7 +107,12 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
   }
 
   /** A POST goes to the era its message names. */
-  async function post(req: IncomingMessage, res: ServerResponse, caller: Caller): Promise<void> {
+  async function post(
+    req: IncomingMessage,
+    res: ServerResponse,
+    caller: Caller,
+    view: string | undefined,
+  ): Promise<void> {
     const posted = await readMessage(req, res, options.maxMessageBytes);
     if (!posted) return;
     const { c } = posted;
@@ -111,7 +121,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     if (c.kind === 'request' && eraOf(c.message, headerVersion) === 'modern') {
       const about = { caller: `${caller.kind}:${caller.id}`, id: c.message.id };
       const cap = streamCap(options.maxUnreadBytes, options.log, about);
-      return postModern(gateway, req, res, c.message, caller, cap);
+      return postModern(gateway, req, res, c.message, caller, cap, view);
     }
     // The modern wire has no client notifications over HTTP (closing a stream cancels): accepted.
     if (
@@ -126,7 +136,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
       options.traceHeader && c.kind === 'request'
         ? { ...posted, value: withTraceHeader(posted.value, req.headers) }
         : posted;
-    return postLegacy(sessions, req, res, message, caller, options.sessions?.detachedCallMs ?? 60_000);
+    return postLegacy(sessions, req, res, message, caller, options.sessions?.detachedCallMs ?? 60_000, view);
   }
 
   await new Promise<void>((resolve, reject) => {

@@ -22,15 +22,18 @@ export function openLineConnection(
   caller: Caller,
   send: (message: JsonRpcMessage) => boolean | void,
   sessionId?: string,
+  /** The catalog profile the connection serves (stdio --profile); undefined: the default view. */
+  view?: string,
 ): LineConnection {
   const session = gateway.openSession({ send: (m) => send(m) }, caller, sessionId);
+  session.view = view;
   // Modern requests in flight, by id: what notifications/cancelled names.
   const modern = new Map<RequestId, AbortController>();
   const serveModern = async (req: JsonRpcRequest) => {
     const ac = new AbortController();
     modern.set(req.id, ac);
     try {
-      const answer = await gateway.modern.serve(req, caller, { notify: send, signal: ac.signal });
+      const answer = await gateway.modern.serve(req, caller, { notify: send, signal: ac.signal, view });
       if (answer) send(answer.message);
     } finally {
       if (modern.get(req.id) === ac) modern.delete(req.id);

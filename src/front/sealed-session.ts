@@ -12,6 +12,8 @@ export interface SessionState {
   clientCapabilities: Record<string, unknown>;
   clientInfo: Record<string, unknown> | undefined;
   caller: Caller;
+  /** The catalog profile the session was opened through (its endpoint, `/mcp/<profile>`). */
+  view?: string | undefined;
 }
 
 export interface Sealed {
@@ -59,6 +61,8 @@ interface Payload {
   /** issued at, expires at (epoch ms) */
   t: number;
   e: number;
+  /** The catalog profile (view) the session was opened through. */
+  p?: string;
   /** Set when the state was too big to seal: only this instance may continue the session. */
   o?: string;
 }
@@ -79,7 +83,13 @@ export class SessionSealer {
   seal(state: SessionState): Sealed {
     const issuedAt = this.now();
     const expiresAt = issuedAt + this.options.ttlMs;
-    const base = { k: state.caller.kind, u: state.caller.id, t: issuedAt, e: expiresAt };
+    const base = {
+      k: state.caller.kind,
+      u: state.caller.id,
+      t: issuedAt,
+      e: expiresAt,
+      ...(state.view === undefined ? {} : { p: state.view }),
+    };
     let payload: Payload = {
       v: state.protocolVersion,
       c: state.clientCapabilities,
@@ -132,6 +142,7 @@ export class SessionSealer {
         clientCapabilities: payload.c,
         clientInfo: payload.i,
         caller: { kind: payload.k, id: payload.u } as Caller,
+        view: payload.p,
       },
     };
   }

@@ -23,6 +23,8 @@ export interface StdioFrontOptions {
   output?: Writable;
   maxMessageBytes: number;
   maxUnreadBytes: number;
+  /** The catalog profile the host sees (`up --stdio --profile`); undefined: the default view. */
+  profile?: string | undefined;
   log: Logger;
 }
 
@@ -70,7 +72,13 @@ export function serveStdio(gateway: Gateway, options: StdioFrontOptions): StdioF
     }
     return sent;
   };
-  const connection = openLineConnection(gateway, { kind: 'host', id: 'stdio' }, write, 'stdio');
+  const connection = openLineConnection(
+    gateway,
+    { kind: 'host', id: 'stdio' },
+    write,
+    'stdio',
+    options.profile,
+  );
   readJsonLines(input, options.maxMessageBytes, {
     message: (value) => {
       connection.receive(value);

@@ -21,6 +21,7 @@ import type { Housekeeping } from './housekeeping.js';
 import type { InternalCalls } from './internal-calls.js';
 import type { NeedsApproval } from '../pipeline/stages/policy.js';
 import type { Sealer } from '../eras/seal.js';
+import { catalogViews } from './catalog-views.js';
 
 export interface PipelineParts {
   /** The configuration switchboard started with: what the pipeline is built from once. */
@@ -78,6 +79,7 @@ export function wirePipeline(parts: PipelineParts): Pipeline {
     log,
     needsApproval: parts.needsApproval,
     paging: { pageSize: config.catalog.pageSize, sealer: parts.cursorSealer },
+    viewOf: catalogViews(config.catalog),
     chain: {
       maxDepth: config.bridge.maxDepth,
       // Without a chain in _meta, a bridge call belongs to the backend's only call in flight, if any.

@@ -11,10 +11,16 @@
 //   admission the caller's share (concurrency, queue, rate) and the drain at stop: after protocol,
 //             so malformed calls take no slot; before resolve, so a queued call waits before it
 //             holds anything;
+//   meta      answers the search-mode meta-tools (search_tools, describe_tools, call_tool) with
+//             child calls of the same caller (tools/list, tools/call) that pass this whole
+//             pipeline: before resolve, since their names are no backend's;
 //   resolve   finds the owning backend before anything decides on the call, because the later
 //             stages judge the target, not the name the caller used;
 //   page      serves a list a page at a time (catalog.pageSize): outside policy, so it pages the
 //             list as filtered for the caller, and a cursor never reaches what policy hides;
+//   view      applies the caller's view of the catalog (its profile, its mode): lists keep what the
+//             profile shows, search mode lists the meta-tools, a name outside the profile is
+//             unknown; inside page (pages are cut from the view), outside policy;
 //   policy    decides what the caller may reach (declarative rules, bridge.allow, defaults) and
 //             filters lists by the same rules, before the loop guard, so a denied target is
 //             indistinguishable from an unknown one whatever chain it would close;
@@ -46,6 +52,10 @@ import { admissionStage, type Admitter } from './stages/admission.js';
 import { protocolStage } from './stages/protocol.js';
 import { policyStage, type NeedsApproval } from './stages/policy.js';
 import { pageStage, type PagingOptions } from './stages/page.js';
+import { viewStage, type ViewOf } from './stages/view.js';
+import { metaStage } from './stages/meta.js';
+import { ToolSearch } from '../catalog/tool-search.js';
+import { defaultView } from '../catalog/view.js';
 
 export type Pipeline = (ctx: CallContext) => Promise<void>;
 
@@ -69,17 +79,23 @@ export interface PipelineServices extends RouteServices {
   needsApproval?: NeedsApproval | undefined;
   /** How lists are paged (a page size of undefined serves every list whole). */
   paging: Omit<PagingOptions, 'catalog'>;
+  /** The caller's view of the catalog (profile and mode); default: the whole catalog, full mode. */
+  viewOf?: ViewOf | undefined;
 }
 
 export function createPipeline(services: PipelineServices): Pipeline {
   const isHandler = (m: string) => services.handlers.find(m) !== undefined;
+  const full = defaultView('full', { alwaysVisible: [], limit: 8 });
+  const viewOf = services.viewOf ?? (() => full);
   return compose([
     observeStage(),
     ...(services.audit ? [auditStage(services.audit)] : []),
     protocolStage((name) => services.catalog.inputSchemaOf(name)),
     admissionStage(services.admission),
+    metaStage({ viewOf, catalog: services.catalog, search: new ToolSearch(), dispatch: services.dispatch }),
     resolveStage(services.catalog, services.starting, services.absent, services.tasks),
     pageStage({ ...services.paging, catalog: services.catalog }),
+    viewStage(viewOf, services.catalog),
     policyStage(services.policy, services.catalog, isHandler, services.log, services.needsApproval, (m) =>
       services.handlers.backendOnly(m),
     ),

@@ -57,6 +57,8 @@ export class LegacySession {
   logLevel: LogLevel | undefined;
   initialized = false;
   closed = false;
+  /** The catalog profile the session came through (its door's); undefined: the default view. */
+  view: string | undefined;
   /** The host's calls (one abort signal each) and ours to the host, sent with the host call they serve. */
   private readonly engine = new RpcEngine<RequestId | undefined>({
     // Switchboard's own id space per session: ids from different backends can never collide.
@@ -185,6 +187,7 @@ export class LegacySession {
       sessionKey: this.id,
       capabilities: this.clientCapabilities,
       era: 'legacy',
+      view: this.view,
       clientInfo: this.clientInfo,
       // Read when a log line arrives, so a later logging/setLevel applies to calls in flight.
       get logLevel() {

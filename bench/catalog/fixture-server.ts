@@ -1,0 +1,40 @@
+// A stdio MCP backend serving one gathered server's real tool definitions from the catalog
+// fixture (bench/fixtures/catalog/real-tools.json): `--file F --server NAME`. A call answers with
+// its own name, which is all the catalog-modes benchmark needs of it.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { createInterface } from 'node:readline';
+
+const { values } = parseArgs({ options: { file: { type: 'string' }, server: { type: 'string' } } });
+const data = JSON.parse(readFileSync(values.file!, 'utf8')) as {
+  servers: { server: string; tools: Record<string, unknown>[] }[];
+};
+const tools = data.servers.find((s) => s.server === values.server)?.tools ?? [];
+
+const send = (m: object) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const m = JSON.parse(line) as { id?: number | string; method?: string; params?: Record<string, unknown> };
+  if (m.id === undefined) return;
+  switch (m.method) {
+    case 'initialize':
+      return send({
+        id: m.id,
+        result: {
+          protocolVersion: (m.params?.protocolVersion as string) ?? '2025-11-25',
+          capabilities: { tools: {} },
+          serverInfo: { name: `fixture-${values.server}`, version: '1.0.0' },
+        },
+      });
+    case 'tools/list':
+      return send({ id: m.id, result: { tools } });
+    case 'tools/call':
+      return send({
+        id: m.id,
+        result: { content: [{ type: 'text', text: `called ${String(m.params?.name)}` }] },
+      });
+    case 'ping':
+      return send({ id: m.id, result: {} });
+    default:
+      return send({ id: m.id, error: { code: -32601, message: `Method not found: ${m.method}` } });
+  }
+});

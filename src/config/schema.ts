@@ -7,6 +7,7 @@ import { Policy } from './policy-schema.js';
 import { BACKEND_NAME, Backend } from './backend-schema.js';
 import { HttpFront } from './http-schema.js';
 import { SandboxSection } from './sandbox-schema.js';
+import { WorkflowsSection } from './workflow-schema.js';
 import {
   AuditSection,
   CatalogSection,
@@ -58,9 +59,11 @@ export const Config = z
     startup: StartupSection,
     shutdown: ShutdownSection,
     log: LogSection,
+    workflows: WorkflowsSection,
   })
   .strict();
 
 export type Config = z.output<typeof Config>;
 export type ConfigInput = z.input<typeof Config>;
+export type { WorkflowConfig, WorkflowStepConfig } from './workflow-schema.js';
 export type VaultKeyConfig = Config['vault']['keys'][string];

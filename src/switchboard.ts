@@ -20,6 +20,8 @@ import type { ReloadOutcome } from './gateway/gateway.js';
 import { withPolicyFile } from './config/policy-file.js';
 import { resolve } from 'node:path';
 import { Sandbox } from './sandbox/sandbox.js';
+import { openWorkflows, WORKFLOWS_SOURCE } from './workflows/workflow-source.js';
+import type { WorkflowEngine } from './workflows/engine.js';
 
 export interface StartOptions {
   config: Config;
@@ -61,6 +63,8 @@ export interface Switchboard {
   readonly trustPath: string | undefined;
   /** What stdio backends run in: whether a sandbox could be made, and what it hides. */
   readonly sandbox: Sandbox;
+  /** Runs the configured workflows (workflows_<name> tools); absent when none are configured. */
+  readonly workflows: WorkflowEngine | undefined;
   /** Re-reads tool pins now (e.g. on SIGHUP) rather than at the next poll. */
   recheckPins(): void;
   /** Writes the audit records still waiting for their batch (they are written within ms anyway). */
@@ -177,6 +181,24 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
         gateway.dispatch({ kind: 'extension', id: ext.name }, method, params, signal),
     });
   }
+  // Workflows join the catalog as an in-process source: their tools are listed, judged and
+  // pinned like any backend's; their steps are calls through the same pipeline.
+  let workflows: WorkflowEngine | undefined;
+  if (Object.keys(config.workflows).length > 0) {
+    if (Object.hasOwn(config.servers, WORKFLOWS_SOURCE)) {
+      throw new StartupError(`a server named "${WORKFLOWS_SOURCE}" cannot be used with workflows: rename it`);
+    }
+    const opened = openWorkflows({
+      config,
+      state,
+      log: log.child({ component: 'workflows' }),
+      pipeline: (ctx) => gateway.run(ctx),
+      tools: (exposed) =>
+        gateway.catalog.resolve('tools', exposed)?.item?.annotations as Record<string, unknown> | undefined,
+    });
+    gateway.addSource(opened.source);
+    workflows = opened.engine;
+  }
   // The bridge listens before backends start: a backend may call it while it initializes.
   let bridge: BridgeServer | undefined;
   if (config.bridge.enabled) {
@@ -240,6 +262,14 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     await stop();
     throw new StartupError(collisionProblem(unresolved));
   });
+  // Runs a previous process left under way resume once the backends their steps call are up.
+  if (workflows) {
+    const engine = workflows;
+    void ready.then(
+      () => engine.resumeInterrupted(),
+      () => {},
+    );
+  }
   if (options.awaitBackends ?? true) await ready;
   else ready.catch(() => {}); // the owner awaits `ready` itself
   trust.watchPins(() => gateway.readmit());
@@ -301,6 +331,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       }
       stdio?.close('switchboard stopped');
       await http?.close();
+      workflows?.close();
       await gateway.stop();
       await bridge?.close();
       trust.close();
@@ -317,6 +348,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     bridgePath: bridge?.path,
     trustPath: trust.path,
     sandbox,
+    workflows,
     recheckPins: () => gateway.readmit(),
     reloads,
     reload: (next) => {

@@ -79,8 +79,7 @@ function toCel(value: unknown): unknown {
 function fromCel(value: unknown): unknown {
   if (typeof value === 'bigint') return Number(value);
   if (Array.isArray(value)) return value.map(fromCel);
-  if (value instanceof Map)
-    return Object.fromEntries([...value].map(([k, v]) => [String(k), fromCel(v)]));
+  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), fromCel(v)]));
   if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};

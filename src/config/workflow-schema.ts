@@ -22,37 +22,79 @@ export type StepKind = (typeof STEP_KINDS)[number];
 
 export const WorkflowStep = z
   .object({
-    id: z.string().regex(STEP_ID, 'a step id of letters, digits and _ (CEL-safe)').describe('Names the step: steps.<id> in expressions.'),
-    tool: z.string().min(1).optional().describe('Calls this tool (the name hosts see, e.g. memory_create_entities).'),
+    id: z
+      .string()
+      .regex(STEP_ID, 'a step id of letters, digits and _ (CEL-safe)')
+      .describe('Names the step: steps.<id> in expressions.'),
+    tool: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Calls this tool (the name hosts see, e.g. memory_create_entities).'),
     resource: Expr.optional().describe('Reads this resource: a CEL expression giving the URI.'),
-    prompt: z.string().min(1).optional().describe('Gets this prompt (the name hosts see); args are its arguments.'),
-    handler: z.string().min(1).optional().describe('Calls this handler method inside switchboard (vault.sign, context.put, ...); args are its params.'),
+    prompt: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Gets this prompt (the name hosts see); args are its arguments.'),
+    handler: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Calls this handler method inside switchboard (vault.sign, context.put, ...); args are its params.',
+      ),
     ask: z
       .object({
         message: Expr.describe('CEL expression giving the question shown to the person.'),
         schema: z
           .record(z.string(), z.unknown())
           .optional()
-          .describe('requestedSchema of the form; omitted: an approval (accept or decline, nothing to fill in).'),
+          .describe(
+            'requestedSchema of the form; omitted: an approval (accept or decline, nothing to fill in).',
+          ),
       })
       .strict()
       .optional()
       .describe('Asks the host (elicitation/create). A decline or cancel fails the step.'),
-    workflow: z.string().regex(WORKFLOW_NAME).optional().describe('Runs another workflow (as a child run); args are its input.'),
+    workflow: z
+      .string()
+      .regex(WORKFLOW_NAME)
+      .optional()
+      .describe('Runs another workflow (as a child run); args are its input.'),
     args: Args,
-    needs: z.array(z.string()).default([]).describe('Steps that must end before this one starts; steps that need nothing of each other run in parallel.'),
+    needs: z
+      .array(z.string())
+      .default([])
+      .describe(
+        'Steps that must end before this one starts; steps that need nothing of each other run in parallel.',
+      ),
     if: Expr.optional().describe('CEL condition; false: the step is skipped (steps.<id>.skipped is true).'),
-    forEach: Expr.optional().describe('CEL expression giving a list: the step runs once per item (item, index), its result a list.'),
+    forEach: Expr.optional().describe(
+      'CEL expression giving a list: the step runs once per item (item, index), its result a list.',
+    ),
     concurrency: z.number().int().min(1).max(64).default(4).describe('forEach items run at once at most.'),
-    timeoutMs: z.number().int().min(1).optional().describe('Per attempt (per item under forEach); the call is cancelled when it passes.'),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('Per attempt (per item under forEach); the call is cancelled when it passes.'),
     retry: z
       .object({
         attempts: z.number().int().min(1).max(10).default(3).describe('Attempts in all, the first included.'),
-        backoffMs: z.number().int().min(0).default(200).describe('Wait before the second attempt, doubled after each one.'),
+        backoffMs: z
+          .number()
+          .int()
+          .min(0)
+          .default(200)
+          .describe('Wait before the second attempt, doubled after each one.'),
         force: z
           .boolean()
           .default(false)
-          .describe('Retry (and re-run after a restart) even though the target is not read-only or idempotent.'),
+          .describe(
+            'Retry (and re-run after a restart) even though the target is not read-only or idempotent.',
+          ),
       })
       .strict()
       .optional()
@@ -60,8 +102,13 @@ export const WorkflowStep = z
     onError: z
       .enum(['fail', 'continue'])
       .default('fail')
-      .describe('fail: the run fails; continue: the step ends with steps.<id>.error set (and its default as data).'),
-    default: z.unknown().optional().describe('Fallback data when the step fails (implies onError: continue).'),
+      .describe(
+        'fail: the run fails; continue: the step ends with steps.<id>.error set (and its default as data).',
+      ),
+    default: z
+      .unknown()
+      .optional()
+      .describe('Fallback data when the step fails (implies onError: continue).'),
   })
   .strict()
   .superRefine((s, ctx) => {
@@ -80,33 +127,46 @@ export const Workflow = z
     input: z
       .record(z.string(), z.unknown())
       .default({ type: 'object' })
-      .describe('JSON Schema of the arguments (the tool inputSchema); checked with ajv before any step runs.'),
+      .describe(
+        'JSON Schema of the arguments (the tool inputSchema); checked with ajv before any step runs.',
+      ),
     steps: z.array(WorkflowStep).min(1).describe('The steps; order does not matter beyond needs.'),
     output: z
       .unknown()
       .optional()
       .describe(
-        'The result, as a template over input and steps: an object becomes structuredContent (and its JSON the text), a string the text. Default: each step\'s data by id.',
+        "The result, as a template over input and steps: an object becomes structuredContent (and its JSON the text), a string the text. Default: each step's data by id.",
       ),
     callerGrants: z
       .boolean()
       .default(false)
-      .describe('Also require, for every step, that the caller of the workflow could make that call itself (both policies must allow).'),
+      .describe(
+        'Also require, for every step, that the caller of the workflow could make that call itself (both policies must allow).',
+      ),
   })
   .strict();
 export type WorkflowConfig = z.output<typeof Workflow>;
 export type WorkflowStepConfig = z.output<typeof WorkflowStep>;
 
 export const WorkflowsSection = z
-  .record(z.string().regex(WORKFLOW_NAME, 'a workflow name of letters, digits, _ and - (at most 48)'), Workflow)
+  .record(
+    z.string().regex(WORKFLOW_NAME, 'a workflow name of letters, digits, _ and - (at most 48)'),
+    Workflow,
+  )
   .default({})
   .superRefine((all, ctx) => {
     for (const [name, wf] of Object.entries(all)) checkWorkflow(name, wf, all, ctx);
     const cycle = workflowCycle(all);
     if (cycle)
-      ctx.addIssue({ code: 'custom', path: [cycle[0]!], message: `workflows that run each other in a cycle (${cycle.join(' -> ')})` });
+      ctx.addIssue({
+        code: 'custom',
+        path: [cycle[0]!],
+        message: `workflows that run each other in a cycle (${cycle.join(' -> ')})`,
+      });
   })
-  .describe('Composite tools: each workflow is a tool workflows_<name> whose steps run through the pipeline as caller workflow:<name>.');
+  .describe(
+    'Composite tools: each workflow is a tool workflows_<name> whose steps run through the pipeline as caller workflow:<name>.',
+  );
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 (addFormatsModule as unknown as (a: Ajv2020) => void)(ajv);
@@ -123,7 +183,8 @@ function checkWorkflow(
   all: Record<string, WorkflowConfig>,
   ctx: z.core.$RefinementCtx,
 ): void {
-  const issue = (path: PropertyKey[], message: string) => ctx.addIssue({ code: 'custom', path: [name, ...path], message });
+  const issue = (path: PropertyKey[], message: string) =>
+    ctx.addIssue({ code: 'custom', path: [name, ...path], message });
   try {
     ajv.compile(wf.input);
   } catch (err) {
@@ -131,7 +192,8 @@ function checkWorkflow(
   }
   const ids = new Map<string, number>();
   wf.steps.forEach((s, i) => {
-    if (ids.has(s.id)) issue(['steps', i, 'id'], `a step id no other step has ("${s.id}" is also steps[${ids.get(s.id)}])`);
+    if (ids.has(s.id))
+      issue(['steps', i, 'id'], `a step id no other step has ("${s.id}" is also steps[${ids.get(s.id)}])`);
     ids.set(s.id, i);
   });
   wf.steps.forEach((s, i) => {
@@ -154,7 +216,11 @@ function checkWorkflow(
   });
   if (wf.output !== undefined) template(wf.output, ['output'], issue);
   const cycle = stepCycle(wf);
-  if (cycle) issue(['steps', ids.get(cycle[0]!)!, 'needs'], `steps that do not need each other in a cycle (${cycle.join(' -> ')})`);
+  if (cycle)
+    issue(
+      ['steps', ids.get(cycle[0]!)!, 'needs'],
+      `steps that do not need each other in a cycle (${cycle.join(' -> ')})`,
+    );
 }
 
 function template(value: unknown, path: PropertyKey[], issue: (p: PropertyKey[], m: string) => void): void {

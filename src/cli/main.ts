@@ -23,6 +23,7 @@ import { runPolicy } from './policy.js';
 import { runApprovals } from './approvals.js';
 import { runKeys } from './keys.js';
 import { authModeOf } from '../front/http-auth.js';
+import { runWorkflows } from './workflows.js';
 
 const USAGE = `Usage: switchboard <command> [options]
 
@@ -35,6 +36,7 @@ Commands:
   policy      test which rule decides a call, and why (switchboard policy --help)
   approvals   list, approve or deny calls waiting for a human (switchboard approvals --help)
   keys        make an API key for an HTTP host (switchboard keys new <name>)
+  workflows   list, run, show or cancel workflow runs (switchboard workflows --help)
 
 Options:
   --config FILE   switchboard.yaml, or an mcpServers JSON file (Claude Desktop, Cursor, VS Code)
@@ -66,6 +68,7 @@ async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'policy') return runPolicy(argv.slice(1));
   if (argv[0] === 'approvals') return runApprovals(argv.slice(1));
   if (argv[0] === 'keys') return runKeys(argv.slice(1));
+  if (argv[0] === 'workflows') return runWorkflows(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({

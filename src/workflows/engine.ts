@@ -199,6 +199,8 @@ export class WorkflowEngine {
                 this.progress(run);
               },
               (err: unknown) => {
+                // A step cut short because the run was cancelled (or a sibling failed) is no failure of its own.
+                if (signal.aborted && !(err instanceof StepFailure)) return;
                 failure ??= err instanceof StepFailure ? err : new StepFailure(id, (err as Error).message);
                 controller.abort(failure);
               },

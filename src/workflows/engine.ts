@@ -327,7 +327,7 @@ export class WorkflowEngine {
     try {
       await this.deps.pipeline(ctx);
     } catch (err) {
-      if (timeout?.aborted) throw new Error(`did not end within ${ms} ms`);
+      if (timeout?.aborted) throw new Error(`did not end within ${ms} ms`, { cause: err });
       throw err;
     }
     return outputOf(step.config, ctx.result ?? {});

@@ -24,6 +24,8 @@ import { Sandbox } from './sandbox/sandbox.js';
 import type { Tracing } from './tracing/tracing.js';
 import { SERVER_INFO } from './protocol/versions.js';
 import { startAdmin, type Admin } from './admin/admin.js';
+import { openWorkflows, WORKFLOWS_SOURCE } from './workflows/workflow-source.js';
+import type { WorkflowEngine } from './workflows/engine.js';
 
 export interface StartOptions {
   config: Config;
@@ -76,6 +78,8 @@ export interface Switchboard {
   readonly sandbox: Sandbox;
   /** The admin listener, metrics and recent calls, when started (StartOptions.admin). */
   readonly admin: Admin | undefined;
+  /** Runs the configured workflows (workflows_<name> tools); absent when none are configured. */
+  readonly workflows: WorkflowEngine | undefined;
   /** Re-reads tool pins now (e.g. on SIGHUP) rather than at the next poll. */
   recheckPins(): void;
   /** Writes the audit records still waiting for their batch (they are written within ms anyway). */
@@ -196,6 +200,24 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     });
     if (opened) openExtensions.push(opened);
   }
+  // Workflows join the catalog as an in-process source: their tools are listed, judged and
+  // pinned like any backend's; their steps are calls through the same pipeline.
+  let workflows: WorkflowEngine | undefined;
+  if (Object.keys(config.workflows).length > 0) {
+    if (Object.hasOwn(config.servers, WORKFLOWS_SOURCE)) {
+      throw new StartupError(`a server named "${WORKFLOWS_SOURCE}" cannot be used with workflows: rename it`);
+    }
+    const opened = openWorkflows({
+      config,
+      state,
+      log: log.child({ component: 'workflows' }),
+      pipeline: (ctx) => gateway.run(ctx),
+      tools: (exposed) =>
+        gateway.catalog.resolve('tools', exposed)?.item?.annotations as Record<string, unknown> | undefined,
+    });
+    gateway.addSource(opened.source);
+    workflows = opened.engine;
+  }
   // The bridge listens before backends start: a backend may call it while it initializes.
   let bridge: BridgeServer | undefined;
   if (config.bridge.enabled) {
@@ -295,6 +317,14 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     await stop();
     throw new StartupError(collisionProblem(unresolved));
   });
+  // Runs a previous process left under way resume once the backends their steps call are up.
+  if (workflows) {
+    const engine = workflows;
+    void ready.then(
+      () => engine.resumeInterrupted(),
+      () => {},
+    );
+  }
   if (options.awaitBackends ?? true) await ready;
   else ready.catch(() => {}); // the owner awaits `ready` itself
   trust.watchPins(() => gateway.readmit());
@@ -360,6 +390,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       await http?.close();
       await mesh?.stop();
       await admin?.stop();
+      workflows?.close();
       await gateway.stop();
       await bridge?.close();
       // Last, so the spans of calls cut above are sent too.
@@ -380,6 +411,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     trustPath: trust.path,
     sandbox,
     admin,
+    workflows,
     recheckPins: () => gateway.readmit(),
     reloads,
     reload: (next) => {

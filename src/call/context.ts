@@ -118,6 +118,8 @@ export interface CallContext {
   readonly refusal?: Error | undefined;
   /** What a modern request came with besides its body (its HTTP headers), for the protocol stage. */
   readonly wire?: ModernWire | undefined;
+  /** The workflow run this call is a step of, and who the run is for (`host:stdio`): audit names both. */
+  readonly run?: { id: string; for: string } | undefined;
   /** What decided whether the call may go on, and which rule did: what the audit record names. */
   decision?: Decision | undefined;
 }

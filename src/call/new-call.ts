@@ -28,6 +28,8 @@ export interface CallInit {
   returning?: boolean | undefined;
   /** A refusal the door established already (the protocol stage gives it). */
   refusal?: Error | undefined;
+  /** The workflow run the call is a step of. */
+  run?: CallContext['run'];
 }
 
 export function newCall(init: CallInit): CallContext {
@@ -62,6 +64,7 @@ export function newCall(init: CallInit): CallContext {
     returning: init.returning === true,
     refusal: init.refusal,
     wire: init.wire,
+    run: init.run,
     decision: undefined,
   };
 }

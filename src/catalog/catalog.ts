@@ -51,10 +51,18 @@ export class Catalog {
   private byUriPrefix = new Map<string, string>();
   /** The owner of each merged item, so a list can be judged item by item (policy). */
   private owners_ = new WeakMap<Item, Target>();
+  /** Namespaces of in-process sources (workflows, ...): they outlive a reload's new namespaces. */
+  private readonly own = new Map<string, Namespace>();
 
   constructor(private options: CatalogOptions) {
     for (const ns of options.namespaces.values())
       if (ns.prefixed) this.byUriPrefix.set(ns.uriPrefix, ns.backend);
+  }
+
+  /** Adds the namespace of an in-process source (which then sets its lists like a backend). */
+  addNamespace(ns: Namespace): void {
+    this.own.set(ns.backend, ns);
+    if (ns.prefixed) this.byUriPrefix.set(ns.uriPrefix, ns.backend);
   }
 
   /**
@@ -65,7 +73,7 @@ export class Catalog {
     const before = LIST_KIND_NAMES.map((k) => JSON.stringify(this.merged[k]));
     this.options = { ...this.options, ...options };
     this.byUriPrefix = new Map();
-    for (const ns of options.namespaces.values())
+    for (const ns of this.namespaces.values())
       if (ns.prefixed) this.byUriPrefix.set(ns.uriPrefix, ns.backend);
     for (const kind of LIST_KIND_NAMES) this.rebuild(kind);
     return LIST_KIND_NAMES.filter((k, i) => JSON.stringify(this.merged[k]) !== before[i]);
@@ -91,7 +99,7 @@ export class Catalog {
   }
 
   get namespaces(): Map<string, Namespace> {
-    return this.options.namespaces;
+    return this.own.size ? new Map([...this.options.namespaces, ...this.own]) : this.options.namespaces;
   }
 
   /** Replaces one backend's list of one kind; returns whether the merged view changed. */
@@ -162,7 +170,7 @@ export class Catalog {
     if (split && owner) return { backend: owner, name: split.uri };
     const exact = this.owners((b, l) => (l.resources ?? []).some((r) => r.uri === uri));
     if (exact.length === 1) return { backend: exact[0]!, name: uri };
-    const unprefixed = (b: string) => !this.options.namespaces.get(b)?.prefixed;
+    const unprefixed = (b: string) => !this.namespaces.get(b)?.prefixed;
     const templated = this.owners(
       (b, l) =>
         unprefixed(b) && (l.resourceTemplates ?? []).some((t) => templateMatches(String(t.uriTemplate), uri)),
@@ -178,7 +186,7 @@ export class Catalog {
 
   /** The URI a host sees for a backend's URI. */
   exposeUri(backend: string, uri: string): string {
-    const ns = this.options.namespaces.get(backend);
+    const ns = this.namespaces.get(backend);
     return ns ? exposedUri(ns, uri) : uri;
   }
 
@@ -195,7 +203,7 @@ export class Catalog {
 
   private rebuildNamed(kind: 'tools' | 'prompts'): void {
     const claims = new Map<string, { backend: string; item: Item; name: string }[]>();
-    for (const [backend, ns] of this.options.namespaces) {
+    for (const [backend, ns] of this.namespaces) {
       for (const item of this.lists.get(backend)?.[kind] ?? []) {
         const name = String(item.name);
         const exposed = exposedName(ns, name);
@@ -235,7 +243,7 @@ export class Catalog {
   private rebuildUris(kind: 'resources' | 'resourceTemplates'): void {
     const field = LIST_KINDS[kind].field;
     const items: Item[] = [];
-    for (const [backend, ns] of this.options.namespaces) {
+    for (const [backend, ns] of this.namespaces) {
       for (const item of this.lists.get(backend)?.[kind] ?? []) {
         const exposed = ns.prefixed ? { ...item, [field]: exposedUri(ns, String(item[field])) } : item;
         this.owners_.set(exposed, { backend, name: String(item[field]) });

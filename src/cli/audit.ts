@@ -177,6 +177,7 @@ export function formatRecord(r: AuditRecord): string {
     `${r.durationMs} ms`,
     `args sha256:${r.argsSha256.slice(0, 16)}`,
     ...(r.parentCallId ? [`within ${r.parentCallId}`] : []),
+    ...(r.run ? [`run ${r.run} for ${r.runFor ?? '?'}`] : []),
     ...(r.args !== null ? [r.args] : []),
   ].join('  ');
 }

@@ -27,6 +27,7 @@ import { authModeOf } from '../front/http-auth.js';
 import { runStatus } from './status.js';
 import { runTools } from './tools.js';
 import { runCall } from './call.js';
+import { runWorkflows } from './workflows.js';
 
 const USAGE = `Usage: switchboard <command> [options]
 
@@ -43,6 +44,7 @@ Commands:
   status      backends, sessions, call rates, pending approvals of the running switchboard
   tools       the running catalog with pin state and scanner findings
   call        call a tool through the running switchboard (switchboard call TOOL --args JSON)
+  workflows   list, run, show or cancel workflow runs (switchboard workflows --help)
 
 Options:
   --config FILE   switchboard.yaml, or an mcpServers JSON file (Claude Desktop, Cursor, VS Code)
@@ -79,6 +81,7 @@ async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'status') return runStatus(argv.slice(1));
   if (argv[0] === 'tools') return runTools(argv.slice(1));
   if (argv[0] === 'call') return runCall(argv.slice(1));
+  if (argv[0] === 'workflows') return runWorkflows(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({

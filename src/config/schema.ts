@@ -10,6 +10,7 @@ import { SandboxSection } from './sandbox-schema.js';
 import { TracingSection } from './tracing-schema.js';
 import { AdminSection } from './admin-schema.js';
 import { profileIssues } from './catalog-schema.js';
+import { WorkflowsSection } from './workflow-schema.js';
 import {
   AuditSection,
   CatalogSection,
@@ -69,6 +70,7 @@ export const Config = z
     tracing: TracingSection,
     mesh: MeshSection,
     admin: AdminSection,
+    workflows: WorkflowsSection,
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -77,4 +79,5 @@ export const Config = z
 
 export type Config = z.output<typeof Config>;
 export type ConfigInput = z.input<typeof Config>;
+export type { WorkflowConfig, WorkflowStepConfig } from './workflow-schema.js';
 export type VaultKeyConfig = Config['vault']['keys'][string];

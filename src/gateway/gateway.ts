@@ -39,6 +39,8 @@ import { CompiledPolicy } from '../policy/policy.js';
 import type { ApprovalStore } from '../trust/approval-store.js';
 import type { BackendLifecycleDeps } from './backend-lifecycle.js';
 import type { NeedsApproval } from '../pipeline/stages/policy.js';
+import type { CatalogSource } from '../pipeline/catalog-source.js';
+import { LIST_KIND_NAMES, type ListKind } from '../catalog/catalog.js';
 
 export type { ReloadOutcome } from './reload.js';
 
@@ -72,6 +74,9 @@ export class Gateway {
   readonly log: Logger;
   /** Methods served inside switchboard; extensions register into it. */
   readonly handlers = new HandlerChain();
+  /** In-process catalog sources (workflows, ...): their items join the catalog as a backend's do. */
+  readonly sources = new Map<string, CatalogSource>();
+  private refreshingSources = false;
   /** Environment each spawned replica gets at each start (the bridge socket and a fresh token). */
   bridgeEnv: ((backend: string, replica: number) => Record<string, string>) | undefined;
   /** Told when a start of a spawned replica is over, with the environment that start got. */
@@ -116,7 +121,7 @@ export class Gateway {
       admit: options.admit,
     });
     this.fanOut = new FanOut({ sessions: this.sessions, backends: () => this.backends.values(), log });
-    const sync = new CatalogSync(this.catalog, log, (kind) => this.fanOut.listChanged(kind));
+    const sync = new CatalogSync(this.catalog, log, (kind) => this.listChanged(kind));
     this.calls = new InternalCalls((ctx) => this.pipeline(ctx));
     this.modern = new ModernHost({
       run: (ctx) => this.run(ctx),
@@ -167,7 +172,7 @@ export class Gateway {
       subscriptions: this.subscriptions,
       messages: this.messages,
       logLevel: () => this.fanOut.logLevel,
-      listChanged: (kind) => this.fanOut.listChanged(kind),
+      listChanged: (kind) => this.listChanged(kind),
       channel: options.channel,
       bridgeEnv: (name, replica) => this.bridgeEnv?.(name, replica),
       bridgeEnded: (name, replica, env) => this.bridgeEnded?.(name, replica, env),
@@ -182,7 +187,7 @@ export class Gateway {
       lifecycle: this.lifecycle,
       running: () => this.current,
       adopt: (next) => this.adopt(next),
-      listChanged: (kind) => this.fanOut.listChanged(kind),
+      listChanged: (kind) => this.listChanged(kind),
       stopping: () => this.stopping,
     });
     for (const [name, b] of Object.entries(config.servers)) {
@@ -193,6 +198,7 @@ export class Gateway {
       log,
       catalog: this.catalog,
       backends: this.backends,
+      sources: this.sources,
       sync,
       subscriptions: this.subscriptions,
       calls: this.calls,
@@ -220,6 +226,42 @@ export class Gateway {
    */
   dispatch(caller: Caller, method: string, params: Params = {}, signal?: AbortSignal): Promise<Result> {
     return this.calls.dispatch(caller, method, params, signal);
+  }
+
+  /**
+   * Adds an in-process catalog source: its items enter the catalog under its name, always
+   * prefixed (`workflows_publish`), and calls on them are routed to it.
+   */
+  addSource(source: CatalogSource): void {
+    this.sources.set(source.name, source);
+    this.catalog.addNamespace({
+      backend: source.name,
+      prefixed: true,
+      prefix: source.name,
+      separator: this.current.namespacing.separator,
+      uriPrefix: source.name,
+    });
+    this.sourceChanged(source);
+  }
+
+  /** Reads a source's lists again (it said they changed); hosts hear what did. */
+  sourceChanged(source: CatalogSource): void {
+    const lists = source.lists();
+    for (const kind of LIST_KIND_NAMES) {
+      if (this.catalog.setList(source.name, kind, lists[kind] ?? [])) this.listChanged(kind);
+    }
+  }
+
+  /** A merged list changed: hosts hear it, and sources that derive from tools read theirs again. */
+  private listChanged(kind: ListKind): void {
+    this.fanOut.listChanged(kind);
+    if (kind !== 'tools' || this.refreshingSources) return;
+    this.refreshingSources = true;
+    try {
+      for (const s of this.sources.values()) this.sourceChanged(s);
+    } finally {
+      this.refreshingSources = false;
+    }
   }
 
   /** The configuration running now (a reload replaces it). */

@@ -22,6 +22,7 @@ import type { InternalCalls } from './internal-calls.js';
 import type { NeedsApproval } from '../pipeline/stages/policy.js';
 import type { Sealer } from '../eras/seal.js';
 import { catalogViews } from './catalog-views.js';
+import type { CatalogSource } from '../pipeline/catalog-source.js';
 
 export interface PipelineParts {
   /** The configuration switchboard started with: what the pipeline is built from once. */
@@ -30,6 +31,8 @@ export interface PipelineParts {
   catalog: Catalog;
   /** The running backends by name (a reload replaces entries). */
   backends: ReadonlyMap<string, ReplicaSet>;
+  /** In-process catalog sources by name (workflows, ...). */
+  sources: ReadonlyMap<string, CatalogSource>;
   sync: Pick<CatalogSync, 'list'>;
   subscriptions: Pick<BackendSubscriptions, 'subscribe' | 'unsubscribe'>;
   calls: Pick<InternalCalls, 'child' | 'ask'>;
@@ -53,6 +56,7 @@ export function wirePipeline(parts: PipelineParts): Pipeline {
   return createPipeline({
     catalog: parts.catalog,
     backend: (name) => backends.get(name),
+    source: (name) => parts.sources.get(name),
     list: (kind, ctx) => sync.list(kind, backends.values(), ctx.reply.era === 'modern'),
     subscribe: (ctx, backend, uri) => subscriptions.subscribe(ctx, backend, uri),
     unsubscribe: (ctx, backend, uri) => subscriptions.unsubscribe(ctx, backend, uri),

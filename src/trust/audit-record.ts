@@ -34,6 +34,10 @@ export interface AuditEntry {
   session?: string | undefined;
   /** The call this one was made while serving (a bridge call's host call, a handler's sub-call). */
   parentCallId?: string | undefined;
+  /** The workflow run a step's call belongs to (workflows make these calls). */
+  run?: string | undefined;
+  /** Who the run is for: the caller of the workflow tool (`host:stdio`, ...). */
+  runFor?: string | undefined;
 }
 
 export interface AuditRecord extends AuditEntry {
@@ -60,7 +64,10 @@ export function recordHash(entry: AuditEntry, seq: number, prevHash: string): st
     `"decision":${j(e.decision)},"durationMs":${j(e.durationMs)},"errorCode":${j(e.errorCode)},` +
     `"method":${j(e.method)},"outcome":${j(e.outcome)},` +
     opt('parentCallId', e.parentCallId) +
-    `"prevHash":${j(prevHash)},"rule":${j(e.rule)},"seq":${j(seq)},` +
+    `"prevHash":${j(prevHash)},"rule":${j(e.rule)},` +
+    opt('run', e.run) +
+    opt('runFor', e.runFor) +
+    `"seq":${j(seq)},` +
     opt('session', e.session) +
     `"targetBackend":${j(e.targetBackend)},"targetName":${j(e.targetName)},"ts":${j(e.ts)}}`;
   return sha256(text);
@@ -91,6 +98,8 @@ const ENTRY_KEYS: readonly (keyof AuditEntry)[] = [
   'clientVersion',
   'session',
   'parentCallId',
+  'run',
+  'runFor',
 ];
 
 /**
@@ -138,6 +147,8 @@ export interface AuditRow {
   client_version: string | null;
   session: string | null;
   parent_call_id: string | null;
+  run?: string | null;
+  run_for?: string | null;
 }
 
 export function fromRow(r: AuditRow): AuditRecord {
@@ -162,6 +173,8 @@ export function fromRow(r: AuditRow): AuditRecord {
     ...known('clientVersion', r.client_version),
     ...known('session', r.session),
     ...known('parentCallId', r.parent_call_id),
+    ...known('run', r.run),
+    ...known('runFor', r.run_for),
     prevHash: r.prev_hash,
     hash: r.hash,
   };

@@ -194,6 +194,10 @@ function whoAndWhere(ctx: CallContext, redactor: Redactor | undefined): Partial<
   if (typeof info?.version === 'string') out.clientVersion = redactText(redactor, info.version)!;
   out.session = sessionDigest(ctx.reply.sessionKey);
   if (ctx.parent) out.parentCallId = ctx.parent.callId;
+  if (ctx.run) {
+    out.run = ctx.run.id;
+    out.runFor = ctx.run.for;
+  }
   return out;
 }
 

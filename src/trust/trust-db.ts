@@ -68,7 +68,15 @@ export function openTrustDb(path: string, options: OpenTrustDbOptions = {}): Tru
 }
 
 /** Columns added since the first schema: a database made before them gains them, NULL in old rows. */
-const ADDED_COLUMNS = ['called_name', 'client_name', 'client_version', 'session', 'parent_call_id'];
+const ADDED_COLUMNS = [
+  'called_name',
+  'client_name',
+  'client_version',
+  'session',
+  'parent_call_id',
+  'run',
+  'run_for',
+];
 
 function addMissingColumns(db: TrustDb): void {
   const have = new Set((db.pragma('table_info(audit)') as { name: string }[]).map((c) => c.name));

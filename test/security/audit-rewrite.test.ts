@@ -57,7 +57,7 @@ function rechain(path: string): void {
   rows.forEach((row, i) => {
     const seq = i + 1;
     const hash = recordHash(fromRow(row), seq, prev);
-    db.prepare(`INSERT INTO audit VALUES (${new Array(22).fill('?').join(', ')})`).run(
+    db.prepare(`INSERT INTO audit VALUES (${new Array(24).fill('?').join(', ')})`).run(
       seq,
       row.ts,
       row.call_id,
@@ -80,6 +80,8 @@ function rechain(path: string): void {
       row.client_version,
       row.session,
       row.parent_call_id,
+      row.run ?? null,
+      row.run_for ?? null,
     );
     prev = hash;
   });

@@ -18,10 +18,13 @@ import { methodSpec } from '../../protocol/methods.js';
 import { askCaller } from '../ask-caller.js';
 import { hop } from '../hop.js';
 import { markLookalike, markLookalikeInputs } from '../../trust/approval-lookalike.js';
+import type { CatalogSource } from '../catalog-source.js';
 
 export interface RouteServices {
   catalog: Catalog;
   backend(name: string): Upstream | undefined;
+  /** The in-process source of that name (workflows, ...), if one owns the target rather than a backend. */
+  source?(name: string): CatalogSource | undefined;
   /** The merged list of one kind, refreshed first from backends that do not announce changes. */
   list(kind: ListKind, ctx: CallContext): Promise<Result>;
   subscribe(ctx: CallContext, backend: Upstream, uri: string): Promise<Result>;
@@ -77,6 +80,9 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
     if (!handler) throw new WireError(WIRE.METHOD_NOT_FOUND, `Method not found: ${ctx.method}`);
     return runHandler(services, ctx, handler);
   }
+  // An in-process source answers the calls on its own items (a workflow tool runs its steps).
+  const source = target.kind !== 'task' ? services.source?.(target.backend) : undefined;
+  if (source) return source.call(ctx);
   const backend = services.backend(target.backend);
   if (!backend) throw new WireError(WIRE.INVALID_PARAMS, `Unknown target: ${target.name}`);
   if (ctx.resume && ctx.resume.backend !== backend.name) {

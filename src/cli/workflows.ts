@@ -1,0 +1,185 @@
+// `switchboard workflows list|run|runs|show|cancel`: the operator's side of workflows. list, runs
+// and show read the config and the state database; cancel asks, through the state database, the
+// switchboard running a run to stop it (it looks twice a second); run calls the workflow tool of a
+// running switchboard over MCP (--url), or starts one in this process from --config for one run.
+import { existsSync } from 'node:fs';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { exposedName } from '../catalog/naming.js';
+import { defaultStateDbPath, openStateDb } from '../state/state-db.js';
+import { startSwitchboard } from '../switchboard.js';
+import { RunStore, type RunRow } from '../workflows/run-store.js';
+import { WORKFLOWS_SOURCE } from '../workflows/workflow-source.js';
+import { processIo, parseCommand, type CommandIo } from './io.js';
+
+export const WORKFLOWS_USAGE = `Usage: switchboard workflows <list|run|runs|show|cancel> [options]
+
+  list                     The workflows of --config: tool name, steps, description
+  run NAME --args JSON     Run a workflow and print its result: on the switchboard at --url (its
+                           MCP endpoint), else in a switchboard started here from --config
+  runs                     Recent runs, newest first (--workflow NAME, --limit N)
+  show RUN                 One run: its input, result or error, and each step's outcome
+  cancel RUN               Ask the switchboard running RUN to cancel it (steps under way are cancelled)
+
+Options: --config FILE, --state FILE (default: state.path of --config, else
+         ~/.local/state/switchboard/state.sqlite), --url URL, --token TOKEN (an API key for --url),
+         --json (one JSON object per line)`;
+
+const OPTIONS = {
+  config: { type: 'string', short: 'c' },
+  state: { type: 'string' },
+  args: { type: 'string' },
+  url: { type: 'string' },
+  token: { type: 'string' },
+  workflow: { type: 'string' },
+  limit: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export async function runWorkflows(argv: string[], io: CommandIo = processIo): Promise<number> {
+  const parsed = parseCommand('workflows', WORKFLOWS_USAGE, argv, OPTIONS, io);
+  if (!parsed) return 2;
+  const { values: v, positionals } = parsed;
+  const [sub, arg] = positionals;
+  const needsArg = sub === 'run' || sub === 'show' || sub === 'cancel';
+  const known = ['list', 'run', 'runs', 'show', 'cancel'].includes(sub ?? '');
+  if (v.help || !known || (needsArg && !arg)) {
+    (v.help ? io.out : io.err)(WORKFLOWS_USAGE);
+    return v.help ? 0 : 2;
+  }
+  let config: Config | undefined;
+  if (v.config) {
+    try {
+      config = (await loadConfig(v.config)).config;
+    } catch (err) {
+      io.err(`switchboard workflows: ${(err as Error).message}`);
+      return 1;
+    }
+  }
+  if (sub === 'list') {
+    if (!config) return needs(io, 'list', '--config FILE');
+    for (const [name, wf] of Object.entries(config.workflows)) {
+      const tool = toolName(config, name);
+      const kinds = wf.steps.map((s) => `${s.id}`).join(', ');
+      if (v.json) io.out(JSON.stringify({ name, tool, description: wf.description, steps: wf.steps.length }));
+      else
+        io.out(`${tool}  ${wf.steps.length} steps (${kinds})${wf.description ? `  ${wf.description}` : ''}`);
+    }
+    return 0;
+  }
+  if (sub === 'run') return run(arg!, v, config, io);
+  const path = v.state ?? config?.state.path ?? defaultStateDbPath();
+  if (!existsSync(path)) {
+    io.err(`switchboard workflows: no state database at ${path} (has switchboard run with this config?)`);
+    return 1;
+  }
+  const db = openStateDb(path);
+  try {
+    const store = new RunStore(db);
+    if (sub === 'runs') {
+      for (const r of store.list(Number(v.limit ?? 50), v.workflow))
+        io.out(v.json ? JSON.stringify(r) : line(r));
+      return 0;
+    }
+    const row = store.get(arg!);
+    if (!row) {
+      io.err(`switchboard workflows: no run ${arg}`);
+      return 1;
+    }
+    if (sub === 'show') {
+      const steps = store.steps(row.id);
+      if (v.json) io.out(JSON.stringify({ ...row, steps }));
+      else {
+        io.out(line(row));
+        io.out(`  input: ${JSON.stringify(row.input)}`);
+        if (row.result !== undefined) io.out(`  result: ${JSON.stringify(row.result)}`);
+        for (const s of steps)
+          io.out(
+            `  ${s.step}  ${s.status}${s.error ? `  ${s.error}` : ''}${s.output !== undefined ? `  ${JSON.stringify((s.output as { data?: unknown }).data)}` : ''}`,
+          );
+      }
+      return 0;
+    }
+    if (!store.requestCancel(row.id)) {
+      io.err(`switchboard workflows: run ${row.id} is ${row.status}, not running`);
+      return 1;
+    }
+    io.out(`cancel requested for ${row.id}; the switchboard running it stops it within a second`);
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
+function needs(io: CommandIo, sub: string, what: string): number {
+  io.err(`switchboard workflows ${sub}: ${what} is required`);
+  return 2;
+}
+
+function toolName(config: Config, workflow: string): string {
+  const sep = config.namespacing.separator;
+  return exposedName(
+    {
+      backend: WORKFLOWS_SOURCE,
+      prefixed: true,
+      prefix: WORKFLOWS_SOURCE,
+      separator: sep,
+      uriPrefix: WORKFLOWS_SOURCE,
+    },
+    workflow,
+  );
+}
+
+function line(r: RunRow): string {
+  const ended = r.endedAt ? ` ${r.endedAt - r.startedAt} ms` : '';
+  return `${r.id}  ${r.workflow}  ${r.status}${ended}  for ${r.caller}  ${new Date(r.startedAt).toISOString()}${r.error ? `  ${r.error}` : ''}`;
+}
+
+async function run(
+  name: string,
+  v: { args?: string | undefined; url?: string | undefined; token?: string | undefined },
+  config: Config | undefined,
+  io: CommandIo,
+): Promise<number> {
+  let args: unknown;
+  try {
+    args = JSON.parse(v.args ?? '{}');
+  } catch (err) {
+    io.err(`switchboard workflows run: --args is not JSON: ${(err as Error).message}`);
+    return 2;
+  }
+  const tool = config ? toolName(config, name) : `${WORKFLOWS_SOURCE}_${name}`;
+  let result: Record<string, unknown>;
+  if (v.url) {
+    const client = new Client({ name: 'switchboard-workflows-cli', version: '1.0.0' });
+    const headers = v.token ? { Authorization: `Bearer ${v.token}` } : undefined;
+    await client.connect(new StreamableHTTPClientTransport(new URL(v.url), { requestInit: { headers } }));
+    try {
+      result = (await client.callTool({ name: tool, arguments: args as Record<string, unknown> })) as Record<
+        string,
+        unknown
+      >;
+    } finally {
+      await client.close();
+    }
+  } else {
+    if (!config) return needs(io, 'run', '--url URL or --config FILE');
+    // One run in this process: no front, the config's backends, state and audit as `up` would.
+    // Nothing else holds the event loop open while a step waits on a backend (no listener here).
+    const hold = setInterval(() => {}, 60_000);
+    const sb = await startSwitchboard({ config, http: false });
+    try {
+      result = await sb.gateway.dispatch({ kind: 'host', id: 'cli' }, 'tools/call', {
+        name: tool,
+        arguments: args,
+      });
+    } finally {
+      await sb.stop();
+      clearInterval(hold);
+    }
+  }
+  io.out(JSON.stringify(result, null, 2));
+  return result.isError === true ? 1 : 0;
+}

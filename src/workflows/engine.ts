@@ -1,0 +1,434 @@
+// Runs workflows: each step a call through the one pipeline as caller workflow:<name>, a child of
+// the call that started the run; steps whose needs are met run at once, side by side; every
+// step's outcome is written down as it happens, so a run cut by a crash resumes from there.
+import type { CallContext, Reply } from '../call/context.js';
+import { newCall } from '../call/new-call.js';
+import { muteReply } from '../call/mute-reply.js';
+import type { WorkflowConfig } from '../config/schema.js';
+import { compileInputSchema } from '../config/workflow-schema.js';
+import { compileTemplate, type Template } from '../config/workflow-expr.js';
+import { WIRE, WireError } from '../errors/errors.js';
+import type { Result } from '../jsonrpc/message.js';
+import type { Logger } from '../log.js';
+import { stepHints, type ToolAnnotations } from './annotations.js';
+import type { RunStore, RunRow } from './run-store.js';
+import { compileStep, outputOf, requestOf, type CompiledStep, type StepOutput } from './step-call.js';
+
+export const RUN_META = 'io.switchboard/workflow-run';
+
+export interface EngineDeps {
+  workflows: Readonly<Record<string, WorkflowConfig>>;
+  store: RunStore;
+  /** The pipeline: every step's call passes it. */
+  pipeline(ctx: CallContext): Promise<void>;
+  /** Annotations of catalog tools (whether a step may be retried). */
+  tools: ToolAnnotations;
+  /** The exposed tool name of a workflow (`workflows_publish`). */
+  toolName(workflow: string): string;
+  log: Logger;
+  /** How often a run's cancellation asked for by another process is looked for. */
+  cancelPollMs?: number;
+}
+
+interface Compiled {
+  config: WorkflowConfig;
+  check: (args: unknown) => string | undefined;
+  steps: CompiledStep[];
+  output: Template | undefined;
+}
+
+interface Run {
+  id: string;
+  name: string;
+  wf: Compiled;
+  input: Record<string, unknown>;
+  /** The call that started it; absent for a run resumed after a restart. */
+  outer: CallContext | undefined;
+  /** Who the run is for (the outermost caller), as `kind:id`. */
+  runFor: string;
+  outputs: Record<string, StepOutput>;
+}
+
+class StepFailure extends Error {
+  constructor(
+    readonly step: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class WorkflowEngine {
+  private readonly compiled = new Map<string, Compiled>();
+  private readonly active = new Map<string, AbortController>();
+  private poll: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly deps: EngineDeps) {
+    for (const [name, config] of Object.entries(deps.workflows)) {
+      this.compiled.set(name, {
+        config,
+        check: compileInputSchema(config.input),
+        steps: config.steps.map(compileStep),
+        output: config.output === undefined ? undefined : compileTemplate(config.output),
+      });
+    }
+  }
+
+  /** Starts a run for a call on a workflow tool and answers with its result (a tool result). */
+  async start(name: string, args: unknown, outer?: CallContext): Promise<Result> {
+    const wf = this.compiled.get(name);
+    if (!wf) throw new WireError(WIRE.INVALID_PARAMS, `Unknown workflow: ${name}`);
+    const input = (args ?? {}) as Record<string, unknown>;
+    // Arguments are checked before anything runs, and a run is recorded only for valid ones.
+    const problem = wf.check(input);
+    if (problem) return toolError(`Invalid arguments for workflow ${name}: ${problem}`);
+    const caller = outer ? `${outer.caller.kind}:${outer.caller.id}` : 'extension:switchboard';
+    const id = this.deps.store.create(name, caller, input, outer?.run?.id);
+    const runFor = outer?.run?.for ?? caller;
+    return this.execute({ id, name, wf, input, outer, runFor, outputs: {} });
+  }
+
+  /** Cancels a run under way in this process; false if it is not here. */
+  cancel(id: string): boolean {
+    const c = this.active.get(id);
+    c?.abort(new Error('cancelled'));
+    return c !== undefined;
+  }
+
+  /**
+   * Resumes the runs a previous process left under way (it is gone): from their last finished
+   * step. A step that was under way is run again only if it is safe to (read-only, idempotent, or
+   * retry.force); otherwise the run fails naming it. Runs started by another run are the parent's
+   * to redo (its step runs the child workflow again, or fails, by the same rule).
+   */
+  resumeInterrupted(): string[] {
+    const resumed: string[] = [];
+    for (const row of this.deps.store.running()) {
+      if (row.ownerPid !== null && row.ownerPid !== process.pid && alive(row.ownerPid)) continue;
+      if (row.ownerPid === process.pid) continue;
+      const wf = this.compiled.get(row.workflow);
+      if (row.parentRun !== null || !wf) {
+        this.deps.store.end(
+          row.id,
+          'failed',
+          undefined,
+          wf ? 'interrupted' : 'workflow no longer configured',
+        );
+        continue;
+      }
+      this.deps.store.adopt(row.id);
+      const run: Run = {
+        id: row.id,
+        name: row.workflow,
+        wf,
+        input: row.input as Record<string, unknown>,
+        outer: undefined,
+        runFor: row.caller,
+        outputs: {},
+      };
+      const blocked = this.restore(run, row);
+      if (blocked) {
+        const why = `step ${blocked} was under way when switchboard stopped; it is neither read-only nor idempotent, so it is not run again (retry.force allows it)`;
+        this.deps.store.end(row.id, 'failed', undefined, why);
+        this.deps.log.warn({ run: row.id, workflow: row.workflow, step: blocked }, why);
+        continue;
+      }
+      this.deps.log.info(
+        { run: row.id, workflow: row.workflow, done: Object.keys(run.outputs) },
+        'resuming workflow run',
+      );
+      resumed.push(row.id);
+      void this.execute(run).catch((err: unknown) =>
+        this.deps.log.error({ run: row.id, err: (err as Error).message }, 'resumed workflow run failed'),
+      );
+    }
+    return resumed;
+  }
+
+  close(): void {
+    this.closed = true;
+    clearInterval(this.poll);
+  }
+
+  /** Fills a resumed run's finished steps; returns the step that may not be run again, if any. */
+  private restore(run: Run, row: RunRow): string | undefined {
+    for (const s of this.deps.store.steps(row.id)) {
+      const finished =
+        s.status === 'done' || s.status === 'skipped' || (s.status === 'failed' && s.output !== undefined);
+      if (finished) {
+        run.outputs[s.step] = s.output as StepOutput;
+        continue;
+      }
+      const step = run.wf.steps.find((c) => c.config.id === s.step);
+      if (step && !this.retryable(step)) return s.step;
+    }
+    return undefined;
+  }
+
+  private retryable(step: CompiledStep): boolean {
+    if (step.config.retry?.force) return true;
+    const h = stepHints(step.config, this.deps.tools, this.deps.workflows, this.deps.toolName);
+    return h.readOnly || h.idempotent;
+  }
+
+  private async execute(run: Run): Promise<Result> {
+    const controller = new AbortController();
+    this.active.set(run.id, controller);
+    this.watchCancels();
+    const onOuter = () => controller.abort(new Error('cancelled'));
+    run.outer?.signal.addEventListener('abort', onOuter, { once: true });
+    const signal = controller.signal;
+    let failure: StepFailure | undefined;
+    const pending = run.wf.steps.filter((s) => !(s.config.id in run.outputs));
+    const running = new Map<string, Promise<void>>();
+    try {
+      while (pending.length || running.size) {
+        if (!failure && !signal.aborted) {
+          for (let i = 0; i < pending.length;) {
+            const step = pending[i]!;
+            if (!step.config.needs.every((n) => n in run.outputs)) {
+              i++;
+              continue;
+            }
+            pending.splice(i, 1);
+            const id = step.config.id;
+            const p = this.runStep(run, step, signal).then(
+              (out) => {
+                run.outputs[id] = out;
+                this.progress(run);
+              },
+              (err: unknown) => {
+                // A step cut short because the run was cancelled (or a sibling failed) is no failure of its own.
+                if (signal.aborted && !(err instanceof StepFailure)) return;
+                failure ??= err instanceof StepFailure ? err : new StepFailure(id, (err as Error).message);
+                controller.abort(failure);
+              },
+            );
+            running.set(
+              id,
+              p.finally(() => running.delete(id)),
+            );
+          }
+        }
+        if (running.size === 0) break;
+        await Promise.race(running.values());
+      }
+      if (failure) {
+        const why = `step ${failure.step} failed: ${failure.message}`;
+        this.end(run.id, 'failed', undefined, why);
+        return toolError(`Workflow ${run.name} failed at ${why}`, run.id);
+      }
+      if (signal.aborted) {
+        this.end(run.id, 'cancelled', undefined, 'cancelled');
+        return toolError(`Workflow ${run.name} was cancelled`, run.id);
+      }
+      const value = run.wf.output
+        ? run.wf.output(varsOf(run))
+        : Object.fromEntries(Object.entries(run.outputs).map(([k, v]) => [k, v.data]));
+      this.end(run.id, 'succeeded', value);
+      return resultOf(value, run.id);
+    } finally {
+      run.outer?.signal.removeEventListener('abort', onOuter);
+      this.active.delete(run.id);
+    }
+  }
+
+  private end(
+    id: string,
+    status: 'succeeded' | 'failed' | 'cancelled',
+    value: unknown,
+    error?: string,
+  ): void {
+    if (!this.closed) this.deps.store.end(id, status, value, error);
+  }
+
+  private async runStep(run: Run, step: CompiledStep, signal: AbortSignal): Promise<StepOutput> {
+    const s = step.config;
+    const store = this.deps.store;
+    const vars = varsOf(run);
+    if (step.when && step.when(vars) !== true) {
+      const out = { data: null, skipped: true };
+      if (!this.closed) store.stepEnded(run.id, s.id, 'skipped', out);
+      return out;
+    }
+    store.stepStarted(run.id, s.id, 1);
+    try {
+      let out: StepOutput;
+      if (step.forEach) {
+        const items = step.forEach(vars);
+        if (!Array.isArray(items)) throw new Error(`forEach gave ${typeof items}, not a list`);
+        const each = await mapLimit(items, s.concurrency, (item, index) =>
+          this.attempts(run, step, { ...vars, item, index }, signal),
+        );
+        out = {
+          data: each.map((o) => o.data),
+          text: each.map((o) => o.text ?? '').join('\n'),
+          result: each.map((o) => o.result),
+        };
+      } else {
+        out = await this.attempts(run, step, vars, signal);
+      }
+      if (!this.closed) store.stepEnded(run.id, s.id, 'done', out);
+      return out;
+    } catch (err) {
+      if (signal.aborted) throw err;
+      const message = (err as Error).message;
+      if (s.default !== undefined || s.onError === 'continue') {
+        const out = { data: s.default ?? null, error: message };
+        if (!this.closed) store.stepEnded(run.id, s.id, 'failed', out, message);
+        return out;
+      }
+      if (!this.closed) store.stepEnded(run.id, s.id, 'failed', undefined, message);
+      throw new StepFailure(s.id, message);
+    }
+  }
+
+  /** One step (or one forEach item), retried with backoff when it is safe to repeat. */
+  private async attempts(
+    run: Run,
+    step: CompiledStep,
+    vars: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<StepOutput> {
+    const retry = step.config.retry;
+    const attempts = retry && this.retryable(step) ? retry.attempts : 1;
+    let delay = retry?.backoffMs ?? 0;
+    for (let i = 1; ; i++) {
+      try {
+        return await this.once(run, step, vars, signal);
+      } catch (err) {
+        if (i >= attempts || signal.aborted) throw err;
+        await sleep(delay, signal);
+        delay *= 2;
+      }
+    }
+  }
+
+  private async once(
+    run: Run,
+    step: CompiledStep,
+    vars: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<StepOutput> {
+    const req = requestOf(step, vars, this.deps.toolName);
+    const ms = step.config.timeoutMs;
+    const timeout = ms === undefined ? undefined : AbortSignal.timeout(ms);
+    const ctx = newCall({
+      caller: { kind: 'workflow', id: run.name },
+      method: req.method,
+      params: req.params,
+      parent: run.outer,
+      reply: run.outer ? undefined : this.replyFor(run.name),
+      signal: timeout ? AbortSignal.any([signal, timeout]) : signal,
+      returning: req.returning,
+      run: { id: run.id, for: run.runFor },
+    });
+    try {
+      await this.deps.pipeline(ctx);
+    } catch (err) {
+      if (timeout?.aborted) throw new Error(`did not end within ${ms} ms`, { cause: err });
+      throw err;
+    }
+    return outputOf(step.config, ctx.result ?? {});
+  }
+
+  /** A resumed run has nobody to ask: its questions are refused (in the pipeline, so recorded). */
+  private replyFor(name: string): Reply {
+    return muteReply({
+      sessionKey: `in-process:workflow:${name}`,
+      era: 'legacy',
+      refusal: (method) =>
+        new WireError(
+          WIRE.METHOD_NOT_FOUND,
+          `A resumed workflow run cannot ask ${method}: its caller is gone`,
+        ),
+    });
+  }
+
+  /** Progress of the outer call, one step at a time, when its caller asked for progress. */
+  private progress(run: Run): void {
+    const token = (run.outer?.params._meta as Record<string, unknown> | undefined)?.progressToken;
+    if (token === undefined || !run.outer) return;
+    const done = Object.keys(run.outputs).length;
+    run.outer.reply.notify('notifications/progress', {
+      progressToken: token,
+      progress: done,
+      total: run.wf.steps.length,
+      message: `${done} of ${run.wf.steps.length} steps`,
+    });
+  }
+
+  /** Cancellations asked for through the state database (`switchboard workflows cancel`). */
+  private watchCancels(): void {
+    if (this.poll) return;
+    this.poll = setInterval(() => {
+      if (this.active.size === 0 || this.closed) {
+        clearInterval(this.poll);
+        this.poll = undefined;
+        return;
+      }
+      for (const id of this.deps.store.cancelRequested([...this.active.keys()])) this.cancel(id);
+    }, this.deps.cancelPollMs ?? 500);
+    this.poll.unref();
+  }
+}
+
+function varsOf(run: Run): Record<string, unknown> {
+  return { input: run.input, steps: run.outputs, run: { id: run.id, workflow: run.name } };
+}
+
+function resultOf(value: unknown, run: string): Result {
+  const meta = { _meta: { [RUN_META]: run } };
+  if (typeof value === 'string') return { content: [{ type: 'text', text: value }], ...meta };
+  const structured = value !== null && typeof value === 'object' && !Array.isArray(value);
+  return {
+    content: [{ type: 'text', text: JSON.stringify(value) }],
+    ...(structured ? { structuredContent: value } : {}),
+    ...meta,
+  };
+}
+
+function toolError(text: string, run?: string): Result {
+  return { content: [{ type: 'text', text }], isError: true, ...(run ? { _meta: { [RUN_META]: run } } : {}) };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        reject(new Error('cancelled'));
+      },
+      { once: true },
+    );
+  });
+}
+
+async function mapLimit<T, R>(
+  items: T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}

@@ -1,0 +1,83 @@
+// Workflows as an in-process catalog source: each configured workflow is a tool of the built-in
+// server `workflows` (hosts see `workflows_<name>`), listed with its input schema and annotations
+// derived from its steps; a call on one, once the pipeline let it through, starts a run.
+import type { CallContext } from '../call/context.js';
+import type { Lists } from '../catalog/catalog.js';
+import { exposedName } from '../catalog/naming.js';
+import type { Config } from '../config/schema.js';
+import { WIRE, WireError } from '../errors/errors.js';
+import type { Result } from '../jsonrpc/message.js';
+import type { Logger } from '../log.js';
+import type { CatalogSource } from '../pipeline/catalog-source.js';
+import type { StateDb } from '../state/state-db.js';
+import { asAnnotations, workflowHints, type ToolAnnotations } from './annotations.js';
+import { WorkflowEngine } from './engine.js';
+import { RunStore } from './run-store.js';
+
+/** The server name workflow tools are listed under, and what policy rules name in `backends`. */
+export const WORKFLOWS_SOURCE = 'workflows';
+
+export class WorkflowSource implements CatalogSource {
+  readonly name = WORKFLOWS_SOURCE;
+
+  constructor(
+    private readonly workflows: Config['workflows'],
+    private readonly engine: WorkflowEngine,
+    private readonly tools: ToolAnnotations,
+    private readonly toolName: (workflow: string) => string,
+  ) {}
+
+  lists(): Lists {
+    return {
+      tools: Object.entries(this.workflows).map(([name, wf]) => ({
+        name,
+        ...(wf.description ? { description: wf.description } : {}),
+        inputSchema: wf.input,
+        annotations: asAnnotations(workflowHints(wf, this.tools, this.workflows, this.toolName)),
+      })),
+    };
+  }
+
+  call(ctx: CallContext): Promise<Result> {
+    if (ctx.method !== 'tools/call' || !ctx.target)
+      throw new WireError(WIRE.METHOD_NOT_FOUND, `Workflows answer tools/call only, not ${ctx.method}`);
+    return this.engine.start(ctx.target.name, ctx.params.arguments, ctx);
+  }
+}
+
+export interface WorkflowsDeps {
+  config: Config;
+  state: StateDb;
+  log: Logger;
+  pipeline(ctx: CallContext): Promise<void>;
+  tools: ToolAnnotations;
+  cancelPollMs?: number;
+}
+
+/** The engine, its store and its catalog source, made from the configuration. */
+export function openWorkflows(deps: WorkflowsDeps): {
+  source: WorkflowSource;
+  engine: WorkflowEngine;
+  store: RunStore;
+} {
+  const { config } = deps;
+  const ns = {
+    backend: WORKFLOWS_SOURCE,
+    prefixed: true,
+    prefix: WORKFLOWS_SOURCE,
+    separator: config.namespacing.separator,
+    uriPrefix: WORKFLOWS_SOURCE,
+  };
+  const toolName = (workflow: string) => exposedName(ns, workflow);
+  const store = new RunStore(deps.state);
+  const engine = new WorkflowEngine({
+    workflows: config.workflows,
+    store,
+    pipeline: deps.pipeline,
+    tools: deps.tools,
+    toolName,
+    log: deps.log,
+    cancelPollMs: deps.cancelPollMs,
+  });
+  return { source: new WorkflowSource(config.workflows, engine, deps.tools, toolName), engine, store };
+}

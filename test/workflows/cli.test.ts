@@ -1,0 +1,87 @@
+// `switchboard workflows`: list and run from a config file, runs and show from the state
+// database, and cancel, which stops a run under way in another switchboard (its step's call is
+// cancelled at the backend).
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { runWorkflows } from '../../src/cli/workflows.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { until } from '../support/poll.js';
+import { httpUrl } from '../support/start-switchboard.js';
+import { fixture, setup } from './harness.js';
+
+function io() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, io: { out: (l: string) => void out.push(l), err: (l: string) => void err.push(l) } };
+}
+
+test('list, run (in process from --config), runs and show', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-wf-cli-'));
+  const file = join(dir, 'switchboard.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      servers: { fx: fixture(join(dir, 'journal.log')) },
+      namespacing: { mode: 'always' },
+      state: { path: join(dir, 'state.sqlite') },
+      audit: { enabled: false },
+      bridge: { enabled: false },
+      workflows: {
+        sum: {
+          description: 'adds',
+          input: { type: 'object', properties: { a: { type: 'number' } }, required: ['a'] },
+          steps: [{ id: 's', tool: 'fx_add', args: { a: 'input.a', b: '1' } }],
+          output: 'string(steps.s.data.sum)',
+        },
+      },
+    }),
+  );
+  const list = io();
+  assert.equal(await runWorkflows(['list', '--config', file], list.io), 0);
+  assert.match(list.out.join('\n'), /^workflows_sum {2}1 steps \(s\) {2}adds$/);
+  const ran = io();
+  assert.equal(
+    await runWorkflows(['run', 'sum', '--args', '{"a": 41}', '--config', file], ran.io),
+    0,
+    ran.err.join('\n'),
+  );
+  const result = JSON.parse(ran.out.join('\n')) as { content: { text: string }[] };
+  assert.equal(result.content[0]!.text, '42');
+  const runs = io();
+  assert.equal(await runWorkflows(['runs', '--config', file, '--json'], runs.io), 0);
+  const row = JSON.parse(runs.out[0]!) as { id: string; status: string; caller: string };
+  assert.deepEqual([row.status, row.caller], ['succeeded', 'host:cli']);
+  const show = io();
+  assert.equal(await runWorkflows(['show', row.id, '--config', file], show.io), 0);
+  assert.match(show.out.join('\n'), /\n {2}s {2}done {2}\{"sum":42\}/);
+  const usage = io();
+  assert.equal(await runWorkflows(['run'], usage.io), 2);
+});
+
+test('cancel stops a run under way in a running switchboard, its step cancelled at the backend', async (t) => {
+  const s = await setup(t, {
+    workflows: { slow: { steps: [{ id: 'w', tool: 'fx_slow_once', args: { ms: '30000', tag: '"c"' } }] } },
+  });
+  const { client } = await connectHttp(t, httpUrl(s.sb));
+  const call = client.callTool({ name: 'workflows_slow', arguments: {} });
+  await until(() => (s.lines().includes('slow_once c start') ? true : undefined), 'the step to start');
+  const state = join(s.dir, 'state.sqlite');
+  const runs = io();
+  await runWorkflows(['runs', '--state', state, '--json'], runs.io);
+  const id = (JSON.parse(runs.out[0]!) as { id: string }).id;
+  const cancel = io();
+  assert.equal(await runWorkflows(['cancel', id, '--state', state], cancel.io), 0, cancel.err.join('\n'));
+  const r = await call;
+  assert.equal(r.isError, true);
+  assert.match(JSON.stringify(r.content), /was cancelled/);
+  await until(
+    () => (s.lines().includes('cancelled') ? true : undefined),
+    'the backend to hear the cancellation',
+  );
+  const show = io();
+  await runWorkflows(['show', id, '--state', state, '--json'], show.io);
+  assert.equal((JSON.parse(show.out[0]!) as { status: string }).status, 'cancelled');
+});

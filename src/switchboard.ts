@@ -20,6 +20,7 @@ import type { ReloadOutcome } from './gateway/gateway.js';
 import { withPolicyFile } from './config/policy-file.js';
 import { resolve } from 'node:path';
 import { Sandbox } from './sandbox/sandbox.js';
+import { a2aRoutes } from './a2a/wiring.js';
 
 export interface StartOptions {
   config: Config;
@@ -217,6 +218,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     if (options.http ?? !options.stdio) {
       http = await serveHttp(gateway, {
         ...config.http,
+        routes: a2aRoutes(gateway, config, log),
         maxMessageBytes: config.limits.maxMessageBytes,
         maxUnreadBytes: config.limits.maxUnreadBytes,
         log,

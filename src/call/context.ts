@@ -12,7 +12,9 @@ export type Caller =
   | { kind: 'host'; id: string }
   | { kind: 'backend'; id: string }
   | { kind: 'workflow'; id: string }
-  | { kind: 'extension'; id: string };
+  | { kind: 'extension'; id: string }
+  // An A2A client of switchboard as an agent (a2a.serve), by the identity it proved to the HTTP front.
+  | { kind: 'agent'; id: string };
 
 /** The way back to the caller for everything a call produces before its result. */
 export interface Reply {

@@ -7,6 +7,7 @@ import { Policy } from './policy-schema.js';
 import { BACKEND_NAME, Backend } from './backend-schema.js';
 import { HttpFront } from './http-schema.js';
 import { SandboxSection } from './sandbox-schema.js';
+import { A2ASection } from './a2a-schema.js';
 import {
   AuditSection,
   CatalogSection,
@@ -33,6 +34,9 @@ export {
   type BackendConfig,
   type HttpBackendConfig,
   type StdioBackendConfig,
+  A2ABackend,
+  isA2ABackend,
+  type A2ABackendConfig,
 } from './backend-schema.js';
 export { HttpAuth, HttpFront, JWT_ALGORITHMS, httpAuthProblems, isLoopbackHost } from './http-schema.js';
 
@@ -58,6 +62,7 @@ export const Config = z
     startup: StartupSection,
     shutdown: ShutdownSection,
     log: LogSection,
+    a2a: A2ASection,
   })
   .strict();
 

@@ -167,6 +167,10 @@ export class CompiledPolicy {
         return { effect: d.workflow, rule: 'defaults.workflow', auditValues: false };
       case 'extension':
         return { effect: 'allow', rule: 'defaults.extension', auditValues: false };
+      case 'agent':
+        // An agent comes through the HTTP front as a host does, and like a host reaches no handler by default.
+        if (s.kind === 'handler') return { effect: 'deny', rule: 'defaults.agent', auditValues: false };
+        return { effect: d.agent, rule: 'defaults.agent', auditValues: false };
     }
   }
 

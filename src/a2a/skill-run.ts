@@ -55,7 +55,8 @@ export class SkillRun {
     const ctx = newCall({
       caller,
       method: 'tools/call',
-      params: { name: skill, arguments: args },
+      // A progress token, so that the backend's progress reaches the agent as working updates.
+      params: { name: skill, arguments: args, _meta: { progressToken: `a2a-${this.taskId}` } },
       reply: this.reply(caller),
       signal: this.abort.signal,
     });

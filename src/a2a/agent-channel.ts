@@ -233,9 +233,11 @@ export class AgentChannel implements Channel {
           p.value.append && before ? { ...before, parts: [...before.parts, ...artifact.parts] } : artifact;
         task = { ...task, artifacts: [...others, merged] };
       }
+      // A follow-up's stream opens with the task as it was (input-required): only what comes after
+      // it says the task stopped again; the agent ends the stream there too.
       const state = task?.status?.state;
-      if (state !== undefined && (TERMINAL.has(state) || state === TaskState.TASK_STATE_INPUT_REQUIRED))
-        break;
+      const stops = p.$case === 'statusUpdate' && state === TaskState.TASK_STATE_INPUT_REQUIRED;
+      if (state !== undefined && (TERMINAL.has(state) || stops)) break;
     }
     if (!task) throw new Error(`agent ${this.options.name} ended its stream without a task or message`);
     return { task };

@@ -26,6 +26,7 @@ import { SERVER_INFO } from './protocol/versions.js';
 import { startAdmin, type Admin } from './admin/admin.js';
 import { openWorkflows, WORKFLOWS_SOURCE } from './workflows/workflow-source.js';
 import type { WorkflowEngine } from './workflows/engine.js';
+import { a2aRoutes } from './a2a/wiring.js';
 
 export interface StartOptions {
   config: Config;
@@ -291,6 +292,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
         ...config.http,
         traceHeader: config.tracing.enabled,
         profiles: config.catalog.profiles,
+        routes: a2aRoutes(gateway, config, log),
         maxMessageBytes: config.limits.maxMessageBytes,
         maxUnreadBytes: config.limits.maxUnreadBytes,
         log,

@@ -1,6 +1,8 @@
 // Picks the channel kind for a backend's config. Adding a kind adds a case here and a file
 // beside this one; the `never` default makes a forgotten kind a compile error.
-import type { BackendConfig } from '../config/schema.js';
+import type { A2ABackendConfig, BackendConfig } from '../config/schema.js';
+import { AgentChannel } from '../a2a/agent-channel.js';
+import { outboundFetch } from './outbound.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import { assertNever } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
@@ -8,10 +10,11 @@ import { sseChannel, streamableHttpChannel } from './http-channel.js';
 import { StdioChannel, type Launcher } from './stdio-channel.js';
 import type { ProcessGroups } from './watchdog.js';
 
-export type BackendKind = 'stdio' | 'streamable-http' | 'sse';
+export type BackendKind = 'stdio' | 'streamable-http' | 'sse' | 'a2a';
 
 export function backendKind(config: BackendConfig): BackendKind {
   if ('command' in config) return 'stdio';
+  if ('a2a' in config) return 'a2a';
   return config.type === 'sse' ? 'sse' : 'streamable-http';
 }
 
@@ -33,6 +36,15 @@ export function createChannel(config: BackendConfig, options: ChannelOptions): C
       return streamableHttpChannel(config as Extract<BackendConfig, { url: string }>, options);
     case 'sse':
       return sseChannel(config as Extract<BackendConfig, { url: string }>, options);
+    case 'a2a': {
+      const agent = config as A2ABackendConfig;
+      const fetch = outboundFetch({
+        backend: options.name,
+        url: new URL(agent.a2a),
+        allowPrivateNetwork: agent.allowPrivateNetwork,
+      });
+      return new AgentChannel(agent, { name: options.name, log: options.log, fetch });
+    }
     default:
       return assertNever(kind);
   }

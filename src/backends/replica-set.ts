@@ -3,7 +3,7 @@
 // that answered; calls balanced by least outstanding requests (ties: round-robin); affinity where
 // the protocol needs it (a subscription, a task, a replica the caller names). Each replica is
 // health-checked and restarted on its own; the server is down only when no replica is up.
-import { isStdioBackend, type BackendConfig } from '../config/schema.js';
+import { isA2ABackend, isStdioBackend, type BackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcNotification, Params, Result } from '../jsonrpc/message.js';
 import type { RequestOptions } from '../jsonrpc/peer.js';
@@ -282,6 +282,7 @@ export class ReplicaSet implements Upstream {
 /** One connection's config per replica: the stdio entry N times, or the HTTP entry once per URL. */
 export function replicaConfigs(config: BackendConfig): BackendConfig[] {
   if (isStdioBackend(config)) return Array.from({ length: config.replicas }, () => config);
+  if (isA2ABackend(config)) return [config];
   const urls = config.urls ?? (config.url === undefined ? [] : [config.url]);
   return urls.map((url) => ({ ...config, url, urls: undefined }));
 }

@@ -14,7 +14,9 @@ export type Caller =
   | { kind: 'workflow'; id: string }
   | { kind: 'extension'; id: string }
   /** An operator through the admin API (`admin:token`, `admin:<key name>`): judged like a host by default. */
-  | { kind: 'admin'; id: string };
+  | { kind: 'admin'; id: string }
+  // An A2A client of switchboard as an agent (a2a.serve), by the identity it proved to the HTTP front.
+  | { kind: 'agent'; id: string };
 
 /** The way back to the caller for everything a call produces before its result. */
 export interface Reply {

@@ -118,7 +118,7 @@ export async function runPolicy(argv: string[], io: CommandIo = processIo): Prom
 }
 
 function parseCaller(text: string | undefined): Caller | undefined {
-  const m = /^(host|backend|workflow|extension|admin):(.+)$/.exec(text ?? '');
+  const m = /^(host|backend|workflow|extension|admin|agent):(.+)$/.exec(text ?? '');
   return m ? ({ kind: m[1], id: m[2] } as Caller) : undefined;
 }
 

@@ -1,7 +1,7 @@
 // `switchboard validate`: checks a configuration file and says, on stderr, what is wrong or which backends it found.
 import { ConfigError, formatIssue, type ConfigIssue } from '../config/errors.js';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
-import { isStdioBackend, type BackendConfig, type Config } from '../config/schema.js';
+import { isA2ABackend, isStdioBackend, type BackendConfig, type Config } from '../config/schema.js';
 import { probeSandbox } from '../sandbox/sandbox-probe.js';
 import { backendOnlyHandlers } from '../extensions/index.js';
 import { broadHandlerGrants } from './handler-grants.js';
@@ -76,8 +76,9 @@ async function sandboxReport(config: Config): Promise<{ line: string; problem?: 
     : { line };
 }
 
-function kindOf(backend: BackendConfig): 'stdio' | 'http' | 'sse' {
+function kindOf(backend: BackendConfig): 'stdio' | 'http' | 'sse' | 'a2a' {
   if (isStdioBackend(backend)) return 'stdio';
+  if (isA2ABackend(backend)) return 'a2a';
   return backend.type === 'sse' ? 'sse' : 'http';
 }
 
@@ -86,6 +87,7 @@ function target(backend: BackendConfig): string {
     const command = [backend.command, ...backend.args].join(' ');
     return backend.replicas > 1 ? `${command}  (${backend.replicas} replicas)` : command;
   }
+  if (isA2ABackend(backend)) return where(backend.a2a);
   return (backend.urls ?? [backend.url!]).map(where).join(', ');
 }
 

@@ -261,13 +261,52 @@ export const HttpBackend = z
     }
   });
 
-export const Backend = z.union([StdioBackend, HttpBackend]);
+export const A2ABackend = z
+  .object({
+    type: z.literal('a2a').optional().describe('Optional: an entry with a2a is always an A2A agent.'),
+    a2a: z
+      .url({ protocol: /^https?$/ })
+      .describe(
+        'Base URL of a remote A2A agent (http:// or https://): its card is read from <a2a>/.well-known/agent-card.json and its skills become tools.',
+      ),
+    cardPath: z
+      .string()
+      .startsWith('/')
+      .default('/.well-known/agent-card.json')
+      .describe('Where under the base URL the agent card is published.'),
+    headers: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe(
+        'Extra HTTP headers sent on every request to the agent (its credentials); ${secret:NAME} in a value is replaced by the vault secret NAME at connect time.',
+      ),
+    allowPrivateNetwork: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Let this backend connect to private, link-local or loopback addresses when its URL names a host that resolves to one (a URL with a literal IP or localhost is always allowed).',
+      ),
+    ...BackendCommon,
+    // The agent is put behind an MCP server of switchboard's own making, which speaks the legacy era.
+    era: z
+      .literal('legacy')
+      .default('legacy')
+      .describe('Always legacy: switchboard speaks MCP for the agent.'),
+  })
+  .strict();
+
+export const Backend = z.union([StdioBackend, HttpBackend, A2ABackend]);
 
 export type BackendConfig = z.output<typeof Backend>;
 export type StdioBackendConfig = z.output<typeof StdioBackend>;
 export type HttpBackendConfig = z.output<typeof HttpBackend>;
+export type A2ABackendConfig = z.output<typeof A2ABackend>;
 export type NamespacingMode = z.output<typeof NamespacingMode>;
 
 export function isStdioBackend(b: BackendConfig): b is StdioBackendConfig {
   return 'command' in b;
+}
+
+export function isA2ABackend(b: BackendConfig): b is A2ABackendConfig {
+  return 'a2a' in b;
 }

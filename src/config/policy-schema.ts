@@ -6,7 +6,7 @@ import { z } from 'zod';
 export const Effect = z.enum(['allow', 'deny', 'approve']);
 export type Effect = z.output<typeof Effect>;
 
-const CALLER_KINDS = ['host', 'backend', 'workflow', 'extension', 'admin'] as const;
+const CALLER_KINDS = ['host', 'backend', 'workflow', 'extension', 'admin', 'agent'] as const;
 
 const Patterns = (what: string) =>
   z
@@ -131,6 +131,9 @@ export const Policy = z
           'Backends calling over the bridge, when neither a rule nor their bridge.allow matches.',
         ),
         workflow: Effect.default('allow').describe('Workflows, when no rule matches.'),
+        agent: Effect.default('allow').describe(
+          'A2A agents calling switchboard as an agent (a2a.serve), when no rule matches (handler methods stay denied to them unless a rule allows them).',
+        ),
       })
       .strict()
       .prefault({})

@@ -11,6 +11,7 @@ import { TracingSection } from './tracing-schema.js';
 import { AdminSection } from './admin-schema.js';
 import { profileIssues } from './catalog-schema.js';
 import { WorkflowsSection } from './workflow-schema.js';
+import { A2ASection } from './a2a-schema.js';
 import {
   AuditSection,
   CatalogSection,
@@ -40,6 +41,9 @@ export {
   type BackendConfig,
   type HttpBackendConfig,
   type StdioBackendConfig,
+  A2ABackend,
+  isA2ABackend,
+  type A2ABackendConfig,
 } from './backend-schema.js';
 export { HttpAuth, HttpFront, JWT_ALGORITHMS, httpAuthProblems, isLoopbackHost } from './http-schema.js';
 
@@ -71,6 +75,7 @@ export const Config = z
     mesh: MeshSection,
     admin: AdminSection,
     workflows: WorkflowsSection,
+    a2a: A2ASection,
   })
   .strict()
   .superRefine((c, ctx) => {

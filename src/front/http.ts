@@ -53,7 +53,20 @@ export interface HttpFrontOptions {
   /** Tracing is on: a legacy request's `traceparent` header counts when its `_meta` has none. */
   traceHeader?: boolean | undefined;
   log: Logger;
+  /**
+   * Routes offered each request (after the Host and Origin checks) before the MCP endpoint's own,
+   * e.g. the A2A agent's; one answers a request by returning true. `authenticate` is the front's.
+   */
+  routes?: readonly HttpRoute[] | undefined;
 }
+
+/** A route beside the MCP endpoint: true when it answered the request. */
+export type HttpRoute = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  authenticate: (req: IncomingMessage, res: ServerResponse) => Promise<Caller | undefined>,
+) => Promise<boolean>;
 
 export interface HttpFront {
   readonly url: string;
@@ -86,6 +99,8 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
       if (refused) return refuse(res, 'http_host_refused', `Forbidden: ${refused}`);
     }
     if (auth.metadata(req, res, path)) return;
+    for (const route of options.routes ?? [])
+      if (await route(req, res, path, (q, r) => auth.authenticate(q, r))) return;
     const view = profileOf(path, options.path, options.profiles);
     if (view === null) return refuse(res, 'http_not_found', `Not found; the MCP endpoint is ${options.path}`);
     // Every request proves who it is, modern or legacy (not only the one that opened a session).

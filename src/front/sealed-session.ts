@@ -142,7 +142,8 @@ export class SessionSealer {
         clientCapabilities: payload.c,
         clientInfo: payload.i,
         caller: { kind: payload.k, id: payload.u } as Caller,
-        view: payload.p,
+        // Only when sealed with one: an id opens to exactly the state it was sealed from.
+        ...(payload.p === undefined ? {} : { view: payload.p }),
       },
     };
   }

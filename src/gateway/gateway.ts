@@ -4,7 +4,7 @@ import type { ListenFilter } from '../backends/backend.js';
 import type { ReplicaSet } from '../backends/replica-set.js';
 import { Catalog, type CatalogOptions } from '../catalog/catalog.js';
 import { namespacesOf } from '../catalog/naming.js';
-import { isStdioBackend, type BackendConfig, type Config } from '../config/schema.js';
+import { isA2ABackend, isStdioBackend, type BackendConfig, type Config } from '../config/schema.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { Params, Result } from '../jsonrpc/message.js';
@@ -355,6 +355,7 @@ export class Gateway {
   /** Where a backend's tasks live if they outlive switchboard: a remote backend's URL. */
   private taskOrigin(name: string): string | undefined {
     const b = this.current.servers[name];
+    if (b && isA2ABackend(b)) return b.a2a;
     return b && !isStdioBackend(b) ? b.url : undefined;
   }
 

@@ -175,6 +175,10 @@ export class CompiledPolicy {
         // and like a host it reaches a handler only through a rule that names it.
         if (s.kind === 'handler') return { effect: 'deny', rule: 'defaults.admin', auditValues: false };
         return { effect: d.host, rule: 'defaults.admin', auditValues: false };
+      case 'agent':
+        // An agent comes through the HTTP front as a host does, and like a host reaches no handler by default.
+        if (s.kind === 'handler') return { effect: 'deny', rule: 'defaults.agent', auditValues: false };
+        return { effect: d.agent, rule: 'defaults.agent', auditValues: false };
     }
   }
 

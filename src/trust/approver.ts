@@ -221,8 +221,10 @@ export class Approver {
  */
 function hostToAsk(ctx: CallContext): Reply | undefined {
   let call: CallContext | undefined = ctx;
-  while (call && call.caller.kind !== 'host') call = call.parent;
-  if (!call || call.caller.kind !== 'host') return undefined;
+  // An A2A agent is asked as a host is: the question becomes its task's input-required turn.
+  const asked = (c: CallContext) => c.caller.kind === 'host' || c.caller.kind === 'agent';
+  while (call && !asked(call)) call = call.parent;
+  if (!call || !asked(call)) return undefined;
   return call.reply.capabilities.elicitation ? call.reply : undefined;
 }
 

@@ -1,0 +1,283 @@
+// A remote A2A agent as a backend: a Channel that answers switchboard's MCP requests itself (the
+// legacy era: initialize, ping, tools/list, tools/call) by reading the agent's card and sending it
+// messages with the A2A SDK's client. The agent's skills are the tools; its input-required turns
+// into an elicitation/create request on this channel, which switchboard attributes and puts to the
+// caller like any backend's question. Everything above the channel (health, restarts, policy,
+// approval, audit, redaction) is what every backend gets: nothing else knows this one is A2A.
+import { randomUUID } from 'node:crypto';
+import { AgentCard, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+  type Client,
+} from '@a2a-js/sdk/client';
+import type { A2ABackendConfig } from '../config/schema.js';
+import type { Channel } from '../jsonrpc/channel.js';
+import type { Logger } from '../log.js';
+import { dataPart, messageOf, partsToResult, textOf, textPart } from './parts.js';
+import { answerParts, elicitationFor } from './questions.js';
+import { skillsToTools } from './skill-tools.js';
+
+type Json = Record<string, unknown>;
+type Id = string | number;
+type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+export interface AgentChannelOptions {
+  name: string;
+  log: Logger;
+  /** The fetch every request to the agent goes through (switchboard's guarded outbound fetch). */
+  fetch: Fetch & { close?(): void };
+}
+
+const TERMINAL = new Set([
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_REJECTED,
+]);
+
+export class AgentChannel implements Channel {
+  onmessage?: ((message: unknown) => void) | undefined;
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  private card: AgentCard | undefined;
+  private client: Client | undefined;
+  /** Skill id by tool name. */
+  private skills = new Map<string, string>();
+  private tools: Json[] = [];
+  /** tools/call in flight, by request id: cancelled with notifications/cancelled. */
+  private readonly running = new Map<Id, AbortController>();
+  /** Requests this channel put to switchboard (elicitation), by id. */
+  private readonly asking = new Map<Id, (message: Json) => void>();
+  private closed = false;
+  private readonly fetch: Fetch;
+
+  constructor(
+    private readonly config: A2ABackendConfig,
+    private readonly options: AgentChannelOptions,
+  ) {
+    // The configured headers (the agent's credentials) ride on every request, the card's too.
+    const headers = config.headers;
+    this.fetch = (url, init) => {
+      const merged = new Headers(init?.headers);
+      for (const [k, v] of Object.entries(headers)) merged.set(k, v);
+      return options.fetch(url, { ...init, headers: merged });
+    };
+  }
+
+  async start(): Promise<void> {
+    const url = new URL(this.config.cardPath.replace(/^\//, ''), withSlash(this.config.a2a));
+    const res = await this.fetch(url, { headers: { accept: 'application/json' } });
+    if (!res.ok) throw new Error(`agent card at ${url.origin}${url.pathname}: HTTP ${res.status}`);
+    this.card = AgentCard.fromJSON(await res.json());
+    const fetchImpl = this.fetch as typeof fetch;
+    const factory = new ClientFactory(
+      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+        transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+      }),
+    );
+    this.client = await factory.createFromAgentCard(this.card);
+    const { tools, skills } = skillsToTools(this.card);
+    this.tools = tools;
+    this.skills = skills;
+  }
+
+  async send(message: unknown): Promise<void> {
+    const m = message as Json;
+    if (typeof m.method !== 'string') {
+      // A response to a question this channel asked.
+      const waiting = this.asking.get(m.id as Id);
+      this.asking.delete(m.id as Id);
+      waiting?.(m);
+      return;
+    }
+    if (m.id === undefined) return this.notified(m.method, (m.params ?? {}) as Json);
+    const id = m.id as Id;
+    void this.answer(m.method, (m.params ?? {}) as Json, id).then(
+      (result) => this.deliver({ jsonrpc: '2.0', id, result }),
+      (err: unknown) =>
+        this.deliver({
+          jsonrpc: '2.0',
+          id,
+          error: { code: (err as { code?: number }).code ?? -32603, message: (err as Error).message },
+        }),
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const c of this.running.values()) c.abort(new Error('backend closed'));
+    this.options.fetch.close?.();
+    this.onclose?.();
+  }
+
+  private deliver(message: Json): void {
+    if (!this.closed) queueMicrotask(() => this.onmessage?.(message));
+  }
+
+  private notified(method: string, params: Json): void {
+    if (method === 'notifications/cancelled')
+      this.running.get(params.requestId as Id)?.abort(new Error('cancelled'));
+  }
+
+  private async answer(method: string, params: Json, id: Id): Promise<Json> {
+    switch (method) {
+      case 'initialize':
+        return {
+          protocolVersion: typeof params.protocolVersion === 'string' ? params.protocolVersion : '2025-11-25',
+          capabilities: { tools: {} },
+          serverInfo: { name: this.card!.name, version: this.card!.version || '0.0.0' },
+          ...(this.card!.description ? { instructions: this.card!.description } : {}),
+        };
+      case 'ping':
+        return {};
+      case 'tools/list':
+        return { tools: this.tools };
+      case 'tools/call':
+        return this.callSkill(params, id);
+      default:
+        throw Object.assign(new Error(`Method not found: ${method}`), { code: -32601 });
+    }
+  }
+
+  /** One tools/call: a message to the agent, its questions put to the caller, until a final state. */
+  private async callSkill(params: Json, id: Id): Promise<Json> {
+    const skill = this.skills.get(String(params.name));
+    if (skill === undefined)
+      throw Object.assign(new Error(`Unknown tool: ${String(params.name)}`), { code: -32602 });
+    const args = (params.arguments ?? {}) as Json;
+    const progressToken = (params._meta as Json | undefined)?.progressToken;
+    const abort = new AbortController();
+    this.running.set(id, abort);
+    let task: { id: string; contextId: string } | undefined;
+    try {
+      let parts = [textPart(String(args.message ?? ''))];
+      if (args.data !== undefined) parts.push(dataPart(args.data));
+      for (let turn = 0; ; turn++) {
+        const outgoing = messageOf(
+          'user',
+          parts,
+          task ? { taskId: task.id, contextId: task.contextId } : {},
+          {
+            skill,
+          },
+        );
+        const outcome = await this.exchange(outgoing, abort.signal, (text, n) => {
+          if (progressToken !== undefined)
+            this.deliver({
+              jsonrpc: '2.0',
+              method: 'notifications/progress',
+              params: { progressToken, progress: n, message: text },
+            });
+        });
+        if ('message' in outcome) return partsToResult(outcome.message.parts);
+        task = { id: outcome.task.id, contextId: outcome.task.contextId };
+        const state = outcome.task.status?.state;
+        if (state === TaskState.TASK_STATE_INPUT_REQUIRED) {
+          const asked = elicitationFor(this.options.name, outcome.task.status?.message);
+          const answer = await this.ask('elicitation/create', asked, abort.signal);
+          if (answer.action !== 'accept') {
+            await this.client!.cancelTask({ tenant: '', id: task.id, metadata: undefined }).catch(() => {});
+            return partsToResult(
+              [textPart(`The agent asked for input and the answer was: ${String(answer.action)}.`)],
+              true,
+            );
+          }
+          parts = answerParts(answer, asked);
+          continue;
+        }
+        return taskResult(outcome.task);
+      }
+    } catch (err) {
+      if (abort.signal.aborted && task)
+        await this.client!.cancelTask({ tenant: '', id: task.id, metadata: undefined }).catch(() => {});
+      throw err;
+    } finally {
+      this.running.delete(id);
+    }
+  }
+
+  /**
+   * Sends one message and follows it to a final or interrupted state: over the SSE stream when the
+   * card says the agent streams (status text becomes progress), else with a blocking send.
+   */
+  private async exchange(
+    message: Message,
+    signal: AbortSignal,
+    progress: (text: string, n: number) => void,
+  ): Promise<{ message: Message } | { task: Task }> {
+    const request = { tenant: '', message, configuration: undefined, metadata: undefined };
+    if (!this.card!.capabilities?.streaming) {
+      const sent = await this.client!.sendMessage(request, { signal });
+      return 'messageId' in sent ? { message: sent } : { task: sent };
+    }
+    let task: Task | undefined;
+    let n = 0;
+    for await (const event of this.client!.sendMessageStream(request, { signal })) {
+      const p = (event as StreamResponse).payload;
+      if (!p) continue;
+      if (p.$case === 'message') return { message: p.value };
+      if (p.$case === 'task') task = p.value;
+      else if (p.$case === 'statusUpdate' && task) {
+        task = { ...task, status: p.value.status };
+        const text = textOf(p.value.status?.message);
+        if (text && p.value.status?.state === TaskState.TASK_STATE_WORKING) progress(text, ++n);
+      } else if (p.$case === 'artifactUpdate' && task && p.value.artifact) {
+        const artifact = p.value.artifact;
+        const others = task.artifacts.filter((a) => a.artifactId !== artifact.artifactId);
+        const before = task.artifacts.find((a) => a.artifactId === artifact.artifactId);
+        const merged =
+          p.value.append && before ? { ...before, parts: [...before.parts, ...artifact.parts] } : artifact;
+        task = { ...task, artifacts: [...others, merged] };
+      }
+      // A follow-up's stream opens with the task as it was (input-required): only what comes after
+      // it says the task stopped again; the agent ends the stream there too.
+      const state = task?.status?.state;
+      const stops = p.$case === 'statusUpdate' && state === TaskState.TASK_STATE_INPUT_REQUIRED;
+      if (state !== undefined && (TERMINAL.has(state) || stops)) break;
+    }
+    if (!task) throw new Error(`agent ${this.options.name} ended its stream without a task or message`);
+    return { task };
+  }
+
+  /** Puts a request to switchboard on this channel (the backend's question) and waits for its answer. */
+  private ask(method: string, params: Json, signal: AbortSignal): Promise<Json> {
+    const id = `a2a-${randomUUID()}`;
+    return new Promise<Json>((resolve, reject) => {
+      const onAbort = () => {
+        this.asking.delete(id);
+        reject(signal.reason instanceof Error ? signal.reason : new Error('cancelled'));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.asking.set(id, (m) => {
+        signal.removeEventListener('abort', onAbort);
+        if (m.error) reject(Object.assign(new Error(String((m.error as Json).message)), m.error));
+        else resolve((m.result ?? {}) as Json);
+      });
+      this.deliver({ jsonrpc: '2.0', id, method, params });
+    });
+  }
+}
+
+/** A task in its final (or an unanswerable) state as a tool result. */
+function taskResult(task: Task): Json {
+  const state = task.status?.state;
+  const parts = task.artifacts.flatMap((a) => a.parts);
+  if (state === TaskState.TASK_STATE_COMPLETED) {
+    return partsToResult(parts.length ? parts : (task.status?.message?.parts ?? []));
+  }
+  const why = textOf(task.status?.message);
+  const name = TaskState[state ?? TaskState.TASK_STATE_UNSPECIFIED] ?? 'UNKNOWN';
+  const word = name
+    .replace(/^TASK_STATE_/, '')
+    .toLowerCase()
+    .replace('_', '-');
+  return partsToResult([textPart(`The agent's task ended ${word}${why ? `: ${why}` : ''}`), ...parts], true);
+}
+
+function withSlash(url: string): string {
+  return url.endsWith('/') ? url : `${url}/`;
+}

@@ -1,0 +1,209 @@
+// Switchboard as an A2A agent on the HTTP front: the agent card at /.well-known/agent-card.json and
+// the A2A JSON-RPC endpoint (a2a.serve.path), answered by the SDK's request handler over node:http
+// (plain JSON, or SSE for streaming methods). Callers authenticate as the front's hosts do and act
+// as `agent:<id>`; every skill call is one call through the pipeline (see skill-run.ts).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { A2A_VERSION_HEADER, AgentCard } from '@a2a-js/sdk';
+import {
+  DefaultExecutionEventBusManager,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  JsonRpcTransportHandler,
+  ServerCallContext,
+  resolveUserScope,
+  validateVersion,
+  type User,
+} from '@a2a-js/sdk/server';
+import type { Caller } from '../call/context.js';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../log.js';
+import { buildCard } from './card.js';
+import { CALLER_STATE, SkillExecutor } from './executor.js';
+import type { RunCall } from './skill-run.js';
+
+export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
+const ENDPOINT_STATE = 'switchboard.endpoint';
+
+/** How the HTTP front authenticates a request: its caller, or undefined once it answered (401). */
+export type Authenticate = (req: IncomingMessage, res: ServerResponse) => Promise<Caller | undefined>;
+
+/** A route the HTTP front offers a request before its own: true when it answered it. */
+export type HttpRoute = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  authenticate: Authenticate,
+) => Promise<boolean>;
+
+export interface A2AServeOptions {
+  settings: Config['a2a']['serve'];
+  /** Whether the HTTP front authenticates callers (http.auth mode other than none). */
+  authenticated: boolean;
+  maxMessageBytes: number;
+  run: RunCall;
+  log: Logger;
+}
+
+/** The caller an authenticated HTTP request makes as an agent: `agent:<the host id it proved>`. */
+export const agentOf = (c: Caller): Caller => ({ kind: 'agent', id: c.id });
+
+export function a2aRoute(options: A2AServeOptions): HttpRoute {
+  const { settings, run, log } = options;
+  const cardOptions = { settings, authenticated: options.authenticated };
+  const executor = new SkillExecutor(run);
+  const handler = new DefaultRequestHandler(
+    // The handler's own card: what it checks versions and capabilities against.
+    { ...emptyCard(settings, options.authenticated), skills: [] },
+    new InMemoryTaskStore(resolveUserScope),
+    executor,
+    new DefaultExecutionEventBusManager(resolveUserScope),
+    undefined,
+    undefined,
+    (context) =>
+      buildCard(
+        run,
+        cardOptions,
+        context.state.get(CALLER_STATE) as Caller,
+        String(context.state.get(ENDPOINT_STATE)),
+      ),
+  );
+  const transport = new JsonRpcTransportHandler(handler);
+
+  function endpointOf(req: IncomingMessage): string {
+    return `http://${req.headers.host ?? 'localhost'}${settings.path}`;
+  }
+
+  async function card(req: IncomingMessage, res: ServerResponse, authenticate: Authenticate): Promise<void> {
+    // Credentials, when given, are checked and decide the skills listed; without them an
+    // authenticating front shows the card without skills.
+    let caller: Caller | undefined;
+    if (req.headers.authorization !== undefined || !options.authenticated) {
+      const host = await authenticate(req, res);
+      if (!host) return;
+      caller = agentOf(host);
+    }
+    const body = JSON.stringify(AgentCard.toJSON(await buildCard(run, cardOptions, caller, endpointOf(req))));
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(body);
+  }
+
+  async function rpc(req: IncomingMessage, res: ServerResponse, authenticate: Authenticate): Promise<void> {
+    if (req.method !== 'POST') {
+      res.writeHead(405, { allow: 'POST', 'content-type': 'text/plain' }).end('Method not allowed');
+      return;
+    }
+    const host = await authenticate(req, res);
+    if (!host) return;
+    const caller = agentOf(host);
+    const raw = await readBody(req, options.maxMessageBytes);
+    if (raw === undefined) {
+      res.writeHead(413, { 'content-type': 'text/plain' }).end('Request too large');
+      return;
+    }
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(raw) as Record<string, unknown>;
+    } catch {
+      return json(res, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+    }
+    const user: User = { isAuthenticated: true, userName: `${caller.kind}:${caller.id}` };
+    const version = req.headers[A2A_VERSION_HEADER.toLowerCase()];
+    const context = new ServerCallContext({
+      user,
+      // This agent speaks A2A 1.0; a request that names no version is taken as one.
+      requestedVersion: typeof version === 'string' && version ? version : '1.0',
+      state: new Map<string, unknown>([
+        [CALLER_STATE, caller],
+        [ENDPOINT_STATE, endpointOf(req)],
+      ]),
+    });
+    try {
+      validateVersion(context.requestedVersion, await handler.getAgentCard(), 'JSONRPC');
+    } catch (err) {
+      const mapped = JsonRpcTransportHandler.mapToJSONRPCError(err);
+      return json(res, {
+        jsonrpc: '2.0',
+        id: (body.id as string | number | undefined) ?? null,
+        error: mapped,
+      });
+    }
+    const answer = await transport.handle(body, context);
+    if (!(Symbol.asyncIterator in answer)) return json(res, answer);
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
+    // The client going away stops the stream (not the task: tasks/resubscribe finds it again).
+    let gone = false;
+    res.once('close', () => {
+      gone = true;
+      void answer.return(undefined);
+    });
+    try {
+      for await (const event of answer) {
+        if (gone) break;
+        res.write(`data: ${JSON.stringify(event)}\n\n`);
+      }
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'a2a stream failed');
+      const error = JsonRpcTransportHandler.mapToJSONRPCError(err);
+      if (!gone)
+        res.write(
+          `event: error\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: body.id ?? null, error })}\n\n`,
+        );
+    }
+    res.end();
+  }
+
+  return async (req, res, path, authenticate) => {
+    if (path === AGENT_CARD_PATH && (req.method === 'GET' || req.method === 'HEAD')) {
+      await card(req, res, authenticate);
+      return true;
+    }
+    if (path === settings.path) {
+      await rpc(req, res, authenticate);
+      return true;
+    }
+    return false;
+  };
+}
+
+function emptyCard(settings: Config['a2a']['serve'], authenticated: boolean): AgentCard {
+  return {
+    name: settings.name,
+    description: settings.description,
+    supportedInterfaces: [
+      { url: settings.path, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
+    ],
+    provider: undefined,
+    version: '',
+    capabilities: {
+      streaming: true,
+      pushNotifications: false,
+      extendedAgentCard: authenticated,
+      extensions: [],
+    },
+    securitySchemes: {},
+    securityRequirements: [],
+    defaultInputModes: [],
+    defaultOutputModes: [],
+    skills: [],
+    signatures: [],
+  };
+}
+
+function json(res: ServerResponse, body: unknown): void {
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/** The request's body as text, or undefined when it is larger than `max` bytes. */
+async function readBody(req: IncomingMessage, max: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,85 @@
+// A remote A2A agent (the SDK's own server, over real HTTP) as a backend: its skills are tools an
+// MCP host lists and calls, its input-required becomes the host's elicitation, its failures are
+// tool errors, and policy and audit apply as to any backend.
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { startAgent } from '../fixtures/a2a-agent.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
+import { openTrustDb } from '../../src/trust/trust-db.js';
+import { queryAudit } from '../../src/trust/audit-read.js';
+import { tempDbPath } from '../trust/helpers.js';
+
+type Content = { type: string; text?: string }[];
+
+for (const streaming of [true, false]) {
+  test(`skills become tools; a call is a message and its artifact the result (streaming: ${streaming})`, async (t) => {
+    const agent = await startAgent({ streaming });
+    t.after(() => agent.close());
+    const sb = await startGateway(t, {
+      servers: { helper: { a2a: agent.url, headers: { authorization: 'Bearer agent-key' } } },
+    });
+    const { client } = await connectHttp(t, httpUrl(sb));
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((x) => x.name).sort(), ['ask', 'fail', 'greet']);
+    assert.deepEqual(tools[0]!.inputSchema.required, ['message']);
+    const result = await client.callTool({ name: 'greet', arguments: { message: 'Ada', data: { n: 1 } } });
+    assert.equal((result.content as Content)[0]!.text, 'Hello Ada');
+    assert.deepEqual(result.structuredContent, { greeted: 'Ada' });
+    assert.deepEqual(agent.seen.messages.at(-1), {
+      text: 'Ada',
+      data: [{ n: 1 }],
+      metadata: { skill: 'greet' },
+    });
+    assert.ok(agent.authorizations.every((a) => a === 'Bearer agent-key'));
+    const failed = await client.callTool({ name: 'fail', arguments: { message: 'x' } });
+    assert.equal(failed.isError, true);
+    assert.match((failed.content as Content)[0]!.text!, /failed: cannot do that/);
+  });
+}
+
+test("the agent's input-required is the host's elicitation; the answer goes back as the next message", async (t) => {
+  const agent = await startAgent();
+  t.after(() => agent.close());
+  const path = await tempDbPath(t);
+  const sb = await startGateway(t, { servers: { helper: { a2a: agent.url } }, audit: { path } });
+  const asked: Record<string, unknown>[] = [];
+  const { client } = await connectHttp(t, httpUrl(sb), {
+    capabilities: { elicitation: { form: {} } },
+    setup: (c) =>
+      c.setRequestHandler('elicitation/create', (req) => {
+        asked.push(req.params as Record<string, unknown>);
+        return Promise.resolve({ action: 'accept', content: { answer: 'Grace' } });
+      }),
+  });
+  const result = await client.callTool({ name: 'ask', arguments: { message: 'hi' } });
+  assert.equal(asked.length, 1);
+  assert.equal(asked[0]!.message, 'What is your name?');
+  assert.equal((result.content as Content)[0]!.text, 'Hello Grace');
+  assert.equal(agent.seen.messages.at(-1)!.text, 'Grace');
+  sb.flushAudit();
+  const db = openTrustDb(path);
+  t.after(() => db.close());
+  const question = queryAudit(db, { method: 'elicitation/create' })[0];
+  assert.equal(question?.callerKind, 'backend');
+  assert.equal(question?.callerId, 'helper');
+});
+
+test('a host declining the question ends the call as a tool error; policy can deny a skill like any tool', async (t) => {
+  const agent = await startAgent();
+  t.after(() => agent.close());
+  const sb = await startGateway(t, {
+    servers: { helper: { a2a: agent.url } },
+    policy: { rules: [{ name: 'no-fail', backends: ['helper'], tools: ['fail'], effect: 'deny' }] },
+  });
+  const { client } = await connectHttp(t, httpUrl(sb), {
+    capabilities: { elicitation: { form: {} } },
+    setup: (c) => c.setRequestHandler('elicitation/create', () => Promise.resolve({ action: 'decline' })),
+  });
+  const { tools } = await client.listTools();
+  assert.ok(!tools.some((x) => x.name === 'fail'));
+  await assert.rejects(client.callTool({ name: 'fail', arguments: { message: 'x' } }), /fail/);
+  const declined = await client.callTool({ name: 'ask', arguments: { message: 'hi' } });
+  assert.equal(declined.isError, true);
+  assert.match((declined.content as Content)[0]!.text!, /decline/);
+});

@@ -1,0 +1,178 @@
+// Switchboard as an A2A agent, driven by the A2A SDK's own client over real HTTP: its card lists
+// the tools the agent may list, messages call them through the pipeline as agent:<id>, tasks
+// stream, stop for questions (a backend's elicitation, an approval) and are cancelled.
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { TaskState, type Message, type Task } from '@a2a-js/sdk';
+import { ClientFactory, type Client } from '@a2a-js/sdk/client';
+import type { ConfigInput } from '../../src/config/schema.js';
+import { dataPart, messageOf, textPart } from '../../src/a2a/parts.js';
+import { openTrustDb } from '../../src/trust/trust-db.js';
+import { queryAudit } from '../../src/trust/audit-read.js';
+import { probe } from '../gateway/harness.js';
+import { startGateway } from '../support/start-switchboard.js';
+import { tempDbPath } from '../trust/helpers.js';
+import type { Switchboard } from '../../src/switchboard.js';
+
+const A2A = { serve: { enabled: true } };
+
+async function agentClient(
+  t: test.TestContext,
+  input: ConfigInput,
+): Promise<{ sb: Switchboard; client: Client }> {
+  const sb = await startGateway(t, { ...input, a2a: A2A });
+  const base = new URL(sb.http!.url).origin;
+  const client = await new ClientFactory().createFromUrl(base);
+  return { sb, client };
+}
+
+const call = (
+  skill: string,
+  args: Record<string, unknown> = {},
+  ids?: { taskId: string; contextId: string },
+) => ({
+  tenant: '',
+  message: messageOf('user', [dataPart({ skill, arguments: args })], ids),
+  configuration: undefined,
+  metadata: undefined,
+});
+
+function asTask(r: Message | Task): Task {
+  assert.ok('status' in r, `expected a task, got ${JSON.stringify(r)}`);
+  return r;
+}
+
+function texts(task: Task): string[] {
+  return task.artifacts.flatMap((a) =>
+    a.parts.flatMap((p) => (p.content?.$case === 'text' ? [p.content.value] : [])),
+  );
+}
+
+test('the card lists the tools as skills; a data part names the skill; the result is an artifact', async (t) => {
+  const { client } = await agentClient(t, { servers: { p: probe('p') } });
+  const card = await client.getAgentCard();
+  const ids = card.skills.map((s) => s.id);
+  assert.ok(ids.includes('echo') && ids.includes('elicit'), ids.join(','));
+  assert.equal(card.capabilities?.streaming, true);
+  const task = asTask(await client.sendMessage(call('echo', { said: 'hi' })));
+  assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED);
+  const echoed = JSON.parse(texts(task)[0]!) as { arguments: unknown };
+  assert.deepEqual(echoed.arguments, { said: 'hi' });
+  const again = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
+  assert.equal(again.status?.state, TaskState.TASK_STATE_COMPLETED);
+});
+
+test('a plain text message is rejected with how to name a skill', async (t) => {
+  const { client } = await agentClient(t, { servers: { p: probe('p') } });
+  const sent = await client.sendMessage({
+    tenant: '',
+    message: messageOf('user', [textPart('please echo hi')]),
+    configuration: undefined,
+    metadata: undefined,
+  });
+  const task = asTask(sent);
+  assert.equal(task.status?.state, TaskState.TASK_STATE_REJECTED);
+  const why = task.status?.message?.parts[0]?.content;
+  assert.ok(why?.$case === 'text' && why.value.includes('"skill"'), JSON.stringify(why));
+});
+
+test('streaming: the task, its progress as working updates, the artifact, then completed', async (t) => {
+  const { client } = await agentClient(t, { servers: { p: probe('p') } });
+  const states: TaskState[] = [];
+  let artifact = false;
+  for await (const event of client.sendMessageStream(call('progress', { steps: 2 }))) {
+    const p = event.payload;
+    if (p?.$case === 'task') states.push(p.value.status!.state);
+    if (p?.$case === 'statusUpdate') states.push(p.value.status!.state);
+    if (p?.$case === 'artifactUpdate') artifact = true;
+  }
+  assert.equal(states[0], TaskState.TASK_STATE_SUBMITTED);
+  assert.ok(states.filter((s) => s === TaskState.TASK_STATE_WORKING).length >= 2, states.join(','));
+  assert.equal(states.at(-1), TaskState.TASK_STATE_COMPLETED);
+  assert.ok(artifact);
+});
+
+test("a backend's elicitation makes the task input-required; the agent's next message answers it", async (t) => {
+  const { client } = await agentClient(t, { servers: { p: probe('p') } });
+  const first = asTask(await client.sendMessage(call('elicit', { message: 'Which colour?' })));
+  assert.equal(first.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+  const question = first.status?.message?.parts[0]?.content;
+  assert.ok(question?.$case === 'text' && question.value === 'Which colour?');
+  const answer = await client.sendMessage({
+    tenant: '',
+    message: messageOf('user', [textPart('blue')], { taskId: first.id, contextId: first.contextId }),
+    configuration: undefined,
+    metadata: undefined,
+  });
+  const done = asTask(answer);
+  assert.equal(done.status?.state, TaskState.TASK_STATE_COMPLETED);
+  const said = JSON.parse(texts(done)[0]!) as { action: string; content: unknown };
+  assert.deepEqual(said, { server: 'p', action: 'accept', content: { answer: 'blue' } });
+});
+
+test('a call waiting for approval is input-required; accepting it lets the call through', async (t) => {
+  const { client } = await agentClient(t, {
+    servers: { p: probe('p') },
+    policy: { rules: [{ name: 'approve-echo', callers: ['agent:*'], tools: ['echo'], effect: 'approve' }] },
+  });
+  const first = asTask(await client.sendMessage(call('echo', { n: 1 })));
+  assert.equal(first.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+  const answer = await client.sendMessage({
+    tenant: '',
+    message: messageOf('user', [dataPart({ action: 'accept', content: { approve: true } })], {
+      taskId: first.id,
+      contextId: first.contextId,
+    }),
+    configuration: undefined,
+    metadata: undefined,
+  });
+  assert.equal(asTask(answer).status?.state, TaskState.TASK_STATE_COMPLETED);
+});
+
+test('tasks/cancel cancels the call at the backend', async (t) => {
+  const { sb, client } = await agentClient(t, { servers: { p: probe('p') } });
+  let task: Task | undefined;
+  const stream = client.sendMessageStream(call('wait'));
+  const states: TaskState[] = [];
+  for await (const event of stream) {
+    const p = event.payload;
+    if (p?.$case === 'task') task = p.value;
+    if (p?.$case === 'statusUpdate') {
+      states.push(p.value.status!.state);
+      // The wait tool reports progress once it waits: then cancel it.
+      if (p.value.status?.message) await client.cancelTask({ tenant: '', id: task!.id, metadata: undefined });
+    }
+  }
+  assert.equal(states.at(-1), TaskState.TASK_STATE_CANCELED);
+  const got = await client.getTask({ tenant: '', id: task!.id, historyLength: undefined });
+  assert.equal(got.status?.state, TaskState.TASK_STATE_CANCELED);
+  const count = await sb.gateway.dispatch({ kind: 'extension', id: 't' }, 'tools/call', {
+    name: 'cancelled_count',
+    arguments: {},
+  });
+  assert.match(JSON.stringify(count), /1/);
+});
+
+test('policy sees agent:<id>: a denied tool is not on the card and cannot be called; audit records the agent', async (t) => {
+  const path = await tempDbPath(t);
+  const { sb, client } = await agentClient(t, {
+    servers: { p: probe('p') },
+    audit: { path },
+    policy: {
+      rules: [{ name: 'no-echo-for-agents', callers: ['agent:*'], tools: ['echo'], effect: 'deny' }],
+    },
+  });
+  const card = await client.getAgentCard();
+  assert.ok(!card.skills.some((s) => s.id === 'echo'));
+  assert.ok(card.skills.some((s) => s.id === 'elicit'));
+  const task = asTask(await client.sendMessage(call('echo', { n: 1 })));
+  assert.equal(task.status?.state, TaskState.TASK_STATE_FAILED);
+  sb.flushAudit();
+  const db = openTrustDb(path);
+  t.after(() => db.close());
+  const calls = queryAudit(db, { method: 'tools/call' });
+  const denied = calls.find((r) => r.callerKind === 'agent');
+  assert.ok(denied, JSON.stringify(calls));
+  assert.equal(denied.callerId, 'http');
+  assert.equal(denied.decision, 'deny');
+});

@@ -54,7 +54,7 @@ export interface Switchboard {
    */
   readonly ready: Promise<void>;
   /** Backends whose first start failed, and why (filled when `ready` settles). */
-  readonly failedBackends: { name: string; error: string }[];
+  readonly failedBackends: { name: string; error: string; stderr: readonly string[] }[];
   /** The bridge socket's path, when the bridge is on. */
   readonly bridgePath: string | undefined;
   /** The SQLite file of the audit chain and the pins, when either is on. */
@@ -231,7 +231,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     state.close();
     throw err;
   }
-  const failedBackends: { name: string; error: string }[] = [];
+  const failedBackends: { name: string; error: string; stderr: readonly string[] }[] = [];
   let stopping: Promise<{ cut: string[] }> | undefined;
   const ready = starting.then(async ({ failed }) => {
     failedBackends.push(...failed);

@@ -38,6 +38,8 @@ export interface ReplicaSetOptions {
   groups?: ProcessGroups | undefined;
   /** Wraps each spawned replica's command (the sandbox). */
   launch?: Launcher | undefined;
+  /** Takes secrets out of the stderr lines kept for failures. */
+  redact?: ((text: string) => string) | undefined;
   tasks?: TaskAffinityLimits | undefined;
   /**
    * Set for an extra instance of a server (see InstanceLanes): the first bridge slot its replicas
@@ -54,6 +56,8 @@ export interface ReplicaStatus {
   /** Calls and requests sent to it and not answered yet. */
   outstanding: number;
   lastError?: string | undefined;
+  /** The replica's last stderr lines (see Upstream.lastStderr). */
+  lastStderr: readonly string[];
 }
 
 export class ReplicaSet implements Upstream {
@@ -86,6 +90,7 @@ export class ReplicaSet implements Upstream {
           startupTimeoutMs: options.startupTimeoutMs,
           groups: options.groups,
           launch: options.launch,
+          redact: options.redact,
           replica: several ? { index, label: `${name}#${index}` } : undefined,
           channel: options.channel ? () => options.channel!(index) : undefined,
           env: options.env ? () => options.env!(slot(index)) : undefined,
@@ -183,6 +188,12 @@ export class ReplicaSet implements Upstream {
     return lastErrorOf(this.replicas);
   }
 
+  /** The last stderr lines of its replicas (each labelled when there are several), oldest first per replica. */
+  get lastStderr(): readonly string[] {
+    if (this.replicas.length === 1) return this.replicas[0]!.lastStderr;
+    return this.replicas.flatMap((r) => r.lastStderr.map((line) => `[${r.label}] ${line}`)).slice(-20);
+  }
+
   /** Each replica's state and load, for status output and logs. */
   status(): ReplicaStatus[] {
     return this.replicas.map((r, index) => ({
@@ -191,6 +202,7 @@ export class ReplicaSet implements Upstream {
       state: r.state,
       outstanding: this.choice.outstandingOn(index),
       lastError: r.lastError,
+      lastStderr: r.lastStderr,
     }));
   }
 

@@ -159,6 +159,7 @@ export class Gateway {
       bridgeEnv: (name, replica) => this.bridgeEnv?.(name, replica),
       bridgeEnded: (name, replica, env) => this.bridgeEnded?.(name, replica, env),
       launcher: options.launcher,
+      redact: options.redactor ? (text) => options.redactor!.text(text) : undefined,
       hostWaitMs: () => this.current.startup.waitMs,
     });
     this.reloader = new Reloader({
@@ -215,7 +216,7 @@ export class Gateway {
   }
 
   /** Starts every backend; one that fails is logged and left out, the rest serve. */
-  start(): Promise<{ failed: { name: string; error: string }[] }> {
+  start(): Promise<{ failed: { name: string; error: string; stderr: readonly string[] }[] }> {
     return this.lifecycle.start();
   }
 

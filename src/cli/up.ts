@@ -150,7 +150,13 @@ async function up(flags: UpFlags): Promise<number> {
       if (config.pinning.enabled) sb.recheckPins();
     });
   }
-  if (file && !flags['no-watch']) watchConfigFile(file, () => reload('the file changed'), log);
+  // The policy file the configuration names is watched with it (its rules reload too).
+  if (file && !flags['no-watch'])
+    watchConfigFile(
+      [file, ...configFiles.filter((f) => resolve(f) !== resolve(file))],
+      () => reload('the file changed'),
+      log,
+    );
   await stdinClosed;
   return EXIT.ok;
 }

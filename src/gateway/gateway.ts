@@ -320,8 +320,9 @@ export class Gateway {
   /** The swap's first step: `next` runs from now on, with the settings that follow it live. */
   private adopt(next: Config): void {
     this.current = next;
-    // Policy rules need a restart (as reported); the bridge grants of added and changed servers apply now.
-    this.policy = new CompiledPolicy({ policy: this.policy.rulesConfig, servers: next.servers });
+    // The policy's rules and defaults, and the bridge grants of added and changed servers, apply
+    // from the next call on; policy.approval keeps its running value (reload-plan.ts).
+    this.policy = new CompiledPolicy(next);
     this.admission.setLimits(next.limits);
   }
 }

@@ -18,6 +18,9 @@ export const LIVE: Partial<Record<keyof Config, true | readonly string[]>> = {
   limits: ['startupTimeoutMs', 'sessionRate', 'maxCallsPerSession', 'maxQueuedPerSession'],
   policy: ['rules', 'defaults', 'file'],
   http: ['auth'],
+  // What a server's sandbox lets it see is read at each of its starts; mode and bwrap are probed
+  // once at start.
+  sandbox: ['network', 'read', 'write', 'hide'],
 };
 
 export interface ReloadPlan {

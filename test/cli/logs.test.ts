@@ -52,7 +52,12 @@ async function up(t: TestContext, flags: string[], env: NodeJS.ProcessEnv = {}):
   child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
   let stdout = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  await eventually('switchboard to be up', () => /fronting 1 of 1 servers/.test(text), 30_000);
+  // The summary comes before the endpoint line: wait for the latter (they may arrive apart).
+  await eventually(
+    'switchboard to be up',
+    () => /fronting 1 of 1 servers/.test(text) && /Streamable HTTP: http:\/\/\S+?mcp/.test(text),
+    30_000,
+  );
   const url = /Streamable HTTP: (http:\/\/\S+?mcp)/.exec(text)![1]!;
   return {
     child,

@@ -5,7 +5,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -49,7 +49,7 @@ test(
     }
 
     const app = join(dir, 'app');
-    await run('mkdir', ['-p', app]);
+    await mkdir(app);
     await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true }));
     await run(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', join(dir, info!.filename)], {
       cwd: app,
@@ -70,14 +70,15 @@ test(
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     await eventually(
       'the installed switchboard to front its servers',
-      () => /fronting 2 of 2 servers/.test(stderr),
+      () => /fronting 2 of 2 servers/.test(stderr) && /Streamable HTTP: http:\/\/\S+?\/mcp/.test(stderr),
       60_000,
     );
     const url = /Streamable HTTP: (http:\/\/\S+?\/mcp)/.exec(stderr)![1]!;
     const client = new Client({ name: 'package-host', version: '1.0.0' }, { capabilities: {} });
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
     t.after(() => client.close());
-    const result = await client.callTool({ name: 'now', arguments: { timeZone: 'UTC' } });
+    // Two servers: their names carry the server's prefix.
+    const result = await client.callTool({ name: 'clock_now', arguments: { timeZone: 'UTC' } });
     assert.notEqual(result.isError, true, JSON.stringify(result));
     assert.match(JSON.stringify(result.content), /UTC|Coordinated Universal Time/);
   },

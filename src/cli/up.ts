@@ -89,6 +89,11 @@ async function up(flags: UpFlags): Promise<number> {
   }
   const log = logFor(config.log.level);
   logCalls(log);
+  // What is served and how to connect is said at info even under a quieter level (warn, error):
+  // it is the one thing an operator, or a script waiting for the endpoint, always needs. silent
+  // silences it too.
+  const level = settings.level ?? config.log.level;
+  const summary = level === 'silent' || log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
   let sb;
   try {
     // The fronts serve at once; the backends start behind them and are reported when all are up
@@ -107,7 +112,7 @@ async function up(flags: UpFlags): Promise<number> {
   }
   const started = sb;
   const stop = async (why: string) => {
-    log.info({ why }, `${why}: stopping (host calls under way may finish within shutdown.drainMs)`);
+    summary.info({ why }, `${why}: stopping (host calls under way may finish within shutdown.drainMs)`);
     const { cut } = await started.stop();
     // A stop that cut calls short is not a clean one: say which, and exit non-zero.
     for (const call of cut) log.warn({ call }, `cut short: ${call}`);
@@ -120,7 +125,7 @@ async function up(flags: UpFlags): Promise<number> {
   const stdinClosed = sb.stdioClosed?.then(() => stop('host closed stdin'));
   const backends = [...sb.gateway.backends.values()];
   const serving = sb.http ? sb.http.url : 'stdio';
-  log.info(
+  summary.info(
     { version: SERVER_INFO.version, serving, servers: backends.length },
     `switchboard ${SERVER_INFO.version}: serving ${serving} while ${backends.length} servers start`,
   );
@@ -130,7 +135,7 @@ async function up(flags: UpFlags): Promise<number> {
     log.error(`switchboard did not start: ${(err as Error).message}`);
     return EXIT.failed;
   }
-  reportStarted(log, sb, config, flags, settings);
+  reportStarted(summary, sb, config, flags, settings);
   // Pins approved with `switchboard pins approve` are picked up within a second; SIGHUP: at once.
   // Without a config file or pinning, SIGHUP keeps its default (a closed terminal ends switchboard).
   const file = flags.config;

@@ -68,7 +68,7 @@ export interface Switchboard {
    */
   readonly ready: Promise<void>;
   /** Backends whose first start failed, and why (filled when `ready` settles). */
-  readonly failedBackends: { name: string; error: string }[];
+  readonly failedBackends: { name: string; error: string; stderr: readonly string[] }[];
   /** The bridge socket's path, when the bridge is on. */
   readonly bridgePath: string | undefined;
   /** This node in the mesh, when mesh.enabled. */
@@ -106,6 +106,8 @@ export interface Switchboard {
 export interface ReloadReport extends ReloadOutcome {
   /** Settings that changed but keep their running value until a restart (`http.port`, …). */
   needRestart: string[];
+  /** Settings beside the servers that changed and now run (`policy.rules`, `http.auth`, …). */
+  applied: string[];
 }
 
 export class StartupError extends Error {
@@ -310,7 +312,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     state.close();
     throw err;
   }
-  const failedBackends: { name: string; error: string }[] = [];
+  const failedBackends: { name: string; error: string; stderr: readonly string[] }[] = [];
   let stopping: Promise<{ cut: string[] }> | undefined;
   const ready = starting.then(async ({ failed }) => {
     failedBackends.push(...failed);
@@ -336,16 +338,22 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     const running = gateway.config;
     let outcome: ReloadOutcome;
     let needRestart: string[];
+    let live: string[];
     try {
       // Secrets are resolved into the new entries as at start, so a kept backend compares equal
       // and an entry naming a secret the vault lacks is refused like any invalid config.
       const next = typeof source === 'function' ? await source() : source;
       const plan = planReload(running, withSecrets(next, vault));
       needRestart = plan.needRestart;
+      live = plan.applied;
       for (const setting of needRestart) {
-        log.warn({ setting }, 'reload: this setting changed but needs a restart; it keeps its running value');
+        log.warn({ setting }, `reload: ${setting} changed but needs a restart; it keeps its running value`);
       }
+      // Checked before anything is applied: a wrong http.auth refuses the whole reload.
+      const authChanged = live.includes('http.auth');
+      const installAuth = authChanged && http ? http.prepareAuth(plan.config.http.auth) : undefined;
       outcome = await gateway.reload(plan);
+      installAuth?.();
     } catch (err) {
       reloads.refused++;
       reloads.lastError = (err as Error).message;
@@ -368,8 +376,19 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     }
     reloads.applied++;
     const { added, removed, replaced, failed } = outcome;
-    log.info({ added, removed, replaced, failed, reloads }, 'configuration reloaded');
-    return { ...outcome, needRestart };
+    const said = [
+      ...(added.length ? [`added ${added.join(', ')}`] : []),
+      ...(removed.length ? [`removed ${removed.join(', ')}`] : []),
+      ...(replaced.length ? [`restarted ${replaced.join(', ')}`] : []),
+      ...(failed.length ? [`failed to start ${failed.map((f) => f.name).join(', ')}`] : []),
+      ...(live.length ? [`applied ${live.join(', ')}`] : []),
+      ...(needRestart.length ? [`needs a restart: ${needRestart.join(', ')}`] : []),
+    ];
+    log.info(
+      { added, removed, replaced, failed, applied: live, needRestart, reloads },
+      `configuration reloaded: ${said.length ? said.join('; ') : 'nothing changed'}`,
+    );
+    return { ...outcome, needRestart, applied: live };
   };
   /** Drains host calls, cuts what outlasts shutdown.drainMs with an error, then ends everything. */
   async function stop(): Promise<{ cut: string[] }> {

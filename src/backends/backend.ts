@@ -19,6 +19,7 @@ import { Prober } from './prober.js';
 import type { BackendState, ServerDescription, Upstream, UpstreamEvents } from './upstream.js';
 import type { ProcessGroups } from './watchdog.js';
 import type { Launcher } from './stdio-channel.js';
+import { StderrTail } from './stderr-tail.js';
 
 export type { BackendState, ServerDescription } from './upstream.js';
 export type { ListenFilter } from './listen-stream.js';
@@ -41,6 +42,8 @@ export interface BackendOptions {
   groups?: ProcessGroups | undefined;
   /** Wraps a spawned backend's command (the sandbox). */
   launch?: Launcher | undefined;
+  /** Takes secrets out of the stderr lines kept for failures (the log's redactor). */
+  redact?: ((text: string) => string) | undefined;
 }
 
 /**
@@ -67,6 +70,8 @@ export class BackendConnection implements Upstream {
   private era: 'legacy' | 'modern' | undefined;
   /** A modern backend's change notifications: its open subscriptions/listen and what it honours. */
   private readonly listening = new ListenStream();
+  /** The last lines a spawned backend wrote on stderr, across its starts (redacted). */
+  private readonly stderrTail: StderrTail;
 
   constructor(
     readonly name: string,
@@ -79,9 +84,15 @@ export class BackendConnection implements Upstream {
       options.replica ? { backend: name, replica: options.replica.index } : { backend: name },
     );
     this.calls = new ForwardedCalls(this.label, config.timeouts);
+    this.stderrTail = new StderrTail(options.redact);
     // The legacy HTTP+SSE transport has no modern form; a configured era needs no probe.
     if (this.kind === 'sse' || config.era !== 'auto')
       this.era = config.era === 'modern' ? 'modern' : 'legacy';
+  }
+
+  /** The last lines (at most 20, 4 KiB) a spawned backend wrote on stderr, oldest first, redacted. */
+  get lastStderr(): readonly string[] {
+    return this.stderrTail.lines;
   }
 
   get isModern(): boolean {
@@ -108,6 +119,7 @@ export class BackendConnection implements Upstream {
         extraEnv: (extraEnv = this.options.env?.()),
         groups: this.options.groups,
         launch: this.options.launch,
+        stderrTail: this.stderrTail,
       });
     const peer = new RpcPeer(channel, this.log);
     this.peer = peer;

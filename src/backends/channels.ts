@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import { sseChannel, streamableHttpChannel } from './http-channel.js';
 import { StdioChannel, type Launcher } from './stdio-channel.js';
 import type { ProcessGroups } from './watchdog.js';
+import type { StderrTail } from './stderr-tail.js';
 
 export type BackendKind = 'stdio' | 'streamable-http' | 'sse' | 'a2a';
 
@@ -25,6 +26,7 @@ export interface ChannelOptions {
   extraEnv?: Record<string, string>;
   groups?: ProcessGroups | undefined;
   launch?: Launcher | undefined;
+  stderrTail?: StderrTail | undefined;
 }
 
 export function createChannel(config: BackendConfig, options: ChannelOptions): Channel {

@@ -37,11 +37,15 @@ export async function probeModern(
 ): Promise<ServerDescription | undefined> {
   const { forced } = probe;
   let found: Result;
+  const signal = AbortSignal.timeout(probe.timeoutMs);
   try {
-    found = await peer.request('server/discover', probe.envelope, {
-      signal: AbortSignal.timeout(probe.timeoutMs),
-    });
+    found = await peer.request('server/discover', probe.envelope, { signal });
   } catch (err) {
+    if (forced && signal.aborted)
+      throw new Error(
+        `backend did not answer server/discover within ${probe.timeoutMs} ms (limits.startupTimeoutMs)`,
+        { cause: err },
+      );
     const body = err instanceof BackendWireError ? err : undefined;
     const supported = (body?.data as { supported?: unknown } | undefined)?.supported;
     if (forced || (body?.code === WIRE.UNSUPPORTED_PROTOCOL_VERSION && Array.isArray(supported))) {
@@ -76,15 +80,26 @@ export async function initializeLegacy(
   channel: Channel,
   timeoutMs: number,
 ): Promise<ServerDescription> {
-  const init = await peer.request(
-    'initialize',
-    {
-      protocolVersion: LATEST_LEGACY,
-      capabilities: CLIENT_CAPABILITIES_TO_BACKENDS,
-      clientInfo: SERVER_INFO,
-    },
-    { signal: AbortSignal.timeout(timeoutMs) },
-  );
+  const signal = AbortSignal.timeout(timeoutMs);
+  let init: Result;
+  try {
+    init = await peer.request(
+      'initialize',
+      {
+        protocolVersion: LATEST_LEGACY,
+        capabilities: CLIENT_CAPABILITIES_TO_BACKENDS,
+        clientInfo: SERVER_INFO,
+      },
+      { signal },
+    );
+  } catch (err) {
+    // Not "Request cancelled": the backend never answered, and the setting says how long it had.
+    if (signal.aborted)
+      throw new Error(`backend did not answer initialize within ${timeoutMs} ms (limits.startupTimeoutMs)`, {
+        cause: err,
+      });
+    throw err;
+  }
   const version = String(init.protocolVersion);
   if (!(LEGACY_VERSIONS as readonly string[]).includes(version)) {
     throw new Error(`backend answered with protocol version ${version}, which switchboard does not speak`);

@@ -38,6 +38,8 @@ export interface ReplicaSetOptions {
   groups?: ProcessGroups | undefined;
   /** Wraps each spawned replica's command (the sandbox). */
   launch?: Launcher | undefined;
+  /** Takes secrets out of the stderr lines kept for failures. */
+  redact?: ((text: string) => string) | undefined;
   tasks?: TaskAffinityLimits | undefined;
   /**
    * Set for an extra instance of a server (see InstanceLanes): the first bridge slot its replicas
@@ -56,6 +58,8 @@ export interface ReplicaStatus {
   lastError?: string | undefined;
   /** Times it was started again after its first start (restarts, renewed sessions). */
   restarts: number;
+  /** The replica's last stderr lines (see Upstream.lastStderr). */
+  lastStderr: readonly string[];
 }
 
 export class ReplicaSet implements Upstream {
@@ -88,6 +92,7 @@ export class ReplicaSet implements Upstream {
           startupTimeoutMs: options.startupTimeoutMs,
           groups: options.groups,
           launch: options.launch,
+          redact: options.redact,
           replica: several ? { index, label: `${name}#${index}` } : undefined,
           channel: options.channel ? () => options.channel!(index) : undefined,
           env: options.env ? () => options.env!(slot(index)) : undefined,
@@ -185,6 +190,12 @@ export class ReplicaSet implements Upstream {
     return lastErrorOf(this.replicas);
   }
 
+  /** The last stderr lines of its replicas (each labelled when there are several), oldest first per replica. */
+  get lastStderr(): readonly string[] {
+    if (this.replicas.length === 1) return this.replicas[0]!.lastStderr;
+    return this.replicas.flatMap((r) => r.lastStderr.map((line) => `[${r.label}] ${line}`)).slice(-20);
+  }
+
   /** Each replica's state and load, for status output and logs. */
   status(): ReplicaStatus[] {
     return this.replicas.map((r, index) => ({
@@ -194,6 +205,7 @@ export class ReplicaSet implements Upstream {
       outstanding: this.choice.outstandingOn(index),
       lastError: r.lastError,
       restarts: Math.max(0, r.starts - 1),
+      lastStderr: r.lastStderr,
     }));
   }
 

@@ -11,6 +11,7 @@ import { readJsonLines } from '../jsonrpc/json-lines.js';
 import { LineWriter, readLines } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
 import { TokenBucket } from './token-bucket.js';
+import { isNpmNoise, type StderrTail } from './stderr-tail.js';
 import type { ProcessGroups } from './watchdog.js';
 
 /** How often a child's suppressed stderr lines are counted in the log. */
@@ -69,6 +70,8 @@ export interface StdioChannelOptions {
   groups?: ProcessGroups | undefined;
   /** Wraps the command before it is spawned (the sandbox); without it the command runs as configured. */
   launch?: Launcher | undefined;
+  /** Keeps the last stderr lines, so that a failure can show them. */
+  stderrTail?: StderrTail | undefined;
 }
 
 export class StdioChannel implements Channel {
@@ -94,7 +97,12 @@ export class StdioChannel implements Channel {
       cwd: config.cwd,
       env: childEnvironment(config, this.options.parentEnv ?? process.env, this.options.extraEnv),
     };
-    const launch = this.options.launch?.(asConfigured) ?? asConfigured;
+    let launch: LaunchSpec;
+    try {
+      launch = this.options.launch?.(asConfigured) ?? asConfigured;
+    } catch (err) {
+      throw explained(err, config.command, asConfigured.env);
+    }
     // Sandboxed, the spawned process is bwrap: it leads the group, and ending it ends every
     // process inside (its PID namespace dies with it), so the group kill below still holds.
     const child = spawn(launch.command, launch.args, {
@@ -136,8 +144,12 @@ export class StdioChannel implements Channel {
       if (n > 0) log.warn({ suppressed: n }, `backend stderr: ${n} lines suppressed (rate limit)`);
     };
     const reporter = setInterval(report, SUPPRESSED_REPORT_MS).unref();
+    const tail = this.options.stderrTail;
     readLines(child.stderr, 64 * 1024, {
       line: (text) => {
+        // npx's own warnings are not the server speaking: kept out of the tail and the info log.
+        if (isNpmNoise(text)) return void log.debug({ stderr: text }, 'backend stderr (npm)');
+        tail?.push(text);
         if (limiter.take()) log.info({ stderr: text }, 'backend stderr');
       },
       oversized: () => void limiter.take(),
@@ -169,7 +181,7 @@ export class StdioChannel implements Channel {
     } catch (err) {
       // A child that never started emits no exit: mark it gone so close() does not wait for one.
       this.exited = true;
-      throw err;
+      throw explained(err, config.command, asConfigured.env);
     }
     child.on('error', (err) => this.onerror?.(err));
   }
@@ -218,4 +230,21 @@ function killGroup(pgid: number, signal: NodeJS.Signals): void {
   } catch {
     // ESRCH: nothing left in the group.
   }
+}
+
+/**
+ * A command that was not found says which PATH it was looked for on, and why that PATH may not be
+ * the shell's: hosts such as Claude Desktop start switchboard without it.
+ */
+function explained(err: unknown, command: string, env: Record<string, string>): unknown {
+  if ((err as NodeJS.ErrnoException | undefined)?.code !== 'ENOENT') return err;
+  return Object.assign(
+    new Error(
+      `command "${command}" not found (spawn ${command} ENOENT) on the PATH the backend sees: ` +
+        `${env['PATH'] ?? '(no PATH)'}. Hosts such as Claude Desktop start servers without your ` +
+        `shell's PATH: give the command as an absolute path, or set env: { PATH: … } on this server`,
+      { cause: err },
+    ),
+    { code: 'ENOENT' },
+  );
 }

@@ -34,6 +34,8 @@ export interface Upstream {
   readonly server: ServerDescription | undefined;
   readonly capabilities: Record<string, unknown>;
   readonly lastError: string | undefined;
+  /** The last lines a spawned backend wrote on stderr (at most 20, 4 KiB), redacted; empty for HTTP. */
+  readonly lastStderr: readonly string[];
   /** Whether it speaks the modern era (2026-07-28). */
   readonly isModern: boolean;
   /** The list changes and resource updates it agreed to tell switchboard about (modern era). */

@@ -7,11 +7,19 @@ import type { Logger } from '../log.js';
 
 export const DEBOUNCE_MS = 300;
 
-/** Watches `file`; calls `changed` once its text settles on something new. Returns the unwatch. */
-export function watchConfigFile(file: string, changed: () => void, log: Logger): () => void {
-  const path = resolve(file);
+/**
+ * Watches `files` (the configuration and the policy file it names); calls `changed` once their
+ * text settles on something new. Returns the unwatch.
+ */
+export function watchConfigFile(
+  files: string | readonly string[],
+  changed: () => void,
+  log: Logger,
+): () => void {
+  const paths = [files].flat().map((f) => resolve(f));
+  const read = () => Promise.all(paths.map((p) => readFile(p, 'utf8'))).then((texts) => texts.join('\0'));
   let last: string | undefined;
-  void readFile(path, 'utf8').then(
+  void read().then(
     (text) => (last ??= text),
     () => {},
   );
@@ -19,7 +27,7 @@ export function watchConfigFile(file: string, changed: () => void, log: Logger):
   const settle = async () => {
     let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      text = await read();
     } catch {
       // Gone for a moment (saved by rename) or for good: the next event, or a SIGHUP, tells.
       return;
@@ -28,20 +36,21 @@ export function watchConfigFile(file: string, changed: () => void, log: Logger):
     last = text;
     changed();
   };
-  // The directory is watched, not the file: editors save by renaming a new file over the old one,
-  // which would end a watch on the file itself. Any entry counts, not only the file's own name: a
-  // file that is a symlink (a Kubernetes ConfigMap) changes when a link beside it is swapped. The
-  // text decides whether anything changed.
-  const watcher = watch(dirname(path), () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => void settle(), DEBOUNCE_MS);
+  // The directories are watched, not the files: editors save by renaming a new file over the old
+  // one, which would end a watch on the file itself. Any entry counts, not only the file's own
+  // name: a file that is a symlink (a Kubernetes ConfigMap) changes when a link beside it is
+  // swapped. The text decides whether anything changed.
+  const watchers = [...new Set(paths.map((p) => dirname(p)))].map((dir) => {
+    const watcher = watch(dir, () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => void settle(), DEBOUNCE_MS);
+    });
+    watcher.on('error', (err) => log.warn({ dir, err: err.message }, 'stopped watching the configuration'));
+    watcher.unref();
+    return watcher;
   });
-  watcher.on('error', (err) =>
-    log.warn({ file: path, err: err.message }, 'stopped watching the configuration'),
-  );
-  watcher.unref();
   return () => {
     clearTimeout(timer);
-    watcher.close();
+    for (const w of watchers) w.close();
   };
 }

@@ -18,12 +18,15 @@ export async function runKeys(
   input: AsyncIterable<Buffer | string> = process.stdin,
 ): Promise<number> {
   const [sub, name, ...rest] = argv;
-  if (sub === '--help' || sub === '-h') {
+  if (argv.includes('--help') || argv.includes('-h')) {
     io.out(KEYS_USAGE);
     return 0;
   }
-  if ((sub !== 'new' && sub !== 'hash') || !name || rest.length > 0) {
-    io.err(KEYS_USAGE);
+  const unknown = argv.find((a) => a.startsWith('-'));
+  if ((sub !== 'new' && sub !== 'hash') || !name || rest.length > 0 || unknown) {
+    io.err(
+      `switchboard keys: ${unknown ? `unknown option '${unknown}'` : 'expected new or hash, and a name'}\n\n${KEYS_USAGE}`,
+    );
     return 2;
   }
   if (!BACKEND_NAME.test(name)) {

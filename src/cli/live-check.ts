@@ -25,7 +25,9 @@ export async function liveCheck(
     const issues: ConfigIssue[] = sb.failedBackends.map((f) => ({
       file,
       path: `servers.${f.name}`,
-      message: `the server did not start: ${f.error}`,
+      message:
+        `the server did not start: ${f.error}` +
+        (f.stderr.length ? `\n    its stderr ended with:\n      ${f.stderr.join('\n      ')}` : ''),
     }));
     for (const c of sb.gateway.catalog.collisions()) {
       const what = `${c.kind === 'tools' ? 'tool' : 'prompt'} name "${c.exposed}" is exposed by ${c.backends.join(' and ')}`;

@@ -15,7 +15,8 @@ export const POLICY_USAGE = `Usage: switchboard policy test --config FILE --call
 
 Prints the decision on one call, the rule that made it, and why each earlier rule did not match.
 
-  --caller KIND:ID      host:stdio, host:http, backend:<server>, workflow:<name>, extension:<name>
+  --caller KIND:ID      host:stdio, host:http, backend:<server>, workflow:<name>, extension:<name>;
+                        a host by its caller id alone: key:<name> (API key), oauth:<sub>, stdio, http
 Target (one of):
   --tool NAME           a tool as the caller names it (prefixed: notes_write_note)
   --prompt NAME         a prompt as the caller names it
@@ -117,8 +118,14 @@ export async function runPolicy(argv: string[], io: CommandIo = processIo): Prom
   return 0;
 }
 
-function parseCaller(text: string | undefined): Caller | undefined {
-  const m = /^(host|backend|workflow|extension|admin|agent):(.+)$/.exec(text ?? '');
+/**
+ * KIND:ID, or a host as docs/identity.md names it: `key:<name>` (an API key), `oauth:<sub>`, `stdio`
+ * or `http` (so `--caller key:ci-agent` is the host that calls with the key ci-agent).
+ */
+export function parseCaller(text: string | undefined): Caller | undefined {
+  const t = text ?? '';
+  if (t === 'stdio' || t === 'http' || /^(key|oauth):.+$/.test(t)) return { kind: 'host', id: t } as Caller;
+  const m = /^(host|backend|workflow|extension|admin|agent):(.+)$/.exec(t);
   return m ? ({ kind: m[1], id: m[2] } as Caller) : undefined;
 }
 

@@ -5,6 +5,8 @@ import { isA2ABackend, isStdioBackend, type BackendConfig, type Config } from '.
 import { probeSandbox } from '../sandbox/sandbox-probe.js';
 import { backendOnlyHandlers } from '../extensions/index.js';
 import { broadHandlerGrants } from './handler-grants.js';
+import { defineCommand, usageError } from './command.js';
+import { liveCheck } from './live-check.js';
 
 /**
  * A further check of a configuration that loaded: e.g. starting the backends to find tool-name
@@ -101,3 +103,30 @@ function where(raw: string): string {
 function count(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
+
+export const VALIDATE_USAGE = `Usage: switchboard validate --config FILE [--offline]
+
+Checks a configuration file, starts its servers once to find failures and name collisions, and
+exits: 0 valid, 1 not valid (each problem names the file, the path in it and what was expected).
+
+Options:
+  -c, --config FILE  switchboard.yaml, or an mcpServers JSON file (Claude Desktop, Cursor, VS Code)
+  --offline          Check the file only, without starting the servers
+  -h, --help         Show this help`;
+
+export const validateCommand = defineCommand('validate', {
+  summary: 'Check a configuration file, start its servers once to find failures and collisions, and exit',
+  usage: VALIDATE_USAGE,
+  options: {
+    config: { type: 'string', short: 'c' },
+    offline: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  },
+  run: async ({ values }) => {
+    if (!values.config) return usageError('validate', '--config FILE is required', VALIDATE_USAGE);
+    return runValidate({
+      config: values.config,
+      checks: values.offline ? [] : [(loaded) => liveCheck(loaded)],
+    });
+  },
+});

@@ -71,6 +71,11 @@ export type HttpRoute = (
 export interface HttpFront {
   readonly url: string;
   readonly server: Server;
+  /**
+   * Checks a new http.auth (throws as at start if it is wrong) and returns the step that makes it
+   * the one every following request is judged by: a removed key is refused from its next request.
+   */
+  prepareAuth(next: Config['http']['auth']): () => void;
   close(): Promise<void>;
 }
 
@@ -79,7 +84,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     ...options,
     streams: options.streams ?? HttpStreams.parse({}),
   });
-  const auth = createAuthenticator(
+  let auth = createAuthenticator(
     { ...options, auth: options.auth ?? { mode: 'none', keys: [] } },
     options.log,
   );
@@ -171,6 +176,10 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
   return {
     url: `http://${host}:${port}${options.path}`,
     server,
+    prepareAuth: (next) => {
+      const fresh = createAuthenticator({ ...options, auth: next }, options.log);
+      return () => void (auth = fresh);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         sessions.closeAll();

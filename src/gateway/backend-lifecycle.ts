@@ -47,6 +47,15 @@ export interface BackendLifecycleDeps {
   hostWaitMs(): number;
   /** How a spawned backend's command is wrapped (the sandbox); undefined: run as configured. */
   launcher?: ((name: string, b: StdioBackendConfig, config: Config) => Launcher | undefined) | undefined;
+  /** Takes secrets out of the stderr lines each backend keeps for its failures (the log's redactor). */
+  redact?: ((text: string) => string) | undefined;
+}
+
+/** A backend whose first start failed, with the last lines it wrote on stderr. */
+export interface FailedStart {
+  name: string;
+  error: string;
+  stderr: readonly string[];
 }
 
 export class BackendLifecycle {
@@ -80,6 +89,7 @@ export class BackendLifecycle {
       ended: (replica, env) => this.deps.bridgeEnded(name, replica, env),
       groups: this.watchdog,
       launch: spawned && !channel ? this.deps.launcher?.(name, b, config) : undefined,
+      redact: this.deps.redact,
       events: {
         notification: (backend, n) => messages.notified(backend, n),
         request: (backend, req, signal) => messages.asked(backend, req, signal),
@@ -99,17 +109,18 @@ export class BackendLifecycle {
   }
 
   /** Starts every backend; one that fails is logged and left out, the rest serve. */
-  async start(): Promise<{ failed: { name: string; error: string }[] }> {
+  async start(): Promise<{ failed: FailedStart[] }> {
     this.startedAt = performance.now();
-    const failed: { name: string; error: string }[] = [];
+    const failed: FailedStart[] = [];
     await Promise.all(
       [...this.deps.backends.values()].map((b) => {
         const run = this.startBackend(b)
           .then(() => this.supervisor.up(b))
           .catch((err: unknown) => {
-            failed.push({ name: b.name, error: messageOf(err) });
+            const stderr = b.lastStderr;
+            failed.push({ name: b.name, error: messageOf(err), stderr });
             this.deps.log.error(
-              { backend: b.name, err: messageOf(err) },
+              { backend: b.name, err: messageOf(err), ...(stderr.length ? { stderr } : {}) },
               'backend failed to start; serving without it until a retry succeeds',
             );
             this.supervisor.down(b, messageOf(err));

@@ -177,6 +177,7 @@ export class Gateway {
       bridgeEnv: (name, replica) => this.bridgeEnv?.(name, replica),
       bridgeEnded: (name, replica, env) => this.bridgeEnded?.(name, replica, env),
       launcher: options.launcher,
+      redact: options.redactor ? (text) => options.redactor!.text(text) : undefined,
       hostWaitMs: () => this.current.startup.waitMs,
     });
     this.reloader = new Reloader({
@@ -270,7 +271,7 @@ export class Gateway {
   }
 
   /** Starts every backend; one that fails is logged and left out, the rest serve. */
-  start(): Promise<{ failed: { name: string; error: string }[] }> {
+  start(): Promise<{ failed: { name: string; error: string; stderr: readonly string[] }[] }> {
     return this.lifecycle.start();
   }
 
@@ -424,8 +425,9 @@ export class Gateway {
   /** The swap's first step: `next` runs from now on, with the settings that follow it live. */
   private adopt(next: Config): void {
     this.current = next;
-    // Policy rules need a restart (as reported); the bridge grants of added and changed servers apply now.
-    this.policy = new CompiledPolicy({ policy: this.policy.rulesConfig, servers: next.servers });
+    // The policy's rules and defaults, and the bridge grants of added and changed servers, apply
+    // from the next call on; policy.approval keeps its running value (reload-plan.ts).
+    this.policy = new CompiledPolicy(next);
     this.admission.setLimits(next.limits);
   }
 }

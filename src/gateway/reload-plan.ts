@@ -5,15 +5,22 @@ import { canonicalJson } from '../encoding/canonical-json.js';
 
 /**
  * Settings a running switchboard applies: the backends, how their names merge, the per-caller
- * limits and the shutdown deadline. `true`: the whole section; a list: those keys.
- * Anything else (the HTTP front's address, the bridge socket, audit, vault keys, …) is fixed at
- * start: the fronts, the socket and the extensions are built from it once.
+ * limits, the shutdown deadline, the policy's rules and defaults, and who may use the HTTP front
+ * (http.auth: API keys and OAuth). `true`: the whole section; a list: those keys.
+ * Anything else (the HTTP front's address, the bridge socket, audit, vault keys, the sandbox, the
+ * approval settings, …) is fixed at start: the fronts, the socket, the sandbox probe and the
+ * extensions are built from it once. docs/gateway.md has the table.
  */
-const LIVE: Partial<Record<keyof Config, true | readonly string[]>> = {
+export const LIVE: Partial<Record<keyof Config, true | readonly string[]>> = {
   servers: true,
   namespacing: true,
   shutdown: true,
   limits: ['startupTimeoutMs', 'sessionRate', 'maxCallsPerSession', 'maxQueuedPerSession'],
+  policy: ['rules', 'defaults', 'file'],
+  http: ['auth'],
+  // What a server's sandbox lets it see is read at each of its starts; mode and bwrap are probed
+  // once at start.
+  sandbox: ['network', 'read', 'write', 'hide'],
 };
 
 export interface ReloadPlan {
@@ -23,22 +30,33 @@ export interface ReloadPlan {
   readonly changed: string[];
   /** Dotted paths of settings that differ but need a restart (`http.port`, `bridge.socket`, …). */
   readonly needRestart: string[];
+  /** Dotted paths of settings beside `servers` that differ and are applied (`policy.rules`, `http.auth`, …). */
+  readonly applied: string[];
   /** The configuration to run: the new one, with the settings that need a restart as they run. */
   readonly config: Config;
 }
 
 export function planReload(running: Config, next: Config): ReloadPlan {
   const needRestart: string[] = [];
+  const applied: string[] = [];
   const merged: Record<string, unknown> = { ...next };
   const sections = new Set([...Object.keys(running), ...Object.keys(next)] as (keyof Config)[]);
   for (const section of sections) {
     const live = LIVE[section];
-    if (live === true) continue;
+    if (live === true) {
+      if (section !== 'servers' && canonicalJson(running[section]) !== canonicalJson(next[section]))
+        applied.push(section);
+      continue;
+    }
     const before = (running[section] ?? {}) as Record<string, unknown>;
     const after = (next[section] ?? {}) as Record<string, unknown>;
     const kept: Record<string, unknown> = { ...after };
     for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
-      if (live?.includes(key) || canonicalJson(before[key]) === canonicalJson(after[key])) continue;
+      if (canonicalJson(before[key]) === canonicalJson(after[key])) continue;
+      if (live?.includes(key)) {
+        applied.push(`${section}.${key}`);
+        continue;
+      }
       needRestart.push(`${section}.${key}`);
       if (key in before) kept[key] = before[key];
       else delete kept[key];
@@ -50,7 +68,14 @@ export function planReload(running: Config, next: Config): ReloadPlan {
   const added = [...now.keys()].filter((n) => !was.has(n));
   const removed = [...was.keys()].filter((n) => !now.has(n));
   const changed = [...now].filter(([n, b]) => was.has(n) && canonicalJson(was.get(n)) !== canonicalJson(b));
-  return { added, removed, changed: changed.map(([n]) => n), needRestart, config: merged as Config };
+  return {
+    added,
+    removed,
+    changed: changed.map(([n]) => n),
+    needRestart,
+    applied,
+    config: merged as Config,
+  };
 }
 
 function enabled(config: Config): Map<string, BackendConfig> {

@@ -1,0 +1,221 @@
+// `switchboard doctor`: checks that this machine can run the configuration: Node, the sandbox, the
+// ports, the PATH backends will see, and the permissions of the state directory and the vault.
+// Each check is ok, warn or fail with a one-line fix; any fail exits 1.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { embeddedConfig } from '../config/defaults.js';
+import { loadConfig } from '../config/load.js';
+import { isStdioBackend, type Config } from '../config/schema.js';
+import { childEnvironment } from '../backends/stdio-channel.js';
+import { findCommand } from '../sandbox/command-path.js';
+import { probeSandbox } from '../sandbox/sandbox-probe.js';
+import { stateDirFile } from '../state/sqlite-file.js';
+import { defaultVaultPath } from '../vault/open.js';
+import { EXIT, defineCommand, say } from './command.js';
+
+export const DOCTOR_USAGE = `Usage: switchboard doctor [--config FILE]
+
+Checks this machine for the configuration (without --config: the bundled example servers): Node
+version, sandbox, ports, the PATH backends see and whether each command is found on it, and the
+permissions of the state directory and the vault. Exits 1 if any check fails.
+
+Options:
+  -c, --config FILE  The configuration to check for
+  -h, --help         Show this help`;
+
+export type Status = 'ok' | 'warn' | 'fail';
+
+export interface Check {
+  readonly status: Status;
+  readonly name: string;
+  readonly detail: string;
+  /** One line: what to do about a warn or fail. */
+  readonly fix?: string | undefined;
+}
+
+export const doctorCommand = defineCommand('doctor', {
+  summary: 'Check this machine for a configuration: Node, sandbox, ports, PATH, permissions',
+  usage: DOCTOR_USAGE,
+  options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+  run: async ({ values }) => {
+    let config: Config;
+    try {
+      config = values.config ? (await loadConfig(values.config)).config : embeddedConfig();
+    } catch (err) {
+      say((err as Error).message);
+      return EXIT.failed;
+    }
+    const checks = await runChecks(config);
+    const width = Math.max(...checks.map((c) => c.name.length));
+    for (const c of checks) {
+      process.stdout.write(`${c.status.padEnd(4)}  ${c.name.padEnd(width)}  ${c.detail}\n`);
+      if (c.fix && c.status !== 'ok') process.stdout.write(`${' '.repeat(width + 8)}fix: ${c.fix}\n`);
+    }
+    const failed = checks.filter((c) => c.status === 'fail').length;
+    const warned = checks.filter((c) => c.status === 'warn').length;
+    say(`${checks.length} checks: ${failed} failed, ${warned} warnings`);
+    return failed > 0 ? EXIT.failed : EXIT.ok;
+  },
+});
+
+export async function runChecks(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
+  return [
+    nodeCheck(),
+    await sandboxCheck(config),
+    ...(await portChecks(config)),
+    ...commandChecks(config, env),
+    ...stateChecks(config, env),
+    ...vaultChecks(config, env),
+  ];
+}
+
+function nodeCheck(): Check {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    engines?: { node?: string };
+  };
+  const wanted = pkg.engines?.node ?? '>=20.12';
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  const [wMajor = 0, wMinor = 0] = (/(\d+)(?:\.(\d+))?/.exec(wanted) ?? [])
+    .slice(1)
+    .map((n) => Number(n ?? 0));
+  const ok = major > wMajor || (major === wMajor && minor >= wMinor);
+  return {
+    status: ok ? 'ok' : 'fail',
+    name: 'node',
+    detail: `${process.version} (needs ${wanted})`,
+    fix: `install Node ${wanted.replace('>=', '')} or newer`,
+  };
+}
+
+async function sandboxCheck(config: Config): Promise<Check> {
+  const { mode, bwrap } = config.sandbox;
+  if (mode === 'none')
+    return {
+      status: 'warn',
+      name: 'sandbox',
+      detail: 'off (sandbox.mode: none)',
+      fix: 'set sandbox.mode: auto',
+    };
+  const probe = await probeSandbox(bwrap);
+  if (probe.available) return { status: 'ok', name: 'sandbox', detail: `bubblewrap (${probe.bwrap})` };
+  return {
+    status: mode === 'required' ? 'fail' : 'warn',
+    name: 'sandbox',
+    detail: `none available: ${probe.reason}; stdio backends run unsandboxed`,
+    fix:
+      process.platform === 'linux'
+        ? 'install bubblewrap (apt install bubblewrap) and allow unprivileged user namespaces'
+        : 'run on Linux for a sandbox, or accept unsandboxed backends (sandbox.mode: auto)',
+  };
+}
+
+async function portChecks(config: Config): Promise<Check[]> {
+  const { port, host } = config.http;
+  if (port === 0)
+    return [{ status: 'ok', name: 'port', detail: 'http.port 0: a free port is picked at start' }];
+  const free = await new Promise<string | undefined>((resolve) => {
+    const server = createServer();
+    server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    server.listen(port, host, () => server.close(() => resolve(undefined)));
+  });
+  if (free === undefined) return [{ status: 'ok', name: 'port', detail: `${host}:${port} is free` }];
+  return [
+    {
+      status: 'fail',
+      name: 'port',
+      detail: `${host}:${port} cannot be used (${free === 'EADDRINUSE' ? 'in use: is switchboard already running?' : free})`,
+      fix: 'stop what holds it, or choose another with --port or http.port (0 picks a free one)',
+    },
+  ];
+}
+
+/** The PATH each stdio backend will see (its inheritEnv and env), and whether its command is on it. */
+function commandChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
+  const checks: Check[] = [{ status: 'ok', name: 'PATH', detail: env.PATH ?? '(not set)' }];
+  for (const [name, b] of Object.entries(config.servers)) {
+    if (!isStdioBackend(b) || b.disabled) continue;
+    const path = childEnvironment(b, env).PATH;
+    try {
+      const found = findCommand(b.command, path, b.cwd ?? process.cwd());
+      checks.push({ status: 'ok', name: `servers.${name}`, detail: `${b.command} -> ${found}` });
+    } catch {
+      checks.push({
+        status: 'fail',
+        name: `servers.${name}`,
+        detail: `command "${b.command}" not found on the PATH it sees: ${path ?? '(no PATH)'}`,
+        fix: `give an absolute command path, or set servers.${name}.env.PATH (hosts such as Claude Desktop start switchboard without your shell's PATH)`,
+      });
+    }
+  }
+  return checks;
+}
+
+/** Owner-only state: the directory 0700, what is in it 0600. */
+function stateChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
+  const dir = dirname(stateDirFile('audit.sqlite', env));
+  const files = [config.audit.path, config.vault.file ?? defaultVaultPath(env)].filter(
+    (f): f is string => f !== undefined && dirname(f) !== dir,
+  );
+  if (!existsSync(dir))
+    return [{ status: 'ok', name: 'state dir', detail: `${dir} (created owner-only at first start)` }];
+  const checks: Check[] = [modeCheck('state dir', dir, 0o700)];
+  for (const entry of readdirSync(dir)) files.push(join(dir, entry));
+  for (const file of files) {
+    if (!existsSync(file) || statSync(file).isDirectory()) continue;
+    const c = modeCheck(file, file, 0o600);
+    if (c.status !== 'ok') checks.push(c);
+  }
+  if (checks.length === 1 && checks[0]!.status === 'ok')
+    checks.push({ status: 'ok', name: 'state files', detail: 'owner-only' });
+  return checks;
+}
+
+function vaultChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
+  const { keyFile, passphraseEnv, file } = config.vault;
+  if (keyFile === undefined && passphraseEnv === undefined)
+    return [{ status: 'ok', name: 'vault', detail: 'no vault file configured' }];
+  const checks: Check[] = [];
+  if (keyFile !== undefined) {
+    checks.push(
+      existsSync(keyFile)
+        ? modeCheck('vault key', keyFile, 0o600, 'fail')
+        : {
+            status: 'fail',
+            name: 'vault key',
+            detail: `${keyFile} not found`,
+            fix: 'switchboard vault init --key-file FILE',
+          },
+    );
+  }
+  if (passphraseEnv !== undefined && !env[passphraseEnv])
+    checks.push({
+      status: 'fail',
+      name: 'vault key',
+      detail: `${passphraseEnv} is not set`,
+      fix: `export ${passphraseEnv} in the environment switchboard starts in`,
+    });
+  const vault = file ?? defaultVaultPath(env);
+  checks.push(
+    existsSync(vault)
+      ? modeCheck('vault file', vault, 0o600, 'fail')
+      : { status: 'fail', name: 'vault file', detail: `${vault} not found`, fix: 'switchboard vault init' },
+  );
+  return checks;
+}
+
+/** Whether group or others may read or write it (`want` is the mode to set). */
+function modeCheck(name: string, path: string, want: number, severity: Status = 'warn'): Check {
+  const mode = statSync(path).mode & 0o777;
+  if ((mode & 0o077) === 0) return { status: 'ok', name, detail: `${path} (${octal(mode)})` };
+  return {
+    status: severity,
+    name,
+    detail: `${path} is ${octal(mode)}: others than its owner may read it`,
+    fix: `chmod ${octal(want)} ${path}`,
+  };
+}
+
+function octal(mode: number): string {
+  return mode.toString(8).padStart(4, '0');
+}

@@ -1,0 +1,101 @@
+// Backends that fail explain themselves: the last lines of their stderr (bounded, redacted) on the
+// gateway's per-backend state, in the failure's log line and in `switchboard validate`; a missing
+// command names the PATH it was looked for on; an unanswered handshake names its timeout and
+// setting; a refused private address names the address and the setting that allows it.
+import assert from 'node:assert/strict';
+import { lookup } from 'node:dns/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { captureLog } from '../support/log-capture.js';
+import { startGateway } from '../support/start-switchboard.js';
+import { runCli } from './run-cli.js';
+
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}.js`, import.meta.url));
+const CRASHING = { command: process.execPath, args: [fixture('crashing-server')] };
+const SILENT = { command: process.execPath, args: [fixture('silent-server')], era: 'legacy' as const };
+const REDACTION = { patterns: ['sk-live-[0-9a-f]+'] };
+
+test('a backend that fails to start keeps its last stderr lines, redacted, for status and the log', async (t) => {
+  const log = captureLog('info');
+  const sb = await startGateway(
+    t,
+    { sandbox: { mode: 'none' }, redaction: REDACTION, servers: { crashing: CRASHING } },
+    { log: log.logger },
+  );
+  const backend = sb.gateway.backends.get('crashing')!;
+  const tail = backend.lastStderr;
+  assert.equal(tail.length, 20, 'at most 20 lines');
+  assert.equal(tail.at(-1), 'fatal: cannot continue without a valid API_TOKEN');
+  assert.equal(tail.at(-2), 'Error: the API rejected token [REDACTED:pattern-1]');
+  assert.ok(!tail.join('\n').includes('sk-live'), 'the token is not kept');
+  assert.deepEqual(sb.failedBackends[0]?.stderr, tail);
+  assert.deepEqual(backend.status()[0]?.lastStderr, tail);
+  const failure = log
+    .lines()
+    .find((l) => l.msg === 'backend failed to start; serving without it until a retry succeeds');
+  assert.ok(failure, 'the failure is logged');
+  assert.deepEqual(failure.stderr, tail);
+});
+
+test('switchboard validate shows why each backend did not start', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-fail-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'switchboard.json');
+  await writeFile(
+    file,
+    JSON.stringify({
+      sandbox: { mode: 'none' },
+      redaction: REDACTION,
+      limits: { startupTimeoutMs: 1000 },
+      servers: {
+        crashing: CRASHING,
+        missing: { command: 'no-such-mcp-server-cmd', env: { PATH: '/nonexistent/bin' } },
+        silent: SILENT,
+      },
+    }),
+  );
+  const run = await runCli(['validate', '--config', file], { env: { ...process.env, XDG_STATE_HOME: dir } });
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(run.stderr, /servers\.crashing: the server did not start: .*exited with code 3/);
+  assert.match(
+    run.stderr,
+    /its stderr ended with:\n(\s+.*\n)*\s+fatal: cannot continue without a valid API_TOKEN/,
+  );
+  assert.match(run.stderr, /rejected token \[REDACTED:pattern-1\]/);
+  assert.doesNotMatch(run.stderr, /sk-live/);
+  assert.match(
+    run.stderr,
+    /servers\.missing: .*command "no-such-mcp-server-cmd" not found \(spawn no-such-mcp-server-cmd ENOENT\) on the PATH the backend sees: \/nonexistent\/bin\. Hosts such as Claude Desktop start servers without your shell's PATH: give the command as an absolute path, or set env: \{ PATH: … \}/,
+  );
+  assert.match(
+    run.stderr,
+    /servers\.silent: .*did not answer initialize within 1000 ms \(limits\.startupTimeoutMs\)/,
+  );
+  assert.doesNotMatch(run.stderr, /Request cancelled/);
+});
+
+test('an HTTP backend whose name resolves to a private address says which and what allows it', async (t) => {
+  // This machine's own name resolves to one of its addresses: a private or loopback one here.
+  const name = hostname();
+  const { address } = await lookup(name).catch(() => ({ address: '' }));
+  if (!/^(127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.)/.test(address)) {
+    t.skip(`${name} does not resolve to a private address here`);
+    return;
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'sb-fail-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'switchboard.json');
+  await writeFile(file, JSON.stringify({ servers: { inside: { url: `http://${name}:9/mcp` } } }));
+  const run = await runCli(['validate', '--config', file], { env: { ...process.env, XDG_STATE_HOME: dir } });
+  assert.equal(run.code, 1);
+  assert.match(
+    run.stderr,
+    new RegExp(
+      `refused to connect backend "inside" to ${name} \\(it resolves to ${address.replaceAll('.', '\\.')}\\)`,
+    ),
+  );
+  assert.match(run.stderr, /servers\.inside\.allowPrivateNetwork: true/);
+});

@@ -169,6 +169,8 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   const screen = trust.screen?.screen;
   const gateway = new Gateway({
     state,
+    // Workflow runs that are tasks outlive a restart like the runs themselves.
+    taskSources: Object.keys(config.workflows).length > 0 ? [WORKFLOWS_SOURCE] : undefined,
     config: runConfig,
     log,
     audit: trust.audit,

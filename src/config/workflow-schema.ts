@@ -137,6 +137,20 @@ export const Workflow = z
       .describe(
         "The result, as a template over input and steps: an object becomes structuredContent (and its JSON the text), a string the text. Default: each step's data by id.",
       ),
+    taskSupport: z
+      .enum(['forbidden', 'optional', 'required'])
+      .default('optional')
+      .describe(
+        "Whether hosts may run the workflow as an MCP task (the tool's execution.taskSupport): a 2025-11-25 host by asking (params.task), a 2026-07-28 host that declares the tasks extension after taskAfterMs (at once when required).",
+      ),
+    taskAfterMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(5000)
+      .describe(
+        'For a 2026-07-28 host that declares the tasks extension: a run still going after this long is answered as a task (resultType "task"); one that ends sooner answers inline.',
+      ),
     callerGrants: z
       .boolean()
       .default(false)

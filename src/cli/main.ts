@@ -280,6 +280,9 @@ async function up(flags: UpFlags): Promise<number> {
     });
   }
   if (file && !flags['no-watch']) watchConfigFile(file, () => reload('the file changed'), log);
+  // The files it names (policy.file, workflowFiles) are watched the same way.
+  if (file && !flags['no-watch'])
+    for (const f of configFiles.slice(1)) watchConfigFile(f, () => reload(`${f} changed`), log);
   await stdinClosed;
   return EXIT.ok;
 }

@@ -191,7 +191,8 @@ export function compileInputSchema(schema: Record<string, unknown>): (args: unkn
   return (args) => (validate(args) ? undefined : ajv.errorsText(validate.errors, { dataVar: 'arguments' }));
 }
 
-function checkWorkflow(
+/** One workflow's own checks; `all` says which workflow names exist (nested `workflow:` steps). */
+export function checkWorkflow(
   name: string,
   wf: WorkflowConfig,
   all: Record<string, WorkflowConfig>,
@@ -252,7 +253,7 @@ export function stepCycle(wf: WorkflowConfig): string[] | undefined {
   return findCycle(needs);
 }
 
-function workflowCycle(all: Record<string, WorkflowConfig>): string[] | undefined {
+export function workflowCycle(all: Record<string, WorkflowConfig>): string[] | undefined {
   const runs = new Map(
     Object.entries(all).map(([n, wf]) => [n, wf.steps.flatMap((s) => (s.workflow ? [s.workflow] : []))]),
   );

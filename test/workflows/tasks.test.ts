@@ -17,7 +17,7 @@ const TASKS = 'io.modelcontextprotocol/tasks';
 const RELATED = 'io.modelcontextprotocol/related-task';
 const SUBSCRIPTION = 'io.modelcontextprotocol/subscriptionId';
 
-function configWith(t: TestContext): { input: ConfigInput; journal: string } {
+function configWith(): { input: ConfigInput; journal: string } {
   const dir = mkdtempSync(join(tmpdir(), 'sb-wf-tasks-'));
   const journal = join(dir, 'journal.log');
   return {
@@ -68,7 +68,7 @@ async function wire(t: TestContext, input: ConfigInput) {
 }
 
 test('2025-11-25: a workflow call made as a task answers at once and is steered by tasks/*', async (t) => {
-  const { input, journal } = configWith(t);
+  const { input, journal } = configWith();
   const h = await wire(t, input);
   h.write(initialize({}));
   const init = (await h.inbox.next((m) => m.id === 'init')).result as Obj;
@@ -134,7 +134,7 @@ function envelope(extensions: object): Obj {
 }
 
 test('2026-07-28: a run that outlives taskAfterMs is a task; its status is on listen, its result inline', async (t) => {
-  const { input } = configWith(t);
+  const { input } = configWith();
   const h = await wire(t, input);
   const meta = envelope({ [TASKS]: {} });
 

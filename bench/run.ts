@@ -7,6 +7,7 @@ import { installExitHooks, killEverything, survivors } from './lib/processes.js'
 import { formatTable, rowsForJson, writeResults, type Row, type Skip } from './lib/report.js';
 import { BRIDGE_SCENARIOS } from './bridge.js';
 import { CONTEXT_SCENARIOS } from './context.js';
+import { WORKFLOW_SCENARIOS } from './workflow.js';
 import { SESSION_SCENARIOS } from './session-open.js';
 import { TRACING_SCENARIOS } from './tracing.js';
 import { METRICS_SCENARIOS } from './metrics.js';
@@ -24,6 +25,7 @@ const SCENARIOS: readonly Scenario[] = [
   ...TRACING_SCENARIOS,
   ...METRICS_SCENARIOS,
   ...CONTEXT_SCENARIOS,
+  ...WORKFLOW_SCENARIOS,
 ];
 
 interface Pick {

@@ -19,6 +19,7 @@ import type { Vault } from './vault/vault.js';
 import { collisionProblem, planReload } from './gateway/reload-plan.js';
 import type { ReloadOutcome } from './gateway/gateway.js';
 import { withPolicyFile } from './config/policy-file.js';
+import { withWorkflowFiles } from './config/workflow-files.js';
 import { resolve } from 'node:path';
 import { Sandbox } from './sandbox/sandbox.js';
 import type { Tracing } from './tracing/tracing.js';
@@ -117,7 +118,8 @@ export class StartupError extends Error {
 export async function startSwitchboard(options: StartOptions): Promise<Switchboard> {
   // A config made in code may still name a policy file (relative to the working directory).
   const policyFile = options.config.policy.file;
-  const config = await withPolicyFile(options.config, process.cwd());
+  const withPolicy = await withPolicyFile(options.config, process.cwd());
+  const { config, files: workflowFiles } = await withWorkflowFiles(withPolicy, process.cwd(), '(config)');
   const log = options.log ?? silentLogger;
   let sandbox: Sandbox;
   try {
@@ -125,7 +127,11 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       config,
       log,
       env: options.env,
-      configFiles: [...(options.configFiles ?? []), ...(policyFile ? [resolve(policyFile)] : [])],
+      configFiles: [
+        ...(options.configFiles ?? []),
+        ...(policyFile ? [resolve(policyFile)] : []),
+        ...workflowFiles,
+      ],
     });
   } catch (err) {
     throw new StartupError((err as Error).message);
@@ -172,6 +178,8 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   const screen = trust.screen?.screen;
   const gateway = new Gateway({
     state,
+    // Workflow runs that are tasks outlive a restart like the runs themselves.
+    taskSources: Object.keys(config.workflows).length > 0 ? [WORKFLOWS_SOURCE] : undefined,
     config: runConfig,
     log,
     audit: trust.audit,

@@ -7,7 +7,7 @@
 //     config    the validated Config, deeply frozen
 //     warnings  what was accepted but ignored (host-only keys, VS Code inputs), as ConfigIssues
 //     format    which of the three accepted formats the file was written in (formats.ts)
-//     files     every file read (the config file, its policy.file): what backends must not see
+//     files     every file read (the config file, its policy.file, its workflowFiles): what backends must not see
 //   options.env        where ${VAR} references are looked up (default: process.env)
 //   options.overrides  settings that win over the file (CLI flags); problems in them are reported
 //                      against options.overridesLabel (default "command line") instead of the file
@@ -26,6 +26,7 @@ import { toSwitchboardShape, type ConfigFormat } from './formats.js';
 import { describeValue, mapZodIssues } from './issues.js';
 import { checkUriPrefixes } from './prefixes.js';
 import { unknownServers, withPolicyFile } from './policy-file.js';
+import { withWorkflowFiles } from './workflow-files.js';
 import { Config, type ConfigInput } from './schema.js';
 
 type Section = Exclude<keyof ConfigInput, 'servers'>;
@@ -71,12 +72,18 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   ];
   // policy.file is relative to the config file; its rules join the inline ones.
   const policyFile = loaded.config.policy.file;
-  const config = await withPolicyFile(loaded.config, dirname(resolve(file)), file, (w) =>
+  const withPolicy = await withPolicyFile(loaded.config, dirname(resolve(file)), file, (w) =>
     warnings.push(...w),
   );
+  // workflowFiles are relative to the config file; their workflows join the inline ones.
+  const joined = await withWorkflowFiles(withPolicy, dirname(resolve(file)), file);
+  const config = joined.config;
   if (config === loaded.config && warnings.length === loaded.warnings.length) return loaded;
-  const files =
-    policyFile === undefined ? loaded.files : [...loaded.files, resolve(dirname(resolve(file)), policyFile)];
+  const files = [
+    ...loaded.files,
+    ...(policyFile === undefined ? [] : [resolve(dirname(resolve(file)), policyFile)]),
+    ...joined.files,
+  ];
   return deepFreeze({ ...loaded, config, warnings, files });
 }
 

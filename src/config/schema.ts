@@ -76,6 +76,12 @@ export const Config = z
     admin: AdminSection,
     workflows: WorkflowsSection,
     a2a: A2ASection,
+    workflowFiles: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        'More workflows, in files of their own (`workflows:` as in this file), relative to this file; `*` and `?` may stand in the file name (workflows/*.yaml).',
+      ),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -137,6 +137,20 @@ export const Workflow = z
       .describe(
         "The result, as a template over input and steps: an object becomes structuredContent (and its JSON the text), a string the text. Default: each step's data by id.",
       ),
+    taskSupport: z
+      .enum(['forbidden', 'optional', 'required'])
+      .default('optional')
+      .describe(
+        "Whether hosts may run the workflow as an MCP task (the tool's execution.taskSupport): a 2025-11-25 host by asking (params.task), a 2026-07-28 host that declares the tasks extension after taskAfterMs (at once when required).",
+      ),
+    taskAfterMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(5000)
+      .describe(
+        'For a 2026-07-28 host that declares the tasks extension: a run still going after this long is answered as a task (resultType "task"); one that ends sooner answers inline.',
+      ),
     callerGrants: z
       .boolean()
       .default(false)
@@ -177,7 +191,8 @@ export function compileInputSchema(schema: Record<string, unknown>): (args: unkn
   return (args) => (validate(args) ? undefined : ajv.errorsText(validate.errors, { dataVar: 'arguments' }));
 }
 
-function checkWorkflow(
+/** One workflow's own checks; `all` says which workflow names exist (nested `workflow:` steps). */
+export function checkWorkflow(
   name: string,
   wf: WorkflowConfig,
   all: Record<string, WorkflowConfig>,
@@ -238,7 +253,7 @@ export function stepCycle(wf: WorkflowConfig): string[] | undefined {
   return findCycle(needs);
 }
 
-function workflowCycle(all: Record<string, WorkflowConfig>): string[] | undefined {
+export function workflowCycle(all: Record<string, WorkflowConfig>): string[] | undefined {
   const runs = new Map(
     Object.entries(all).map(([n, wf]) => [n, wf.steps.flatMap((s) => (s.workflow ? [s.workflow] : []))]),
   );

@@ -63,6 +63,8 @@ export interface GatewayOptions {
   launcher?: BackendLifecycleDeps['launcher'];
   /** The state database: who owns which task outlives a restart; none: kept in memory only. */
   state?: StateDb | undefined;
+  /** In-process sources that will own tasks (workflows): their tasks outlive a restart too. */
+  taskSources?: readonly string[] | undefined;
 }
 
 export class Gateway {
@@ -134,6 +136,10 @@ export class Gateway {
       log,
       backends: () => this.backends.values(),
       store: options.state && new TaskStore(options.state, (name) => this.taskOrigin(name)),
+      sources: () =>
+        [...this.sources.values()].flatMap((s) =>
+          s.tasks ? [{ name: s.name, list: (ctx: CallContext) => s.tasks!.list(ctx) }] : [],
+        ),
     });
     const watchers = new TaskWatchers({ run: (ctx) => this.run(ctx), log });
     const subscriptions = new Subscriptions();
@@ -333,7 +339,10 @@ export class Gateway {
     // included) reach hosts here as much as its instructions do.
     return this.redact({
       protocolVersion,
-      capabilities: mergeCapabilities(ready.map((b) => b.capabilities)),
+      capabilities: mergeCapabilities([
+        ...ready.map((b) => b.capabilities),
+        ...[...this.sources.values()].flatMap((s) => (s.tasks ? [s.tasks.capabilities] : [])),
+      ]),
       serverInfo: SERVER_INFO,
       ...(instructions ? { instructions } : {}),
     });
@@ -357,6 +366,8 @@ export class Gateway {
   private taskOrigin(name: string): string | undefined {
     const b = this.current.servers[name];
     if (b && isA2ABackend(b)) return b.a2a;
+    // An in-process source's tasks are runs in the state database itself: they outlive a restart.
+    if (!b && this.options.taskSources?.includes(name)) return `in-process:${name}`;
     return b && !isStdioBackend(b) ? b.url : undefined;
   }
 

@@ -14,6 +14,22 @@ export interface CatalogSource {
    * the source says it changed, and when any backend's tools change (a source may derive from them).
    */
   lists(): Lists;
-  /** Answers a call on one of its items (tools/call, resources/read, prompts/get) that passed policy. */
+  /**
+   * Answers a call on one of its items (tools/call, resources/read, prompts/get) that passed policy.
+   * A CreateTaskResult (`{task}` or `resultType: "task"`) makes a task of the source's, remembered
+   * as the caller's and namespaced (`<name>:<taskId>`) like a backend's.
+   */
   call(ctx: CallContext): Promise<Result>;
+  /** Present when the source runs calls on its items as MCP tasks. */
+  readonly tasks?: SourceTasks;
+}
+
+/** A source's own tasks: the task routing treats it as a backend that owns them. */
+export interface SourceTasks {
+  /** What it adds to the capabilities hosts are told (`tasks`, the tasks extension). */
+  readonly capabilities: Record<string, unknown>;
+  /** tasks/get, tasks/result, tasks/cancel on one of its tasks (its own id; the caller owns it). */
+  call(ctx: CallContext, taskId: string): Promise<Result>;
+  /** Its tasks with their own ids, for tasks/list (only the caller's are kept). */
+  list(ctx: CallContext): Promise<Record<string, unknown>[]>;
 }

@@ -9,6 +9,12 @@ import type { Logger } from '../log.js';
 import { exposeRelated, exposeTaskId, isObj, type Obj } from './task-ids.js';
 import { ownerKey, type TaskTable } from './task-table.js';
 
+/** An in-process owner of tasks (workflows): its tasks with its own ids. */
+export interface TaskLister {
+  name: string;
+  list(ctx: CallContext): Promise<Obj[]>;
+}
+
 /** Pages of one backend's tasks/list read at most for one merged list. */
 const MAX_LIST_PAGES = 100;
 
@@ -21,12 +27,14 @@ export async function listTasks(
   backends: Iterable<Upstream>,
   table: TaskTable,
   log: Logger,
+  sources: readonly TaskLister[] = [],
 ): Promise<Result> {
   if (ctx.params.cursor !== undefined) throw new WireError(WIRE.INVALID_PARAMS, 'Invalid cursor');
   const listing = [...backends].filter(
     (b) => isObj(b.capabilities.tasks) && b.capabilities.tasks.list !== undefined,
   );
-  if (listing.length === 0) throw new WireError(WIRE.METHOD_NOT_FOUND, 'Method not found: tasks/list');
+  if (listing.length === 0 && sources.length === 0)
+    throw new WireError(WIRE.METHOD_NOT_FOUND, 'Method not found: tasks/list');
   const owner = ownerKey(ctx.caller);
   const pages = await Promise.all(
     listing.map(async (b) => {
@@ -44,14 +52,30 @@ export async function listTasks(
       } catch (err) {
         log.warn({ backend: b.name, err: messageOf(err) }, 'tasks/list failed; left out');
       }
-      return out.flatMap((t) => {
-        if (typeof t.taskId !== 'string') return [];
-        const entry = table.current(exposeTaskId(b.name, t.taskId));
-        if (!entry || entry.owner !== owner) return [];
-        table.touch(entry, t);
-        return [{ ...exposeRelated(b.name, t), taskId: exposeTaskId(b.name, t.taskId) }];
-      });
+      return owned(b.name, out);
     }),
   );
-  return { tasks: pages.flat() };
+  const own = await Promise.all(
+    sources.map((s) =>
+      s.list(ctx).then(
+        (tasks) => owned(s.name, tasks),
+        (err: unknown) => {
+          log.warn({ source: s.name, err: messageOf(err) }, 'tasks/list failed; left out');
+          return [];
+        },
+      ),
+    ),
+  );
+  return { tasks: [...pages.flat(), ...own.flat()] };
+
+  /** Only the caller's own tasks, ids namespaced. */
+  function owned(name: string, tasks: Obj[]): Obj[] {
+    return tasks.flatMap((t) => {
+      if (typeof t.taskId !== 'string') return [];
+      const entry = table.current(exposeTaskId(name, t.taskId));
+      if (!entry || entry.owner !== owner) return [];
+      table.touch(entry, t);
+      return [{ ...exposeRelated(name, t), taskId: exposeTaskId(name, t.taskId) }];
+    });
+  }
 }

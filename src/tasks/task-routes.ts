@@ -13,7 +13,7 @@ import { unknownTask } from '../protocol/not-found.js';
 import type { Logger } from '../log.js';
 import type { CallContext, Caller } from '../call/context.js';
 import { RELATED_TASK, exposeRelated, exposeTaskId, isObj, type Obj } from './task-ids.js';
-import { listTasks } from './task-list.js';
+import { listTasks, type TaskLister } from './task-list.js';
 import { TaskTable } from './task-table.js';
 import type { TaskStore } from './task-store.js';
 
@@ -37,6 +37,8 @@ export interface TaskRoutesOptions {
   max?: number;
   /** Where task ownership is kept across restarts; without it, in memory only. */
   store?: TaskStore | undefined;
+  /** In-process sources that own tasks (workflows): listed beside the backends. */
+  sources?: () => Iterable<TaskLister>;
 }
 
 export class TaskRoutes {
@@ -128,7 +130,9 @@ export class TaskRoutes {
 
   /** tasks/list (2025-11-25) over every backend that offers it, only the caller's own tasks. */
   list(ctx: CallContext): Promise<Result> {
-    return listTasks(ctx, this.options.backends(), this.table, this.options.log);
+    return listTasks(ctx, this.options.backends(), this.table, this.options.log, [
+      ...(this.options.sources?.() ?? []),
+    ]);
   }
 
   /**

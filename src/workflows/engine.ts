@@ -61,6 +61,8 @@ class StepFailure extends Error {
 export class WorkflowEngine {
   private readonly compiled = new Map<string, Compiled>();
   private readonly active = new Map<string, AbortController>();
+  /** The result of each run under way here, by run id. */
+  private readonly running = new Map<string, Promise<Result>>();
   private poll: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -77,16 +79,46 @@ export class WorkflowEngine {
 
   /** Starts a run for a call on a workflow tool and answers with its result (a tool result). */
   async start(name: string, args: unknown, outer?: CallContext): Promise<Result> {
+    const launched = this.launch(name, args, outer);
+    return 'refused' in launched ? launched.refused : launched.done;
+  }
+
+  /**
+   * Starts a run and hands back its id and the promise of its result at once (a run that is a
+   * task goes on after the call that started it answered); invalid arguments start nothing.
+   */
+  launch(
+    name: string,
+    args: unknown,
+    outer?: CallContext,
+  ): { id: string; done: Promise<Result> } | { refused: Result } {
     const wf = this.compiled.get(name);
     if (!wf) throw new WireError(WIRE.INVALID_PARAMS, `Unknown workflow: ${name}`);
     const input = (args ?? {}) as Record<string, unknown>;
     // Arguments are checked before anything runs, and a run is recorded only for valid ones.
     const problem = wf.check(input);
-    if (problem) return toolError(`Invalid arguments for workflow ${name}: ${problem}`);
+    if (problem) return { refused: toolError(`Invalid arguments for workflow ${name}: ${problem}`) };
     const caller = outer ? `${outer.caller.kind}:${outer.caller.id}` : 'extension:switchboard';
     const id = this.deps.store.create(name, caller, input, outer?.run?.id);
     const runFor = outer?.run?.for ?? caller;
-    return this.execute({ id, name, wf, input, outer, runFor, outputs: {} });
+    return { id, done: this.execute({ id, name, wf, input, outer, runFor, outputs: {} }) };
+  }
+
+  /** The result of a run under way in this process, when it ends; undefined if it is not here. */
+  ending(id: string): Promise<Result> | undefined {
+    return this.running.get(id);
+  }
+
+  /** How far a run is: steps finished of all its steps. */
+  stepsOf(name: string): number {
+    return this.compiled.get(name)?.steps.length ?? 0;
+  }
+
+  /** The result a finished run answered with, rebuilt from the state database. */
+  finalResult(row: RunRow): Result {
+    if (row.status === 'succeeded') return resultOf(row.result, row.id);
+    if (row.status === 'cancelled') return toolError(`Workflow ${row.workflow} was cancelled`, row.id);
+    return toolError(`Workflow ${row.workflow} failed at ${row.error ?? 'a step'}`, row.id);
   }
 
   /** Cancels a run under way in this process; false if it is not here. */
@@ -172,7 +204,17 @@ export class WorkflowEngine {
     return h.readOnly || h.idempotent;
   }
 
-  private async execute(run: Run): Promise<Result> {
+  private execute(run: Run): Promise<Result> {
+    const done = this.runSteps(run);
+    this.running.set(run.id, done);
+    void done.then(
+      () => this.running.delete(run.id),
+      () => this.running.delete(run.id),
+    );
+    return done;
+  }
+
+  private async runSteps(run: Run): Promise<Result> {
     const controller = new AbortController();
     this.active.set(run.id, controller);
     this.watchCancels();

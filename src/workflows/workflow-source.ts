@@ -13,19 +13,24 @@ import type { StateDb } from '../state/state-db.js';
 import { asAnnotations, workflowHints, type ToolAnnotations } from './annotations.js';
 import { WorkflowEngine } from './engine.js';
 import { RunStore } from './run-store.js';
+import { WorkflowTasks } from './run-tasks.js';
 
 /** The server name workflow tools are listed under, and what policy rules name in `backends`. */
 export const WORKFLOWS_SOURCE = 'workflows';
 
 export class WorkflowSource implements CatalogSource {
   readonly name = WORKFLOWS_SOURCE;
+  readonly tasks: WorkflowTasks;
 
   constructor(
     private readonly workflows: Config['workflows'],
-    private readonly engine: WorkflowEngine,
+    engine: WorkflowEngine,
+    store: RunStore,
     private readonly tools: ToolAnnotations,
     private readonly toolName: (workflow: string) => string,
-  ) {}
+  ) {
+    this.tasks = new WorkflowTasks(engine, store, workflows);
+  }
 
   lists(): Lists {
     return {
@@ -34,6 +39,7 @@ export class WorkflowSource implements CatalogSource {
         ...(wf.description ? { description: wf.description } : {}),
         inputSchema: wf.input,
         annotations: asAnnotations(workflowHints(wf, this.tools, this.workflows, this.toolName)),
+        execution: { taskSupport: wf.taskSupport },
       })),
     };
   }
@@ -41,7 +47,7 @@ export class WorkflowSource implements CatalogSource {
   call(ctx: CallContext): Promise<Result> {
     if (ctx.method !== 'tools/call' || !ctx.target)
       throw new WireError(WIRE.METHOD_NOT_FOUND, `Workflows answer tools/call only, not ${ctx.method}`);
-    return this.engine.start(ctx.target.name, ctx.params.arguments, ctx);
+    return this.tasks.start(ctx.target.name, ctx);
   }
 }
 
@@ -79,5 +85,9 @@ export function openWorkflows(deps: WorkflowsDeps): {
     log: deps.log,
     cancelPollMs: deps.cancelPollMs,
   });
-  return { source: new WorkflowSource(config.workflows, engine, deps.tools, toolName), engine, store };
+  return {
+    source: new WorkflowSource(config.workflows, engine, store, deps.tools, toolName),
+    engine,
+    store,
+  };
 }

@@ -81,8 +81,12 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
     return runHandler(services, ctx, handler);
   }
   // An in-process source answers the calls on its own items (a workflow tool runs its steps).
-  const source = target.kind !== 'task' ? services.source?.(target.backend) : undefined;
-  if (source) return source.call(ctx);
+  // Its CreateTaskResult becomes the caller's task, as a backend's would; its tasks are its own.
+  const source = services.source?.(target.backend);
+  if (source && target.kind !== 'task')
+    return services.tasks.answered(ctx, source.name, await source.call(ctx));
+  if (source?.tasks && target.kind === 'task')
+    return services.tasks.taskAnswered(ctx, target, await source.tasks.call(ctx, target.name), (_m, r) => r);
   const backend = services.backend(target.backend);
   if (!backend) throw new WireError(WIRE.INVALID_PARAMS, `Unknown target: ${target.name}`);
   if (ctx.resume && ctx.resume.backend !== backend.name) {

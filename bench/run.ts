@@ -15,6 +15,7 @@ import { SCENARIOS as ECHO_SCENARIOS, type Scenario as AnyScenario, type Sizes }
 import { runScanBench } from './scan/run-scan.js';
 import { runSoak } from './soak.js';
 import { runCatalogModes } from './catalog/catalog-modes.js';
+import { runScale } from './scale/run-scale.js';
 
 // Each scenario names the client it drives (an SDK Client, or a bridge client); the runner only hands it back.
 type Scenario = AnyScenario<unknown>;
@@ -55,6 +56,9 @@ ${SCENARIOS.map((s) => `  ${s.name.padEnd(12)} ${s.baseline.name} + ${s.subject.
 
   scan        the definition scanner against its labelled corpus: detection and false-positive rates;
               not in the default set (scan --hide-held-out while tuning rules)
+  scale       growth curves (backends, catalog with and without listChanged, sessions, payload,
+              calls in flight), each point against its same-run baseline; not in the default set
+              (scale --help)
   catalog-modes  tokens of tools/list in full vs search mode over real gathered tools, and search
               recall@1/@5 and MRR on the tuning and held-out task sets; not in the default set
   soak        mixed traffic with random backend kills for minutes; not in the default set (soak --help)
@@ -162,6 +166,8 @@ async function main(): Promise<number> {
   // The soak runs for minutes against one switchboard, with no baseline: its own runner, opt-in.
   if (process.argv[2] === 'soak') return runSoak(process.argv.slice(3));
   if (process.argv[2] === 'catalog-modes') return runCatalogModes(process.argv.slice(3));
+  // Growth curves: many points, each its own pair of processes, with their own table.
+  if (process.argv[2] === 'scale') return runScale(process.argv.slice(3));
   // The scanner benchmark measures verdicts on a committed corpus, not time: no baseline, no processes.
   if (process.argv[2] === 'scan') return runScanBench(process.argv.slice(3));
   const args = parseArgs(process.argv.slice(2));

@@ -38,7 +38,7 @@ interface Opened {
 }
 
 /** Opens one session the way a 2025-11-25 host does; throws unless both steps are accepted. */
-async function openSession(url: string): Promise<Opened> {
+export async function openSession(url: string): Promise<Opened> {
   const init = await fetch(url, {
     method: 'POST',
     headers: { accept: ACCEPT, 'content-type': 'application/json' },

@@ -114,6 +114,7 @@ export function openHttp(
   args: string[],
   connectTimeoutMs: number,
   era: Era = 'legacy',
+  onUrl?: (url: string) => void,
 ): Promise<Endpoint> {
   return openFromStderr(
     label,
@@ -122,6 +123,7 @@ export function openHttp(
     /http:\/\/127\.0\.0\.1:\d+\/mcp\b/,
     connectTimeoutMs,
     async (url) => {
+      onUrl?.(url);
       const client = newClient(era);
       try {
         await client.connect(new StreamableHTTPClientTransport(new URL(url)), { timeout: connectTimeoutMs });

@@ -4,7 +4,9 @@ import { fileURLToPath } from 'node:url';
 
 // This file runs as dist/bench/lib/paths.js: three levels up is the repository root.
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-export const GATEWAY_MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+// SWITCHBOARD_BENCH_GATEWAY measures another build (an older commit's) against the same baselines.
+export const GATEWAY_MAIN =
+  process.env.SWITCHBOARD_BENCH_GATEWAY ?? join(ROOT, 'dist', 'src', 'cli', 'main.js');
 export const ECHO_SERVER = join(ROOT, 'dist', 'bench', 'fixtures', 'echo-server.js');
 export const PIPE_PROXY = join(ROOT, 'dist', 'bench', 'fixtures', 'pipe-proxy.js');
 export const RESULTS_DIR = join(ROOT, 'bench', 'results');

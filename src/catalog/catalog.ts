@@ -1,5 +1,6 @@
 // The merged view of every backend's tools, prompts, resources and templates, with the maps
-// that route an exposed name or URI back to its backend. Rebuilt whenever a backend's list changes.
+// that route an exposed name or URI back to its backend. Rebuilt only when a backend's list
+// really changed: a re-read that gives the same list back costs that backend's list, not the catalog.
 import type { Logger } from '../log.js';
 import type { Result } from '../jsonrpc/message.js';
 import { exposedName, exposedUri, splitUri, type Namespace } from './naming.js';
@@ -53,6 +54,17 @@ export class Catalog {
   private owners_ = new WeakMap<Item, Target>();
   /** Namespaces of in-process sources (workflows, ...): they outlive a reload's new namespaces. */
   private readonly own = new Map<string, Namespace>();
+  /** Each admitted list in serialised form: a re-read that gives it back unchanged stops there. */
+  private readonly signatures = new Map<string, string>();
+  /** How many items of each backend the merged view of each kind holds. */
+  private readonly shown: Record<ListKind, Map<string, number>> = {
+    tools: new Map(),
+    prompts: new Map(),
+    resources: new Map(),
+    resourceTemplates: new Map(),
+  };
+  /** Renamed copies of items, reused across rebuilds (one object per item while it is unchanged). */
+  private renamed = new WeakMap<Item, Item>();
 
   constructor(private options: CatalogOptions) {
     for (const ns of options.namespaces.values())
@@ -72,6 +84,7 @@ export class Catalog {
   reconfigure(options: Pick<CatalogOptions, 'namespaces' | 'collisions' | 'priorities'>): ListKind[] {
     const before = LIST_KIND_NAMES.map((k) => JSON.stringify(this.merged[k]));
     this.options = { ...this.options, ...options };
+    this.renamed = new WeakMap();
     this.byUriPrefix = new Map();
     for (const ns of this.namespaces.values())
       if (ns.prefixed) this.byUriPrefix.set(ns.uriPrefix, ns.backend);
@@ -88,6 +101,7 @@ export class Catalog {
     const before = LIST_KIND_NAMES.map((k) => JSON.stringify(this.merged[k]));
     this.lists.delete(backend);
     this.served.delete(backend);
+    this.forgetSignatures(backend);
     for (const kind of Object.keys(lists) as ListKind[]) this.setList(backend, kind, lists[kind]!);
     for (const kind of LIST_KIND_NAMES) this.rebuild(kind);
     return LIST_KIND_NAMES.filter((k, i) => JSON.stringify(this.merged[k]) !== before[i]);
@@ -102,17 +116,33 @@ export class Catalog {
     return this.own.size ? new Map([...this.options.namespaces, ...this.own]) : this.options.namespaces;
   }
 
-  /** Replaces one backend's list of one kind; returns whether the merged view changed. */
+  /**
+   * Replaces one backend's list of one kind; returns whether the merged view changed. A list equal
+   * to the one held changes nothing and rebuilds nothing; a changed one rebuilds the kind's view.
+   */
   setList(backend: string, kind: ListKind, items: Item[]): boolean {
     const served = this.served.get(backend) ?? {};
     served[kind] = items;
     this.served.set(backend, served);
     const lists = this.lists.get(backend) ?? {};
-    const before = JSON.stringify(this.merged[kind]);
-    lists[kind] = this.options.admit ? this.options.admit(backend, kind, items) : items;
+    const admitted = this.options.admit ? this.options.admit(backend, kind, items) : items;
+    const key = `${backend}\0${kind}`;
+    const signature = JSON.stringify(admitted);
+    if (lists[kind] !== undefined && this.signatures.get(key) === signature) return false;
+    this.signatures.set(key, signature);
+    // Collisions make one backend's change show in another's items: judged on the whole view.
+    const entangled = () => this.collisionList.some((c) => c.kind === kind && c.backends.includes(backend));
+    const whole = entangled() ? JSON.stringify(this.merged[kind]) : undefined;
+    const had = (this.shown[kind].get(backend) ?? 0) > 0;
+    lists[kind] = admitted;
     this.lists.set(backend, lists);
     this.rebuild(kind);
-    return JSON.stringify(this.merged[kind]) !== before;
+    if (whole !== undefined || entangled()) return JSON.stringify(this.merged[kind]) !== whole;
+    return had || (this.shown[kind].get(backend) ?? 0) > 0;
+  }
+
+  private forgetSignatures(backend: string): void {
+    for (const kind of LIST_KIND_NAMES) this.signatures.delete(`${backend}\0${kind}`);
   }
 
   /** Runs every held list through `admit` again (a tool was re-pinned); returns the kinds that changed. */
@@ -132,6 +162,7 @@ export class Catalog {
     if (!lists) return [];
     this.lists.delete(backend);
     this.served.delete(backend);
+    this.forgetSignatures(backend);
     const changed = (Object.keys(lists) as ListKind[]).filter((k) => (lists[k]?.length ?? 0) > 0);
     for (const kind of LIST_KIND_NAMES) this.rebuild(kind);
     return changed;
@@ -214,6 +245,8 @@ export class Catalog {
     }
     const map = this.byName[kind];
     map.clear();
+    const shown = this.shown[kind];
+    shown.clear();
     const items: Item[] = [];
     this.collisionList = this.collisionList.filter((c) => c.kind !== kind);
     for (const [exposed, list] of claims) {
@@ -227,8 +260,9 @@ export class Catalog {
       }
       const target = { backend: chosen.backend, name: chosen.name, item: chosen.item };
       map.set(exposed, target);
-      const item = exposed === chosen.name ? chosen.item : { ...chosen.item, name: exposed };
+      const item = exposed === chosen.name ? chosen.item : this.renamedCopy(chosen.item, 'name', exposed);
       this.owners_.set(item, target);
+      shown.set(chosen.backend, (shown.get(chosen.backend) ?? 0) + 1);
       items.push(item);
     }
     this.merged[kind] = items;
@@ -243,14 +277,29 @@ export class Catalog {
   private rebuildUris(kind: 'resources' | 'resourceTemplates'): void {
     const field = LIST_KINDS[kind].field;
     const items: Item[] = [];
+    const shown = this.shown[kind];
+    shown.clear();
     for (const [backend, ns] of this.namespaces) {
-      for (const item of this.lists.get(backend)?.[kind] ?? []) {
-        const exposed = ns.prefixed ? { ...item, [field]: exposedUri(ns, String(item[field])) } : item;
+      const own = this.lists.get(backend)?.[kind] ?? [];
+      if (own.length) shown.set(backend, own.length);
+      for (const item of own) {
+        const exposed = ns.prefixed
+          ? this.renamedCopy(item, field, exposedUri(ns, String(item[field])))
+          : item;
         this.owners_.set(exposed, { backend, name: String(item[field]) });
         items.push(exposed);
       }
     }
     this.merged[kind] = items;
+  }
+
+  /** The item under its exposed name or URI: the same object as last time while both are unchanged. */
+  private renamedCopy(item: Item, field: string, exposed: string): Item {
+    const known = this.renamed.get(item);
+    if (known?.[field] === exposed) return known;
+    const copy = { ...item, [field]: exposed };
+    this.renamed.set(item, copy);
+    return copy;
   }
 }
 

@@ -31,6 +31,14 @@ export const CatalogSection = z
       .describe(
         'Items per page of tools/list, prompts/list, resources/list and resources/templates/list, ordered by name (URI, template), with an opaque nextCursor for the rest. Unset: every list is served whole, so a host that does not page still gets everything.',
       ),
+    refreshIntervalMs: z
+      .number()
+      .int()
+      .min(0)
+      .default(1000)
+      .describe(
+        'How long a list read from a server that does not announce changes (no listChanged) is served before a listing reads it again; a longer ttlMs the server gives on a list result counts too. Concurrent listings share one read. 0: every listing reads it again.',
+      ),
     ...CatalogViewFields,
   })
   .strict()

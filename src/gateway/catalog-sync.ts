@@ -1,6 +1,7 @@
 // Keeps the catalog in step with the backends: reads every page of a backend's lists, re-reads
-// them when it announces a change (or, when it never does, each time a host lists), and tells
-// the gateway which merged lists changed so hosts hear list_changed.
+// them when it announces a change (or, when it never does, when a host lists and the last read
+// is older than catalog.refreshIntervalMs and the backend's own cache hints), and tells the
+// gateway which merged lists changed so hosts hear list_changed.
 import type { Upstream } from '../backends/upstream.js';
 import { LIST_KINDS, type Catalog, type Item, type ListKind, type Lists } from '../catalog/catalog.js';
 import { toolsAsOffered } from '../tasks/task-capabilities.js';
@@ -15,26 +16,36 @@ export class CatalogSync {
   private readonly announced = new Set<string>();
   /** Cache hints of each backend's last read of each list (modern backends send them). */
   private readonly hints = new Map<string, { until: number; scope: 'public' | 'private' }>();
+  /** When the last completed read of each backend's list began (what it shows is at least that new). */
+  private readonly readAt = new Map<string, number>();
 
+  /**
+   * `intervalMs`: how long a list read from a backend that announces no changes is served before
+   * a host's listing reads it again (0: every listing does).
+   */
   constructor(
     private readonly catalog: Catalog,
     private readonly log: Logger,
     private readonly changed: (kind: ListKind) => void,
+    private readonly intervalMs = 0,
   ) {}
 
   /**
    * Serves a list, first re-reading it from backends that would not tell us it changed and whose
-   * own cache hints say it is stale; `withHints` adds the merged hints (for modern callers).
+   * last read is stale (older than the interval and than their own cache hints); concurrent
+   * listings share one read per backend. `withHints` adds the merged hints (for modern callers).
    */
   async list(kind: ListKind, backends: Iterable<Upstream>, withHints = false): Promise<Result> {
     const now = Date.now();
-    const serving = [...backends].filter(
-      (b) => b.state === 'ready' && b.capabilities[LIST_KINDS[kind].capability],
-    );
-    const stale = serving.filter(
-      (b) => !announcesChanges(b, kind) && !((this.hints.get(`${b.name}\0${kind}`)?.until ?? 0) > now),
-    );
-    if (stale.length) await Promise.all(stale.map((b) => this.refresh(b, [kind])));
+    const serving: Upstream[] = [];
+    let stale: Promise<void>[] | undefined;
+    for (const b of backends) {
+      if (b.state !== 'ready' || !b.capabilities[LIST_KINDS[kind].capability]) continue;
+      serving.push(b);
+      if (!announcesChanges(b, kind) && this.freshUntil(b.name, kind) <= now)
+        (stale ??= []).push(this.reread(b, kind));
+    }
+    if (stale) await Promise.all(stale);
     const list = this.catalog.list(kind);
     return withHints ? { ...list, ...this.cacheHints(kind, serving) } : list;
   }
@@ -57,6 +68,23 @@ export class CatalogSync {
       if (h?.scope === 'private') cacheScope = 'private';
     }
     return { ttlMs: Number.isFinite(ttlMs) ? ttlMs : 0, cacheScope };
+  }
+
+  /** Until when a backend's list may be served without reading it again. */
+  private freshUntil(backend: string, kind: ListKind): number {
+    const key = `${backend}\0${kind}`;
+    const read = this.readAt.get(key);
+    if (read === undefined) return 0;
+    return Math.max(read + this.intervalMs, this.hints.get(key)?.until ?? 0);
+  }
+
+  /**
+   * A listing's re-read of a stale list: joins a read already in flight (it began after the last
+   * completed one), so concurrent listings cost the backend one read.
+   */
+  private reread(backend: Upstream, kind: ListKind): Promise<void> {
+    const running = this.refreshing.get(`${backend.name}\0${kind}`);
+    return running ? running.done : this.refreshList(backend, kind);
   }
 
   /** Re-reads lists from a backend. */
@@ -141,9 +169,15 @@ export class CatalogSync {
   }
 
   private async fetchList(backend: Upstream, kind: ListKind): Promise<void> {
+    const began = Date.now();
     const items = await this.readList(backend, kind);
-    const announced = this.announced.delete(`${backend.name}\0${kind}`);
-    if (!items) return;
+    const key = `${backend.name}\0${kind}`;
+    const announced = this.announced.delete(key);
+    if (!items) {
+      this.readAt.delete(key);
+      return;
+    }
+    this.readAt.set(key, began);
     if (this.catalog.setList(backend.name, kind, items) || announced) this.changed(kind);
     this.logCollisions(backend.name, kind);
   }

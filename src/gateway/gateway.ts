@@ -123,7 +123,12 @@ export class Gateway {
       admit: options.admit,
     });
     this.fanOut = new FanOut({ sessions: this.sessions, backends: () => this.backends.values(), log });
-    const sync = new CatalogSync(this.catalog, log, (kind) => this.listChanged(kind));
+    const sync = new CatalogSync(
+      this.catalog,
+      log,
+      (kind) => this.listChanged(kind),
+      config.catalog.refreshIntervalMs,
+    );
     this.calls = new InternalCalls((ctx) => this.pipeline(ctx));
     this.modern = new ModernHost({
       run: (ctx) => this.run(ctx),

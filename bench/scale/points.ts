@@ -1,0 +1,171 @@
+// The growth curves of `npm run bench -- scale`: each point a pair of endpoints (a direct baseline
+// and switchboard doing the same work) and the call to time on both, at one size of the work.
+import type { Client } from '@modelcontextprotocol/client';
+
+import { openHttp, openStdio, type Endpoint, type Era } from '../lib/endpoints.js';
+import { gatewayArgs, writeGatewayConfig, type EchoBackend } from '../lib/gateway.js';
+import { ECHO_SERVER } from '../lib/paths.js';
+import type { Call } from '../lib/runners.js';
+
+export interface Point {
+  readonly curve: string;
+  /** The size of the work at this point, as the table shows it. */
+  readonly label: string;
+  baseline(): Promise<Endpoint>;
+  subject(): Promise<Endpoint>;
+  /** Waits until an endpoint answers the point's call correctly (a gateway's catalog is complete). */
+  ready(endpoint: Endpoint): Promise<void>;
+  call(client: Client): Call;
+  /** Timed sequential calls per side. */
+  readonly calls: number;
+  /** Calls in flight for a throughput figure; undefined: latency only. */
+  readonly inFlight?: number;
+  /** Bytes of the result, for CPU per byte. */
+  readonly bytes?: number;
+  /** Work before timing, on both sides (sessions opened). */
+  prepare?(baseline: Endpoint, subject: Endpoint): Promise<void>;
+}
+
+const node = process.execPath;
+const CONNECT_MS = 60_000;
+const STARTUP_MS = 300_000;
+const CALL_MS = 60_000;
+
+function listCall(client: Client): Call {
+  return async () => {
+    await client.listTools(undefined, { cacheMode: 'bypass', timeout: CALL_MS });
+  };
+}
+
+/** Waits until tools/list holds `count` distinct tools. */
+function listsAll(count: number): (endpoint: Endpoint) => Promise<void> {
+  return async (endpoint) => {
+    const deadline = Date.now() + STARTUP_MS;
+    for (;;) {
+      const { tools } = await endpoint.client.listTools(undefined, { cacheMode: 'bypass', timeout: CALL_MS });
+      const names = new Set(tools.map((t) => t.name)).size;
+      if (names === count && tools.length === count) break;
+      if (Date.now() > deadline) throw new Error(`lists ${tools.length} of ${count} tools`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    endpoint.noteChildren();
+  };
+}
+
+/**
+ * tools/list of `backends` × `tools` through switchboard against one server listing them all;
+ * `listChanged` says whether the backends announce changes (else switchboard must re-read them).
+ */
+export function catalogPoint(curve: string, backends: number, tools: number, listChanged: boolean): Point {
+  const total = backends * tools;
+  const quiet = listChanged ? [] : ['--no-list-changed'];
+  return {
+    curve,
+    label: `${backends} × ${tools} = ${total} tools`,
+    baseline: () =>
+      openStdio(
+        'echo-server (catalog)',
+        node,
+        [ECHO_SERVER, '--stdio', '--tools', String(total), '--no-echo', ...quiet],
+        CONNECT_MS,
+      ),
+    subject: () => {
+      const list: EchoBackend[] = Array.from({ length: backends }, (_, i) => ({
+        name: `b${String(i).padStart(3, '0')}`,
+        args: ['--stdio', '--tools', String(tools), '--no-echo', ...quiet],
+        era: 'legacy',
+      }));
+      // Prefixes always: one backend or many, the names are distinct and the work the same.
+      const config = writeGatewayConfig(list, {
+        limits: { startupTimeoutMs: STARTUP_MS },
+        namespacing: { mode: 'always' },
+      });
+      return openStdio('switchboard (catalog)', node, gatewayArgs(config, 'stdio'), STARTUP_MS);
+    },
+    ready: listsAll(total),
+    call: listCall,
+    // A listing of thousands of tools costs 100× an echo call: fewer of them.
+    calls: Math.max(20, Math.min(200, Math.round(20_000 / Math.max(1, total)))),
+  };
+}
+
+function echoCall(text: string): (client: Client) => Call {
+  return (client) => async () => {
+    const result = await client.callTool({ name: 'echo', arguments: { text } }, { timeout: CALL_MS });
+    const [first] = result.content as { text?: string }[];
+    if (first?.text?.length !== text.length) throw new Error('echo answered something else');
+  };
+}
+
+async function echoes(endpoint: Endpoint): Promise<void> {
+  await echoCall('ready')(endpoint.client)();
+  endpoint.noteChildren();
+}
+
+function switchboardEcho(front: 'stdio' | 'http', era: Era, label: string): () => Promise<Endpoint> {
+  return () => {
+    const config = writeGatewayConfig([{ name: 'echo', args: ['--stdio'], era: 'legacy' }]);
+    const args = gatewayArgs(config, front);
+    return front === 'stdio'
+      ? openStdio(label, node, args, CONNECT_MS, era)
+      : openHttp(label, node, args, CONNECT_MS, era);
+  };
+}
+
+/** An echo of `bytes` bytes of text over stdio: the payload goes in and comes back. */
+export function payloadPoint(bytes: number, label: string): Point {
+  const text = 'x'.repeat(bytes);
+  return {
+    curve: 'payload',
+    label,
+    baseline: () => openStdio('echo-server (stdio)', node, [ECHO_SERVER, '--stdio'], CONNECT_MS),
+    subject: switchboardEcho('stdio', 'legacy', 'switchboard (payload)'),
+    ready: echoes,
+    call: echoCall(text),
+    calls: Math.max(10, Math.min(500, Math.round(50_000_000 / bytes))),
+    bytes,
+  };
+}
+
+/** Stateless (2026-07-28) echo calls over HTTP with `inFlight` calls outstanding. */
+export function concurrencyPoint(inFlight: number): Point {
+  return {
+    curve: 'concurrency',
+    label: `${inFlight} in flight`,
+    baseline: () =>
+      openHttp('echo-server (modern http)', node, [ECHO_SERVER, '--http', '0'], CONNECT_MS, 'modern'),
+    subject: switchboardEcho('http', 'modern', 'switchboard (modern http)'),
+    ready: echoes,
+    call: echoCall('hello from the scale benchmark'),
+    calls: 500,
+    inFlight,
+  };
+}
+
+/** Echo calls over a legacy HTTP session while `open` other sessions are held open. */
+export function sessionsPoint(open: number, openSession: (url: string) => Promise<unknown>): Point {
+  const urls = new WeakMap<Endpoint, string>();
+  const withUrl = async (label: string, args: string[]) => {
+    let url = '';
+    const endpoint = await openHttp(label, node, args, CONNECT_MS, 'legacy', (u) => (url = u));
+    urls.set(endpoint, url);
+    return endpoint;
+  };
+  return {
+    curve: 'sessions',
+    label: `${open} sessions open`,
+    baseline: () => withUrl('echo-server (http)', [ECHO_SERVER, '--http', '0']),
+    subject: () =>
+      withUrl(
+        'switchboard (http)',
+        gatewayArgs(writeGatewayConfig([{ name: 'echo', args: ['--stdio'], era: 'legacy' }]), 'http'),
+      ),
+    ready: echoes,
+    call: echoCall('hello from the scale benchmark'),
+    calls: 500,
+    async prepare(baseline, subject) {
+      // Opened on both sides alike and never closed, as hosts that went away leave them.
+      for (const e of [baseline, subject]) for (let i = 0; i < open; i++) await openSession(urls.get(e)!);
+    },
+  };
+}

@@ -124,6 +124,10 @@ async function handle(
       res.writeHead(200, { 'content-type': options.metrics.contentType, 'cache-control': 'no-store' });
       res.end(await options.metrics.text());
       return;
+    case '/favicon.ico':
+      // The browser asks on its own; there is none, and a 404 would read as a fault.
+      if (get) return void res.writeHead(204).end();
+      break;
     case '/':
     case '/dashboard.css':
     case '/dashboard.js':

@@ -65,6 +65,7 @@ code, pre, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, m
 pre { background: var(--card); border: 1px solid var(--line); padding: 0.6rem; overflow: auto; margin: 0.25rem 0; }
 .muted { color: var(--muted); }
 .ok { color: var(--ok); } .bad { color: var(--bad); } .warn { color: var(--warn); }
+.badge[hidden] { display: none; }
 .badge { display: inline-block; min-width: 1.3em; padding: 0 0.35em; border-radius: 9px; background: var(--bad);
   color: #fff; font-size: 0.75rem; text-align: center; }
 .pill { display: inline-block; padding: 0 0.45em; border-radius: 4px; border: 1px solid var(--line); font-size: 0.8rem; }

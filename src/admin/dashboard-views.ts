@@ -1,7 +1,6 @@
 // What the dashboard's topology, quarantine diff and workflow views read, built from the stores
 // the rest of switchboard keeps (the gateway's backends and sessions, the call edges fed by the
 // pipeline's events, the pins, the workflow runs in the state database): no second bookkeeping.
-import type { Gateway } from '../gateway/gateway.js';
 import type { CallEdges } from '../observe/call-edges.js';
 import { lineDiff } from '../trust/line-diff.js';
 import type { PinKind } from '../trust/pins-definition.js';

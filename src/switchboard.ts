@@ -28,6 +28,7 @@ import { startAdmin, type Admin } from './admin/admin.js';
 import { openWorkflows, WORKFLOWS_SOURCE } from './workflows/workflow-source.js';
 import type { WorkflowEngine } from './workflows/engine.js';
 import { a2aRoutes } from './a2a/wiring.js';
+import type { RunStore } from './workflows/run-store.js';
 
 export interface StartOptions {
   config: Config;
@@ -214,6 +215,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   // Workflows join the catalog as an in-process source: their tools are listed, judged and
   // pinned like any backend's; their steps are calls through the same pipeline.
   let workflows: WorkflowEngine | undefined;
+  let workflowRuns: RunStore | undefined;
   if (Object.keys(config.workflows).length > 0) {
     if (Object.hasOwn(config.servers, WORKFLOWS_SOURCE)) {
       throw new StartupError(`a server named "${WORKFLOWS_SOURCE}" cannot be used with workflows: rename it`);
@@ -228,6 +230,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     });
     gateway.addSource(opened.source);
     workflows = opened.engine;
+    workflowRuns = opened.store;
   }
   // The bridge listens before backends start: a backend may call it while it initializes.
   let bridge: BridgeServer | undefined;
@@ -265,6 +268,8 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
           approvals: trust.approvals,
           pins: trust.pins,
           audit: trust.audit,
+          trustPath: trust.path,
+          workflowRuns,
           bridgeConnections: () => bridge?.connectionCount ?? 0,
           clean: (text) => redactor.text(text),
           env: options.env,

@@ -7,14 +7,15 @@ import { toWire } from '../errors/errors.js';
 import type { Params } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import { BodyError, readJson, sendJson } from './admin-http.js';
-import { statusView, toolsView, type ViewSources } from './admin-views.js';
+import { statusView, toolsView } from './admin-views.js';
+import { serveDashboardApi, type DashboardDeps } from './dashboard-api.js';
 
 export const API_PREFIX = '/api/v1';
 
 /** How long between SSE comments that keep an idle stream (and proxies) open. */
 const KEEPALIVE_MS = 15_000;
 
-export interface ApiDeps extends ViewSources {
+export interface ApiDeps extends DashboardDeps {
   log: Logger;
 }
 
@@ -29,6 +30,7 @@ export async function serveApi(
   const path = url.pathname.slice(API_PREFIX.length);
   const method = req.method ?? 'GET';
   const get = method === 'GET' || method === 'HEAD';
+  if (serveDashboardApi(deps, req, res, path, url)) return true;
   if (path === '/status' && get) return done(sendJson(res, 200, statusView(deps)));
   if (path === '/tools' && get) return done(sendJson(res, 200, toolsView(deps)));
   if (path === '/calls' && get) {

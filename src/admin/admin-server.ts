@@ -1,6 +1,7 @@
 // The admin listener: a separate HTTP server (loopback by default) for operators, with its own
-// credentials always required. /healthz, /readyz, /metrics (Prometheus), a landing page the
-// dashboard link opens, and the JSON API under /api/v1 (admin-api.ts).
+// credentials always required. /healthz, /readyz, /metrics (Prometheus), the dashboard the
+// printed link opens (dashboard-assets.ts; its browser session in admin-session.ts), and the
+// JSON API under /api/v1 (admin-api.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/schema.js';
@@ -9,6 +10,8 @@ import type { Metrics } from '../observe/metrics.js';
 import { adminAuthenticator } from './admin-auth.js';
 import { API_PREFIX, serveApi, type ApiDeps } from './admin-api.js';
 import { sendJson } from './admin-http.js';
+import { AdminSessions, csrfProblem } from './admin-session.js';
+import { isDashboardAsset, serveDashboardAsset } from './dashboard-assets.js';
 
 export interface AdminServerOptions extends ApiDeps {
   config: Config['admin'];
@@ -33,8 +36,9 @@ export class AdminListenError extends Error {
 
 export async function serveAdmin(options: AdminServerOptions): Promise<AdminServer> {
   const authenticate = adminAuthenticator(options.token, options.config.keys);
+  const sessions = new AdminSessions();
   const server = createServer((req, res) => {
-    handle(options, authenticate, req, res).catch((err: unknown) => {
+    handle(options, authenticate, sessions, req, res).catch((err: unknown) => {
       options.log.error(
         { err: err instanceof Error ? err.message : String(err), path: req.url },
         'admin request failed',
@@ -68,20 +72,44 @@ export async function serveAdmin(options: AdminServerOptions): Promise<AdminServ
 async function handle(
   options: AdminServerOptions,
   authenticate: ReturnType<typeof adminAuthenticator>,
+  sessions: AdminSessions,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://admin');
-  const operator = authenticate(req, url);
+  const get = req.method === 'GET' || req.method === 'HEAD';
+  const presented = authenticate(req, url);
+  // The printed link: its token becomes a session cookie, and the address bar (history,
+  // bookmarks, screen shares) keeps a URL without it.
+  if (presented !== undefined && get && url.pathname === '/' && url.searchParams.has('token')) {
+    url.searchParams.delete('token');
+    res.writeHead(303, {
+      location: url.pathname + url.search,
+      'set-cookie': sessions.open(presented),
+      'cache-control': 'no-store',
+      'referrer-policy': 'no-referrer',
+    });
+    res.end();
+    return;
+  }
+  const bySession = presented === undefined ? sessions.operatorOf(req) : undefined;
+  const operator = presented ?? bySession;
   if (operator === undefined) {
     res.setHeader('www-authenticate', 'Bearer realm="switchboard-admin"');
     sendJson(res, 401, {
       error: 'unauthorized',
-      message: 'the admin listener needs the admin token (Authorization: Bearer <token>, or ?token=)',
+      message:
+        'the admin listener needs the admin token (Authorization: Bearer <token>, or ?token=; ' +
+        'the dashboard: open the link `switchboard up` logs)',
     });
     return;
   }
-  const get = req.method === 'GET' || req.method === 'HEAD';
+  // A cookie is sent whoever made the page that sends it: only the dashboard's own requests act.
+  const problem = bySession !== undefined && !get ? csrfProblem(req) : undefined;
+  if (problem !== undefined) {
+    sendJson(res, 403, { error: 'csrf', message: problem });
+    return;
+  }
   switch (url.pathname) {
     case '/healthz':
       if (get) return sendJson(res, 200, { status: 'ok', pid: process.pid });
@@ -96,8 +124,15 @@ async function handle(
       res.writeHead(200, { 'content-type': options.metrics.contentType, 'cache-control': 'no-store' });
       res.end(await options.metrics.text());
       return;
+    case '/favicon.ico':
+      // The browser asks on its own; there is none, and a 404 would read as a fault.
+      if (get) return void res.writeHead(204).end();
+      break;
     case '/':
-      if (get) return landing(res);
+    case '/dashboard.css':
+    case '/dashboard.js':
+      if (get && isDashboardAsset(url.pathname))
+        return serveDashboardAsset(res, url.pathname, req.method === 'HEAD');
       break;
     default:
       if (url.pathname.startsWith(API_PREFIX + '/') && (await serveApi(options, operator, req, res, url)))
@@ -120,21 +155,6 @@ function ready(options: AdminServerOptions, res: ServerResponse): void {
   const required = options.readyMin();
   const isReady = up.length >= required;
   sendJson(res, isReady ? 200 : 503, { ready: isReady, required, up, down });
-}
-
-function landing(res: ServerResponse): void {
-  const html = `<!doctype html><meta charset="utf-8"><title>switchboard admin</title>
-<h1>switchboard admin</h1>
-<p>The JSON API: <a href="${API_PREFIX}/status">status</a>, <a href="${API_PREFIX}/tools">tools</a>,
-<a href="${API_PREFIX}/calls">recent calls</a>, <a href="${API_PREFIX}/approvals">approvals</a>;
-<a href="/metrics">metrics</a>, <a href="/readyz">readiness</a>. Add the token to each link, or send it as a Bearer header.</p>`;
-  res.writeHead(200, {
-    'content-type': 'text/html; charset=utf-8',
-    'cache-control': 'no-store',
-    // The token is in this page's URL: it must not leave in a Referer.
-    'referrer-policy': 'no-referrer',
-  });
-  res.end(html);
 }
 
 function closeServer(server: Server): Promise<void> {

@@ -6,6 +6,9 @@ import type { Gateway } from '../gateway/gateway.js';
 import type { Logger } from '../log.js';
 import { Metrics } from '../observe/metrics.js';
 import { RecentCalls } from '../observe/recent-calls.js';
+import { CallEdges } from '../observe/call-edges.js';
+import { openTrustDb, type TrustDb } from '../trust/trust-db.js';
+import type { RunStore } from '../workflows/run-store.js';
 import type { ApprovalStore } from '../trust/approval-store.js';
 import type { AuditWriter } from '../trust/audit-writer.js';
 import type { PinStore } from '../trust/pins-store.js';
@@ -19,6 +22,10 @@ export interface AdminDeps {
   approvals?: ApprovalStore | undefined;
   pins?: PinStore | undefined;
   audit?: AuditWriter | undefined;
+  /** The audit/pins database the audit writer appends to (the dashboard reads it read-only). */
+  trustPath?: string | undefined;
+  /** Workflow runs, when workflows are configured. */
+  workflowRuns?: RunStore | undefined;
   bridgeConnections: () => number;
   /** Takes secrets out of call targets shown by the API. */
   clean?: ((text: string) => string) | undefined;
@@ -54,6 +61,16 @@ export async function startAdmin(config: Config['admin'], deps: AdminDeps): Prom
       }).start()
     : undefined;
   const recent = new RecentCalls(config.recentCalls, deps.clean).start();
+  const edges = new CallEdges().start();
+  // A read-only connection of its own, opened at the first audit request: the writer's thread
+  // keeps appending through its own, and reads never wait for it (WAL).
+  let auditDb: TrustDb | undefined;
+  const trustPath = deps.audit ? deps.trustPath : undefined;
+  const openAudit = () => {
+    if (trustPath === undefined) return undefined;
+    auditDb ??= openTrustDb(trustPath, { readonly: true });
+    return { db: auditDb, path: trustPath };
+  };
   const dir = adminDir(config.stateDir, deps.env);
   let server: AdminServer | undefined;
   let error: string | undefined;
@@ -65,6 +82,9 @@ export async function startAdmin(config: Config['admin'], deps: AdminDeps): Prom
       metrics,
       gateway,
       recent,
+      edges,
+      auditDb: openAudit,
+      runs: deps.workflowRuns,
       approvals: deps.approvals,
       pins: deps.pins,
       bridgeConnections: deps.bridgeConnections,
@@ -89,10 +109,12 @@ export async function startAdmin(config: Config['admin'], deps: AdminDeps): Prom
       (stopped ??= (async () => {
         metrics?.stop();
         recent.stop();
+        edges.stop();
         if (server) {
           removeAdminInfo(dir);
           await server.close();
         }
+        auditDb?.close();
       })()),
   };
 }

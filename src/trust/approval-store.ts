@@ -164,6 +164,8 @@ export type VerdictRefusal = 'unknown' | 'expired' | 'tampered' | Exclude<Approv
 
 export class ApprovalStore {
   private readonly now: () => number;
+  /** Verdicts written through this connection (see dataVersion). */
+  private ownVerdicts = 0;
 
   constructor(
     private readonly db: TrustDb,
@@ -250,6 +252,7 @@ export class ApprovalStore {
       const status = this.get(id)?.status ?? 'unknown';
       return status === 'pending' ? 'expired' : status;
     }
+    this.ownVerdicts++;
     return decided;
   }
 
@@ -299,6 +302,8 @@ export class ApprovalStore {
 
   /** Whether anything was committed since the last call (by any connection): the cheap change check. */
   dataVersion(): number {
-    return this.db.pragma('data_version', { simple: true }) as number;
+    // SQLite's data_version moves only for commits of other connections; a verdict written
+    // through this one (the admin API, the dashboard) must wake the waiting calls too.
+    return (this.db.pragma('data_version', { simple: true }) as number) + this.ownVerdicts * 2 ** 32;
   }
 }

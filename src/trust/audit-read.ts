@@ -19,6 +19,8 @@ export interface AuditFilter {
   until?: number | undefined;
   /** Only records after this sequence number (for --follow). */
   afterSeq?: number | undefined;
+  /** Only records before this sequence number (paging back, as the dashboard's audit browser does). */
+  beforeSeq?: number | undefined;
   /** The latest this many matching records. */
   limit?: number | undefined;
 }
@@ -63,6 +65,10 @@ export function queryAudit(db: TrustDb, filter: AuditFilter = {}): AuditRecord[]
   if (filter.afterSeq !== undefined) {
     where.push('seq > @afterSeq');
     args.afterSeq = filter.afterSeq;
+  }
+  if (filter.beforeSeq !== undefined) {
+    where.push('seq < @beforeSeq');
+    args.beforeSeq = filter.beforeSeq;
   }
   const sql =
     `SELECT * FROM audit ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC` +

@@ -3,13 +3,12 @@
 // inbox. A node that goes down fails the calls it held at once, naming it; nothing is sent twice.
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import type { Channel } from '../jsonrpc/channel.js';
+import type { Channel, RequestOrigin } from '../jsonrpc/channel.js';
 import type { JsonRpcMessage, RequestId } from '../jsonrpc/message.js';
 import { WIRE } from '../errors/errors.js';
 import { META } from '../protocol/versions.js';
 import type { Logger } from '../log.js';
 import type { AssertionSigner } from './assertion.js';
-import { currentCall } from './current-call.js';
 import type { Envelope, Subjects } from './subjects.js';
 
 /** What switchboard's own requests (catalog, discover) are asserted as: `host:switchboard@<node>` there. */
@@ -62,7 +61,8 @@ export class MeshChannel implements Channel {
     });
   }
 
-  async send(message: JsonRpcMessage): Promise<void> {
+  /** `origin` is the call a forwarded request is made for (the backend layer hands it down): what the assertion names. */
+  async send(message: JsonRpcMessage, options?: { origin?: RequestOrigin | undefined }): Promise<void> {
     if ('method' in message && message.method === 'notifications/cancelled') {
       const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
       if (id !== undefined && this.listening.delete(id)) return;
@@ -76,9 +76,8 @@ export class MeshChannel implements Channel {
     const node = this.pick();
     if (!node) return this.fail(id, `no node of the mesh serving ${this.o.server} is reachable`);
     this.pending.set(id, node);
-    const ctx = currentCall.getStore();
     try {
-      await this.publish(node, message, ctx ? { caller: ctx.caller, call: ctx.callId } : undefined);
+      await this.publish(node, message, options?.origin);
     } catch (err) {
       this.pending.delete(id);
       this.fail(id, `mesh node ${node} could not be sent the call: ${(err as Error).message}`);
@@ -127,11 +126,11 @@ export class MeshChannel implements Channel {
   private async publish(
     node: string,
     message: JsonRpcMessage,
-    call: { caller: { kind: string; id: string }; call: string } | undefined,
+    origin: RequestOrigin | undefined,
   ): Promise<void> {
     const msg = JSON.stringify(message);
-    const caller = (call?.caller ?? SELF) as Parameters<AssertionSigner['sign']>[0];
-    const jws = await this.o.signer?.sign(caller, call?.call ?? 'mesh', node, msg);
+    const caller = (origin?.caller ?? SELF) as Parameters<AssertionSigner['sign']>[0];
+    const jws = await this.o.signer?.sign(caller, origin?.callId ?? 'mesh', node, msg);
     const envelope: Envelope = { from: this.o.self, server: this.o.server, inbox: this.inbox, jws, msg };
     this.o.nc.publish(this.o.subjects.rpc(node), JSON.stringify(envelope));
   }

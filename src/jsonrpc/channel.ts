@@ -6,6 +6,11 @@ import type { JsonRpcMessage, RequestId } from './message.js';
 export interface RequestOrigin {
   caller: { readonly kind: string; readonly id: string };
   callId: string;
+  /**
+   * Told where the request went when the channel crosses to another switchboard (a mesh node) and,
+   * once it answers, the call id it was served under there: what the audit record names.
+   */
+  served?: ((node: string, remoteCallId: string | undefined) => void) | undefined;
 }
 
 export interface Channel {

@@ -9,7 +9,7 @@ import { WIRE } from '../errors/errors.js';
 import { META } from '../protocol/versions.js';
 import type { Logger } from '../log.js';
 import type { AssertionSigner } from './assertion.js';
-import type { Envelope, Subjects } from './subjects.js';
+import { MESH_CALL_META, type Envelope, type Subjects } from './subjects.js';
 
 /** What switchboard's own requests (catalog, discover) are asserted as: `host:switchboard@<node>` there. */
 const SELF = { kind: 'host', id: 'switchboard' } as const;
@@ -38,6 +38,8 @@ export class MeshChannel implements Channel {
   private readonly inbox: string;
   /** Requests sent and not answered, by id: the node that has each. */
   private readonly pending = new Map<RequestId, string>();
+  /** Who wants to know where each request was served (see RequestOrigin.served). */
+  private readonly origins = new Map<RequestId, RequestOrigin>();
   /** subscriptions/listen requests, answered here (list changes come from announcements). */
   private readonly listening = new Set<RequestId>();
   private turn = 0;
@@ -52,7 +54,7 @@ export class MeshChannel implements Channel {
         if (err) return;
         try {
           const m = msg.json<JsonRpcMessage>();
-          if ('id' in m && !('method' in m)) this.pending.delete(m.id as RequestId);
+          if ('id' in m && !('method' in m)) this.answered(m);
           this.onmessage?.(m);
         } catch {
           this.o.log.warn({ server: this.o.server }, 'mesh answer that is not JSON dropped');
@@ -76,10 +78,15 @@ export class MeshChannel implements Channel {
     const node = this.pick();
     if (!node) return this.fail(id, `no node of the mesh serving ${this.o.server} is reachable`);
     this.pending.set(id, node);
+    if (options?.origin?.served) {
+      this.origins.set(id, options.origin);
+      options.origin.served(node, undefined);
+    }
     try {
       await this.publish(node, message, options?.origin);
     } catch (err) {
       this.pending.delete(id);
+      this.origins.delete(id);
       this.fail(id, `mesh node ${node} could not be sent the call: ${(err as Error).message}`);
     }
   }
@@ -89,6 +96,7 @@ export class MeshChannel implements Channel {
     for (const [id, node] of this.pending) {
       if (alive(node)) continue;
       this.pending.delete(id);
+      this.origins.delete(id);
       // At once, not queued: the server may be taken out of the gateway right after this.
       this.answerError(
         id,
@@ -107,9 +115,26 @@ export class MeshChannel implements Channel {
     this.sub?.unsubscribe();
     for (const id of [...this.pending.keys()]) this.answerError(id, 'the mesh server was removed');
     this.pending.clear();
+    this.origins.clear();
     this.listening.clear();
     this.o.closed?.();
     this.onclose?.();
+  }
+
+  /** An answer: its request is no longer pending; the call id it ran as there goes to its origin. */
+  private answered(m: JsonRpcMessage): void {
+    const id = (m as { id: RequestId }).id;
+    const node = this.pending.get(id);
+    this.pending.delete(id);
+    const origin = this.origins.get(id);
+    this.origins.delete(id);
+    const result = (m as { result?: { _meta?: Record<string, unknown> } }).result;
+    const stamp = result?._meta?.[MESH_CALL_META] as { callId?: unknown } | undefined;
+    if (!result?._meta || stamp === undefined) return;
+    const { [MESH_CALL_META]: _stripped, ...meta } = result._meta;
+    if (Object.keys(meta).length) result._meta = meta;
+    else delete result._meta;
+    if (node !== undefined && typeof stamp.callId === 'string') origin?.served?.(node, stamp.callId);
   }
 
   /** The live node with the fewest calls of ours in flight; ties go round-robin. */

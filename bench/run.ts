@@ -6,6 +6,7 @@ import { RESULTS_DIR } from './lib/paths.js';
 import { installExitHooks, killEverything, survivors } from './lib/processes.js';
 import { formatTable, rowsForJson, writeResults, type Row, type Skip } from './lib/report.js';
 import { BRIDGE_SCENARIOS } from './bridge.js';
+import { MESH_SCENARIOS } from './mesh.js';
 import { CONTEXT_SCENARIOS } from './context.js';
 import { SESSION_SCENARIOS } from './session-open.js';
 import { TRACING_SCENARIOS } from './tracing.js';
@@ -24,6 +25,7 @@ const SCENARIOS: readonly Scenario[] = [
   ...TRACING_SCENARIOS,
   ...METRICS_SCENARIOS,
   ...CONTEXT_SCENARIOS,
+  ...MESH_SCENARIOS,
 ];
 
 interface Pick {

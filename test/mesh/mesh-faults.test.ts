@@ -5,7 +5,7 @@ import { after, describe, it } from 'node:test';
 import type { ConfigInput } from '../../src/config/schema.js';
 import type { Switchboard } from '../../src/switchboard.js';
 import { probe } from '../gateway/harness.js';
-import { freePort, NO_NATS, nodeKeys, startNats, type Nats } from '../support/nats.js';
+import { freePort, NO_NATS, nodeKeys, startNats } from '../support/nats.js';
 import { eventually } from '../support/poll.js';
 import { launchSwitchboard } from '../support/start-switchboard.js';
 import { spawnSwitchboard } from '../support/switchboard-process.js';

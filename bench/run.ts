@@ -6,6 +6,7 @@ import { RESULTS_DIR } from './lib/paths.js';
 import { installExitHooks, killEverything, survivors } from './lib/processes.js';
 import { formatTable, rowsForJson, writeResults, type Row, type Skip } from './lib/report.js';
 import { BRIDGE_SCENARIOS } from './bridge.js';
+import { MESH_SCENARIOS } from './mesh.js';
 import { CONTEXT_SCENARIOS } from './context.js';
 import { WORKFLOW_SCENARIOS } from './workflow.js';
 import { SESSION_SCENARIOS } from './session-open.js';
@@ -27,6 +28,7 @@ const SCENARIOS: readonly Scenario[] = [
   ...METRICS_SCENARIOS,
   ...CONTEXT_SCENARIOS,
   ...WORKFLOW_SCENARIOS,
+  ...MESH_SCENARIOS,
 ];
 
 interface Pick {

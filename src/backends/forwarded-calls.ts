@@ -55,6 +55,11 @@ export class ForwardedCalls {
       return await peer.request(method, out, {
         signal: linked.signal,
         headers: headers && Object.keys(headers).length ? headers : undefined,
+        origin: {
+          caller: ctx.caller,
+          callId: ctx.callId,
+          served: (node, remoteCallId) => (ctx.mesh = { node, remoteCallId }),
+        },
         onProgress: !wantsProgress
           ? undefined
           : (p) => {

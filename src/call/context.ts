@@ -124,6 +124,11 @@ export interface CallContext {
   readonly run?: { id: string; for: string } | undefined;
   /** What decided whether the call may go on, and which rule did: what the audit record names. */
   decision?: Decision | undefined;
+  /**
+   * The other node of a call that crossed the mesh, and its call id there: on the target node,
+   * the entry node (set by the door); on the entry node, the node that served it (set once sent).
+   */
+  mesh?: { node: string; remoteCallId?: string | undefined } | undefined;
 }
 
 export interface Decision {

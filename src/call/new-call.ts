@@ -30,6 +30,8 @@ export interface CallInit {
   refusal?: Error | undefined;
   /** The workflow run the call is a step of. */
   run?: CallContext['run'];
+  /** The entry node of a call that came across the mesh, and its call id there. */
+  mesh?: CallContext['mesh'];
 }
 
 export function newCall(init: CallInit): CallContext {
@@ -66,5 +68,6 @@ export function newCall(init: CallInit): CallContext {
     wire: init.wire,
     run: init.run,
     decision: undefined,
+    mesh: init.mesh,
   };
 }

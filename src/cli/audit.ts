@@ -17,6 +17,7 @@ export const AUDIT_USAGE = `Usage: switchboard audit <tail|query|verify> [option
       --tool T                a tool/prompt/resource name, as the host called it (e.g. a
                               namespaced filesystem_write_file) or as its backend knows it
       --method M              e.g. tools/call
+      --node N                calls that crossed the mesh to or from node N
       --decision allow|deny|approve
       --since T, --until T    an ISO time, or an age such as 30s, 15m, 2h, 7d
   verify [--anchor SEQ:HASH]  Check the hash chain against its signed checkpoints (read-only); exit 1
@@ -40,6 +41,7 @@ export async function runAudit(argv: string[], io: CommandIo = processIo): Promi
       target: { type: 'string' },
       tool: { type: 'string' },
       method: { type: 'string' },
+      node: { type: 'string' },
       decision: { type: 'string' },
       since: { type: 'string' },
       until: { type: 'string' },
@@ -74,6 +76,7 @@ export async function runAudit(argv: string[], io: CommandIo = processIo): Promi
   filter.target = v.target;
   filter.tool = v.tool;
   filter.method = v.method;
+  filter.node = v.node;
   if (sub === 'verify') {
     // A database gone while its signed checkpoint remains is a finding, not a missing argument.
     const where = await dbPathFor(v);
@@ -178,6 +181,7 @@ export function formatRecord(r: AuditRecord): string {
     `args sha256:${r.argsSha256.slice(0, 16)}`,
     ...(r.parentCallId ? [`within ${r.parentCallId}`] : []),
     ...(r.run ? [`run ${r.run} for ${r.runFor ?? '?'}`] : []),
+    ...(r.node ? [`node ${r.node}${r.remoteCallId ? ` call ${r.remoteCallId}` : ''}`] : []),
     ...(r.args !== null ? [r.args] : []),
   ].join('  ');
 }

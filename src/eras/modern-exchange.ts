@@ -12,4 +12,8 @@ export interface ModernExchange {
   readonly wire?: ModernWire | undefined;
   /** The catalog profile the request came through (its endpoint); undefined: the default view. */
   readonly view?: string | undefined;
+  /** The entry node of a request that came across the mesh, and its call id there (audit names both). */
+  readonly mesh?: { node: string; remoteCallId: string } | undefined;
+  /** Told the id of the call made for the request (the mesh door reports it back to the entry node). */
+  began?: ((callId: string) => void) | undefined;
 }

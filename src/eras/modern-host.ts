@@ -101,7 +101,9 @@ export class ModernHost {
       reply: paused.reply,
       resume,
       wire: ex.wire,
+      mesh: ex.mesh,
     });
+    ex.began?.(ctx.callId);
     paused.run(
       ctx,
       this.options.run(ctx).then(() => ctx.result ?? {}),

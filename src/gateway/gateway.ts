@@ -393,15 +393,10 @@ export class Gateway {
    * A server another node of the mesh serves joins as a backend whose channel crosses the mesh
    * (src/mesh/): resolve, policy, approval, audit and redaction treat it as any other backend.
    */
-  async addRemote(
-    name: string,
-    b: BackendConfig,
-    channel: () => Channel,
-    wrap: (set: ReplicaSet) => ReplicaSet,
-  ): Promise<ReplicaSet> {
+  async addRemote(name: string, b: BackendConfig, channel: () => Channel): Promise<ReplicaSet> {
     this.remote.set(name, b);
     this.renamespace();
-    const set = wrap(this.lifecycle.create(name, b, this.current, channel));
+    const set = this.lifecycle.create(name, b, this.current, channel);
     this.backends.set(name, set);
     try {
       await set.start();

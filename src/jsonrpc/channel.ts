@@ -2,6 +2,17 @@
 // HTTP and SSE client transports plug in as they are, and our own stdio channel is one more kind.
 import type { JsonRpcMessage, RequestId } from './message.js';
 
+/** The call a request is sent for, as the entry side identified it. */
+export interface RequestOrigin {
+  caller: { readonly kind: string; readonly id: string };
+  callId: string;
+  /**
+   * Told where the request went when the channel crosses to another switchboard (a mesh node) and,
+   * once it answers, the call id it was served under there: what the audit record names.
+   */
+  served?: ((node: string, remoteCallId: string | undefined) => void) | undefined;
+}
+
 export interface Channel {
   start(): Promise<void>;
   /**
@@ -19,6 +30,11 @@ export interface Channel {
        * resumption failed): no answer can come that way any more.
        */
       onRequestStreamEnd?: (() => void) | undefined;
+      /**
+       * The call a request is forwarded for (who made it, its call id), for a channel that must
+       * vouch for the caller to the other side (a mesh channel signs it); the others ignore it.
+       */
+      origin?: RequestOrigin | undefined;
     },
   ): Promise<void>;
   close(): Promise<void>;

@@ -2,7 +2,7 @@
 // per-request HTTP options, its close, and the handlers a backend connection installs.
 import { LocalError, WireError, toWire, WIRE } from '../errors/errors.js';
 import type { Logger } from '../log.js';
-import type { Channel } from './channel.js';
+import type { Channel, RequestOrigin } from './channel.js';
 import { RpcEngine, type Inbound } from './engine.js';
 import type { JsonRpcNotification, JsonRpcRequest, Params, RequestId, Result } from './message.js';
 import { messageOf } from './outgoing.js';
@@ -18,6 +18,8 @@ export interface RequestOptions {
   onSent?: ((id: RequestId) => void) | undefined;
   /** Extra HTTP headers for this request, where the channel sends one HTTP request per message. */
   headers?: Record<string, string> | undefined;
+  /** The call the request is forwarded for: handed to the channel (see Channel.send). */
+  origin?: RequestOrigin | undefined;
 }
 
 /** What a request is sent with, on channels that carry one HTTP exchange per request. */
@@ -25,6 +27,7 @@ interface Exchange {
   requestSignal: AbortSignal | undefined;
   headers: Record<string, string> | undefined;
   onRequestStreamEnd: () => void;
+  origin: RequestOrigin | undefined;
 }
 
 export type RequestHandler = (request: JsonRpcRequest, signal: AbortSignal) => Promise<Result>;
@@ -85,7 +88,7 @@ export class RpcPeer {
   }
 
   request(method: string, params: Params | undefined, options: RequestOptions = {}): Promise<Result> {
-    const { signal, headers } = options;
+    const { signal, headers, origin } = options;
     let id: RequestId | undefined;
     // Over HTTP, a response stream that ends without the answer (a backend that closed it for
     // polling and refused the resume, or stopped retrying) fails the request now, not at its timeout.
@@ -100,7 +103,7 @@ export class RpcPeer {
         id = sent;
         options.onSent?.(sent);
       },
-      context: { requestSignal: signal, headers, onRequestStreamEnd },
+      context: { requestSignal: signal, headers, onRequestStreamEnd, origin },
     });
   }
 

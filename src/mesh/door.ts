@@ -12,7 +12,7 @@ import type { Gateway } from '../gateway/gateway.js';
 import type { JsonRpcMessage, JsonRpcRequest, Params, RequestId, Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import { remoteCaller, type AssertionVerifier } from './assertion.js';
-import type { Envelope, Subjects } from './subjects.js';
+import { MESH_CALL_META, type Envelope, type Subjects } from './subjects.js';
 
 export interface DoorOptions {
   nc: NatsConnection;
@@ -84,7 +84,7 @@ export class MeshDoor {
       return;
     }
     if (!isRequest) return;
-    await this.serve(e, message as JsonRpcRequest, caller);
+    await this.serve(e, message as JsonRpcRequest, caller, verdict.claims.call);
   }
 
   /** A refused assertion: a call through the pipeline that the protocol stage refuses (audited). */
@@ -97,12 +97,13 @@ export class MeshDoor {
       params: req.params ?? {},
       reply: muteReply({ sessionKey: `mesh:${e.from}`, era: 'modern' }),
       refusal: error,
+      mesh: { node: e.from },
     });
     await this.o.gateway.run(ctx).catch(() => {});
     this.send(e.inbox, { jsonrpc: '2.0', id: req.id, error: { code: error.code, message: error.message } });
   }
 
-  private async serve(e: Envelope, req: JsonRpcRequest, caller: Caller): Promise<void> {
+  private async serve(e: Envelope, req: JsonRpcRequest, caller: Caller, remoteCallId: string): Promise<void> {
     const catalog = this.o.gateway.catalog;
     if (!this.o.isLocal(e.server)) {
       const message = `node ${this.o.self} serves no server ${e.server}`;
@@ -117,14 +118,23 @@ export class MeshDoor {
     this.running.set(key, ac);
     try {
       const params = exposedParams(catalog, e.server, req.method, req.params ?? {});
+      let callId: string | undefined;
       const answer = await this.o.gateway.modern.serve({ ...req, params }, caller, {
         notify: (n) => this.send(e.inbox, n),
         signal: ac.signal,
+        mesh: { node: e.from, remoteCallId },
+        began: (id) => (callId = id),
       });
       if (!answer) return;
       const out = answer.message;
       const list = LISTS[req.method];
       if (list && 'result' in out) out.result = ownList(catalog, e.server, list, out.result);
+      // The entry node's audit names the call this answer came from here.
+      if ('result' in out && callId !== undefined)
+        out.result = {
+          ...out.result,
+          _meta: { ...out.result._meta, [MESH_CALL_META]: { node: this.o.self, callId } },
+        };
       this.send(e.inbox, out);
     } finally {
       this.running.delete(key);

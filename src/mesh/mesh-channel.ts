@@ -3,14 +3,13 @@
 // inbox. A node that goes down fails the calls it held at once, naming it; nothing is sent twice.
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import type { Channel } from '../jsonrpc/channel.js';
+import type { Channel, RequestOrigin } from '../jsonrpc/channel.js';
 import type { JsonRpcMessage, RequestId } from '../jsonrpc/message.js';
 import { WIRE } from '../errors/errors.js';
 import { META } from '../protocol/versions.js';
 import type { Logger } from '../log.js';
 import type { AssertionSigner } from './assertion.js';
-import { currentCall } from './current-call.js';
-import type { Envelope, Subjects } from './subjects.js';
+import { MESH_CALL_META, type Envelope, type Subjects } from './subjects.js';
 
 /** What switchboard's own requests (catalog, discover) are asserted as: `host:switchboard@<node>` there. */
 const SELF = { kind: 'host', id: 'switchboard' } as const;
@@ -39,6 +38,8 @@ export class MeshChannel implements Channel {
   private readonly inbox: string;
   /** Requests sent and not answered, by id: the node that has each. */
   private readonly pending = new Map<RequestId, string>();
+  /** Who wants to know where each request was served (see RequestOrigin.served). */
+  private readonly origins = new Map<RequestId, RequestOrigin>();
   /** subscriptions/listen requests, answered here (list changes come from announcements). */
   private readonly listening = new Set<RequestId>();
   private turn = 0;
@@ -53,7 +54,7 @@ export class MeshChannel implements Channel {
         if (err) return;
         try {
           const m = msg.json<JsonRpcMessage>();
-          if ('id' in m && !('method' in m)) this.pending.delete(m.id as RequestId);
+          if ('id' in m && !('method' in m)) this.answered(m);
           this.onmessage?.(m);
         } catch {
           this.o.log.warn({ server: this.o.server }, 'mesh answer that is not JSON dropped');
@@ -62,7 +63,8 @@ export class MeshChannel implements Channel {
     });
   }
 
-  async send(message: JsonRpcMessage): Promise<void> {
+  /** `origin` is the call a forwarded request is made for (the backend layer hands it down): what the assertion names. */
+  async send(message: JsonRpcMessage, options?: { origin?: RequestOrigin | undefined }): Promise<void> {
     if ('method' in message && message.method === 'notifications/cancelled') {
       const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
       if (id !== undefined && this.listening.delete(id)) return;
@@ -76,11 +78,15 @@ export class MeshChannel implements Channel {
     const node = this.pick();
     if (!node) return this.fail(id, `no node of the mesh serving ${this.o.server} is reachable`);
     this.pending.set(id, node);
-    const ctx = currentCall.getStore();
+    if (options?.origin?.served) {
+      this.origins.set(id, options.origin);
+      options.origin.served(node, undefined);
+    }
     try {
-      await this.publish(node, message, ctx ? { caller: ctx.caller, call: ctx.callId } : undefined);
+      await this.publish(node, message, options?.origin);
     } catch (err) {
       this.pending.delete(id);
+      this.origins.delete(id);
       this.fail(id, `mesh node ${node} could not be sent the call: ${(err as Error).message}`);
     }
   }
@@ -90,6 +96,7 @@ export class MeshChannel implements Channel {
     for (const [id, node] of this.pending) {
       if (alive(node)) continue;
       this.pending.delete(id);
+      this.origins.delete(id);
       // At once, not queued: the server may be taken out of the gateway right after this.
       this.answerError(
         id,
@@ -108,9 +115,26 @@ export class MeshChannel implements Channel {
     this.sub?.unsubscribe();
     for (const id of [...this.pending.keys()]) this.answerError(id, 'the mesh server was removed');
     this.pending.clear();
+    this.origins.clear();
     this.listening.clear();
     this.o.closed?.();
     this.onclose?.();
+  }
+
+  /** An answer: its request is no longer pending; the call id it ran as there goes to its origin. */
+  private answered(m: JsonRpcMessage): void {
+    const id = (m as { id: RequestId }).id;
+    const node = this.pending.get(id);
+    this.pending.delete(id);
+    const origin = this.origins.get(id);
+    this.origins.delete(id);
+    const result = (m as { result?: { _meta?: Record<string, unknown> } }).result;
+    const stamp = result?._meta?.[MESH_CALL_META] as { callId?: unknown } | undefined;
+    if (!result?._meta || stamp === undefined) return;
+    const { [MESH_CALL_META]: _stripped, ...meta } = result._meta;
+    if (Object.keys(meta).length) result._meta = meta;
+    else delete result._meta;
+    if (node !== undefined && typeof stamp.callId === 'string') origin?.served?.(node, stamp.callId);
   }
 
   /** The live node with the fewest calls of ours in flight; ties go round-robin. */
@@ -127,11 +151,11 @@ export class MeshChannel implements Channel {
   private async publish(
     node: string,
     message: JsonRpcMessage,
-    call: { caller: { kind: string; id: string }; call: string } | undefined,
+    origin: RequestOrigin | undefined,
   ): Promise<void> {
     const msg = JSON.stringify(message);
-    const caller = (call?.caller ?? SELF) as Parameters<AssertionSigner['sign']>[0];
-    const jws = await this.o.signer?.sign(caller, call?.call ?? 'mesh', node, msg);
+    const caller = (origin?.caller ?? SELF) as Parameters<AssertionSigner['sign']>[0];
+    const jws = await this.o.signer?.sign(caller, origin?.callId ?? 'mesh', node, msg);
     const envelope: Envelope = { from: this.o.self, server: this.o.server, inbox: this.inbox, jws, msg };
     this.o.nc.publish(this.o.subjects.rpc(node), JSON.stringify(envelope));
   }

@@ -3,15 +3,13 @@
 // backends whose channel crosses the mesh. Naming: a remote server keeps its name, unless this
 // node has a server of that name: then each node's copy is `<node>.<server>` (docs/mesh.md).
 import { createHash, type KeyObject } from 'node:crypto';
-import type { NatsConnection } from '@nats-io/transport-node';
-import type { ReplicaSet } from '../backends/replica-set.js';
+import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import type { MeshConfig } from '../config/mesh-schema.js';
 import { HttpBackend } from '../config/schema.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { Logger } from '../log.js';
 import { AssertionSigner, AssertionVerifier, privateKeyOf, publicKeyOf } from './assertion.js';
-import { connectMesh } from './connect.js';
-import { carryingCaller } from './current-call.js';
+import { connectionOptions } from './connect.js';
 import { MeshDoor } from './door.js';
 import { MeshChannel } from './mesh-channel.js';
 import { Membership } from './membership.js';
@@ -39,6 +37,9 @@ export class Mesh {
   /** Membership changes are applied one at a time, in order. */
   private applying: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** The first connection being sought; a pause between tries. */
+  private connecting: Promise<void> | undefined;
+  private retry: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly config: MeshConfig,
@@ -62,8 +63,42 @@ export class Mesh {
     return this.config.node;
   }
 
+  /**
+   * Joins the mesh without waiting for NATS: a node whose NATS server is unreachable at start
+   * serves its own servers, and joins once a connection opens (tried again and again until then).
+   */
   async start(): Promise<void> {
-    const nc = await connectMesh(this.config);
+    const options = connectionOptions(this.config); // a bad credentials file fails the start
+    this.connecting = this.connectUntilJoined(options);
+  }
+
+  /** Whether this node has a NATS connection now (false before the first one opens). */
+  get connected(): boolean {
+    return this.nc !== undefined && !this.nc.isClosed();
+  }
+
+  private async connectUntilJoined(options: ConnectionOptions): Promise<void> {
+    let warned = false;
+    while (!this.stopped) {
+      try {
+        const nc = await connect({ ...options, waitOnFirstConnect: false });
+        if (this.stopped) return void (await nc.close());
+        return this.joined(nc);
+      } catch (err) {
+        if (!warned)
+          this.log.warn(
+            { err: (err as Error).message, servers: this.config.servers },
+            'mesh NATS unreachable; serving local servers, joining when it answers',
+          );
+        warned = true;
+        await new Promise<void>((resolve) => {
+          this.retry = setTimeout(resolve, options.reconnectTimeWait ?? 250);
+        });
+      }
+    }
+  }
+
+  private joined(nc: NatsConnection): void {
     this.nc = nc;
     const s = this.subjects;
     this.door = new MeshDoor({
@@ -110,6 +145,8 @@ export class Mesh {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.retry);
+    await this.connecting;
     clearInterval(this.heartbeat);
     this.membership.stop();
     this.door?.stop();
@@ -209,25 +246,20 @@ export class Mesh {
         era: 'modern',
       });
       const nc = this.nc;
-      await this.gateway.addRemote(
-        name,
-        config,
-        () => {
-          const channel: MeshChannel = new MeshChannel({
-            nc,
-            subjects: this.subjects,
-            self: this.config.node,
-            server: w.server,
-            nodes: () => this.nodesFor(name),
-            signer: this.signer,
-            log: this.log,
-            closed: () => remote.channels.delete(channel),
-          });
-          remote.channels.add(channel);
-          return channel;
-        },
-        (set: ReplicaSet) => carryingCaller(set),
-      );
+      await this.gateway.addRemote(name, config, () => {
+        const channel: MeshChannel = new MeshChannel({
+          nc,
+          subjects: this.subjects,
+          self: this.config.node,
+          server: w.server,
+          nodes: () => this.nodesFor(name),
+          signer: this.signer,
+          log: this.log,
+          closed: () => remote.channels.delete(channel),
+        });
+        remote.channels.add(channel);
+        return channel;
+      });
       this.log.info({ name, server: w.server, node: w.only }, 'mesh server joined the catalog');
     }
   }

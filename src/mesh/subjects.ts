@@ -29,6 +29,9 @@ export interface Announcement {
   servers: Record<string, string>;
 }
 
+/** The `_meta` key of an answer from a door naming the call it ran as there (the entry node strips it). */
+export const MESH_CALL_META = 'io.switchboard/mesh-call';
+
 /** A message to a node's door. */
 export interface Envelope {
   /** The sending node. */

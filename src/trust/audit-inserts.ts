@@ -8,8 +8,8 @@ import type { TrustDb } from './trust-db.js';
 const COLUMNS =
   'seq, ts, call_id, caller_kind, caller_id, method, target_backend, target_name, decision, rule, ' +
   'duration_ms, outcome, error_code, args_sha256, args, prev_hash, hash, ' +
-  'called_name, client_name, client_version, session, parent_call_id, run, run_for';
-const WIDTH = 24;
+  'called_name, client_name, client_version, session, parent_call_id, run, run_for, node, remote_call_id';
+const WIDTH = 26;
 /** Rows per multi-row statement: well under SQLite's bound-parameter limit. */
 const CHUNK = 32;
 
@@ -54,6 +54,8 @@ export class AuditInserts {
         e.parentCallId ?? null,
         e.run ?? null,
         e.runFor ?? null,
+        e.node ?? null,
+        e.remoteCallId ?? null,
       );
     };
     for (; i + CHUNK <= entries.length; i += CHUNK) {

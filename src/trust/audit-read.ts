@@ -13,6 +13,8 @@ export interface AuditFilter {
   /** A tool, prompt or resource name, as the caller called it or as its backend knows it. */
   tool?: string | undefined;
   method?: string | undefined;
+  /** The other node of calls that crossed the mesh. */
+  node?: string | undefined;
   decision?: 'allow' | 'deny' | 'approve' | undefined;
   /** ms since the epoch, inclusive. */
   since?: number | undefined;
@@ -45,6 +47,14 @@ export function queryAudit(db: TrustDb, filter: AuditFilter = {}): AuditRecord[]
   if (filter.tool !== undefined) {
     where.push(`(target_name = @tool${called ? ' OR called_name = @tool' : ''})`);
     args.tool = filter.tool;
+  }
+  if (filter.node !== undefined) {
+    // A database written before the mesh's columns, opened read-only, does not have them.
+    if (!hasColumn(db, 'node')) where.push('0');
+    else {
+      where.push('node = @node');
+      args.node = filter.node;
+    }
   }
   if (filter.method !== undefined) {
     where.push('method = @method');

@@ -38,6 +38,10 @@ export interface AuditEntry {
   run?: string | undefined;
   /** Who the run is for: the caller of the workflow tool (`host:stdio`, ...). */
   runFor?: string | undefined;
+  /** A call that crossed the mesh: the other node (the entry node on the target, the target on the entry node). */
+  node?: string | undefined;
+  /** ... and the call's id on that node. */
+  remoteCallId?: string | undefined;
 }
 
 export interface AuditRecord extends AuditEntry {
@@ -62,9 +66,13 @@ export function recordHash(entry: AuditEntry, seq: number, prevHash: string): st
     opt('clientName', e.clientName) +
     opt('clientVersion', e.clientVersion) +
     `"decision":${j(e.decision)},"durationMs":${j(e.durationMs)},"errorCode":${j(e.errorCode)},` +
-    `"method":${j(e.method)},"outcome":${j(e.outcome)},` +
+    `"method":${j(e.method)},` +
+    opt('node', e.node) +
+    `"outcome":${j(e.outcome)},` +
     opt('parentCallId', e.parentCallId) +
-    `"prevHash":${j(prevHash)},"rule":${j(e.rule)},` +
+    `"prevHash":${j(prevHash)},` +
+    opt('remoteCallId', e.remoteCallId) +
+    `"rule":${j(e.rule)},` +
     opt('run', e.run) +
     opt('runFor', e.runFor) +
     `"seq":${j(seq)},` +
@@ -100,6 +108,8 @@ const ENTRY_KEYS: readonly (keyof AuditEntry)[] = [
   'parentCallId',
   'run',
   'runFor',
+  'node',
+  'remoteCallId',
 ];
 
 /**
@@ -149,6 +159,8 @@ export interface AuditRow {
   parent_call_id: string | null;
   run?: string | null;
   run_for?: string | null;
+  node?: string | null;
+  remote_call_id?: string | null;
 }
 
 export function fromRow(r: AuditRow): AuditRecord {
@@ -175,6 +187,8 @@ export function fromRow(r: AuditRow): AuditRecord {
     ...known('parentCallId', r.parent_call_id),
     ...known('run', r.run),
     ...known('runFor', r.run_for),
+    ...known('node', r.node),
+    ...known('remoteCallId', r.remote_call_id),
     prevHash: r.prev_hash,
     hash: r.hash,
   };

@@ -198,6 +198,10 @@ function whoAndWhere(ctx: CallContext, redactor: Redactor | undefined): Partial<
     out.run = ctx.run.id;
     out.runFor = ctx.run.for;
   }
+  if (ctx.mesh) {
+    out.node = ctx.mesh.node;
+    if (ctx.mesh.remoteCallId !== undefined) out.remoteCallId = ctx.mesh.remoteCallId;
+  }
   return out;
 }
 

@@ -76,6 +76,8 @@ const ADDED_COLUMNS = [
   'parent_call_id',
   'run',
   'run_for',
+  'node',
+  'remote_call_id',
 ];
 
 function addMissingColumns(db: TrustDb): void {

@@ -80,6 +80,16 @@ describe('a mesh of three nodes', { skip: NO_NATS, timeout: 120_000 }, () => {
     void progress;
   });
 
+  it('carries a trace context across the hop to the server on the other node', async () => {
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const r = await nodes.a!.gateway.dispatch(HOST, 'tools/call', {
+      name: 'far_f_echo',
+      arguments: {},
+      _meta: { traceparent },
+    });
+    assert.match(text(r), new RegExp(`"traceparent":"${traceparent}"`));
+  });
+
   it('balances calls to a server two nodes have', async () => {
     const seen = new Set<string>();
     for (let i = 0; i < 6; i++) {

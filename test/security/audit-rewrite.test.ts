@@ -57,7 +57,7 @@ function rechain(path: string): void {
   rows.forEach((row, i) => {
     const seq = i + 1;
     const hash = recordHash(fromRow(row), seq, prev);
-    db.prepare(`INSERT INTO audit VALUES (${new Array(24).fill('?').join(', ')})`).run(
+    db.prepare(`INSERT INTO audit VALUES (${new Array(26).fill('?').join(', ')})`).run(
       seq,
       row.ts,
       row.call_id,
@@ -82,6 +82,8 @@ function rechain(path: string): void {
       row.parent_call_id,
       row.run ?? null,
       row.run_for ?? null,
+      row.node ?? null,
+      row.remote_call_id ?? null,
     );
     prev = hash;
   });

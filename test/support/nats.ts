@@ -20,12 +20,18 @@ export interface Nats {
   start(): Promise<void>;
 }
 
-/** Starts nats-server on a free port; `stop` and `start` again keep the port (a restart). */
-export async function startNats(): Promise<Nats> {
-  const port = await freePort();
+/**
+ * Starts nats-server on a free port (or `options.port`); `stop` and `start` again keep the port (a
+ * restart). `jetStream`: with JetStream, its store in that directory.
+ */
+export async function startNats(options: { port?: number; jetStream?: string } = {}): Promise<Nats> {
+  const port = options.port ?? (await freePort());
+  const js = options.jetStream === undefined ? [] : ['-js', '-sd', options.jetStream];
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn(NATS_BIN, ['-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = spawn(NATS_BIN, ['-a', '127.0.0.1', '-p', String(port), ...js], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     const c = child;
     await new Promise<void>((resolve, reject) => {
       let text = '';

@@ -23,6 +23,28 @@ test('a record hash is the SHA-256 of the canonical JSON of its fields, seq and 
       argsSha256: 'unrecordable:too_deep',
       args: '{"a":[1,2,{"b":null}]}',
     },
+    {
+      ts: 1_700_000_000_456,
+      callId: 'c-2',
+      callerKind: 'host',
+      callerId: 'stdio@a',
+      method: 'tools/call',
+      targetBackend: 'memory',
+      targetName: 'store',
+      decision: 'allow',
+      rule: 'defaults.host',
+      durationMs: 2,
+      outcome: 'ok',
+      errorCode: null,
+      argsSha256: 'x',
+      args: null,
+      calledName: 'memory_store',
+      parentCallId: 'p-1',
+      run: 'r-1',
+      runFor: 'host:stdio',
+      node: 'a',
+      remoteCallId: 'a-call-9',
+    },
   ];
   for (const entry of entries) {
     const expected = sha256(canonicalJson({ ...entry, seq: 7, prevHash: 'ab'.repeat(32) }));

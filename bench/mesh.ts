@@ -1,0 +1,131 @@
+// Mesh scenario: a host on node A calling an echo backend that node B serves across NATS, against
+// the same backend local to A, in one run (target: p50 within 2x of local on loopback).
+import { spawnSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import type { Client } from '@modelcontextprotocol/client';
+
+import { openStdio, type Endpoint } from './lib/endpoints.js';
+import { gatewayArgs, writeGatewayConfig } from './lib/gateway.js';
+import { GATEWAY_MAIN } from './lib/paths.js';
+import { spawnChild, type Child } from './lib/processes.js';
+import { echoCall, echoPlan, rowsOf, type Scenario } from './scenarios.js';
+
+const CONNECT_TIMEOUT_MS = 60_000;
+const node = process.execPath;
+/** What both sides leave out, so the figures are the hop's: no audit trail, no pinning. */
+const QUIET = { audit: { enabled: false }, pinning: { enabled: false } };
+const ECHO = { name: 'echo', args: ['--stdio'], era: 'legacy' as const };
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Two node keys, written as PEM files, and the mesh section of each node's config. */
+function meshSections(url: string): { a: object; b: object } {
+  const dir = mkdtempSync(join(tmpdir(), 'switchboard-bench-mesh-'));
+  const keys = Object.fromEntries(
+    ['a', 'b'].map((n) => {
+      const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+      const key = join(dir, `${n}.key`);
+      const pub = join(dir, `${n}.pub`);
+      writeFileSync(key, privateKey.export({ type: 'pkcs8', format: 'pem' }));
+      writeFileSync(pub, publicKey.export({ type: 'spki', format: 'pem' }));
+      return [n, { key, pub }];
+    }),
+  ) as Record<'a' | 'b', { key: string; pub: string }>;
+  const trust = { a: keys.a.pub, b: keys.b.pub };
+  const section = (n: 'a' | 'b') => ({ enabled: true, servers: [url], node: n, key: keys[n].key, trust });
+  return { a: section('a'), b: section('b') };
+}
+
+/** nats-server on a free port, node B serving the echo backend, then node A (stdio) for the host. */
+async function openMesh(): Promise<Endpoint> {
+  const bin = spawnSync('sh', ['-c', 'command -v nats-server']).stdout.toString().trim();
+  if (!bin) throw new Error('nats-server is not on PATH (Debian: apt-get install nats-server)');
+  const port = await freePort();
+  const children: Child[] = [];
+  try {
+    const nats = spawnChild('nats-server', bin, ['-a', '127.0.0.1', '-p', String(port)]);
+    children.push(nats);
+    await nats.waitForStderr(/Server is ready/, CONNECT_TIMEOUT_MS);
+    const mesh = meshSections(`nats://127.0.0.1:${port}`);
+    const bConfig = writeGatewayConfig([ECHO], { ...QUIET, mesh: mesh.b });
+    const b = spawnChild('switchboard node b', node, [
+      GATEWAY_MAIN,
+      'up',
+      '--config',
+      bConfig,
+      '--port',
+      '0',
+    ]);
+    children.push(b);
+    await b.waitForStderr(/joined the mesh/, CONNECT_TIMEOUT_MS);
+    const aConfig = writeGatewayConfig([], { ...QUIET, mesh: mesh.a });
+    const a = await openStdio(
+      'switchboard node a (stdio front)',
+      node,
+      gatewayArgs(aConfig, 'stdio'),
+      CONNECT_TIMEOUT_MS,
+    );
+    return {
+      ...a,
+      close: async () => {
+        await a.close();
+        for (const child of children.reverse()) await child.stop();
+      },
+    };
+  } catch (err) {
+    for (const child of children.reverse()) await child.stop();
+    throw err;
+  }
+}
+
+/** Calls echo until it answers: node A's catalog fills when B's announcement arrives. */
+async function meshAnswers(endpoint: Endpoint<Client>): Promise<void> {
+  const deadline = Date.now() + CONNECT_TIMEOUT_MS;
+  for (;;) {
+    try {
+      await echoCall(endpoint.client)();
+      endpoint.noteChildren();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+const mesh: Scenario = {
+  name: 'mesh',
+  summary:
+    'echo tool calls from a host on node A: the echo backend local to A vs the same backend on node B across NATS (CPU is node A’s)',
+  baseline: {
+    name: 'mesh-local',
+    gateway: true,
+    open: () => {
+      const config = writeGatewayConfig([ECHO], QUIET);
+      return openStdio(
+        'switchboard (stdio front, local echo)',
+        node,
+        gatewayArgs(config, 'stdio'),
+        CONNECT_TIMEOUT_MS,
+      );
+    },
+    ready: meshAnswers,
+  },
+  subject: { name: 'mesh-remote', gateway: true, open: openMesh, ready: meshAnswers },
+  plan: echoPlan,
+  call: echoCall,
+  rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 2, label: 'node A' }),
+};
+
+export const MESH_SCENARIOS: readonly Scenario<unknown>[] = [mesh as Scenario<unknown>];

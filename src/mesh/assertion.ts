@@ -37,6 +37,15 @@ export function publicKeyOf(value: string): KeyObject {
   return createPublicKey(pemOf(value));
 }
 
+/**
+ * What an assertion's digest covers: the message with where it is routed — the target server and
+ * the inbox its answers go to — so a message taken off the bus cannot be sent again, ahead of the
+ * original, to another server or with the taker's own inbox.
+ */
+export function routedMessage(server: string, inbox: string, msg: string): string {
+  return JSON.stringify([server, inbox, msg]);
+}
+
 export function digestOf(text: string): string {
   return createHash('sha256').update(text).digest('base64url');
 }

@@ -11,7 +11,7 @@ import { WIRE, WireError } from '../errors/errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { JsonRpcMessage, JsonRpcRequest, Params, RequestId, Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
-import { remoteCaller, type AssertionVerifier } from './assertion.js';
+import { remoteCaller, routedMessage, type AssertionVerifier } from './assertion.js';
 import { MESH_CALL_META, type Envelope, type Subjects } from './subjects.js';
 
 export interface DoorOptions {
@@ -65,7 +65,10 @@ export class MeshDoor {
   }
 
   private async receive(e: Envelope, message: JsonRpcMessage): Promise<void> {
-    const verdict = await this.o.verifier.verify(e.from, e.jws, e.msg);
+    let verdict = await this.o.verifier.verify(e.from, e.jws, routedMessage(e.server, e.inbox, e.msg));
+    // Answers go back only to an inbox of the node that vouched for the call.
+    if (verdict.ok && !e.inbox.startsWith(this.o.subjects.inbox(e.from, '')))
+      verdict = { ok: false, why: `answers must go to an inbox of node ${e.from}` };
     const isRequest = 'method' in message && 'id' in message;
     if (!verdict.ok) {
       this.o.log.warn({ from: e.from, why: verdict.why }, 'mesh caller assertion refused');

@@ -8,7 +8,7 @@ import type { JsonRpcMessage, RequestId } from '../jsonrpc/message.js';
 import { WIRE } from '../errors/errors.js';
 import { META } from '../protocol/versions.js';
 import type { Logger } from '../log.js';
-import type { AssertionSigner } from './assertion.js';
+import { routedMessage, type AssertionSigner } from './assertion.js';
 import { MESH_CALL_META, type Envelope, type Subjects } from './subjects.js';
 
 /** What switchboard's own requests (catalog, discover) are asserted as: `host:switchboard@<node>` there. */
@@ -155,7 +155,8 @@ export class MeshChannel implements Channel {
   ): Promise<void> {
     const msg = JSON.stringify(message);
     const caller = (origin?.caller ?? SELF) as Parameters<AssertionSigner['sign']>[0];
-    const jws = await this.o.signer?.sign(caller, origin?.callId ?? 'mesh', node, msg);
+    const routed = routedMessage(this.o.server, this.inbox, msg);
+    const jws = await this.o.signer?.sign(caller, origin?.callId ?? 'mesh', node, routed);
     const envelope: Envelope = { from: this.o.self, server: this.o.server, inbox: this.inbox, jws, msg };
     this.o.nc.publish(this.o.subjects.rpc(node), JSON.stringify(envelope));
   }

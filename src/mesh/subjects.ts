@@ -42,6 +42,6 @@ export interface Envelope {
   inbox: string;
   /** The caller assertion (compact JWS). */
   jws?: string | undefined;
-  /** The JSON-RPC message, as the text the assertion's digest covers. */
+  /** The JSON-RPC message; the assertion's digest covers it with `server` and `inbox` (routedMessage). */
   msg: string;
 }

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { ConfigInput } from '../../src/config/schema.js';
-import { AssertionSigner } from '../../src/mesh/assertion.js';
+import { AssertionSigner, routedMessage } from '../../src/mesh/assertion.js';
 import type { Envelope } from '../../src/mesh/subjects.js';
 import type { Switchboard } from '../../src/switchboard.js';
 import { queryAudit, verifyAudit } from '../../src/trust/audit-read.js';
@@ -58,10 +58,13 @@ describe('mesh identity attacks over the wire', { skip: NO_NATS, timeout: 120_00
   }
 
   /** Publishes an envelope to b's door as an attacker on the bus would, and returns b's answer. */
-  async function sendToB(envelope: Omit<Envelope, 'inbox'>): Promise<{ error?: { message: string } }> {
-    const inbox = `switchboard.inbox.attacker.${Math.random().toString(36).slice(2)}`;
+  async function sendToB(
+    envelope: Omit<Envelope, 'inbox'> | ((inbox: string) => Promise<Omit<Envelope, 'inbox'>>),
+    inbox = `switchboard.inbox.attacker.${Math.random().toString(36).slice(2)}`,
+  ): Promise<{ error?: { message: string } }> {
     const sub = spy.subscribe(inbox, { max: 1 });
-    spy.publish('switchboard.rpc.b', JSON.stringify({ ...envelope, inbox }));
+    const body = typeof envelope === 'function' ? await envelope(inbox) : envelope;
+    spy.publish('switchboard.rpc.b', JSON.stringify({ ...body, inbox }));
     for await (const m of sub) return m.json();
     throw new Error('no answer');
   }
@@ -101,8 +104,28 @@ describe('mesh identity attacks over the wire', { skip: NO_NATS, timeout: 120_00
   it('refuses and audits a message sniffed off the wire and sent again', async () => {
     const original = sniffed.find((e) => e.msg.includes('"tools/call"'));
     assert.ok(original, 'the spy saw a’s call go to b');
-    const answer = await sendToB(original);
+    // Exactly as sniffed, inbox and all (the refusal is read off that inbox).
+    const answer = await sendToB(original, original.inbox);
     assert.match(answer.error!.message, /mesh caller assertion refused: assertion replayed/);
+  });
+
+  it('refuses a sniffed message sent first with the taker’s own inbox, or to another server', async () => {
+    const original = sniffed.find((e) => e.msg.includes('"tools/call"'));
+    assert.ok(original, 'the spy saw a’s call go to b');
+    // The answer would come to the taker: the assertion covers the inbox, so it no longer fits.
+    const stolen = await sendToB({
+      from: original.from,
+      server: original.server,
+      jws: original.jws,
+      msg: original.msg,
+    });
+    assert.match(stolen.error!.message, /assertion is for another message/);
+    // The same message and inbox, pointed at another of b's servers.
+    const moved = await sendToB(
+      { from: original.from, server: 'local', jws: original.jws, msg: original.msg },
+      original.inbox,
+    );
+    assert.match(moved.error!.message, /assertion is for another message/);
   });
 
   it('refuses and audits an assertion forged in a trusted node’s name', async () => {
@@ -135,19 +158,30 @@ describe('mesh identity attacks over the wire', { skip: NO_NATS, timeout: 120_00
     );
     const answer = await sendToB({ from: 'x', server: 'bp', jws, msg });
     assert.match(answer.error!.message, /node x is not trusted here/);
+    // A relay signed with a's real key, routed exactly as a would route it: the caller is refused.
     const relayed = callMessage('relayed');
-    const relayedJws = await new AssertionSigner('a', createPrivateKey(keys.a.privateKey), 30).sign(
-      { kind: 'host', id: 'stdio@c' },
-      'x',
-      'b',
-      relayed,
+    const r = await sendToB(
+      async (inbox) => ({
+        from: 'a',
+        server: 'bp',
+        msg: relayed,
+        jws: await new AssertionSigner('a', createPrivateKey(keys.a.privateKey), 30).sign(
+          { kind: 'host', id: 'stdio@c' },
+          'x',
+          'b',
+          routedMessage('bp', inbox, relayed),
+        ),
+      }),
+      `switchboard.inbox.a.${Math.random().toString(36).slice(2)}`,
     );
-    const r = await sendToB({ from: 'a', server: 'bp', jws: relayedJws, msg: relayed });
     assert.match(r.error!.message, /unusable caller host:stdio@c/);
 
     const refused = records(b, 'b').filter((r) => r.callerId.startsWith('unverified@'));
-    // The replay, the forgery, the other node's assertion (from a), the untrusted node (x), the relay.
+    // The replay, the stolen inbox, the moved server, the forgery, the other node's assertion (all
+    // from a), the untrusted node (x), the relay (a).
     assert.deepEqual(refused.map((r) => r.callerId).sort(), [
+      'unverified@a',
+      'unverified@a',
       'unverified@a',
       'unverified@a',
       'unverified@a',

@@ -159,10 +159,18 @@ async function gatherOne(dir: string, pkg: string): Promise<Gathered> {
     env: { ...(process.env as Record<string, string>), ...DUMMY_ENV },
     stderr: 'ignore',
   });
-  const timer = setTimeout(() => void transport.close(), 30_000);
+  let timer: NodeJS.Timeout | undefined;
+  // A server that never answers (waiting on a database it cannot reach) is given up after 30 s.
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void transport.close();
+      reject(new Error('no tools/list within 30 s'));
+    }, 30_000);
+  });
   try {
-    await client.connect(transport);
-    const tools = (await client.listTools()).tools as unknown as Record<string, unknown>[];
+    await Promise.race([client.connect(transport), timeout]);
+    const listed = await Promise.race([client.listTools(), timeout]);
+    const tools = listed.tools as unknown as Record<string, unknown>[];
     return { package: pkg, version: found.version, server: serverName(pkg), tools };
   } finally {
     clearTimeout(timer);

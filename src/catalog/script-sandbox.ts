@@ -248,16 +248,17 @@ export async function runScript(
     signal.removeEventListener('abort', onAbort);
     inner.abort(new Error('script ended'));
     for (const d of pending) if (d.alive) d.dispose();
-    try {
-      if (poisoned) throw new Error('poisoned');
-      if (vm.alive) vm.dispose();
-      runtime.dispose();
-    } catch {
-      // A script stopped mid-way (out of memory, interrupted with promises pending) can leave
-      // objects QuickJS cannot free, and freeing its runtime then aborts the whole WebAssembly
-      // instance: that instance is dropped and the next script gets a fresh one.
-      quickjs = undefined;
-    }
+    if (poisoned) quickjs = undefined;
+    else
+      try {
+        if (vm.alive) vm.dispose();
+        runtime.dispose();
+      } catch {
+        // A script stopped mid-way (out of memory, interrupted with promises pending) can leave
+        // objects QuickJS cannot free, and freeing its runtime then aborts the whole WebAssembly
+        // instance: that instance is dropped and the next script gets a fresh one.
+        quickjs = undefined;
+      }
   }
   if (stop !== undefined) {
     out.ok = false;

@@ -10,6 +10,7 @@ import { getEncoding } from 'js-tiktoken';
 import { Config } from '../../src/config/schema.js';
 import { createLogger } from '../../src/log.js';
 import { startSwitchboard } from '../../src/switchboard.js';
+import { codeModeJob } from './code-mode-job.js';
 
 const ENCODING = 'o200k_base';
 const FIXTURE = fileURLToPath(new URL('../../../bench/fixtures/catalog/real-tools.json', import.meta.url));
@@ -85,6 +86,7 @@ export async function runCatalogModes(_argv: readonly string[]): Promise<number>
           (q.missing.length ? `  (${q.missing.length} tasks name a tool not in the catalog, left out)` : ''),
       );
     }
+    out.push(...(await codeModeJob()));
     process.stdout.write(out.join('\n') + '\n');
     await full.close();
     await search.close();

@@ -6,7 +6,7 @@
 //
 //   mkdir -p /tmp/catalog-gather/pk/<name> && cd $_ && npm install --ignore-scripts <package>
 //   node dist/bench/catalog/gather.js /tmp/catalog-gather
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -64,12 +64,47 @@ const DUMMY_ENV: Record<string, string> = Object.fromEntries(
     'WORDPRESS_API_KEY',
     'OCTOCODE_TOKEN',
     'RAILWAY_API_TOKEN',
+    'AIRTABLE_API_KEY',
+    'ASANA_ACCESS_TOKEN',
+    'REPLICATE_API_TOKEN',
+    'PERPLEXITY_API_KEY',
+    'SHORTCUT_API_TOKEN',
+    'LAUNCHDARKLY_API_KEY',
+    'MONDAY_TOKEN',
+    'API_TOKEN',
+    'BRIGHTDATA_API_TOKEN',
+    'AMAP_MAPS_API_KEY',
+    'ATLASSIAN_API_TOKEN',
+    'ATLASSIAN_USER_EMAIL',
+    'CURRENTS_API_KEY',
+    'FIGMA_ACCESS_TOKEN',
+    'BACKLOG_API_KEY',
+    'TODOIST_API_TOKEN',
+    'TELNYX_API_KEY',
+    'TRELLO_API_KEY',
+    'TRELLO_TOKEN',
+    'COOLIFY_ACCESS_TOKEN',
+    'METABASE_API_KEY',
+    'PLANE_API_KEY',
+    'JIRA_API_TOKEN',
+    'VERCEL_API_TOKEN',
+    'CODACY_ACCOUNT_TOKEN',
+    'HOSTINGER_API_TOKEN',
   ].map((k) => [k, 'dummy-0000000000000000']),
 );
 DUMMY_ENV.ES_URL = 'http://127.0.0.1:9';
 DUMMY_ENV.MYSQL_HOST = '127.0.0.1';
 DUMMY_ENV.WORDPRESS_URL = 'http://127.0.0.1:9';
 DUMMY_ENV.DT_ENVIRONMENT = 'https://dummy.apps.dynatrace.com';
+DUMMY_ENV.ATLASSIAN_SITE_NAME = 'dummy';
+DUMMY_ENV.BACKLOG_DOMAIN = 'dummy.backlog.com';
+DUMMY_ENV.ARGOCD_BASE_URL = 'http://127.0.0.1:9';
+DUMMY_ENV.METABASE_URL = 'http://127.0.0.1:9';
+DUMMY_ENV.COOLIFY_BASE_URL = 'http://127.0.0.1:9';
+DUMMY_ENV.PLANE_WORKSPACE_SLUG = 'dummy';
+DUMMY_ENV.AZURE_DEVOPS_ORG_URL = 'https://dev.azure.com/dummy';
+DUMMY_ENV.AZURE_DEVOPS_AUTH_METHOD = 'pat';
+DUMMY_ENV.AZURE_DEVOPS_PAT = 'dummy-0000000000000000';
 
 /** Extra arguments some servers need before they list anything. */
 const ARGS: Record<string, string[]> = {
@@ -124,10 +159,18 @@ async function gatherOne(dir: string, pkg: string): Promise<Gathered> {
     env: { ...(process.env as Record<string, string>), ...DUMMY_ENV },
     stderr: 'ignore',
   });
-  const timer = setTimeout(() => void transport.close(), 30_000);
+  let timer: NodeJS.Timeout | undefined;
+  // A server that never answers (waiting on a database it cannot reach) is given up after 30 s.
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void transport.close();
+      reject(new Error('no tools/list within 30 s'));
+    }, 30_000);
+  });
   try {
-    await client.connect(transport);
-    const tools = (await client.listTools()).tools as unknown as Record<string, unknown>[];
+    await Promise.race([client.connect(transport), timeout]);
+    const listed = await Promise.race([client.listTools(), timeout]);
+    const tools = listed.tools as unknown as Record<string, unknown>[];
     return { package: pkg, version: found.version, server: serverName(pkg), tools };
   } finally {
     clearTimeout(timer);
@@ -138,7 +181,11 @@ async function gatherOne(dir: string, pkg: string): Promise<Gathered> {
 async function main(): Promise<void> {
   const dir = process.argv[2] ?? '/tmp/catalog-gather';
   const out = process.argv[3] ?? new URL('../../../bench/fixtures/catalog/real-tools.json', import.meta.url);
-  const pkgs = readFileSync(join(dir, 'pkgs3.txt'), 'utf8').split('\n').filter(Boolean);
+  // Every list of packages in the directory (pkgs*.txt, one name a line), each package once.
+  const lists = readdirSync(dir).filter((f) => /^pkgs.*\.txt$/.test(f));
+  const pkgs = [
+    ...new Set(lists.flatMap((f) => readFileSync(join(dir, f), 'utf8').split('\n')).filter(Boolean)),
+  ];
   const gathered: Gathered[] = [];
   for (const pkg of pkgs) {
     const home = join(dir, 'pk', pkg.replace(/[/@]/g, '_'));

@@ -2,7 +2,7 @@
 // server, tool name pattern and annotation) and its mode (the full list, or search meta-tools).
 // The pipeline applies it, so every door and every method sees the same subset.
 import type { Item, ListKind, Target } from './catalog.js';
-import type { ProfileConfig, SearchConfig } from '../config/catalog-schema.js';
+import type { CodeModeConfig, ProfileConfig, SearchConfig } from '../config/catalog-schema.js';
 
 export type CatalogMode = 'full' | 'search';
 
@@ -11,6 +11,8 @@ export interface CatalogView {
   readonly profile: string | undefined;
   readonly mode: CatalogMode;
   readonly search: SearchConfig;
+  /** Code mode's settings when it is on for this view (run_script listed); undefined when off. */
+  readonly codeMode?: CodeModeConfig | undefined;
   /** Whether an item of a list, owned by `owner`, is in the view. */
   shows(kind: ListKind, owner: Target | undefined, item: Item | undefined): boolean;
   /** Whether a tool, by exposed name, is listed as itself beside the meta-tools in search mode. */
@@ -33,9 +35,10 @@ export function globMatcher(patterns: readonly string[]): (name: string) => bool
 }
 
 /** The view of the plain endpoint: every item, in the catalog's own mode. */
-export function defaultView(mode: CatalogMode, search: SearchConfig): CatalogView {
+export function defaultView(mode: CatalogMode, search: SearchConfig, codeMode?: CodeModeConfig): CatalogView {
   const always = globMatcher(search.alwaysVisible);
-  return { profile: undefined, mode, search, shows: () => true, alwaysVisible: always };
+  const code = codeMode?.enabled ? codeMode : undefined;
+  return { profile: undefined, mode, search, codeMode: code, shows: () => true, alwaysVisible: always };
 }
 
 /** The view a profile gives. */
@@ -44,8 +47,10 @@ export function profileView(
   p: ProfileConfig,
   mode: CatalogMode,
   search: SearchConfig,
+  codeMode?: CodeModeConfig,
 ): CatalogView {
   const s = p.search ?? search;
+  const code = p.codeMode ?? codeMode;
   const servers = p.servers && new Set(p.servers);
   const promptServers = p.prompts?.servers ? new Set(p.prompts.servers) : servers;
   const resourceServers = p.resources?.servers ? new Set(p.resources.servers) : servers;
@@ -59,6 +64,7 @@ export function profileView(
     profile: name,
     mode: p.mode ?? mode,
     search: s,
+    codeMode: code?.enabled ? code : undefined,
     shows(kind, owner, item) {
       switch (kind) {
         case 'tools': {

@@ -28,6 +28,48 @@ export const SearchSettings = z
   .strict()
   .prefault({});
 
+export const CodeModeSettings = z
+  .object({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe(
+        'List run_script: a meta-tool that runs a short JavaScript script with the visible tools bound.',
+      ),
+    cpuMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(60_000)
+      .default(1_000)
+      .describe('CPU time a script may run (waiting on tools not counted), in milliseconds.'),
+    wallMs: z
+      .number()
+      .int()
+      .min(1)
+      .max(600_000)
+      .default(30_000)
+      .describe('Time a script may take from start to end, waiting on tools included, in milliseconds.'),
+    memoryMb: z.number().int().min(1).max(512).default(32).describe("The script's heap limit, in MiB."),
+    stackKb: z
+      .number()
+      .int()
+      .min(64)
+      .max(384)
+      .default(256)
+      .describe("The script's stack limit, in KiB (kept below the host's own stack)."),
+    maxToolCalls: z.number().int().min(0).max(10_000).default(50).describe('Tool calls one script may make.'),
+    maxOutputBytes: z
+      .number()
+      .int()
+      .min(256)
+      .max(10_000_000)
+      .default(65_536)
+      .describe("Bytes of a script's console output and return value together."),
+  })
+  .strict()
+  .prefault({});
+
 const ServersOnly = z
   .object({
     servers: z
@@ -69,6 +111,9 @@ export const Profile = z
     ),
     mode: CatalogMode.optional().describe("The profile's mode; unset: catalog.mode."),
     search: SearchSettings.optional().describe("The profile's search settings; unset: catalog.search."),
+    codeMode: CodeModeSettings.optional().describe(
+      "The profile's code mode (run_script); unset: catalog.codeMode.",
+    ),
     credentials: z
       .object({
         keys: z
@@ -93,6 +138,9 @@ export const PROFILE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 export const CatalogViewFields = {
   mode: CatalogMode.default('full'),
   search: SearchSettings,
+  codeMode: CodeModeSettings.describe(
+    'Code mode: a run_script meta-tool running a JavaScript script (QuickJS in WebAssembly) with the tools bound.',
+  ),
   profiles: z
     .record(z.string().regex(PROFILE_NAME, 'a name of letters, digits, _ - (at most 64)'), Profile)
     .default({})
@@ -103,6 +151,7 @@ export const CatalogViewFields = {
 
 export type ProfileConfig = z.output<typeof Profile>;
 export type SearchConfig = z.output<typeof SearchSettings>;
+export type CodeModeConfig = z.output<typeof CodeModeSettings>;
 
 /** Profiles naming a server the config does not have: such a profile would silently show nothing of it. */
 export function profileIssues(

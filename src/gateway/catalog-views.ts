@@ -14,11 +14,11 @@ const NOTHING: CatalogView = {
 };
 
 export function catalogViews(catalog: Config['catalog']): (ctx: CallContext) => CatalogView {
-  const plain = defaultView(catalog.mode, catalog.search);
+  const plain = defaultView(catalog.mode, catalog.search, catalog.codeMode);
   const profiles = new Map(
     Object.entries(catalog.profiles).map(([name, p]) => [
       name,
-      profileView(name, p, catalog.mode, catalog.search),
+      profileView(name, p, catalog.mode, catalog.search, catalog.codeMode),
     ]),
   );
   return (ctx) => {

@@ -21,8 +21,8 @@ export class InternalCalls {
   }
 
   /** A call made while serving `parent` (by a handler): same caller, same chain, same fate. */
-  child(parent: CallContext, method: string, params: Params = {}): Promise<Result> {
-    return this.resultOf({ caller: parent.caller, method, params, parent });
+  child(parent: CallContext, method: string, params: Params = {}, signal?: AbortSignal): Promise<Result> {
+    return this.resultOf({ caller: parent.caller, method, params, parent, signal });
   }
 
   /**

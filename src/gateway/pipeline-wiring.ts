@@ -62,7 +62,7 @@ export function wirePipeline(parts: PipelineParts): Pipeline {
     unsubscribe: (ctx, backend, uri) => subscriptions.unsubscribe(ctx, backend, uri),
     handlers: parts.handlers,
     handlerTimeoutMs: config.bridge.handlerTimeoutMs,
-    dispatch: (parent, method, params) => calls.child(parent, method, params),
+    dispatch: (parent, method, params, signal) => calls.child(parent, method, params, signal),
     live: new Map<string, CallContext>(),
     tellChain: config.bridge.enabled,
     tasks: parts.tasks,

@@ -4,6 +4,7 @@
 // call_tool is a child tools/call of the same caller: policy, approval, audit (linked by
 // parentCallId), redaction, progress, cancellation and tasks apply to the real tool as to a
 // direct call, and a name the caller cannot see gets exactly the error an unknown name gets.
+// In code mode it also answers run_script (code-mode.ts), in either catalog mode.
 import type { CallContext } from '../../call/context.js';
 import type { Catalog, Item } from '../../catalog/catalog.js';
 import { CALL_TOOL, DESCRIBE_TOOL, META_TOOL_NAMES, SEARCH_TOOL, oneLine } from '../../catalog/meta-tools.js';
@@ -14,13 +15,18 @@ import { CHAIN_META } from '../../protocol/chain-meta.js';
 import { notFound } from '../../protocol/not-found.js';
 import type { Stage } from '../compose.js';
 import type { ViewOf } from './view.js';
+import { RUN_SCRIPT } from '../../catalog/code-mode.js';
+import { answerRunScript } from './code-mode.js';
 
 export interface MetaServices {
   viewOf: ViewOf;
   catalog: Catalog;
   search: ToolSearch;
-  /** A further call by the same caller, as a child of `parent`, through the pipeline. */
-  dispatch(parent: CallContext, method: string, params?: Params): Promise<Result>;
+  /**
+   * A further call by the same caller, as a child of `parent`, through the pipeline; `signal`
+   * aborts it sooner than its parent would be (a script's limits).
+   */
+  dispatch(parent: CallContext, method: string, params?: Params, signal?: AbortSignal): Promise<Result>;
 }
 
 /** A list can be paged: this many pages at most are followed (a cursor loop cannot run away). */
@@ -30,6 +36,14 @@ export function metaStage(s: MetaServices): Stage {
   return async function meta(ctx, next) {
     if (ctx.returning || ctx.method !== 'tools/call') return next();
     const name = ctx.params.name;
+    if (name === RUN_SCRIPT) {
+      const code = s.viewOf(ctx).codeMode;
+      if (!code) return next();
+      ctx.decision = { effect: 'allow', rule: 'catalog.codeMode' };
+      const args = (ctx.params.arguments ?? {}) as Record<string, unknown>;
+      ctx.result = await answerRunScript(ctx, code, args, await visibleTools(s, ctx), s.dispatch);
+      return;
+    }
     if (typeof name !== 'string' || !META_TOOL_NAMES.has(name)) return next();
     if (s.viewOf(ctx).mode !== 'search') return next();
     ctx.decision = { effect: 'allow', rule: 'catalog.search' };

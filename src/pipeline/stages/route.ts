@@ -33,7 +33,7 @@ export interface RouteServices {
   /** How long a handler may take. */
   handlerTimeoutMs: number;
   /** A further call by the same caller, as a child of `parent` (handlers use it). */
-  dispatch(parent: CallContext, method: string, params?: Params): Promise<Result>;
+  dispatch(parent: CallContext, method: string, params?: Params, signal?: AbortSignal): Promise<Result>;
   /** Calls under way, by call id, so calls made on their behalf can find them. */
   live: Map<string, CallContext>;
   /** Whether forwarded calls carry the call chain in _meta (only when the bridge is on). */

@@ -6,6 +6,7 @@
 import type { CallContext } from '../../call/context.js';
 import type { Catalog, ListKind } from '../../catalog/catalog.js';
 import { META_TOOLS, META_TOOL_NAMES } from '../../catalog/meta-tools.js';
+import { RUN_SCRIPT, RUN_SCRIPT_TOOL } from '../../catalog/code-mode.js';
 import type { CatalogView } from '../../catalog/view.js';
 import { methodSpec } from '../../protocol/methods.js';
 import { notFound } from '../../protocol/not-found.js';
@@ -17,7 +18,10 @@ export type ViewOf = (ctx: CallContext) => CatalogView;
 export function byMetaTool(ctx: CallContext): boolean {
   const p = ctx.parent;
   return (
-    p !== undefined && p.method === 'tools/call' && META_TOOL_NAMES.has(String(p.params.name)) && !p.target
+    p !== undefined &&
+    p.method === 'tools/call' &&
+    (META_TOOL_NAMES.has(String(p.params.name)) || p.params.name === RUN_SCRIPT) &&
+    !p.target
   );
 }
 
@@ -34,6 +38,9 @@ export function viewStage(viewOf: ViewOf, catalog: Catalog): Stage {
       if (v.profile !== undefined) kept = kept.filter((i) => v.shows(list.kind, catalog.ownerOf(i), i));
       if (list.kind === 'tools' && v.mode === 'search' && !byMetaTool(ctx))
         kept = [...META_TOOLS, ...kept.filter((t) => v.alwaysVisible(String(t.name)))];
+      // Code mode adds run_script, in either mode; it takes its name over a backend tool's.
+      if (list.kind === 'tools' && v.codeMode && !byMetaTool(ctx))
+        kept = [...kept.filter((t) => t.name !== RUN_SCRIPT), RUN_SCRIPT_TOOL];
       if (kept !== items) ctx.result = { ...ctx.result, [list.key]: kept };
       return;
     }

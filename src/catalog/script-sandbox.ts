@@ -1,0 +1,302 @@
+// Runs a short JavaScript script in QuickJS compiled to WebAssembly, with the caller's tools bound
+// as async functions (`await tools.<name>(args)`) and a console, under limits on CPU time, memory,
+// stack, tool calls, output and wall time. The script sees only what is provided here: no
+// filesystem, network, process, timers or host object; values cross as JSON text.
+import {
+  newQuickJSWASMModuleFromVariant,
+  type QuickJSContext,
+  type QuickJSDeferredPromise,
+  type QuickJSHandle,
+  type QuickJSSyncVariant,
+  type QuickJSWASMModule,
+} from 'quickjs-emscripten-core';
+import releaseSync from '@jitl/quickjs-wasmfile-release-sync';
+
+// The package's types resolve as CommonJS under NodeNext; at run time the import is the variant.
+const variant = releaseSync as unknown as QuickJSSyncVariant;
+
+export interface ScriptLimits {
+  /** Time the interpreter may run, summed over the script's slices (waiting on tools not counted). */
+  cpuMs: number;
+  /** Time from start to end, waiting on tools included. */
+  wallMs: number;
+  memoryBytes: number;
+  stackBytes: number;
+  /** Tool calls the script may make. */
+  maxCalls: number;
+  /** Bytes of console output and return value together. */
+  maxOutputBytes: number;
+}
+
+/** A tool call the script makes; throws a ToolCallError for a refusal or a tool's error result. */
+export type ToolCaller = (name: string, args: unknown, signal: AbortSignal) => Promise<unknown>;
+
+export class ToolCallError extends Error {
+  constructor(
+    message: string,
+    readonly code?: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface ScriptOutcome {
+  ok: boolean;
+  /** Console lines, in order (cut when the output limit was reached). */
+  console: string[];
+  /** The script's return value as JSON text (undefined when it returned nothing or failed). */
+  value?: string | undefined;
+  error?: { name: string; message: string; line?: number | undefined } | undefined;
+  /** Which limit stopped the script, if one did. */
+  limit?: 'cpu' | 'memory' | 'stack' | 'calls' | 'output' | 'wall' | undefined;
+  /** Tool calls made. */
+  calls: number;
+}
+
+let quickjs: Promise<QuickJSWASMModule> | undefined;
+/** The WebAssembly module is compiled once; each script gets its own runtime (own heap, own limits). */
+function module(): Promise<QuickJSWASMModule> {
+  return (quickjs ??= newQuickJSWASMModuleFromVariant(variant));
+}
+
+const FILE = 'script.js';
+/** The script is the body of an async function, so `await` and `return` work at its top level. */
+const wrap = (source: string) =>
+  `(async () => { const v = await (async () => {\n${source}\n})(); return v === undefined ? undefined : JSON.stringify(v); })()`;
+const LINE_OFFSET = 1;
+
+const PRELUDE = `(() => {
+  const call = globalThis.__sb_call, print = globalThis.__sb_print;
+  const names = JSON.parse(globalThis.__sb_names);
+  delete globalThis.__sb_call; delete globalThis.__sb_print; delete globalThis.__sb_names;
+  const show = (v) => { if (typeof v === 'string') return v; try { const j = JSON.stringify(v); return j === undefined ? String(v) : j; } catch { return String(v); } };
+  const line = (level) => (...a) => { print(level, a.map(show).join(' ')); };
+  globalThis.console = Object.freeze({ log: line('log'), info: line('info'), warn: line('warn'), error: line('error'), debug: line('debug') });
+  const invoke = async (n, args) => {
+    const r = JSON.parse(await call(n, JSON.stringify(args === undefined ? {} : args)));
+    if (r.error) { const e = new Error(r.error.message); e.name = 'ToolError'; e.code = r.error.code; e.tool = n; throw e; }
+    return r.value;
+  };
+  const tools = Object.create(null);
+  for (const n of names) tools[n] = (args) => invoke(n, args);
+  globalThis.tools = Object.freeze(tools);
+  globalThis.callTool = (name, args) => invoke(String(name), args);
+})();`;
+
+/** The line of the script an error points at, from QuickJS's stack ("at ... (script.js:LINE:COL)"). */
+function lineOf(stack: unknown): number | undefined {
+  if (typeof stack !== 'string') return undefined;
+  const m = new RegExp(`${FILE.replace('.', '\\.')}:(\\d+)`).exec(stack);
+  if (!m) return undefined;
+  const line = Number(m[1]) - LINE_OFFSET;
+  return line >= 1 ? line : undefined;
+}
+
+export async function runScript(
+  source: string,
+  toolNames: readonly string[],
+  callTool: ToolCaller,
+  limits: ScriptLimits,
+  signal: AbortSignal,
+): Promise<ScriptOutcome> {
+  const qjs = await module();
+  const runtime = qjs.newRuntime();
+  runtime.setMemoryLimit(limits.memoryBytes);
+  runtime.setMaxStackSize(limits.stackBytes);
+  const vm = runtime.newContext();
+  const out: ScriptOutcome = { ok: false, console: [], calls: 0 };
+  let outputBytes = 0;
+  let poisoned = false;
+  let stop: ScriptOutcome['limit'] | 'cancelled' | undefined;
+  let cpuUsed = 0;
+  let sliceStart: number | undefined;
+  const inner = new AbortController();
+  const pending = new Set<QuickJSDeferredPromise>();
+  let ended!: () => void;
+  const endedEarly = new Promise<void>((r) => (ended = r));
+  const halt = (why: NonNullable<typeof stop>) => {
+    stop ??= why;
+    inner.abort(new Error(`script stopped: ${why}`));
+    ended();
+  };
+  const onAbort = () => halt('cancelled');
+  signal.addEventListener('abort', onAbort, { once: true });
+  const wall = setTimeout(() => halt('wall'), limits.wallMs);
+  // QuickJS calls this regularly while it runs: the CPU deadline and any stop end the script.
+  runtime.setInterruptHandler(() => {
+    if (stop !== undefined) return true;
+    if (sliceStart !== undefined && cpuUsed + (performance.now() - sliceStart) > limits.cpuMs) {
+      stop = 'cpu';
+      ended();
+      return true;
+    }
+    return false;
+  });
+  const slice = <T>(run: () => T): T => {
+    sliceStart = performance.now();
+    try {
+      return run();
+    } finally {
+      cpuUsed += performance.now() - sliceStart;
+      sliceStart = undefined;
+    }
+  };
+  const pump = () => {
+    if (!vm.alive || stop !== undefined) return;
+    const r = slice(() => runtime.executePendingJobs());
+    if (r.error) r.error.dispose();
+  };
+
+  try {
+    if (signal.aborted) halt('cancelled');
+    const expose = (name: string, h: QuickJSHandle) => {
+      vm.setProp(vm.global, name, h);
+      h.dispose();
+    };
+    expose(
+      '__sb_print',
+      vm.newFunction('print', (levelH, textH) => {
+        const text = vm.getString(textH);
+        const level = vm.getString(levelH);
+        const lineText = level === 'log' || level === 'info' ? text : `[${level}] ${text}`;
+        outputBytes += Buffer.byteLength(lineText) + 1;
+        if (outputBytes > limits.maxOutputBytes) {
+          stop ??= 'output';
+          ended();
+          return vm.undefined;
+        }
+        out.console.push(lineText);
+        return vm.undefined;
+      }),
+    );
+    expose(
+      '__sb_call',
+      vm.newFunction('call', (nameH, argsH) => {
+        const name = vm.getString(nameH);
+        const args = JSON.parse(vm.getString(argsH)) as unknown;
+        const deferred = vm.newPromise();
+        if (out.calls >= limits.maxCalls) {
+          halt('calls');
+          return deferred.handle;
+        }
+        out.calls++;
+        pending.add(deferred);
+        void callTool(name, args, inner.signal)
+          .then(
+            (value) => JSON.stringify({ value: value ?? null }),
+            (err: unknown) =>
+              JSON.stringify({
+                error: {
+                  message: err instanceof Error ? err.message : String(err),
+                  code: err instanceof ToolCallError ? err.code : undefined,
+                },
+              }),
+          )
+          .then((json) => {
+            pending.delete(deferred);
+            if (!vm.alive || !deferred.alive) return;
+            const h = vm.newString(json);
+            deferred.resolve(h);
+            h.dispose();
+            deferred.dispose();
+            pump();
+          });
+        return deferred.handle;
+      }),
+    );
+    expose('__sb_names', vm.newString(JSON.stringify(toolNames)));
+    const prelude = vm.evalCode(PRELUDE, 'prelude.js');
+    vm.unwrapResult(prelude).dispose();
+
+    const started = slice(() => vm.evalCode(wrap(source), FILE));
+    if (started.error) {
+      setError(vm, out, started.error);
+      started.error.dispose();
+    } else {
+      const settled = vm.resolvePromise(started.value);
+      started.value.dispose();
+      pump();
+      const result = await Promise.race([settled, endedEarly.then(() => undefined)]);
+      if (result === undefined)
+        void settled.then(
+          (r) => r.dispose(),
+          () => undefined,
+        );
+      else if (result.error) {
+        setError(vm, out, result.error);
+        result.error.dispose();
+      } else {
+        const v = vm.dump(result.value) as unknown;
+        result.value.dispose();
+        if (typeof v === 'string') {
+          outputBytes += Buffer.byteLength(v);
+          if (outputBytes > limits.maxOutputBytes) stop ??= 'output';
+          else out.value = v;
+        }
+        out.ok = stop === undefined;
+      }
+    }
+  } catch (err) {
+    // The interpreter overflowed the host's own stack (deep recursion below QuickJS's check): the
+    // instance is not trusted again.
+    out.ok = false;
+    out.error = { name: 'InternalError', message: `stack overflow (${(err as Error).message})` };
+    out.limit = 'stack';
+    poisoned = true;
+  } finally {
+    clearTimeout(wall);
+    signal.removeEventListener('abort', onAbort);
+    inner.abort(new Error('script ended'));
+    for (const d of pending) if (d.alive) d.dispose();
+    if (poisoned) quickjs = undefined;
+    else
+      try {
+        if (vm.alive) vm.dispose();
+        runtime.dispose();
+      } catch {
+        // A script stopped mid-way (out of memory, interrupted with promises pending) can leave
+        // objects QuickJS cannot free, and freeing its runtime then aborts the whole WebAssembly
+        // instance: that instance is dropped and the next script gets a fresh one.
+        quickjs = undefined;
+      }
+  }
+  if (stop !== undefined) {
+    out.ok = false;
+    if (stop === 'cancelled') out.error = { name: 'Cancelled', message: 'the script was cancelled' };
+    else {
+      out.limit = stop;
+      out.error = { name: 'LimitError', message: limitMessage(stop, limits), line: out.error?.line };
+    }
+  } else if (out.error && /out of memory/i.test(out.error.message)) out.limit = 'memory';
+  else if (out.error && /stack overflow/i.test(out.error.message)) out.limit = 'stack';
+  return out;
+}
+
+function setError(vm: QuickJSContext, out: ScriptOutcome, h: QuickJSHandle): void {
+  const e = vm.dump(h) as unknown;
+  if (e && typeof e === 'object') {
+    const o = e as { name?: unknown; message?: unknown; stack?: unknown; lineNumber?: unknown };
+    out.error = {
+      name: typeof o.name === 'string' ? o.name : 'Error',
+      message: typeof o.message === 'string' ? o.message : JSON.stringify(e),
+      line: lineOf(o.stack) ?? (typeof o.lineNumber === 'number' ? o.lineNumber - LINE_OFFSET : undefined),
+    };
+  } else out.error = { name: 'Error', message: `uncaught: ${String(e)}` };
+}
+
+function limitMessage(limit: NonNullable<ScriptOutcome['limit']>, l: ScriptLimits): string {
+  switch (limit) {
+    case 'cpu':
+      return `the script ran longer than its CPU limit (${l.cpuMs} ms)`;
+    case 'wall':
+      return `the script took longer than its time limit (${l.wallMs} ms)`;
+    case 'calls':
+      return `the script made more than ${l.maxCalls} tool calls`;
+    case 'output':
+      return `the script's output passed ${l.maxOutputBytes} bytes`;
+    case 'memory':
+      return `the script passed its memory limit (${l.memoryBytes} bytes)`;
+    case 'stack':
+      return `the script passed its stack limit (${l.stackBytes} bytes)`;
+  }
+}

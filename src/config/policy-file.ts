@@ -4,8 +4,9 @@
 // them all and no longer names the file, so reading it twice is harmless.
 import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
-import { LineCounter, isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { ConfigError, formatPath, type ConfigIssue } from './errors.js';
+import { lineOf } from './yaml-lines.js';
 import { mapZodIssues } from './issues.js';
 import type { Config } from './schema.js';
 import { PolicyFile, type Rule } from './policy-schema.js';
@@ -114,23 +115,6 @@ export function parsePolicyFile(text: string, file: string): Rule[] {
     },
   );
   throw new ConfigError('config_invalid', issues);
-}
-
-/** The line of a path in the YAML tree; the nearest existing ancestor's when it is missing. */
-function lineOf(node: unknown, lines: LineCounter, path: readonly PropertyKey[]): number | undefined {
-  let offset: number | undefined;
-  for (const segment of path) {
-    if (isMap(node)) {
-      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(segment));
-      if (!pair) break;
-      offset = isScalar(pair.key) ? pair.key.range?.[0] : offset;
-      node = pair.value;
-    } else if (isSeq(node) && typeof segment === 'number') {
-      node = node.items[segment];
-      offset = (node as { range?: [number, number, number] } | undefined)?.range?.[0] ?? offset;
-    } else break;
-  }
-  return offset === undefined ? undefined : lines.linePos(offset).line;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -3,9 +3,10 @@
 // line, then joined to the inline workflows. A name declared twice is an error naming both places.
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import { LineCounter, isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, formatPath, type ConfigIssue } from './errors.js';
+import { lineOf } from './yaml-lines.js';
 import { mapZodIssues } from './issues.js';
 import type { Config, WorkflowConfig } from './schema.js';
 import { WORKFLOW_NAME, Workflow, checkWorkflow, workflowCycle } from './workflow-schema.js';
@@ -166,23 +167,6 @@ async function readWorkflowFile(file: string, configFile: string): Promise<Parse
 function lineAt(p: Parsed, path: readonly PropertyKey[]): { line?: number } {
   const line = p.line(path);
   return line === undefined ? {} : { line };
-}
-
-/** The line of a path in the YAML tree; the nearest existing ancestor's when it is missing. */
-function lineOf(node: unknown, lines: LineCounter, path: readonly PropertyKey[]): number | undefined {
-  let offset: number | undefined;
-  for (const segment of path) {
-    if (isMap(node)) {
-      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(segment));
-      if (!pair) break;
-      offset = isScalar(pair.key) ? pair.key.range?.[0] : offset;
-      node = pair.value;
-    } else if (isSeq(node) && typeof segment === 'number') {
-      node = node.items[segment];
-      offset = (node as { range?: [number, number, number] } | undefined)?.range?.[0] ?? offset;
-    } else break;
-  }
-  return offset === undefined ? undefined : lines.linePos(offset).line;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> =>

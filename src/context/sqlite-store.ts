@@ -159,7 +159,8 @@ export class SqliteContextStore implements ContextStore {
       return { scope, key, json, version, updatedAt: now, ...(expiresAt !== null && { expiresAt }) };
     });
     try {
-      const written = entry();
+      // Immediate: the version is read under the write lock, so a CAS cannot act on a stale read.
+      const written = entry.immediate();
       for (const r of expired) this.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
       this.emit({ scope, key, op: 'put', version: written.version, json });
       return written;

@@ -29,7 +29,9 @@ export function openStateDb(path: string): StateDb {
  * Brings one feature's tables to its latest migration: `steps[i]` takes version i to i + 1, and
  * only the steps the file has not seen run, together with the new version, in one transaction.
  * A file written by a newer switchboard (a version beyond the steps known here) is refused
- * rather than used with tables this code does not understand.
+ * rather than used with tables this code does not understand. The transaction takes the write lock
+ * before it reads the version (immediate): two switchboards opening one file at once then wait for
+ * each other (busy_timeout) instead of one failing with SQLITE_BUSY when its read snapshot is stale.
  */
 export function migrate(db: StateDb, feature: string, steps: readonly string[]): void {
   db.transaction(() => {
@@ -42,5 +44,5 @@ export function migrate(db: StateDb, feature: string, steps: readonly string[]):
     db.prepare(
       'INSERT INTO migrations (feature, version) VALUES (?, ?) ON CONFLICT (feature) DO UPDATE SET version = excluded.version',
     ).run(feature, steps.length);
-  })();
+  }).immediate();
 }

@@ -74,7 +74,7 @@ function nodeCheck(): Check {
   const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
     engines?: { node?: string };
   };
-  const wanted = pkg.engines?.node ?? '>=20.12';
+  const wanted = pkg.engines?.node ?? '>=20.19';
   const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
   const [wMajor = 0, wMinor = 0] = (/(\d+)(?:\.(\d+))?/.exec(wanted) ?? [])
     .slice(1)

@@ -1,13 +1,7 @@
-// Opens this node's NATS connection from the mesh config: servers, credentials (token, user and
+// This node's NATS connection options from the mesh config: servers, credentials (token, user and
 // password, an NKey seed, a .creds file), TLS; it reconnects by itself for as long as it runs.
 import { readFileSync } from 'node:fs';
-import {
-  connect,
-  credsAuthenticator,
-  nkeyAuthenticator,
-  type ConnectionOptions,
-  type NatsConnection,
-} from '@nats-io/transport-node';
+import { credsAuthenticator, nkeyAuthenticator, type ConnectionOptions } from '@nats-io/transport-node';
 import type { MeshConfig } from '../config/mesh-schema.js';
 
 export function connectionOptions(mesh: MeshConfig): ConnectionOptions {
@@ -33,8 +27,4 @@ export function connectionOptions(mesh: MeshConfig): ConnectionOptions {
       ...(mesh.tls.key ? { keyFile: mesh.tls.key } : {}),
     };
   return options;
-}
-
-export function connectMesh(mesh: MeshConfig): Promise<NatsConnection> {
-  return connect(connectionOptions(mesh));
 }

@@ -26,3 +26,16 @@ export function openWritableSqlite(path: string): Database.Database {
   db.pragma('synchronous = NORMAL');
   return db;
 }
+
+/**
+ * Adds a column a table made by an older switchboard lacks. Two switchboards opening the file at
+ * once may both find it missing; the second's ALTER then fails as a duplicate, which is the state
+ * wanted, so that one error is not a failure.
+ */
+export function addColumn(db: Database.Database, table: string, column: string, type = 'TEXT'): void {
+  try {
+    db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+  } catch (err) {
+    if (!/duplicate column name/i.test((err as Error).message)) throw err;
+  }
+}

@@ -10,6 +10,7 @@ import { canonicalJson, sha256 } from '../encoding/canonical-json.js';
 import type { Redactor } from '../vault/redactor.js';
 import type { TrustDb } from './trust-db.js';
 import { macOf, type TrustKeys } from './trust-keys.js';
+import { addColumn } from '../state/sqlite-file.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS approvals (
@@ -176,7 +177,7 @@ export class ApprovalStore {
     // Files from before the MACs: the columns are added, and their old rows verify as nothing.
     const columns = (db.pragma('table_info(approvals)') as { name: string }[]).map((c) => c.name);
     for (const column of ['mac', 'verdict_mac'])
-      if (!columns.includes(column)) db.exec(`ALTER TABLE approvals ADD COLUMN ${column} TEXT`);
+      if (!columns.includes(column)) addColumn(db, 'approvals', column);
   }
 
   /** Records a pending approval for a call; returns it with its fresh id. */

@@ -1,7 +1,7 @@
 // The SQLite file that holds the audit chain and the tool pins: opened in WAL mode so readers
 // (the CLI, `audit tail --follow`) never block the running switchboard's writes.
 import Database from 'better-sqlite3';
-import { openWritableSqlite, stateDirFile } from '../state/sqlite-file.js';
+import { addColumn, openWritableSqlite, stateDirFile } from '../state/sqlite-file.js';
 
 export type TrustDb = Database.Database;
 
@@ -83,6 +83,6 @@ const ADDED_COLUMNS = [
 function addMissingColumns(db: TrustDb): void {
   const have = new Set((db.pragma('table_info(audit)') as { name: string }[]).map((c) => c.name));
   for (const column of ADDED_COLUMNS) {
-    if (!have.has(column)) db.exec(`ALTER TABLE audit ADD COLUMN ${column} TEXT`);
+    if (!have.has(column)) addColumn(db, 'audit', column);
   }
 }

@@ -49,9 +49,6 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
   }
   const path = config.audit.path ?? defaultTrustDbPath();
   const db = openTrustDb(path);
-  // Short, since better-sqlite3 waits synchronously: another process holding the file long
-  // must cost a logged failed write, not a stalled event loop.
-  db.pragma('busy_timeout = 1000');
   // Created at first start beside the database: the approval MAC key and the checkpoint key pair.
   const keys = openTrustKeys(path);
   const auditLog = log.child({ component: 'audit' });
@@ -91,12 +88,18 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
     checkpoints?.close();
   };
   if (audit) process.on('exit', flushOnExit);
+  const approvalStore = approvals ? new ApprovalStore(db, { keys, redactor }) : undefined;
+  // The tables are made (above, with openTrustDb's patient wait: several switchboards of one
+  // machine may open the file at once). From here on the wait is short, since better-sqlite3 waits
+  // synchronously: another process holding the file long must cost a logged failed write, not a
+  // stalled event loop.
+  db.pragma('busy_timeout = 1000');
   return {
     path,
     audit,
     screen,
     pins: store,
-    approvals: approvals ? new ApprovalStore(db, { keys, redactor }) : undefined,
+    approvals: approvalStore,
     pruneAudit: () => retention?.prune() ?? Promise.resolve(0),
     watchPins(readmit, intervalMs = 1000) {
       if (!store) return;

@@ -10,12 +10,6 @@ import { silentLogger, type Logger } from './log.js';
 import type { Readable, Writable } from 'node:stream';
 import { BridgeServer, ENV_TOKEN } from './bridge/server.js';
 import { Mesh } from './mesh/mesh.js';
-import { builtInExtensions } from './extensions/index.js';
-import { openTrust, type Trust } from './trust/trust.js';
-import { defaultStateDbPath, openStateDb, type StateDb } from './state/state-db.js';
-import { openVault, withSecrets } from './vault/open.js';
-import { Redactor } from './vault/redactor.js';
-import type { Vault } from './vault/vault.js';
 import { collisionProblem, planReload } from './gateway/reload-plan.js';
 import type { ReloadOutcome } from './gateway/gateway.js';
 import { withPolicyFile } from './config/policy-file.js';
@@ -25,10 +19,15 @@ import { Sandbox } from './sandbox/sandbox.js';
 import type { Tracing } from './tracing/tracing.js';
 import { SERVER_INFO } from './protocol/versions.js';
 import { startAdmin, type Admin } from './admin/admin.js';
-import { openWorkflows, WORKFLOWS_SOURCE } from './workflows/workflow-source.js';
+import { WORKFLOWS_SOURCE } from './workflows/workflow-source.js';
 import type { WorkflowEngine } from './workflows/engine.js';
 import { a2aRoutes } from './a2a/wiring.js';
-import type { RunStore } from './workflows/run-store.js';
+import { openStores, StartupError } from './switchboard-stores.js';
+import { setUpExtensions } from './switchboard-extensions.js';
+import type { Redactor } from './vault/redactor.js';
+import { withSecrets } from './vault/open.js';
+
+export { StartupError };
 
 export interface StartOptions {
   config: Config;
@@ -112,10 +111,6 @@ export interface ReloadReport extends ReloadOutcome {
   applied: string[];
 }
 
-export class StartupError extends Error {
-  override name = 'StartupError';
-}
-
 export async function startSwitchboard(options: StartOptions): Promise<Switchboard> {
   // A config made in code may still name a policy file (relative to the working directory).
   const policyFile = options.config.policy.file;
@@ -139,43 +134,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   }
   // An HTTP front that would be open to the network is refused before any backend starts.
   if (options.http ?? !options.stdio) checkHttpAuth(config.http);
-  // The vault first: a wrong key stops the start before any backend or secret is touched.
-  let vault: Vault;
-  let runConfig: Config;
-  try {
-    vault = openVault(config, options.env);
-    runConfig = withSecrets(config, vault);
-  } catch (err) {
-    throw new StartupError(`cannot open the vault: ${(err as Error).message}`);
-  }
-  const redactor = options.redactor ?? new Redactor();
-  redactor.load({ secrets: vault.material, patterns: config.redaction.patterns });
-  if (redactor.tooShort.length) {
-    log.warn(
-      { secrets: redactor.tooShort },
-      'vault secrets shorter than 4 characters cannot be redacted safely; they are not',
-    );
-  }
-  let trust: Trust;
-  try {
-    trust = openTrust(config, log, redactor);
-  } catch (err) {
-    // Asked for an audit trail or pins and cannot keep them: refuse to run without them.
-    throw new StartupError(
-      `cannot open the audit/pins database ${config.audit.path ?? '(default path)'}: ${(err as Error).message}` +
-        `\nSet audit.path to a writable file, or turn audit.enabled and pinning.enabled off.`,
-    );
-  }
-  let state: StateDb;
-  const statePath = config.state.path ?? defaultStateDbPath();
-  try {
-    state = openStateDb(statePath);
-  } catch (err) {
-    trust.close();
-    throw new StartupError(
-      `cannot open the state database ${statePath}: ${(err as Error).message}\nSet state.path to a writable file.`,
-    );
-  }
+  const { vault, runConfig, redactor, trust, state } = openStores(config, log, options);
   const screen = trust.screen?.screen;
   const gateway = new Gateway({
     state,
@@ -195,43 +154,13 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     needsApproval: trust.screen?.needsApproval,
     launcher: (name, b, running) => sandbox.launcherFor(name, b, running),
   });
-  const openExtensions: { close(): void }[] = [];
-  for (const ext of builtInExtensions) {
-    const opened = await ext.setup({
-      config,
-      log: log.child({ extension: ext.name }),
-      vault,
-      state,
-      handle: (method, handler) =>
-        gateway.handlers.register(method, handler, ext.name, {
-          backendOnly: ext.backendOnly?.includes(method),
-          streams: ext.streaming?.includes(method),
-        }),
-      dispatch: (method, params, signal) =>
-        gateway.dispatch({ kind: 'extension', id: ext.name }, method, params, signal),
-    });
-    if (opened) openExtensions.push(opened);
-  }
-  // Workflows join the catalog as an in-process source: their tools are listed, judged and
-  // pinned like any backend's; their steps are calls through the same pipeline.
-  let workflows: WorkflowEngine | undefined;
-  let workflowRuns: RunStore | undefined;
-  if (Object.keys(config.workflows).length > 0) {
-    if (Object.hasOwn(config.servers, WORKFLOWS_SOURCE)) {
-      throw new StartupError(`a server named "${WORKFLOWS_SOURCE}" cannot be used with workflows: rename it`);
-    }
-    const opened = openWorkflows({
-      config,
-      state,
-      log: log.child({ component: 'workflows' }),
-      pipeline: (ctx) => gateway.run(ctx),
-      tools: (exposed) =>
-        gateway.catalog.resolve('tools', exposed)?.item?.annotations as Record<string, unknown> | undefined,
-    });
-    gateway.addSource(opened.source);
-    workflows = opened.engine;
-    workflowRuns = opened.store;
-  }
+  const { openExtensions, workflows, workflowRuns } = await setUpExtensions(
+    gateway,
+    config,
+    vault,
+    state,
+    log,
+  );
   // The bridge listens before backends start: a backend may call it while it initializes.
   let bridge: BridgeServer | undefined;
   if (config.bridge.enabled) {

@@ -5,12 +5,12 @@ import type { ReplicaSet } from '../backends/replica-set.js';
 import { Catalog, type CatalogOptions } from '../catalog/catalog.js';
 import { namespacesOf } from '../catalog/naming.js';
 import { isA2ABackend, isStdioBackend, type BackendConfig, type Config } from '../config/schema.js';
-import { messageOf } from '../jsonrpc/peer.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import type { Caller, CallContext } from '../call/context.js';
 import { Housekeeping } from './housekeeping.js';
+import { RemoteBackends } from './remote-backends.js';
 import { TaskWatchers } from './task-watchers.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { wirePipeline } from './pipeline-wiring.js';
@@ -106,7 +106,7 @@ export class Gateway {
   private policy: CompiledPolicy;
   private stopping = false;
   /** Servers other nodes of the mesh serve, by the name they have here (src/mesh/). */
-  private readonly remote = new Map<string, BackendConfig>();
+  private readonly remotes: RemoteBackends;
 
   constructor(private readonly options: GatewayOptions) {
     const { config, log } = options;
@@ -190,6 +190,13 @@ export class Gateway {
       launcher: options.launcher,
       redact: options.redactor ? (text) => options.redactor!.text(text) : undefined,
       hostWaitMs: () => this.current.startup.waitMs,
+    });
+    this.remotes = new RemoteBackends({
+      running: () => this.current,
+      catalog: this.catalog,
+      backends: this.backends,
+      lifecycle: this.lifecycle,
+      listChanged: (kind) => this.fanOut.listChanged(kind),
     });
     this.reloader = new Reloader({
       log,
@@ -393,44 +400,18 @@ export class Gateway {
    * A server another node of the mesh serves joins as a backend whose channel crosses the mesh
    * (src/mesh/): resolve, policy, approval, audit and redaction treat it as any other backend.
    */
-  async addRemote(name: string, b: BackendConfig, channel: () => Channel): Promise<ReplicaSet> {
-    this.remote.set(name, b);
-    this.renamespace();
-    const set = this.lifecycle.create(name, b, this.current, channel);
-    this.backends.set(name, set);
-    try {
-      await set.start();
-      this.lifecycle.adopted(set);
-    } catch (err) {
-      this.lifecycle.retry(set, messageOf(err));
-    }
-    return set;
+  addRemote(name: string, b: BackendConfig, channel: () => Channel): Promise<ReplicaSet> {
+    return this.remotes.add(name, b, channel);
   }
 
   /** No node of the mesh serves it any more: its names leave the catalog. */
-  async removeRemote(name: string): Promise<void> {
-    const set = this.backends.get(name);
-    if (!this.remote.delete(name) || !set) return;
-    this.backends.delete(name);
-    this.lifecycle.forget(name);
-    for (const kind of this.catalog.removeBackend(name)) this.fanOut.listChanged(kind);
-    this.renamespace();
-    await set.stop();
+  removeRemote(name: string): Promise<void> {
+    return this.remotes.remove(name);
   }
 
   /** Whether a backend is another node's server. */
   isRemote(name: string): boolean {
-    return this.remote.has(name);
-  }
-
-  private renamespace(): void {
-    const servers = { ...this.current.servers, ...Object.fromEntries(this.remote) };
-    const changed = this.catalog.reconfigure({
-      namespaces: namespacesOf({ ...this.current, servers }),
-      collisions: this.current.namespacing.collisions,
-      priorities: new Map(Object.entries(servers).map(([n, b]) => [n, b.priority])),
-    });
-    for (const kind of changed) this.fanOut.listChanged(kind);
+    return this.remotes.has(name);
   }
 
   /** The swap's first step: `next` runs from now on, with the settings that follow it live. */

@@ -13,8 +13,9 @@ import type { Logger } from '../log.js';
 import { stepHints, type ToolAnnotations } from './annotations.js';
 import type { RunStore, RunRow } from './run-store.js';
 import { compileStep, outputOf, requestOf, type CompiledStep, type StepOutput } from './step-call.js';
+import { RUN_META, alive, mapLimit, resultOf, sleep, toolError } from './run-support.js';
 
-export const RUN_META = 'io.switchboard/workflow-run';
+export { RUN_META };
 
 export interface EngineDeps {
   workflows: Readonly<Record<string, WorkflowConfig>>;
@@ -418,59 +419,4 @@ export class WorkflowEngine {
 
 function varsOf(run: Run): Record<string, unknown> {
   return { input: run.input, steps: run.outputs, run: { id: run.id, workflow: run.name } };
-}
-
-function resultOf(value: unknown, run: string): Result {
-  const meta = { _meta: { [RUN_META]: run } };
-  if (typeof value === 'string') return { content: [{ type: 'text', text: value }], ...meta };
-  const structured = value !== null && typeof value === 'object' && !Array.isArray(value);
-  return {
-    content: [{ type: 'text', text: JSON.stringify(value) }],
-    ...(structured ? { structuredContent: value } : {}),
-    ...meta,
-  };
-}
-
-function toolError(text: string, run?: string): Result {
-  return { content: [{ type: 'text', text }], isError: true, ...(run ? { _meta: { [RUN_META]: run } } : {}) };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        reject(new Error('cancelled'));
-      },
-      { once: true },
-    );
-  });
-}
-
-async function mapLimit<T, R>(
-  items: T[],
-  limit: number,
-  fn: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }

@@ -1,0 +1,65 @@
+// Servers other nodes of the mesh serve, as backends of this gateway: each joins the catalog
+// under a name that is qualified only where it collides, and leaves it when no node serves it.
+import type { ReplicaSet } from '../backends/replica-set.js';
+import type { Catalog, ListKind } from '../catalog/catalog.js';
+import { namespacesOf } from '../catalog/naming.js';
+import type { BackendConfig, Config } from '../config/schema.js';
+import type { Channel } from '../jsonrpc/channel.js';
+import { messageOf } from '../jsonrpc/peer.js';
+import type { BackendLifecycle } from './backend-lifecycle.js';
+
+export interface RemoteBackendsDeps {
+  running(): Config;
+  catalog: Catalog;
+  backends: Map<string, ReplicaSet>;
+  lifecycle: BackendLifecycle;
+  listChanged(kind: ListKind): void;
+}
+
+export class RemoteBackends {
+  /** Servers other nodes serve, by the name they have here. */
+  private readonly remote = new Map<string, BackendConfig>();
+
+  constructor(private readonly deps: RemoteBackendsDeps) {}
+
+  async add(name: string, b: BackendConfig, channel: () => Channel): Promise<ReplicaSet> {
+    const { lifecycle, backends } = this.deps;
+    this.remote.set(name, b);
+    this.renamespace();
+    const set = lifecycle.create(name, b, this.deps.running(), channel);
+    backends.set(name, set);
+    try {
+      await set.start();
+      lifecycle.adopted(set);
+    } catch (err) {
+      lifecycle.retry(set, messageOf(err));
+    }
+    return set;
+  }
+
+  async remove(name: string): Promise<void> {
+    const set = this.deps.backends.get(name);
+    if (!this.remote.delete(name) || !set) return;
+    this.deps.backends.delete(name);
+    this.deps.lifecycle.forget(name);
+    for (const kind of this.deps.catalog.removeBackend(name)) this.deps.listChanged(kind);
+    this.renamespace();
+    await set.stop();
+  }
+
+  has(name: string): boolean {
+    return this.remote.has(name);
+  }
+
+  /** Names are decided over the configured servers and the remote ones together. */
+  private renamespace(): void {
+    const current = this.deps.running();
+    const servers = { ...current.servers, ...Object.fromEntries(this.remote) };
+    const changed = this.deps.catalog.reconfigure({
+      namespaces: namespacesOf({ ...current, servers }),
+      collisions: current.namespacing.collisions,
+      priorities: new Map(Object.entries(servers).map(([n, b]) => [n, b.priority])),
+    });
+    for (const kind of changed) this.deps.listChanged(kind);
+  }
+}

@@ -35,6 +35,7 @@ test('the packed tarball installs into an empty directory and serves', { timeout
     'dist/examples/servers/notes.js',
     'schema/switchboard.schema.json',
     'README.md',
+    'LICENSE',
     'docs/configuration.md',
   ])
     assert.ok(files.includes(needed), `the package holds ${needed}`);

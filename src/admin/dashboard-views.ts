@@ -2,9 +2,8 @@
 // the rest of switchboard keeps (the gateway's backends and sessions, the call edges fed by the
 // pipeline's events, the pins, the workflow runs in the state database): no second bookkeeping.
 import type { CallEdges } from '../observe/call-edges.js';
-import { lineDiff } from '../trust/line-diff.js';
+import { pinDiff } from '../trust/pin-diff.js';
 import type { PinKind } from '../trust/pins-definition.js';
-import { NEVER_PINNED } from '../trust/pins-schema.js';
 import type { PinStore } from '../trust/pins-store.js';
 import type { RunStore } from '../workflows/run-store.js';
 import { statusView, type ViewSources } from './admin-views.js';
@@ -81,9 +80,7 @@ export function pinDiffView(pins: PinStore, backend: string, name: string, kind:
   if (!pin) return undefined;
   const changed = pin.changed;
   if (!changed) return { backend, name, kind, quarantined: false, flags: pin.flags, lines: [] as string[] };
-  // A rename is judged against the definition it replaced.
-  const original = changed.renamedFrom !== undefined ? pins.get(backend, changed.renamedFrom, kind) : pin;
-  const pinned = original && original.sha256 !== NEVER_PINNED ? original : undefined;
+  const { pinned, lines } = pinDiff(pins, pin, changed);
   return {
     backend,
     name,
@@ -98,12 +95,8 @@ export function pinDiffView(pins: PinStore, backend: string, name: string, kind:
     },
     served: { sha256: changed.sha256, at: new Date(changed.seenAt).toISOString() },
     flags: changed.flags,
-    lines: lineDiff(pinned ? pretty(pinned.definition) : [], pretty(changed.definition)),
+    lines,
   };
-}
-
-function pretty(canonical: string): string[] {
-  return JSON.stringify(JSON.parse(canonical), null, 2).split('\n');
 }
 
 export function runsView(runs: RunStore, limit: number, workflow?: string) {

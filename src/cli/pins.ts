@@ -1,8 +1,7 @@
 // `switchboard pins list|diff|approve`: the operator's side of pinning. Approving pins a held
 // tool, prompt or template to the definition it now has; a running switchboard notices within a second.
-import { lineDiff } from '../trust/line-diff.js';
+import { pinDiff } from '../trust/pin-diff.js';
 import { PIN_KINDS } from '../trust/pins-definition.js';
-import { NEVER_PINNED } from '../trust/pins-schema.js';
 import { PinStore, type Flag, type PinRow } from '../trust/pins-store.js';
 import { processIo, type CommandIo, parseCommand } from './io.js';
 import { DB_OPTIONS, openForCommand } from './trust-db-path.js';
@@ -90,22 +89,16 @@ export async function runPins(argv: string[], io: CommandIo = processIo): Promis
 
 /** The pinned definition (for a rename, the one it replaced) against the served one, line by line. */
 function diff(store: PinStore, pin: PinRow, changed: NonNullable<PinRow['changed']>): string[] {
-  const original =
-    changed.renamedFrom !== undefined ? store.get(pin.backend, changed.renamedFrom, pin.kind) : pin;
-  const pinned = original && original.sha256 !== NEVER_PINNED ? original : undefined;
+  const { pinned, renamed, lines: body } = pinDiff(store, pin, changed);
   const lines = [
     pinned
-      ? `--- pinned  sha256:${pinned.sha256}  ${new Date(pinned.pinnedAt).toISOString()}${original !== pin ? `  (as "${pinned.name}")` : ''}`
+      ? `--- pinned  sha256:${pinned.sha256}  ${new Date(pinned.pinnedAt).toISOString()}${renamed ? `  (as "${pinned.name}")` : ''}`
       : `--- pinned  (none: ${why(changed)})`,
     `+++ served  sha256:${changed.sha256}  ${new Date(changed.seenAt).toISOString()}`,
-    ...lineDiff(pinned ? pretty(pinned.definition) : [], pretty(changed.definition)),
+    ...body,
   ];
   for (const f of changed.flags) lines.push(`flag ${f.kind}: ${f.reason}`);
   return lines;
-}
-
-function pretty(canonical: string): string[] {
-  return JSON.stringify(JSON.parse(canonical), null, 2).split('\n');
 }
 
 function why(c: NonNullable<PinRow['changed']>): string {

@@ -1,8 +1,9 @@
 // `switchboard status`: backends (state, replicas, restarts, breaker, last error), sessions, calls
 // in the last minute and pending approvals of a running switchboard, from its admin API.
-import { AdminClient, AdminClientError, ADMIN_OPTIONS, ADMIN_OPTIONS_USAGE } from './admin-client.js';
+import { ADMIN_OPTIONS_USAGE } from './admin-client.js';
+import { runAdminView, table } from './admin-view-command.js';
 import type { statusView } from '../admin/admin-views.js';
-import { processIo, parseCommand, type CommandIo } from './io.js';
+import { processIo, type CommandIo } from './io.js';
 
 export const STATUS_USAGE = `Usage: switchboard status [--json] [options]
 
@@ -16,66 +17,34 @@ ${ADMIN_OPTIONS_USAGE}`;
 type Status = ReturnType<typeof statusView>;
 
 export async function runStatus(argv: string[], io: CommandIo = processIo): Promise<number> {
-  const parsed = parseCommand('status', STATUS_USAGE, argv, ADMIN_OPTIONS, io);
-  if (!parsed) return 2;
-  const { values: v, positionals } = parsed;
-  if (v.help) {
-    io.out(STATUS_USAGE);
-    return 0;
-  }
-  if (positionals.length) {
-    io.err(`switchboard status: unexpected argument "${positionals[0]}"\n\n${STATUS_USAGE}`);
-    return 2;
-  }
-  let status: Status;
-  try {
-    status = (await AdminClient.find(v).get('/api/v1/status')) as Status;
-  } catch (err) {
-    if (!(err instanceof AdminClientError)) throw err;
-    io.err(`switchboard status: ${err.message}`);
-    return 1;
-  }
-  if (v.json) {
-    io.out(JSON.stringify(status, null, 2));
-    return 0;
-  }
-  const up = status.backends.filter((b) => b.state === 'ready').length;
-  io.out(
-    `switchboard ${status.version} (pid ${status.pid}), up ${duration(status.uptimeSeconds)}: ` +
-      `${up} of ${status.backends.length} servers ready, ${status.tools} tools`,
-  );
-  io.out(
-    table(
-      ['SERVER', 'STATE', 'REPLICAS', 'RESTARTS', 'BREAKER', 'CALLS/MIN', 'TOOLS', 'LAST ERROR'],
-      status.backends.map((b) => [
-        b.name,
-        b.state,
-        `${b.replicasUp}/${b.replicas.length}`,
-        String(b.restarts),
-        b.breaker,
-        String(b.callsLastMinute),
-        String(b.tools),
-        b.lastError ? b.lastError.split('\n')[0]!.slice(0, 60) : '',
-      ]),
-    ),
-  );
-  const inside = status.calls.lastMinute['(switchboard)'] ?? 0;
-  io.out(
-    `sessions: ${status.sessions.legacy} legacy host sessions, ${status.sessions.bridge} bridge connections; ` +
-      `calls: ${status.calls.admitted} under way, ${status.calls.queued} queued, ${inside} answered by switchboard in the last minute; ` +
-      `approvals pending: ${status.approvalsPending}`,
-  );
-  return 0;
-}
-
-export function table(head: string[], rows: string[][]): string {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
-      .join('  ')
-      .trimEnd();
-  return [line(head), ...rows.map(line)].join('\n');
+  return runAdminView<Status>('status', STATUS_USAGE, '/api/v1/status', argv, io, (status) => {
+    const up = status.backends.filter((b) => b.state === 'ready').length;
+    io.out(
+      `switchboard ${status.version} (pid ${status.pid}), up ${duration(status.uptimeSeconds)}: ` +
+        `${up} of ${status.backends.length} servers ready, ${status.tools} tools`,
+    );
+    io.out(
+      table(
+        ['SERVER', 'STATE', 'REPLICAS', 'RESTARTS', 'BREAKER', 'CALLS/MIN', 'TOOLS', 'LAST ERROR'],
+        status.backends.map((b) => [
+          b.name,
+          b.state,
+          `${b.replicasUp}/${b.replicas.length}`,
+          String(b.restarts),
+          b.breaker,
+          String(b.callsLastMinute),
+          String(b.tools),
+          b.lastError ? b.lastError.split('\n')[0]!.slice(0, 60) : '',
+        ]),
+      ),
+    );
+    const inside = status.calls.lastMinute['(switchboard)'] ?? 0;
+    io.out(
+      `sessions: ${status.sessions.legacy} legacy host sessions, ${status.sessions.bridge} bridge connections; ` +
+        `calls: ${status.calls.admitted} under way, ${status.calls.queued} queued, ${inside} answered by switchboard in the last minute; ` +
+        `approvals pending: ${status.approvalsPending}`,
+    );
+  });
 }
 
 function duration(seconds: number): string {

@@ -66,10 +66,7 @@ export async function loadConfig(file: string, options: LoadOptions = {}): Promi
   }
   const loaded = parseConfig(text, file, options);
   const { rules } = loaded.config.policy;
-  const warnings = [
-    ...loaded.warnings,
-    ...unknownServers(rules, loaded.config.servers, file, 'policy.rules'),
-  ];
+  const warnings = [...loaded.warnings, ...unknownServers(rules, loaded.config, file, 'policy.rules')];
   // policy.file is relative to the config file; its rules join the inline ones.
   const policyFile = loaded.config.policy.file;
   const withPolicy = await withPolicyFile(loaded.config, dirname(resolve(file)), file, (w) =>

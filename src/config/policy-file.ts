@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
+import { BUILT_IN_SERVERS } from './built-in-servers.js';
 import { ConfigError, formatPath, type ConfigIssue } from './errors.js';
 import { lineOf } from './yaml-lines.js';
 import { mapZodIssues } from './issues.js';
@@ -38,7 +39,7 @@ export async function withPolicyFile(
     ]);
   }
   const rules = parsePolicyFile(text, path);
-  warn(unknownServers(rules, config.servers, path, 'rules'));
+  warn(unknownServers(rules, config, path, 'rules'));
   const label = basename(path);
   const inline = new Map(config.policy.rules.map((r, i) => [r.name ?? `rule[${i}]`, i]));
   const issues: ConfigIssue[] = [];
@@ -60,16 +61,20 @@ export async function withPolicyFile(
 
 /**
  * Rule entries naming a server the config does not have (a typo, say): a rule that names only
- * such servers never matches, which for a deny rule means it silently protects nothing.
+ * such servers never matches, which for a deny rule means it silently protects nothing. Built-in
+ * servers count as known; with the mesh on, other nodes' servers cannot be known here, so nothing
+ * is said.
  */
 export function unknownServers(
   rules: readonly Rule[],
-  servers: Config['servers'],
+  config: Pick<Config, 'servers' | 'mesh'>,
   file: string,
   base: string,
 ): ConfigIssue[] {
+  if (config.mesh.enabled) return [];
   const issues: ConfigIssue[] = [];
-  const known = (name: string) => name.includes('*') || Object.hasOwn(servers, name);
+  const known = (name: string) =>
+    name.includes('*') || Object.hasOwn(config.servers, name) || BUILT_IN_SERVERS.includes(name);
   rules.forEach((r, i) => {
     r.backends?.forEach((b, j) => {
       if (!known(b))

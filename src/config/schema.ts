@@ -3,6 +3,7 @@
 // live beside it (backend-schema.ts, http-schema.ts, sections-schema.ts); the rest of the code
 // imports them from here.
 import { z } from 'zod';
+import { BUILT_IN_SERVERS } from './built-in-servers.js';
 import { Policy } from './policy-schema.js';
 import { BACKEND_NAME, Backend } from './backend-schema.js';
 import { HttpFront } from './http-schema.js';
@@ -85,6 +86,13 @@ export const Config = z
   })
   .strict()
   .superRefine((c, ctx) => {
+    for (const name of BUILT_IN_SERVERS)
+      if (Object.hasOwn(c.servers, name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['servers', name],
+          message: `"${name}" is the name of a server switchboard itself answers for; give this server another name`,
+        });
     for (const issue of profileIssues(c.catalog, c.servers)) ctx.addIssue({ code: 'custom', ...issue });
   });
 

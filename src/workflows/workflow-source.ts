@@ -4,6 +4,7 @@
 import type { CallContext } from '../call/context.js';
 import type { Lists } from '../catalog/catalog.js';
 import { exposedName } from '../catalog/naming.js';
+import { WORKFLOWS_SERVER } from '../config/built-in-servers.js';
 import type { Config } from '../config/schema.js';
 import { WIRE, WireError } from '../errors/errors.js';
 import type { Result } from '../jsonrpc/message.js';
@@ -16,7 +17,7 @@ import { RunStore } from './run-store.js';
 import { WorkflowTasks } from './run-tasks.js';
 
 /** The server name workflow tools are listed under, and what policy rules name in `backends`. */
-export const WORKFLOWS_SOURCE = 'workflows';
+export const WORKFLOWS_SOURCE = WORKFLOWS_SERVER;
 
 export class WorkflowSource implements CatalogSource {
   readonly name = WORKFLOWS_SOURCE;

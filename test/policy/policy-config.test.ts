@@ -216,3 +216,32 @@ test('a rule naming a server the config does not have is reported as a warning, 
     ],
   );
 });
+
+test('built-in servers are known to rules and taken by no configured server; with the mesh on, other nodes may have the server', async (t) => {
+  const dir = await files(t, {
+    'sb.yaml': `${SERVERS}policy:
+  rules:
+    - { backends: [workflows], callers: ['host:*'], effect: allow }
+    - { backends: [elsewhere], effect: deny }
+`,
+    'mesh.yaml': `${SERVERS}mesh: { enabled: true, servers: ['nats://127.0.0.1:4222'], node: a }
+policy:
+  rules:
+    - { backends: [elsewhere], effect: deny }
+`,
+    'taken.yaml': 'servers:\n  workflows: { command: node, args: [w.js] }\n',
+  });
+  const { warnings } = await loadConfig(join(dir, 'sb.yaml'));
+  assert.deepEqual(
+    warnings.map((w) => w.path),
+    ['policy.rules[1].backends[0]'],
+  );
+  assert.deepEqual((await loadConfig(join(dir, 'mesh.yaml'))).warnings, []);
+  await assert.rejects(loadConfig(join(dir, 'taken.yaml')), (err: Error) => {
+    assert.match(
+      err.message,
+      /servers\.workflows: "workflows" is the name of a server switchboard itself answers for/,
+    );
+    return true;
+  });
+});

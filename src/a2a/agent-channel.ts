@@ -16,6 +16,8 @@ import {
 import type { A2ABackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { Logger } from '../log.js';
+import { RELATED_TASK } from '../protocol/versions.js';
+import { AgentTasks, type TaskRun } from './agent-tasks.js';
 import { dataPart, messageOf, partsToResult, textOf, textPart } from './parts.js';
 import { answerParts, elicitationFor } from './questions.js';
 import { skillsToTools } from './skill-tools.js';
@@ -51,6 +53,10 @@ export class AgentChannel implements Channel {
   private readonly running = new Map<Id, AbortController>();
   /** Requests this channel put to switchboard (elicitation), by id. */
   private readonly asking = new Map<Id, (message: Json) => void>();
+  /** tools/calls sent as tasks (`params.task`), answered at once and run behind their task. */
+  private readonly tasks = new AgentTasks((method, params) =>
+    this.deliver({ jsonrpc: '2.0', method, params }),
+  );
   private closed = false;
   private readonly fetch: Fetch;
 
@@ -110,6 +116,7 @@ export class AgentChannel implements Channel {
     if (this.closed) return;
     this.closed = true;
     for (const c of this.running.values()) c.abort(new Error('backend closed'));
+    this.tasks.close();
     this.options.fetch.close?.();
     this.onclose?.();
   }
@@ -128,7 +135,7 @@ export class AgentChannel implements Channel {
       case 'initialize':
         return {
           protocolVersion: typeof params.protocolVersion === 'string' ? params.protocolVersion : '2025-11-25',
-          capabilities: { tools: {} },
+          capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
           serverInfo: { name: this.card!.name, version: this.card!.version || '0.0.0' },
           ...(this.card!.description ? { instructions: this.card!.description } : {}),
         };
@@ -137,21 +144,45 @@ export class AgentChannel implements Channel {
       case 'tools/list':
         return { tools: this.tools };
       case 'tools/call':
-        return this.callSkill(params, id);
+        if (typeof params.task === 'object' && params.task !== null)
+          return this.tasks.start(params.task, (run) => this.callSkill(params, run.signal, run));
+        return this.callCancellable(params, id);
+      case 'tasks/get':
+        return this.tasks.get(params.taskId);
+      case 'tasks/result':
+        return this.tasks.result(params.taskId);
+      case 'tasks/cancel':
+        return this.tasks.cancel(params.taskId);
+      case 'tasks/list':
+        return this.tasks.list();
       default:
         throw Object.assign(new Error(`Method not found: ${method}`), { code: -32601 });
     }
   }
 
-  /** One tools/call: a message to the agent, its questions put to the caller, until a final state. */
-  private async callSkill(params: Json, id: Id): Promise<Json> {
+  /** A plain tools/call, which notifications/cancelled naming its request id stops. */
+  private async callCancellable(params: Json, id: Id): Promise<Json> {
+    const abort = new AbortController();
+    this.running.set(id, abort);
+    try {
+      return await this.callSkill(params, abort.signal);
+    } finally {
+      this.running.delete(id);
+    }
+  }
+
+  /**
+   * One tools/call: a message to the agent, its questions put to the caller, until a final state.
+   * Run as an MCP task (`run`), its questions and progress carry the task's related-task key and
+   * its status says when it waits for an answer.
+   */
+  private async callSkill(params: Json, signal: AbortSignal, run?: TaskRun): Promise<Json> {
     const skill = this.skills.get(String(params.name));
     if (skill === undefined)
       throw Object.assign(new Error(`Unknown tool: ${String(params.name)}`), { code: -32602 });
     const args = (params.arguments ?? {}) as Json;
     const progressToken = (params._meta as Json | undefined)?.progressToken;
-    const abort = new AbortController();
-    this.running.set(id, abort);
+    const related = run && { _meta: { [RELATED_TASK]: { taskId: run.taskId } } };
     let task: { id: string; contextId: string } | undefined;
     try {
       let parts = [textPart(String(args.message ?? ''))];
@@ -165,12 +196,12 @@ export class AgentChannel implements Channel {
             skill,
           },
         );
-        const outcome = await this.exchange(outgoing, abort.signal, (text, n) => {
+        const outcome = await this.exchange(outgoing, signal, (text, n) => {
           if (progressToken !== undefined)
             this.deliver({
               jsonrpc: '2.0',
               method: 'notifications/progress',
-              params: { progressToken, progress: n, message: text },
+              params: { progressToken, progress: n, message: text, ...related },
             });
         });
         if ('message' in outcome) return partsToResult(outcome.message.parts);
@@ -178,7 +209,12 @@ export class AgentChannel implements Channel {
         const state = outcome.task.status?.state;
         if (state === TaskState.TASK_STATE_INPUT_REQUIRED) {
           const asked = elicitationFor(this.options.name, outcome.task.status?.message);
-          const answer = await this.ask('elicitation/create', asked, abort.signal);
+          if (run) {
+            run.waiting(textOf(outcome.task.status?.message));
+            await abortable(run.collected(), signal);
+          }
+          const answer = await this.ask('elicitation/create', { ...asked, ...related }, signal);
+          run?.resumed();
           if (answer.action !== 'accept') {
             await this.client!.cancelTask({ tenant: '', id: task.id, metadata: undefined }).catch(() => {});
             return partsToResult(
@@ -192,11 +228,9 @@ export class AgentChannel implements Channel {
         return taskResult(outcome.task);
       }
     } catch (err) {
-      if (abort.signal.aborted && task)
+      if (signal.aborted && task)
         await this.client!.cancelTask({ tenant: '', id: task.id, metadata: undefined }).catch(() => {});
       throw err;
-    } finally {
-      this.running.delete(id);
     }
   }
 
@@ -276,6 +310,16 @@ function taskResult(task: Task): Json {
     .toLowerCase()
     .replace('_', '-');
   return partsToResult([textPart(`The agent's task ended ${word}${why ? `: ${why}` : ''}`), ...parts], true);
+}
+
+/** `promise`, or the signal's reason once it aborts first. */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function withSlash(url: string): string {

@@ -39,6 +39,8 @@ export function skillsToTools(card: AgentCard): {
       ...(s.name && s.name !== name ? { title: s.name } : {}),
       description: [s.description || `Skill ${s.id} of the agent ${card.name}`, ...more].join('\n'),
       inputSchema: INPUT_SCHEMA,
+      // Any skill may run as an MCP task (agent-tasks.ts): agents' work is often long.
+      execution: { taskSupport: 'optional' },
     });
   }
   return { tools, skills };

@@ -25,6 +25,9 @@ export const META = {
   subscriptionId: 'io.modelcontextprotocol/subscriptionId',
 } as const;
 
+/** The `_meta` key naming the task a result, notification or request belongs to (both eras). */
+export const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+
 /** Keys of the modern envelope: what a legacy backend must not receive (it has a session instead). */
 export const ENVELOPE_KEYS: readonly string[] = [
   META.protocolVersion,

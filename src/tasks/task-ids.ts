@@ -1,8 +1,9 @@
 // Task ids as hosts see them: a backend's own id namespaced by the backend (`<backend>:<taskId>`),
 // in results and in the related-task key of messages, and back in the backend's form on the way in.
 import type { Result } from '../jsonrpc/message.js';
+import { RELATED_TASK } from '../protocol/versions.js';
 
-export const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+export { RELATED_TASK };
 
 /** Between the backend's name (letters, digits, `_ . -`) and its own task id. */
 const SEPARATOR = ':';

@@ -140,10 +140,13 @@ export interface Decision {
   auditValues?: boolean | undefined;
 }
 
+// The process and the time it began numbering, once: a counter alone then tells calls apart, and
+// the prefix tells this process's calls from those of an earlier one with the same pid.
+const CALL_ID_PREFIX = `${process.pid.toString(36)}-${Date.now().toString(36)}-`;
 let counter = 0;
 export function newCallId(): string {
   counter = (counter + 1) % Number.MAX_SAFE_INTEGER;
-  return `${process.pid.toString(36)}-${Date.now().toString(36)}-${counter.toString(36)}`;
+  return CALL_ID_PREFIX + counter.toString(36);
 }
 
 /**

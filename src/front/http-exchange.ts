@@ -36,8 +36,8 @@ export class Exchange {
     if (this.done || this.cut) return false;
     const final = 'id' in message && message.id === this.id && ('result' in message || 'error' in message);
     if (this.stream) {
-      // Kept for a resume whether or not a connection is attached now.
-      this.stream.write(message);
+      // Kept for a resume whether or not a connection is attached now; the answer ends the stream.
+      this.stream.write(message, final);
       if (final) this.end();
       return true;
     }
@@ -52,6 +52,8 @@ export class Exchange {
       this.streaming = true;
       this.res.writeHead(200, { ...this.headers, ...SSE_HEADERS });
     }
+    // The answer and the end of the response in one write (res.end() uncorks).
+    if (final) this.res.cork();
     if (!writeChunk(this.res, messageEvent(message), this.cap)) {
       this.cut = true;
       return false;

@@ -3,8 +3,8 @@
 // connection dropped resumes with GET and Last-Event-ID, and what is sent while no connection is
 // attached waits in the same buffer. An ended stream stays resumable for a while (keepMs), so a
 // host that lost the final answer still gets it.
-import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { randomId } from './random-id.js';
 import {
   idEvent,
   messageEvent,
@@ -41,7 +41,7 @@ export function parseEventId(id: string): { stream: string; seq: number } | unde
 
 export class ResumableStream {
   /** 128 random bits: a stream is found only by whoever was sent one of its ids. */
-  readonly id = randomBytes(16).toString('base64url');
+  readonly id = randomId();
   private seq = 0;
   private readonly kept: Kept[] = [];
   private keptBytes = 0;
@@ -83,8 +83,8 @@ export class ResumableStream {
     clearTimeout(this.unattended?.timer);
     // An ended stream is forgotten keepMs after it ended, however often it is resumed.
     if (!this.ended) clearTimeout(this.forgetTimer);
+    // Not flushed on their own: the priming event below carries the headers in the same write.
     res.writeHead(200, { ...headers, ...SSE_HEADERS });
-    res.flushHeaders();
     res.once('close', () => this.detach(res));
     if (!this.push(primingEvent(`${this.id}.${after}`, this.replay.retryMs))) return true;
     for (const k of this.kept) if (k.seq > after && !this.push(k.chunk)) return true;
@@ -122,8 +122,11 @@ export class ResumableStream {
     u.timer.unref();
   }
 
-  /** Sends (or, with no connection attached, keeps for a resume) one JSON-RPC message. */
-  write(message: unknown): void {
+  /**
+   * Sends (or, with no connection attached, keeps for a resume) one JSON-RPC message; `last` ends
+   * the stream with it, in one write with the end of the response (one system call, not two).
+   */
+  write(message: unknown, last = false): void {
     if (this.ended) return;
     const seq = ++this.seq;
     const chunk = idEvent(`${this.id}.${seq}`, messageEvent(message));
@@ -137,7 +140,10 @@ export class ResumableStream {
       this.keptBytes -= old.chunk.length;
       this.droppedThrough = old.seq;
     }
+    // res.end() uncorks: the event and the response's end leave together.
+    if (last) this.res?.cork();
     this.push(chunk);
+    if (last) this.end();
   }
 
   /** The stream is complete: its connection ends; it stays resumable for keepMs. */

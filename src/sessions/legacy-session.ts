@@ -49,6 +49,59 @@ export function handshakeOf(params: Params): Handshake {
   };
 }
 
+const DONE: Promise<void> = Promise.resolve();
+
+/** How a session's replies reach its host: the session's own sending, with the host request named. */
+interface Outbound {
+  notify(method: string, params: Params, related: RequestId | undefined): void;
+  request(
+    method: string,
+    params: Params | undefined,
+    signal: AbortSignal,
+    related?: RequestId,
+  ): Promise<Result>;
+}
+
+/**
+ * The way back to a session for one of its calls (`related`: the host request it serves). A class
+ * with its methods on the prototype: a reply is made for every call, and closures for each were
+ * a measurable part of a call's cost. What the handshake settled is read as it was when the call
+ * began; the log level is read when a log line arrives, so a later logging/setLevel applies to
+ * calls in flight.
+ */
+class SessionReply implements Reply {
+  readonly era = 'legacy';
+  readonly sessionKey: string;
+  readonly capabilities: Record<string, unknown>;
+  readonly view: string | undefined;
+  readonly clientInfo: Record<string, unknown> | undefined;
+  readonly session: SessionControl;
+
+  constructor(
+    private readonly owner: LegacySession,
+    private readonly out: Outbound,
+    private readonly related: RequestId | undefined,
+  ) {
+    this.sessionKey = owner.id;
+    this.capabilities = owner.clientCapabilities;
+    this.view = owner.view;
+    this.clientInfo = owner.clientInfo;
+    this.session = owner.control;
+  }
+
+  get logLevel(): string | undefined {
+    return this.owner.logLevel;
+  }
+
+  notify(method: string, params: Params): void {
+    this.out.notify(method, params, this.related);
+  }
+
+  request(method: string, params: Params | undefined, signal: AbortSignal): Promise<Result> {
+    return this.out.request(method, params, signal, this.related);
+  }
+}
+
 export class LegacySession {
   readonly id: string;
   clientCapabilities: Record<string, unknown> = {};
@@ -82,23 +135,24 @@ export class LegacySession {
   }
 
   /** Takes one parsed message from the host. Resolves when a request has been answered. */
-  async receive(value: unknown): Promise<void> {
+  receive(value: unknown): Promise<void> {
     const c = classify(value);
     switch (c.kind) {
       case 'request':
         return this.serve(c.message);
       case 'notification':
-        return this.notified(c.message);
+        this.notified(c.message);
+        return DONE;
       case 'response':
         this.engine.outgoing.settle(c.message);
-        return;
+        return DONE;
       case 'invalid':
         this.sink.send({
           jsonrpc: '2.0',
           id: c.id,
           error: { code: WIRE.INVALID_REQUEST, message: c.reason },
         });
-        return;
+        return DONE;
     }
   }
 
@@ -120,20 +174,24 @@ export class LegacySession {
     this.gateway.sessionClosed(this);
   }
 
-  private async serve(req: JsonRpcRequest): Promise<void> {
-    try {
-      const result = await this.answer(req);
-      if (result !== undefined) this.sink.send({ jsonrpc: '2.0', id: req.id, result }, req.id);
-    } catch (err) {
-      this.sink.send({ jsonrpc: '2.0', id: req.id, error: toWire(err) }, req.id);
-    }
+  // Chained rather than nested async functions: each level of those is a promise and a microtask
+  // more per call, on the path every call of the session takes.
+  private serve(req: JsonRpcRequest): Promise<void> {
+    return this.answer(req).then(
+      (result) => {
+        if (result !== undefined) this.sink.send({ jsonrpc: '2.0', id: req.id, result }, req.id);
+      },
+      (err: unknown) => {
+        this.sink.send({ jsonrpc: '2.0', id: req.id, error: toWire(err) }, req.id);
+      },
+    );
   }
 
   /** `undefined` means the call was cancelled: per the spec, no response is sent. */
-  private async answer(req: JsonRpcRequest): Promise<Result | undefined> {
+  private answer(req: JsonRpcRequest): Promise<Result | undefined> {
     // Housekeeping (initialize, ping, logging/setLevel) passes the pipeline like every call; what
     // it sets on this session it sets through the reply's session hooks.
-    return this.engine.incoming.run(req.id, async (signal) => {
+    return this.engine.incoming.run(req.id, (signal) => {
       const ctx = newCall({
         caller: this.caller,
         method: req.method,
@@ -142,8 +200,7 @@ export class LegacySession {
         signal,
         reply: this.replyFor(req.id),
       });
-      await this.gateway.run(ctx);
-      return ctx.result ?? {};
+      return this.gateway.run(ctx).then(() => ctx.result ?? {});
     });
   }
 
@@ -182,27 +239,19 @@ export class LegacySession {
   }
 
   private replyFor(related: RequestId | undefined): Reply {
-    const level = () => this.logLevel;
-    return {
-      sessionKey: this.id,
-      capabilities: this.clientCapabilities,
-      era: 'legacy',
-      view: this.view,
-      clientInfo: this.clientInfo,
-      // Read when a log line arrives, so a later logging/setLevel applies to calls in flight.
-      get logLevel() {
-        return level();
-      },
-      notify: (method, params) => {
-        if (!this.closed) this.sink.send({ jsonrpc: '2.0', method, params }, related);
-      },
-      request: (method, params, signal) => this.request(method, params, signal, related),
-      session: this.control,
-    };
+    return new SessionReply(this, this.outbound, related);
   }
 
+  /** What a reply sends through: kept private to the session, made once per session. */
+  private readonly outbound: Outbound = {
+    notify: (method, params, related) => {
+      if (!this.closed) this.sink.send({ jsonrpc: '2.0', method, params }, related);
+    },
+    request: (method, params, signal, related) => this.request(method, params, signal, related),
+  };
+
   /** What housekeeping calls set on this session. */
-  private readonly control: SessionControl = {
+  readonly control: SessionControl = {
     initialize: (params) => {
       this.settle(handshakeOf(params));
       return this.protocolVersion;

@@ -28,19 +28,56 @@ export function redactStage(redactor: Redactor): Stage {
   };
 }
 
-/** Replies that redact already: a call made for another (or a question about it) shares its reply. */
-const redacting = new WeakSet<Reply>();
+/**
+ * A reply that redacts what goes through it and reads everything else from the reply it wraps, at
+ * the time it is read. A class rather than `Object.create(reply)`: making each call's reply the
+ * prototype of another object cost V8 a prototype map per call.
+ */
+class RedactingReply implements Reply {
+  constructor(
+    private readonly inner: Reply,
+    private readonly redactor: Redactor,
+  ) {}
+  get sessionKey(): string {
+    return this.inner.sessionKey;
+  }
+  get capabilities(): Record<string, unknown> {
+    return this.inner.capabilities;
+  }
+  get era(): Reply['era'] {
+    return this.inner.era;
+  }
+  get clientInfo(): Reply['clientInfo'] {
+    return this.inner.clientInfo;
+  }
+  get logLevel(): string | undefined {
+    return this.inner.logLevel;
+  }
+  get session(): Reply['session'] {
+    return this.inner.session;
+  }
+  get view(): string | undefined {
+    return this.inner.view;
+  }
+  get waiting(): Reply['waiting'] {
+    const inner = this.inner;
+    return inner.waiting && (() => inner.waiting!());
+  }
+  get refuse(): Reply['refuse'] {
+    const inner = this.inner;
+    return inner.refuse && ((error: Error) => inner.refuse!(error));
+  }
+  notify(method: string, params: Params): void {
+    this.inner.notify(method, this.redactor.deep(params));
+  }
+  request(method: string, params: Params | undefined, signal: AbortSignal): ReturnType<Reply['request']> {
+    return this.inner.request(method, this.redactor.deep(params), signal);
+  }
+}
 
+/** Replies that redact already: a call made for another (or a question about it) shares its reply. */
 function redactingReply(reply: Reply, redactor: Redactor): Reply {
-  if (redacting.has(reply)) return reply;
-  // Everything else the reply has (now or later) is inherited unchanged.
-  const wrapped = Object.create(reply) as Reply;
-  redacting.add(wrapped);
-  return Object.assign(wrapped, {
-    notify: (method: string, params: Params) => reply.notify(method, redactor.deep(params)),
-    request: (method: string, params: Params | undefined, signal: AbortSignal) =>
-      reply.request(method, redactor.deep(params), signal),
-  });
+  return reply instanceof RedactingReply ? reply : new RedactingReply(reply, redactor);
 }
 
 /** The same error with its message and data redacted (a new one only when something changed). */

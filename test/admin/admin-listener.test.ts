@@ -7,7 +7,10 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { runKeys } from '../../src/cli/keys.js';
+import { parseConfig } from '../../src/config/load.js';
 import { sha256Hex } from '../../src/front/http-auth.js';
+import { captureIo } from '../trust/helpers.js';
 import { connectHttp } from '../support/mcp-clients.js';
 import { until } from '../support/poll.js';
 import { adminScene, CLOCK, example, NOTES } from './helpers.js';
@@ -109,4 +112,29 @@ test('an admin port in use is a clear error and the MCP front serves on', async 
   const { client } = await connectHttp(t, sb.http!.url);
   const { tools } = await client.listTools();
   assert.ok(tools.some((tool) => tool.name === 'add_note'));
+});
+
+test('keys new --admin prints an admin.keys entry that opens the admin listener and not the MCP front', async (t) => {
+  const captured = captureIo();
+  assert.equal(await runKeys(['new', 'oncall', '--admin'], captured.io), 0);
+  const [key, entry] = captured.out;
+  assert.ok(!entry!.includes(key!), 'the printed entry holds only the hash');
+  const loaded = parseConfig(entry!, 'admin-keys.yaml');
+  assert.deepEqual(loaded.config.admin.keys, [{ name: 'oncall', sha256: sha256Hex(key!) }]);
+  const { admin, sb } = await adminScene(t, {
+    servers: { notes: example(NOTES) },
+    http: { auth: { keys: [{ name: 'laptop', sha256: sha256Hex(HOST_KEY) }] } },
+    admin: { keys: loaded.config.admin.keys },
+  });
+  assert.equal((await admin('/api/v1/status', { auth: key! })).status, 200);
+  const front = await fetch(sb.http!.url, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+  });
+  assert.equal(front.status, 401);
 });

@@ -56,6 +56,7 @@ export async function setUpExtensions(
     config,
     state,
     log: log.child({ component: 'workflows' }),
+    shared: shared?.runs,
     pipeline: (ctx) => gateway.run(ctx),
     tools: (exposed) =>
       gateway.catalog.resolve('tools', exposed)?.item?.annotations as Record<string, unknown> | undefined,

@@ -3,11 +3,13 @@
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../log.js';
 import { KvContextStore } from './kv-context-store.js';
+import { KvRunLedger } from './kv-run-ledger.js';
 import { MeshState } from './mesh-state.js';
 
 export interface SharedStores {
   readonly state: MeshState;
   readonly context: KvContextStore;
+  readonly runs: KvRunLedger;
   close(): Promise<void>;
 }
 
@@ -23,10 +25,13 @@ export function openSharedStores(config: Config, log: Logger): SharedStores | un
       .catch((err: unknown) =>
         log.warn({ err: (err as Error).message }, 'mesh state: the context bucket is not open yet'),
       );
+  const runs = new KvRunLedger(state);
   return {
     state,
     context,
+    runs,
     close: async () => {
+      runs.close();
       await context.close();
       await state.close();
     },

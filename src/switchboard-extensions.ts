@@ -12,6 +12,7 @@ import type { WorkflowEngine } from './workflows/engine.js';
 import type { RunStore } from './workflows/run-store.js';
 import { openWorkflows, WORKFLOWS_SOURCE } from './workflows/workflow-source.js';
 import { StartupError } from './switchboard-stores.js';
+import type { SharedStores } from './mesh/state/shared-stores.js';
 
 export interface SetUp {
   /** What the extensions opened, closed before the stop drains. */
@@ -26,6 +27,7 @@ export async function setUpExtensions(
   vault: Vault,
   state: StateDb,
   log: Logger,
+  shared?: SharedStores,
 ): Promise<SetUp> {
   const openExtensions: { close(): void }[] = [];
   for (const ext of builtInExtensions) {
@@ -34,6 +36,7 @@ export async function setUpExtensions(
       log: log.child({ extension: ext.name }),
       vault,
       state,
+      contextStore: shared?.context,
       handle: (method, handler) =>
         gateway.handlers.register(method, handler, ext.name, {
           backendOnly: ext.backendOnly?.includes(method),
@@ -53,6 +56,7 @@ export async function setUpExtensions(
     config,
     state,
     log: log.child({ component: 'workflows' }),
+    shared: shared?.runs,
     pipeline: (ctx) => gateway.run(ctx),
     tools: (exposed) =>
       gateway.catalog.resolve('tools', exposed)?.item?.annotations as Record<string, unknown> | undefined,

@@ -10,6 +10,7 @@ import { silentLogger, type Logger } from './log.js';
 import type { Readable, Writable } from 'node:stream';
 import { BridgeServer, ENV_TOKEN } from './bridge/server.js';
 import { Mesh } from './mesh/mesh.js';
+import { openSharedStores } from './mesh/state/shared-stores.js';
 import { collisionProblem, planReload } from './gateway/reload-plan.js';
 import type { ReloadOutcome } from './gateway/gateway.js';
 import { withPolicyFile } from './config/policy-file.js';
@@ -135,6 +136,8 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   // An HTTP front that would be open to the network is refused before any backend starts.
   if (options.http ?? !options.stdio) checkHttpAuth(config.http);
   const { vault, runConfig, redactor, trust, state } = openStores(config, log, options);
+  // With mesh.state jetstream: the context store, workflow runs and task ownership the nodes share.
+  const shared = openSharedStores(config, log);
   const screen = trust.screen?.screen;
   const gateway = new Gateway({
     state,
@@ -160,6 +163,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     vault,
     state,
     log,
+    shared,
   );
   // The bridge listens before backends start: a backend may call it while it initializes.
   let bridge: BridgeServer | undefined;
@@ -252,6 +256,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     await tracing?.stop();
     trust.close();
     state.close();
+    await shared?.close();
     throw err;
   }
   const failedBackends: { name: string; error: string; stderr: readonly string[] }[] = [];
@@ -360,6 +365,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       await tracing?.stop();
       trust.close();
       state.close();
+      await shared?.close();
       return { cut: cut.map((c) => c.call) };
     })());
   }

@@ -83,6 +83,28 @@ export const MeshSection = z
       .max(300)
       .default(30)
       .describe('How long a signed caller assertion is valid (it is also bound to one call and one node).'),
+    state: z
+      .enum(['local', 'jetstream'])
+      .default('local')
+      .describe(
+        'Where the state several nodes need lives: local (each node its own SQLite file) or jetstream (NATS JetStream KV buckets shared by the nodes: the context store, workflow runs, task ownership). jetstream needs JetStream on the NATS servers.',
+      ),
+    stateReplicas: z
+      .number()
+      .int()
+      .min(1)
+      .max(5)
+      .default(1)
+      .describe('Replicas of each JetStream bucket (1 for a single NATS server; 3 in a cluster).'),
+    leaseMs: z
+      .number()
+      .int()
+      .min(200)
+      .max(600_000)
+      .default(5_000)
+      .describe(
+        'How long a workflow run stays its node’s without the node renewing it (mesh.state jetstream): past this, another node takes it over.',
+      ),
   })
   .strict()
   .prefault({})

@@ -7,7 +7,8 @@ import { HANDLER_METHOD, type HandlerContext } from '../handlers/handler-chain.j
 import type { Params, Result } from '../jsonrpc/message.js';
 import { keyOf, scopeOf, ScopeSettingsTable, type ScopeRules } from '../context/scopes.js';
 import { SqliteContextStore } from '../context/sqlite-store.js';
-import { ContextStoreError, type Change, type ContextStore, type Entry } from '../context/store.js';
+import { ContextStoreError, type Change, type Entry } from '../context/store.js';
+import type { AnyContextStore } from '../context/any-store.js';
 import type { Extension, Running } from './extension.js';
 
 export const CONTEXT_METHODS = [
@@ -21,7 +22,7 @@ export const CONTEXT_METHODS = [
 
 /** What the context extension holds while switchboard runs: the store, for layers built on it. */
 export interface RunningContext extends Running {
-  readonly store: ContextStore;
+  readonly store: AnyContextStore;
 }
 
 const LIST_MAX = 1000;
@@ -65,7 +66,8 @@ export const contextExtension: Extension = {
   setup(api) {
     const config = api.config.context;
     if (!config.enabled) return;
-    const store = new SqliteContextStore(api.state);
+    // The mesh's shared store when mesh.state is jetstream; this node's state database otherwise.
+    const store: AnyContextStore = api.contextStore ?? new SqliteContextStore(api.state);
     const scopes = new ScopeSettingsTable(config);
     const watches = new Set<() => void>();
 
@@ -92,7 +94,10 @@ export const contextExtension: Extension = {
         );
       await validate(rules, scope, key, params.value, ctx);
       try {
-        return described(store.put(scope, key, json, { ifVersion, ttlMs, limits: rules.limits }), false);
+        return described(
+          await store.put(scope, key, json, { ifVersion, ttlMs, limits: rules.limits }),
+          false,
+        );
       } catch (err) {
         throw storeFailure(err);
       }
@@ -118,7 +123,7 @@ export const contextExtension: Extension = {
         scope,
         key,
         value,
-        version: store.get(scope, key)?.version ?? 0,
+        version: (await store.get(scope, key))?.version ?? 0,
         caller: `${ctx.caller.kind}:${ctx.caller.id}`,
       };
       // The validator is asked by switchboard itself (caller extension:context), through the
@@ -135,29 +140,29 @@ export const contextExtension: Extension = {
       if (why !== undefined) throw rejected(scope, key, `validator ${rules.validator}: ${why}`);
     };
 
-    api.handle('context.get', (params) => {
+    api.handle('context.get', async (params) => {
       const scope = scopeOf(params);
       const key = keyOf(params);
-      const e = store.get(scope, key);
+      const e = await store.get(scope, key);
       return e ? { found: true, ...described(e) } : { found: false, scope, key, version: 0 };
     });
     api.handle('context.put', (params, ctx) => write(params, ctx, false));
     api.handle('context.cas', (params, ctx) => write(params, ctx, true));
-    api.handle('context.delete', (params) => {
+    api.handle('context.delete', async (params) => {
       const scope = scopeOf(params);
       const key = keyOf(params);
       try {
-        return { deleted: store.delete(scope, key, optionalInt(params, 'ifVersion', 0)) };
+        return { deleted: await store.delete(scope, key, optionalInt(params, 'ifVersion', 0)) };
       } catch (err) {
         throw storeFailure(err);
       }
     });
-    api.handle('context.list', (params) => {
+    api.handle('context.list', async (params) => {
       const scope = scopeOf(params);
       const prefix = keyOf(params, 'prefix', true);
       const after = params.cursor === undefined ? undefined : keyOf(params, 'cursor');
       const limit = Math.min(optionalInt(params, 'limit', 1) ?? 100, LIST_MAX);
-      const page = store.list(scope, prefix, limit, after);
+      const page = await store.list(scope, prefix, limit, after);
       const values = params.values !== false;
       return {
         scope,
@@ -171,7 +176,7 @@ export const contextExtension: Extension = {
     api.handle('context.watch', (params, ctx) => {
       const scope = scopeOf(params);
       const prefix = keyOf(params, 'prefix', true);
-      return new Promise<Result>((resolve) => {
+      return new Promise<Result>((resolve, reject) => {
         const send = (c: Change) =>
           ctx.notify('notifications/context/changed', {
             scope: c.scope,
@@ -180,25 +185,39 @@ export const contextExtension: Extension = {
             version: c.version,
             ...(c.json !== undefined && { value: valueOf({ json: c.json }) }),
           });
-        const unwatch = store.watch(scope, prefix, send);
+        let unwatch: (() => void) | undefined;
+        let ended = false;
         const end = (result: Result) => {
-          unwatch();
+          ended = true;
+          unwatch?.();
           watches.delete(stop);
           resolve(result);
         };
         const stop = () => end({ ended: 'switchboard stopping' });
         watches.add(stop);
         ctx.signal.addEventListener('abort', () => end({}), { once: true });
-        // Tells the caller the watch is in place: changes from here on reach it.
-        ctx.notify('notifications/context/watching', { scope, prefix });
+        Promise.resolve(store.watch(scope, prefix, send)).then(
+          (off) => {
+            if (ended) return off();
+            unwatch = off;
+            // Tells the caller the watch is in place: changes from here on reach it.
+            ctx.notify('notifications/context/watching', { scope, prefix });
+          },
+          (err: unknown) => {
+            watches.delete(stop);
+            reject(err as Error);
+          },
+        );
       });
     });
 
     const sweeper = setInterval(() => {
-      try {
-        store.sweep();
-      } catch (err) {
+      const failed = (err: unknown) =>
         api.log.warn({ err }, 'context: sweeping expired keys failed; will retry');
+      try {
+        Promise.resolve(store.sweep()).catch(failed);
+      } catch (err) {
+        failed(err);
       }
     }, config.sweepMs);
     sweeper.unref();

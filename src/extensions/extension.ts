@@ -6,6 +6,7 @@ import type { Params, Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import type { Vault } from '../vault/vault.js';
 import type { StateDb } from '../state/state-db.js';
+import type { AnyContextStore } from '../context/any-store.js';
 
 export interface ExtensionApi {
   readonly config: Config;
@@ -14,6 +15,8 @@ export interface ExtensionApi {
   readonly vault: Vault;
   /** The state database (SQLite) opened at start: extensions keep their tables in it (migrate). */
   readonly state: StateDb;
+  /** The context store the mesh's nodes share (mesh.state: jetstream); unset: the state database's. */
+  readonly contextStore?: AnyContextStore | undefined;
   /** Serves `method` (e.g. `vault.sign`) or a family (`vault.*`) inside switchboard. */
   handle(method: string, handler: Handler): void;
   /** Calls a tool, resource, prompt or handler as this extension, through the pipeline. */

@@ -11,7 +11,8 @@ import { WIRE, WireError } from '../errors/errors.js';
 import type { Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import { stepHints, type ToolAnnotations } from './annotations.js';
-import type { RunStore, RunRow } from './run-store.js';
+import type { RunStore, RunRow, StepRow } from './run-store.js';
+import type { SharedRuns } from './shared-runs.js';
 import { compileStep, outputOf, requestOf, type CompiledStep, type StepOutput } from './step-call.js';
 import { RUN_META, alive, mapLimit, resultOf, sleep, toolError } from './run-support.js';
 
@@ -29,6 +30,8 @@ export interface EngineDeps {
   log: Logger;
   /** How often a run's cancellation asked for by another process is looked for. */
   cancelPollMs?: number;
+  /** Runs shared by the mesh's nodes (mesh.state jetstream): a lost node's runs are taken over. */
+  shared?: SharedRuns | undefined;
 }
 
 interface Compiled {
@@ -48,6 +51,8 @@ interface Run {
   /** Who the run is for (the outermost caller), as `kind:id`. */
   runFor: string;
   outputs: Record<string, StepOutput>;
+  /** Resumed here (after a restart, or taken over from a lost node): already recorded. */
+  resumed?: boolean;
 }
 
 class StepFailure extends Error {
@@ -137,6 +142,16 @@ export class WorkflowEngine {
    */
   resumeInterrupted(): string[] {
     const resumed: string[] = [];
+    const shared = this.deps.shared;
+    if (shared) {
+      // Runs are the mesh's: those of a lost node (this one's previous process too) are taken over
+      // by the lease rule, by one node, not resumed here from this node's own file.
+      shared.start(
+        (row, steps) => void this.takeOver(row, steps),
+        (id) => this.lost(id),
+      );
+      return resumed;
+    }
     for (const row of this.deps.store.running()) {
       if (row.ownerPid !== null && row.ownerPid !== process.pid && alive(row.ownerPid)) continue;
       if (row.ownerPid === process.pid) continue;
@@ -182,6 +197,49 @@ export class WorkflowEngine {
   close(): void {
     this.closed = true;
     clearInterval(this.poll);
+    this.deps.shared?.close();
+  }
+
+  /** A run a lost node held, now this node's (its lease taken): resumed by the restart rule. */
+  private takeOver(row: RunRow, steps: StepRow[]): void {
+    const wf = this.compiled.get(row.workflow);
+    this.deps.store.imported(row, steps);
+    const fail = (why: string) => {
+      this.deps.store.end(row.id, 'failed', undefined, why);
+      void this.deps.shared?.ended(row.id, 'failed', undefined, why).catch(() => {});
+      this.deps.log.warn({ run: row.id, workflow: row.workflow }, why);
+    };
+    if (row.parentRun !== null || !wf) return fail(wf ? 'interrupted' : 'workflow no longer configured');
+    const run: Run = {
+      id: row.id,
+      name: row.workflow,
+      wf,
+      input: row.input as Record<string, unknown>,
+      outer: undefined,
+      runFor: row.caller,
+      outputs: {},
+      resumed: true,
+    };
+    const blocked = this.restore(run, row);
+    if (blocked)
+      return fail(
+        `step ${blocked} was under way when the node running the run was lost; it is neither read-only nor idempotent, so it is not run again (retry.force allows it)`,
+      );
+    this.deps.log.info(
+      { run: row.id, workflow: row.workflow, done: Object.keys(run.outputs) },
+      'taking over a workflow run from a lost node',
+    );
+    void this.execute(run).catch((err: unknown) =>
+      this.deps.log.error({ run: row.id, err: (err as Error).message }, 'taken-over workflow run failed'),
+    );
+  }
+
+  /** Another node took this run over (this node was thought lost): it stops here, recording nothing. */
+  private lost(id: string): void {
+    const c = this.active.get(id);
+    if (!c) return;
+    this.deps.log.warn({ run: id }, 'workflow run taken over by another node; stopping it here');
+    c.abort(new Error('taken over by another node'));
   }
 
   /** Fills a resumed run's finished steps; returns the step that may not be run again, if any. */
@@ -226,6 +284,17 @@ export class WorkflowEngine {
     const pending = run.wf.steps.filter((s) => !(s.config.id in run.outputs));
     const running = new Map<string, Promise<void>>();
     try {
+      // Shared with the mesh before its first step: a node lost from here on leaves it to another.
+      if (this.deps.shared && !run.resumed) {
+        const row = this.deps.store.get(run.id);
+        try {
+          if (row) await this.deps.shared.created(row);
+        } catch (err) {
+          const why = `the mesh's run store is unavailable: ${(err as Error).message}`;
+          this.end(run.id, 'failed', undefined, why);
+          return toolError(`Workflow ${run.name} failed: ${why}`, run.id);
+        }
+      }
       while (pending.length || running.size) {
         if (!failure && !signal.aborted) {
           for (let i = 0; i < pending.length;) {
@@ -283,7 +352,13 @@ export class WorkflowEngine {
     value: unknown,
     error?: string,
   ): void {
-    if (!this.closed) this.deps.store.end(id, status, value, error);
+    if (this.closed) return;
+    this.deps.store.end(id, status, value, error);
+    this.deps.shared
+      ?.ended(id, status, value, error)
+      .catch((err: unknown) =>
+        this.deps.log.warn({ run: id, err: (err as Error).message }, 'workflow run end not shared'),
+      );
   }
 
   private async runStep(run: Run, step: CompiledStep, signal: AbortSignal): Promise<StepOutput> {
@@ -293,9 +368,19 @@ export class WorkflowEngine {
     if (step.when && step.when(vars) !== true) {
       const out = { data: null, skipped: true };
       if (!this.closed) store.stepEnded(run.id, s.id, 'skipped', out);
+      await this.shareEnd(run.id, s.id, 'skipped', out);
       return out;
     }
     store.stepStarted(run.id, s.id, 1);
+    // Claimed where every node sees it before the call is made: a node taking the run over knows
+    // the step was under way, and a step another node claimed is not run here.
+    if (this.deps.shared) {
+      try {
+        await this.deps.shared.stepStarted(run.id, s.id, 1);
+      } catch (err) {
+        throw new StepFailure(s.id, (err as Error).message);
+      }
+    }
     try {
       let out: StepOutput;
       if (step.forEach) {
@@ -313,6 +398,7 @@ export class WorkflowEngine {
         out = await this.attempts(run, step, vars, signal);
       }
       if (!this.closed) store.stepEnded(run.id, s.id, 'done', out);
+      await this.shareEnd(run.id, s.id, 'done', out);
       return out;
     } catch (err) {
       if (signal.aborted) throw err;
@@ -320,11 +406,32 @@ export class WorkflowEngine {
       if (s.default !== undefined || s.onError === 'continue') {
         const out = { data: s.default ?? null, error: message };
         if (!this.closed) store.stepEnded(run.id, s.id, 'failed', out, message);
+        await this.shareEnd(run.id, s.id, 'failed', out, message);
         return out;
       }
       if (!this.closed) store.stepEnded(run.id, s.id, 'failed', undefined, message);
+      await this.shareEnd(run.id, s.id, 'failed', undefined, message);
       throw new StepFailure(s.id, message);
     }
+  }
+
+  /**
+   * A step's outcome, shared before the run goes on. Not shared (NATS away): a node taking the
+   * run over finds the step under way and applies the restart rule, so nothing runs twice.
+   */
+  private async shareEnd(
+    run: string,
+    step: string,
+    status: 'done' | 'skipped' | 'failed',
+    output: unknown,
+    error?: string,
+  ): Promise<void> {
+    if (!this.deps.shared || this.closed) return;
+    await this.deps.shared
+      .stepEnded(run, step, status, output, error)
+      .catch((err: unknown) =>
+        this.deps.log.warn({ run, step, err: (err as Error).message }, 'workflow step outcome not shared'),
+      );
   }
 
   /** One step (or one forEach item), retried with backoff when it is safe to repeat. */

@@ -116,6 +116,33 @@ export class RunStore {
     this.db.prepare('UPDATE workflow_runs SET owner_pid = ? WHERE id = ?').run(process.pid, id);
   }
 
+  /** A run taken over from another node: its record and step outcomes as the mesh holds them. */
+  imported(row: RunRow, steps: readonly StepRow[]): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT OR REPLACE INTO workflow_runs (id, workflow, caller, parent_run, status, input, owner_pid, started_at)
+           VALUES (?, ?, ?, ?, 'running', ?, ?, ?)`,
+        )
+        .run(
+          row.id,
+          row.workflow,
+          row.caller,
+          row.parentRun,
+          JSON.stringify(row.input ?? {}),
+          process.pid,
+          row.startedAt,
+        );
+      this.db.prepare('DELETE FROM workflow_steps WHERE run_id = ?').run(row.id);
+      const put = this.db.prepare(
+        `INSERT INTO workflow_steps (run_id, step, status, output, error, attempts, started_at, ended_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      for (const s of steps)
+        put.run(row.id, s.step, s.status, json(s.output), s.error, s.attempts, s.startedAt, s.endedAt);
+    })();
+  }
+
   end(id: string, status: Exclude<RunStatus, 'running'>, result: unknown, error?: string): void {
     this.db
       .prepare('UPDATE workflow_runs SET status = ?, result = ?, error = ?, ended_at = ? WHERE id = ?')

@@ -15,6 +15,7 @@ import { asAnnotations, workflowHints, type ToolAnnotations } from './annotation
 import { WorkflowEngine } from './engine.js';
 import { RunStore } from './run-store.js';
 import { WorkflowTasks } from './run-tasks.js';
+import type { SharedRuns } from './shared-runs.js';
 
 /** The server name workflow tools are listed under, and what policy rules name in `backends`. */
 export const WORKFLOWS_SOURCE = WORKFLOWS_SERVER;
@@ -59,6 +60,8 @@ export interface WorkflowsDeps {
   pipeline(ctx: CallContext): Promise<void>;
   tools: ToolAnnotations;
   cancelPollMs?: number;
+  /** Runs shared by the mesh's nodes (mesh.state jetstream). */
+  shared?: SharedRuns | undefined;
 }
 
 /** The engine, its store and its catalog source, made from the configuration. */
@@ -85,6 +88,7 @@ export function openWorkflows(deps: WorkflowsDeps): {
     toolName,
     log: deps.log,
     cancelPollMs: deps.cancelPollMs,
+    shared: deps.shared,
   });
   return {
     source: new WorkflowSource(config.workflows, engine, store, deps.tools, toolName),

@@ -1,0 +1,238 @@
+// Workflow runs shared by the mesh's nodes in a JetStream KV bucket: `r.<run>` its record,
+// `s.<run>.<step>` each step's outcome (written before the step's call is made, so a step under way
+// is known to be), and `l.<run>` its lease, renewed by the process running it. The lease's KV
+// revision is the lock: a node that sees a lease unrenewed for mesh.leaseMs (by its own clock, so
+// no two clocks are compared) takes it with a write conditioned on that revision; one node wins.
+import { randomUUID } from 'node:crypto';
+import type { KV } from '@nats-io/kv';
+import type { RunRow, RunStatus, StepRow, StepStatus } from '../../workflows/run-store.js';
+import type { SharedRuns } from '../../workflows/shared-runs.js';
+import { followBucket, type Following } from './follow-bucket.js';
+import { isWrongSequence, type MeshState } from './mesh-state.js';
+
+const stepKey = (run: string, step: string) => `s.${run}.${Buffer.from(step).toString('base64url')}`;
+const enc = (v: unknown) => JSON.stringify(v);
+
+interface Seen {
+  revision: number;
+  holder: string;
+  /** When this node saw this revision (its own clock). */
+  seenAt: number;
+}
+
+export class KvRunLedger implements SharedRuns {
+  /** This process: a node restarted under the same name is another holder. */
+  private readonly holder: string;
+  /** Runs this process holds, with their lease's revision. */
+  private readonly owned = new Map<string, number>();
+  /** The revision of each step outcome this process wrote or read. */
+  private readonly stepRevisions = new Map<string, number>();
+  private readonly leases = new Map<string, Seen>();
+  private follow: Following | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private scanning = false;
+
+  constructor(private readonly state: MeshState) {
+    this.holder = `${state.node}/${randomUUID()}`;
+  }
+
+  private get leaseMs(): number {
+    return this.state.config.leaseMs;
+  }
+
+  private kv(): Promise<KV> {
+    return this.state.bucket('runs');
+  }
+
+  async created(row: RunRow): Promise<void> {
+    const kv = await this.kv();
+    await kv.put(`r.${row.id}`, enc(row));
+    this.owned.set(row.id, await kv.create(`l.${row.id}`, this.holder));
+    this.renewing();
+  }
+
+  async stepStarted(run: string, step: string, attempts: number): Promise<void> {
+    const kv = await this.kv();
+    const lease = await kv.get(`l.${run}`);
+    if (!this.owned.has(run) || lease?.revision !== this.owned.get(run))
+      throw new Error(`run ${run} was taken over by another node`);
+    const key = stepKey(run, step);
+    const row: StepRow = {
+      step,
+      status: 'started',
+      output: undefined,
+      error: null,
+      attempts,
+      startedAt: Date.now(),
+      endedAt: null,
+    };
+    const known = this.stepRevisions.get(key);
+    try {
+      this.stepRevisions.set(
+        key,
+        known === undefined ? await kv.create(key, enc(row)) : await kv.update(key, enc(row), known),
+      );
+    } catch (err) {
+      if (isWrongSequence(err))
+        throw new Error(`step ${step} of run ${run} was started by another node`, { cause: err });
+      throw err;
+    }
+  }
+
+  async stepEnded(
+    run: string,
+    step: string,
+    status: Exclude<StepStatus, 'started'>,
+    output: unknown,
+    error?: string,
+  ): Promise<void> {
+    if (!this.owned.has(run)) return;
+    const kv = await this.kv();
+    const key = stepKey(run, step);
+    const now = Date.now();
+    const row: StepRow = {
+      step,
+      status,
+      output,
+      error: error ?? null,
+      attempts: 1,
+      startedAt: now,
+      endedAt: now,
+    };
+    const known = this.stepRevisions.get(key);
+    this.stepRevisions.set(
+      key,
+      known === undefined ? await kv.create(key, enc(row)) : await kv.update(key, enc(row), known),
+    );
+  }
+
+  async ended(
+    run: string,
+    status: Exclude<RunStatus, 'running'>,
+    result: unknown,
+    error?: string,
+  ): Promise<void> {
+    // A run another node took over is that node's to end.
+    const lease = this.owned.get(run);
+    if (lease === undefined) return;
+    this.owned.delete(run);
+    const kv = await this.kv();
+    const current = await kv.get(`r.${run}`);
+    if (current?.operation === 'PUT') {
+      const row = current.json<RunRow>();
+      await kv.put(
+        `r.${run}`,
+        enc({ ...row, status, result, error: error ?? null, endedAt: Date.now() } satisfies RunRow),
+      );
+    }
+    await kv.delete(`l.${run}`, { previousSeq: lease }).catch(() => {});
+    for (const k of [...this.stepRevisions.keys()])
+      if (k.startsWith(`s.${run}.`)) this.stepRevisions.delete(k);
+  }
+
+  /** The run's record and step outcomes as the mesh holds them (`switchboard` on any node). */
+  async read(run: string): Promise<{ row: RunRow; steps: StepRow[] } | undefined> {
+    const kv = await this.kv();
+    const r = await kv.get(`r.${run}`);
+    if (r?.operation !== 'PUT') return undefined;
+    const steps: StepRow[] = [];
+    for await (const key of await kv.keys(`s.${run}.>`)) {
+      const s = await kv.get(key);
+      if (s?.operation !== 'PUT') continue;
+      this.stepRevisions.set(key, s.revision);
+      steps.push(s.json<StepRow>());
+    }
+    return { row: r.json<RunRow>(), steps };
+  }
+
+  start(resume: (row: RunRow, steps: StepRow[]) => void, lost: (run: string) => void): void {
+    void (async () => {
+      const kv = await this.kv();
+      if (this.closed) return;
+      this.follow = await followBucket(kv, 'l.>', (e) => {
+        const run = e.key.slice(2);
+        if (e.op !== 'PUT') return void this.leases.delete(run);
+        const holder = Buffer.from(e.data).toString('utf8');
+        this.leases.set(run, { revision: e.revision, holder, seenAt: Date.now() });
+        // Our lease rewritten by another holder: the run is theirs now.
+        if (this.owned.has(run) && holder !== this.holder) {
+          this.owned.delete(run);
+          lost(run);
+        }
+      });
+      this.timer = setInterval(() => void this.scan(resume), Math.max(50, this.leaseMs / 4));
+      this.timer.unref();
+      this.renewing();
+    })().catch((err: unknown) =>
+      this.state.log.warn({ err: (err as Error).message }, 'mesh state: not watching workflow runs'),
+    );
+  }
+
+  close(): void {
+    this.closed = true;
+    clearInterval(this.timer);
+    clearInterval(this.renewal);
+    this.follow?.stop();
+  }
+
+  private renewal: NodeJS.Timeout | undefined;
+
+  /** Renews this process's leases three times per lease period. */
+  private renewing(): void {
+    if (this.renewal || this.closed) return;
+    this.renewal = setInterval(() => void this.renew(), Math.max(50, this.leaseMs / 3));
+    this.renewal.unref();
+  }
+
+  private async renew(): Promise<void> {
+    if (this.owned.size === 0) return;
+    const kv = await this.kv().catch(() => undefined);
+    if (!kv) return;
+    for (const [run, revision] of [...this.owned]) {
+      try {
+        const next = await kv.update(`l.${run}`, this.holder, revision);
+        if (this.owned.has(run)) this.owned.set(run, next);
+      } catch (err) {
+        // Taken by another node while this one was silent: the follower tells `lost`.
+        if (isWrongSequence(err)) this.owned.delete(run);
+      }
+    }
+  }
+
+  /** Takes over the runs whose lease nobody renewed for leaseMs. */
+  private async scan(resume: (row: RunRow, steps: StepRow[]) => void): Promise<void> {
+    if (this.scanning || this.closed) return;
+    this.scanning = true;
+    try {
+      const kv = await this.kv();
+      const now = Date.now();
+      for (const [run, seen] of [...this.leases]) {
+        if (seen.holder === this.holder || this.owned.has(run) || now - seen.seenAt <= this.leaseMs) continue;
+        let revision: number;
+        try {
+          revision = await kv.update(`l.${run}`, this.holder, seen.revision);
+        } catch (err) {
+          if (!isWrongSequence(err)) throw err;
+          continue; // renewed, or another node took it first
+        }
+        this.owned.set(run, revision);
+        const held = await this.read(run);
+        if (!held || held.row.status !== 'running') {
+          this.owned.delete(run);
+          await kv.delete(`l.${run}`, { previousSeq: revision }).catch(() => {});
+          continue;
+        }
+        this.state.log.info({ run, from: seen.holder.split('/')[0] }, 'took over a workflow run');
+        resume(held.row, held.steps);
+      }
+    } catch (err) {
+      this.state.log.warn(
+        { err: (err as Error).message },
+        'mesh state: looking for runs to take over failed',
+      );
+    } finally {
+      this.scanning = false;
+    }
+  }
+}

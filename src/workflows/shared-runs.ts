@@ -1,0 +1,31 @@
+// What the workflow engine asks of a run store several nodes share (the mesh's JetStream state):
+// each run's record and step outcomes written where every node can read them, before the step they
+// concern goes on, and a lease per run, renewed by the node running it, so that when that node is
+// lost exactly one other node takes the run over and resumes it from its last finished step.
+import type { RunRow, RunStatus, StepRow, StepStatus } from './run-store.js';
+
+export interface SharedRuns {
+  /** Records a new run as this node's (its lease taken); before its first step runs. */
+  created(row: RunRow): Promise<void>;
+  /**
+   * Claims a step before its call is made: refused (throws) when another node has started it or
+   * has taken the run over, so no step runs on two nodes.
+   */
+  stepStarted(run: string, step: string, attempts: number): Promise<void>;
+  stepEnded(
+    run: string,
+    step: string,
+    status: Exclude<StepStatus, 'started'>,
+    output: unknown,
+    error?: string,
+  ): Promise<void>;
+  /** The run's end; its lease is let go. */
+  ended(run: string, status: Exclude<RunStatus, 'running'>, result: unknown, error?: string): Promise<void>;
+  /**
+   * Starts watching other nodes' leases: a run whose lease is not renewed in time is taken over
+   * (by one node) and handed to `resume` with its record and step outcomes; `lost` is told of a run
+   * of this node's another node took (this node was thought gone): it must stop running it.
+   */
+  start(resume: (row: RunRow, steps: StepRow[]) => void, lost: (run: string) => void): void;
+  close(): void;
+}

@@ -4,12 +4,27 @@
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Channel, RequestOrigin } from '../jsonrpc/channel.js';
-import type { JsonRpcMessage, RequestId } from '../jsonrpc/message.js';
+import type { JsonRpcMessage, RequestId, Result } from '../jsonrpc/message.js';
+import { isInputRequired } from '../eras/input-required.js';
 import { WIRE } from '../errors/errors.js';
 import { META } from '../protocol/versions.js';
 import type { Logger } from '../log.js';
 import { routedMessage, type AssertionSigner } from './assertion.js';
 import { MESH_CALL_META, type Envelope, type Subjects } from './subjects.js';
+
+/**
+ * Between the node that asked for input and its own requestState, in the state this node hands on
+ * (node names hold no `~`). The state is this node's to read back: a modern caller gets it sealed
+ * inside switchboard's own requestState, a legacy caller never sees it.
+ */
+const NODE_MARK = '~';
+
+/** The node a retry's requestState names, and the state that node issued. */
+function askedBy(state: unknown): { node: string; state: string } | undefined {
+  if (typeof state !== 'string') return undefined;
+  const i = state.indexOf(NODE_MARK);
+  return i > 0 ? { node: state.slice(0, i), state: state.slice(i + 1) } : undefined;
+}
 
 /** What switchboard's own requests (catalog, discover) are asserted as: `host:switchboard@<node>` there. */
 const SELF = { kind: 'host', id: 'switchboard' } as const;
@@ -75,8 +90,18 @@ export class MeshChannel implements Channel {
     if (!('method' in message) || !('id' in message)) return; // answers: the mesh asks nothing (modern era)
     const id = message.id as RequestId;
     if (message.method === 'subscriptions/listen') return this.listen(id, message.params);
-    const node = this.pick();
-    if (!node) return this.fail(id, `no node of the mesh serving ${this.o.server} is reachable`);
+    // A retry after input_required goes to the node that asked: the call waiting for the answers,
+    // or the state behind the question, is there.
+    const asked = askedBy(message.params?.requestState);
+    if (asked) message = { ...message, params: { ...message.params, requestState: asked.state } };
+    const node = asked ? (this.o.nodes().includes(asked.node) ? asked.node : undefined) : this.pick();
+    if (!node)
+      return this.fail(
+        id,
+        asked
+          ? `mesh node ${asked.node}, which asked for the input, is unreachable; the call there is lost`
+          : `no node of the mesh serving ${this.o.server} is reachable`,
+      );
     this.pending.set(id, node);
     if (options?.origin?.served) {
       this.origins.set(id, options.origin);
@@ -128,7 +153,9 @@ export class MeshChannel implements Channel {
     this.pending.delete(id);
     const origin = this.origins.get(id);
     this.origins.delete(id);
-    const result = (m as { result?: { _meta?: Record<string, unknown> } }).result;
+    const result = (m as { result?: { _meta?: Record<string, unknown> } & Result }).result;
+    if (node !== undefined && result && isInputRequired(result) && typeof result.requestState === 'string')
+      result.requestState = `${node}${NODE_MARK}${result.requestState}`;
     const stamp = result?._meta?.[MESH_CALL_META] as { callId?: unknown } | undefined;
     if (!result?._meta || stamp === undefined) return;
     const { [MESH_CALL_META]: _stripped, ...meta } = result._meta;

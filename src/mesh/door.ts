@@ -7,6 +7,7 @@ import type { Caller } from '../call/context.js';
 import { muteReply } from '../call/mute-reply.js';
 import { newCall } from '../call/new-call.js';
 import type { Catalog, Item } from '../catalog/catalog.js';
+import { exposedName } from '../catalog/naming.js';
 import { WIRE, WireError } from '../errors/errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { JsonRpcMessage, JsonRpcRequest, Params, RequestId, Result } from '../jsonrpc/message.js';
@@ -157,8 +158,13 @@ export class MeshDoor {
 function exposedParams(catalog: Catalog, server: string, method: string, params: Params): Params {
   if (method === 'tools/call' || method === 'prompts/get') {
     const kind = method === 'tools/call' ? 'tools' : 'prompts';
-    const items = catalog.list(kind)[kind] as Item[];
     const own = String(params.name);
+    // The name it is exposed by here, looked up directly: no pass over the whole list per call.
+    const ns = catalog.namespaces.get(server);
+    const direct = ns && exposedName(ns, own);
+    const hit = direct === undefined ? undefined : catalog.resolve(kind, direct);
+    if (hit?.backend === server && hit.name === own) return { ...params, name: direct };
+    const items = catalog.list(kind)[kind] as Item[];
     const item = items.find((i) => {
       const t = catalog.ownerOf(i);
       return t?.backend === server && t.name === own;

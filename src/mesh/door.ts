@@ -145,9 +145,10 @@ export class MeshDoor {
     }
   }
 
+  /** To the sender's inbox, on this node's subject there (the entry node tells nodes apart by it). */
   private send(inbox: string, message: JsonRpcMessage): void {
     try {
-      this.o.nc.publish(inbox, JSON.stringify(message));
+      this.o.nc.publish(`${inbox}.${this.o.self}`, JSON.stringify(message));
     } catch (err) {
       this.o.log.warn({ err: (err as Error).message }, 'mesh answer could not be sent');
     }

@@ -20,6 +20,9 @@ const node = process.execPath;
 /** What both sides leave out, so the figures are the hop's: no audit trail, no pinning. */
 const QUIET = { audit: { enabled: false }, pinning: { enabled: false } };
 const ECHO = { name: 'echo', args: ['--stdio'], era: 'legacy' as const };
+/** MESH_BENCH_CPU_PROF=<dir>: both nodes write a V8 CPU profile there when they exit (where the hop's time goes). */
+const PROFILE = process.env.MESH_BENCH_CPU_PROF;
+const nodeFlags = PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`] : [];
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -60,6 +63,7 @@ async function openMesh(): Promise<Endpoint> {
     const mesh = meshSections(`nats://127.0.0.1:${port}`);
     const bConfig = writeGatewayConfig([ECHO], { ...QUIET, mesh: mesh.b });
     const b = spawnChild('switchboard node b', node, [
+      ...nodeFlags,
       GATEWAY_MAIN,
       'up',
       '--config',
@@ -73,7 +77,7 @@ async function openMesh(): Promise<Endpoint> {
     const a = await openStdio(
       'switchboard node a (stdio front)',
       node,
-      gatewayArgs(aConfig, 'stdio'),
+      [...nodeFlags, ...gatewayArgs(aConfig, 'stdio')],
       CONNECT_TIMEOUT_MS,
     );
     return {

@@ -7,6 +7,7 @@ import type { Caller } from '../call/context.js';
 import { muteReply } from '../call/mute-reply.js';
 import { newCall } from '../call/new-call.js';
 import type { Catalog, Item } from '../catalog/catalog.js';
+import { exposedName } from '../catalog/naming.js';
 import { WIRE, WireError } from '../errors/errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { JsonRpcMessage, JsonRpcRequest, Params, RequestId, Result } from '../jsonrpc/message.js';
@@ -144,9 +145,10 @@ export class MeshDoor {
     }
   }
 
+  /** To the sender's inbox, on this node's subject there (the entry node tells nodes apart by it). */
   private send(inbox: string, message: JsonRpcMessage): void {
     try {
-      this.o.nc.publish(inbox, JSON.stringify(message));
+      this.o.nc.publish(`${inbox}.${this.o.self}`, JSON.stringify(message));
     } catch (err) {
       this.o.log.warn({ err: (err as Error).message }, 'mesh answer could not be sent');
     }
@@ -157,8 +159,13 @@ export class MeshDoor {
 function exposedParams(catalog: Catalog, server: string, method: string, params: Params): Params {
   if (method === 'tools/call' || method === 'prompts/get') {
     const kind = method === 'tools/call' ? 'tools' : 'prompts';
-    const items = catalog.list(kind)[kind] as Item[];
     const own = String(params.name);
+    // The name it is exposed by here, looked up directly: no pass over the whole list per call.
+    const ns = catalog.namespaces.get(server);
+    const direct = ns && exposedName(ns, own);
+    const hit = direct === undefined ? undefined : catalog.resolve(kind, direct);
+    if (hit?.backend === server && hit.name === own) return { ...params, name: direct };
+    const items = catalog.list(kind)[kind] as Item[];
     const item = items.find((i) => {
       const t = catalog.ownerOf(i);
       return t?.backend === server && t.name === own;

@@ -4,11 +4,13 @@
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Channel, RequestOrigin } from '../jsonrpc/channel.js';
-import type { JsonRpcMessage, RequestId } from '../jsonrpc/message.js';
+import type { JsonRpcMessage, RequestId, Result } from '../jsonrpc/message.js';
+import { isInputRequired } from '../eras/input-required.js';
 import { WIRE } from '../errors/errors.js';
 import { META } from '../protocol/versions.js';
 import type { Logger } from '../log.js';
 import { routedMessage, type AssertionSigner } from './assertion.js';
+import { markTaskIds, marked, unmarked } from './node-marks.js';
 import { MESH_CALL_META, type Envelope, type Subjects } from './subjects.js';
 
 /** What switchboard's own requests (catalog, discover) are asserted as: `host:switchboard@<node>` there. */
@@ -49,11 +51,14 @@ export class MeshChannel implements Channel {
   }
 
   async start(): Promise<void> {
-    this.sub = this.o.nc.subscribe(this.inbox, {
+    // Each node answers on a subject of its own under the inbox (`<inbox>.<node>`).
+    this.sub = this.o.nc.subscribe(`${this.inbox}.*`, {
       callback: (err, msg) => {
         if (err) return;
         try {
           const m = msg.json<JsonRpcMessage>();
+          const from = this.fromNode(msg.subject, m);
+          if (from !== undefined) markTaskIds(m, from);
           if ('id' in m && !('method' in m)) this.answered(m);
           this.onmessage?.(m);
         } catch {
@@ -75,8 +80,22 @@ export class MeshChannel implements Channel {
     if (!('method' in message) || !('id' in message)) return; // answers: the mesh asks nothing (modern era)
     const id = message.id as RequestId;
     if (message.method === 'subscriptions/listen') return this.listen(id, message.params);
-    const node = this.pick();
-    if (!node) return this.fail(id, `no node of the mesh serving ${this.o.server} is reachable`);
+    // A retry after input_required goes to the node that asked (the call waiting for the answers,
+    // or the state behind the question, is there); a task's requests go to the node holding it.
+    const params = message.params;
+    const asked = unmarked(params?.requestState);
+    const task = message.method.startsWith('tasks/') ? unmarked(params?.taskId) : undefined;
+    if (asked) message = { ...message, params: { ...params, requestState: asked.id } };
+    if (task) message = { ...message, params: { ...message.params, taskId: task.id } };
+    const bound = asked?.node ?? task?.node;
+    const node = bound === undefined ? this.pick() : this.o.nodes().includes(bound) ? bound : undefined;
+    if (!node)
+      return this.fail(
+        id,
+        bound === undefined
+          ? `no node of the mesh serving ${this.o.server} is reachable`
+          : `mesh node ${bound}, which holds this ${asked ? 'paused call' : 'task'}, is unreachable`,
+      );
     this.pending.set(id, node);
     if (options?.origin?.served) {
       this.origins.set(id, options.origin);
@@ -128,7 +147,9 @@ export class MeshChannel implements Channel {
     this.pending.delete(id);
     const origin = this.origins.get(id);
     this.origins.delete(id);
-    const result = (m as { result?: { _meta?: Record<string, unknown> } }).result;
+    const result = (m as { result?: { _meta?: Record<string, unknown> } & Result }).result;
+    if (node !== undefined && result && isInputRequired(result) && typeof result.requestState === 'string')
+      result.requestState = marked(node, result.requestState);
     const stamp = result?._meta?.[MESH_CALL_META] as { callId?: unknown } | undefined;
     if (!result?._meta || stamp === undefined) return;
     const { [MESH_CALL_META]: _stripped, ...meta } = result._meta;
@@ -159,6 +180,16 @@ export class MeshChannel implements Channel {
     const jws = await this.o.signer?.sign(caller, origin?.callId ?? 'mesh', node, routed);
     const envelope: Envelope = { from: this.o.self, server: this.o.server, inbox: this.inbox, jws, msg };
     this.o.nc.publish(this.o.subjects.rpc(node), JSON.stringify(envelope));
+  }
+
+  /** The node a message came from: the one an answer's request went to, else the subject's. */
+  private fromNode(subject: string, m: JsonRpcMessage): string | undefined {
+    if ('id' in m && !('method' in m)) {
+      const node = this.pending.get(m.id as RequestId);
+      if (node !== undefined) return node;
+    }
+    const node = subject.slice(this.inbox.length + 1);
+    return node.length > 0 ? node : undefined;
   }
 
   /** Acknowledges a listen stream as asked: announcements stand in for the nodes' own. */

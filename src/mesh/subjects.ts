@@ -8,7 +8,7 @@ export interface Subjects {
   byes: string;
   /** Messages for one node's door. */
   rpc(node: string): string;
-  /** A fresh inbox of this node's, for the answers to one channel. */
+  /** A fresh inbox of this node's, for the answers to one channel; each node answers on `<inbox>.<node>`. */
   inbox(node: string, id: string): string;
 }
 

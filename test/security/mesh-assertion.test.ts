@@ -1,10 +1,17 @@
 // Attacks on the mesh's caller assertions: a node can vouch only for messages it sends, to the
 // node it sends them to, once, and only if the receiving node trusts its key.
 import assert from 'node:assert/strict';
-import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { CompactSign } from 'jose';
-import { AssertionSigner, AssertionVerifier, digestOf, remoteCaller } from '../../src/mesh/assertion.js';
+import {
+  AssertionSigner,
+  AssertionVerifier,
+  digestOf,
+  privateKeyOf,
+  publicKeyOf,
+  remoteCaller,
+} from '../../src/mesh/assertion.js';
 import { nodeKeys } from '../support/nats.js';
 
 const a = nodeKeys();
@@ -75,5 +82,40 @@ describe('mesh caller assertions', () => {
   it('refuses a caller that already names a node (a node cannot relay another node’s caller)', () => {
     assert.equal(remoteCaller('host:stdio@c', 'a'), undefined);
     assert.equal(remoteCaller('admin', 'a'), undefined);
+  });
+});
+
+describe('mesh caller assertions, taken apart', () => {
+  const b64 = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
+
+  it('refuses an unsigned one (alg none), extra segments and a header swapped under a signature', async () => {
+    const good = await signerOnA.sign(HOST, 'c', 'b', MSG);
+    const [header, payload, signature] = good.split('.') as [string, string, string];
+    const none = `${b64({ alg: 'none', typ: 'switchboard-mesh+jws' })}.${payload}.`;
+    const swapped = `${b64({ alg: 'EdDSA', typ: 'switchboard-mesh+jws', crit: ['x'] })}.${payload}.${signature}`;
+    for (const jws of [
+      none,
+      `${good}.x`,
+      swapped,
+      `${header}.${payload}`,
+      `${header}..${signature}`,
+      '...',
+    ]) {
+      const verdict = await verifierOnB().verify('a', jws, MSG);
+      assert.equal(verdict.ok, false, jws);
+      assert.match((verdict as { why: string }).why, /does not verify/);
+    }
+    // The claims changed under the original signature: one bit of difference is enough.
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
+    const raised = `${header}.${b64({ ...claims, sub: 'host:admin' })}.${signature}`;
+    assert.match(((await verifierOnB().verify('a', raised, MSG)) as { why: string }).why, /does not verify/);
+    assert.ok((await verifierOnB().verify('a', good, MSG)).ok, 'the untouched assertion still verifies');
+  });
+
+  it('takes only Ed25519 keys for signing and trust', () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const pem = (k: KeyObject, type: 'pkcs8' | 'spki') => k.export({ type, format: 'pem' }).toString();
+    assert.throws(() => privateKeyOf(pem(privateKey, 'pkcs8')), /Ed25519 key was expected, this one is ec/);
+    assert.throws(() => publicKeyOf(pem(publicKey, 'spki')), /Ed25519 key was expected/);
   });
 });

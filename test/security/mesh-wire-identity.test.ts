@@ -62,7 +62,7 @@ describe('mesh identity attacks over the wire', { skip: NO_NATS, timeout: 120_00
     envelope: Omit<Envelope, 'inbox'> | ((inbox: string) => Promise<Omit<Envelope, 'inbox'>>),
     inbox = `switchboard.inbox.attacker.${Math.random().toString(36).slice(2)}`,
   ): Promise<{ error?: { message: string } }> {
-    const sub = spy.subscribe(inbox, { max: 1 });
+    const sub = spy.subscribe(`${inbox}.*`, { max: 1 });
     const body = typeof envelope === 'function' ? await envelope(inbox) : envelope;
     spy.publish('switchboard.rpc.b', JSON.stringify({ ...body, inbox }));
     for await (const m of sub) return m.json();

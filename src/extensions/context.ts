@@ -9,6 +9,7 @@ import { keyOf, scopeOf, ScopeSettingsTable, type ScopeRules } from '../context/
 import { SqliteContextStore } from '../context/sqlite-store.js';
 import { ContextStoreError, type Change, type ContextStore, type Entry } from '../context/store.js';
 import type { Extension, Running } from './extension.js';
+import { ContextResources } from './context-resources.js';
 
 export const CONTEXT_METHODS = [
   'context.get',
@@ -202,9 +203,17 @@ export const contextExtension: Extension = {
       }
     }, config.sweepMs);
     sweeper.unref();
+    // Hosts reach the scopes `context.resources.scopes` names as MCP resources (context://).
+    let resources: ContextResources | undefined;
+    if (config.resources.scopes.length > 0) {
+      let changed = (): void => {};
+      resources = new ContextResources(store, config.resources, () => changed());
+      changed = api.addSource(resources);
+    }
     const running: RunningContext = {
       store,
       close: () => {
+        resources?.close();
         clearInterval(sweeper);
         for (const stop of [...watches]) stop();
       },

@@ -1,38 +1,17 @@
 // The context store as MCP resources for hosts: listed, read and subscribed to by real SDK hosts
 // over HTTP and stdio, in both eras, with the policy deciding per scope.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { ConfigInput } from '../../src/config/schema.js';
-import type { Switchboard } from '../../src/switchboard.js';
 import { connectHttp, connectStdio } from '../support/mcp-clients.js';
 import { eventually, until } from '../support/poll.js';
 import { httpUrl, startGateway } from '../support/start-switchboard.js';
-import { probe, rawStdio } from '../gateway/harness.js';
+import { rawStdio } from '../gateway/harness.js';
+import { contextConfig, put } from './resources-helpers.js';
 
 const META = 'io.switchboard/context';
 const SUBSCRIPTION = 'io.modelcontextprotocol/subscriptionId';
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-export function contextConfig(extra: Partial<ConfigInput> = {}): ConfigInput {
-  const dir = mkdtempSync(join(tmpdir(), 'sb-context-res-'));
-  return {
-    servers: { p: probe('p') },
-    state: { path: join(dir, 'state.sqlite') },
-    audit: { path: join(dir, 'audit.sqlite') },
-    log: { level: 'silent' },
-    context: { resources: { scopes: ['global', 'team:docs'] } },
-    ...extra,
-  } as ConfigInput;
-}
-
-/** Writes as a workflow would: in process, through the pipeline. */
-export function put(sb: Switchboard, scope: string, key: string, value: unknown): Promise<Obj> {
-  return sb.gateway.dispatch({ kind: 'workflow', id: 'writer' }, 'context.put', { scope, key, value });
-}
+import type { Obj } from './resources-helpers.js';
 
 test('hosts list, read and template context entries of the configured scopes (HTTP, legacy)', async (t) => {
   const sb = await startGateway(t, contextConfig());
@@ -136,9 +115,3 @@ test('a host told of new entries: resources/list_changed when a key is added', a
   const uris = (await client.listResources()).resources.map((r) => r.uri);
   assert.ok(uris.includes('context://global/new-key'));
 });
-
-export async function listUris(client: Client): Promise<string[]> {
-  return (await client.listResources()).resources.map((r) => r.uri);
-}
-
-export type { TestContext };

@@ -64,6 +64,20 @@ function entryOf(r: Row): Entry {
   };
 }
 
+/** A put waiting for its turn's group commit. */
+interface Queued {
+  scope: string;
+  key: string;
+  json: string;
+  options: PutOptions;
+  now: number;
+  resolve(entry: Entry): void;
+  reject(err: unknown): void;
+}
+
+/** What came of one put of a group: its entry and the keys its scope sweep expired, or its error. */
+type Outcome = { entry: Entry; expired: Row[] } | { error: unknown };
+
 interface Watcher {
   prefix: string;
   listener: ChangeListener;
@@ -75,6 +89,9 @@ export class SqliteContextStore implements ContextStore {
   private readonly q;
   /** A put's transaction, made once (a transaction function per call costs more than its commit). */
   private readonly putTx;
+  /** The group commit: every queued put, each in its own savepoint, in one transaction. */
+  private readonly groupTx;
+  private queued: Queued[] = [];
 
   /** `readonly`: a file opened read-only (the CLI's get and list): its tables are used as they are. */
   constructor(
@@ -112,6 +129,18 @@ export class SqliteContextStore implements ContextStore {
       (scope: string, key: string, json: string, options: PutOptions, now: number, expired: Row[]) =>
         this.write(scope, key, json, options, now, expired),
     );
+    this.groupTx = db.transaction((group: Queued[], outcomes: Outcome[]) => {
+      for (const q of group) {
+        const expired: Row[] = [];
+        try {
+          // Nested: a savepoint, so a refused put (conflict, full scope) undoes only itself.
+          outcomes.push({ entry: this.putTx(q.scope, q.key, q.json, q.options, q.now, expired), expired });
+        } catch (error) {
+          this.revision = this.storedRevision();
+          outcomes.push({ error });
+        }
+      }
+    });
     const row = db.prepare('SELECT revision FROM context_revision WHERE id = 1').get() as {
       revision: number;
     };
@@ -140,6 +169,48 @@ export class SqliteContextStore implements ContextStore {
       ).revision;
       throw err;
     }
+  }
+
+  /**
+   * Puts are queued and committed together once per turn of the event loop, in one transaction
+   * (one commit, one WAL append, for every write of that turn): a commit costs more than the
+   * statements of a put. Each resolves only after that commit (WAL, synchronous=NORMAL: it
+   * survives a crash of the process), so a caller is never told of a write that could be lost
+   * with it; watchers are told after the commit, too. The transaction is open only inside the
+   * flush, so nothing else on this connection ever runs inside it.
+   */
+  putGrouped(scope: string, key: string, json: string, options: PutOptions): Promise<Entry> {
+    return new Promise<Entry>((resolve, reject) => {
+      if (this.queued.length === 0) setImmediate(this.commitGroup);
+      this.queued.push({ scope, key, json, options, now: Date.now(), resolve, reject });
+    });
+  }
+
+  private readonly commitGroup = (): void => {
+    const group = this.queued;
+    this.queued = [];
+    const outcomes: Outcome[] = [];
+    try {
+      this.groupTx.immediate(group, outcomes);
+    } catch (err) {
+      // The commit itself failed: none of the group was written.
+      this.revision = this.storedRevision();
+      for (const q of group) q.reject(err);
+      return;
+    }
+    group.forEach((q, i) => {
+      const o = outcomes[i]!;
+      if ('error' in o) return q.reject(o.error);
+      for (const r of o.expired) this.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
+      this.emit({ scope: q.scope, key: q.key, op: 'put', version: o.entry.version, json: q.json });
+      q.resolve(o.entry);
+    });
+  };
+
+  private storedRevision(): number {
+    return (
+      this.db.prepare('SELECT revision FROM context_revision WHERE id = 1').get() as { revision: number }
+    ).revision;
   }
 
   /**

@@ -93,7 +93,12 @@ export const contextExtension: Extension = {
         );
       await validate(rules, scope, key, params.value, ctx);
       try {
-        return described(store.put(scope, key, json, { ifVersion, ttlMs, limits: rules.limits }), false);
+        const options = { ifVersion, ttlMs, limits: rules.limits };
+        // Grouped when the store can: the answer waits for the commit its write shares with others.
+        const entry = store.putGrouped
+          ? await store.putGrouped(scope, key, json, options)
+          : store.put(scope, key, json, options);
+        return described(entry, false);
       } catch (err) {
         throw storeFailure(err);
       }

@@ -42,10 +42,16 @@ export class BackendSubscriptions {
       return {};
     }
     if (this.deps.subscriptions.add(source.name, uri, ctx.reply.sessionKey) && !this.watching.has(key)) {
-      this.watching.set(
-        key,
-        watch(uri, () => this.deps.sourceUpdated?.(source.name, uri)),
-      );
+      try {
+        this.watching.set(
+          key,
+          watch(uri, () => this.deps.sourceUpdated?.(source.name, uri)),
+        );
+      } catch (err) {
+        // Nothing there to watch (the source refused the URI): nobody holds it.
+        this.deps.subscriptions.remove(source.name, uri, ctx.reply.sessionKey);
+        throw err;
+      }
     }
     return {};
   }

@@ -44,6 +44,14 @@ export async function setUpExtensions(
         }),
       dispatch: (method, params, signal) =>
         gateway.dispatch({ kind: 'extension', id: ext.name }, method, params, signal),
+      addSource: (source) => {
+        if (Object.hasOwn(config.servers, source.name))
+          throw new StartupError(
+            `a server named "${source.name}" cannot be used with ${ext.name}: rename it`,
+          );
+        gateway.addSource(source);
+        return () => gateway.sourceChanged(source);
+      },
     });
     if (opened) openExtensions.push(opened);
   }

@@ -50,6 +50,8 @@ export class Catalog {
   private readonly byName = { tools: new Map<string, Target>(), prompts: new Map<string, Target>() };
   private collisionList: Collision[] = [];
   private byUriPrefix = new Map<string, string>();
+  /** URI schemes an in-process source has to itself (`context`), to their owner. */
+  private readonly byScheme = new Map<string, string>();
   /** The owner of each merged item, so a list can be judged item by item (policy). */
   private owners_ = new WeakMap<Item, Target>();
   /** Namespaces of in-process sources (workflows, ...): they outlive a reload's new namespaces. */
@@ -74,6 +76,7 @@ export class Catalog {
   /** Adds the namespace of an in-process source (which then sets its lists like a backend). */
   addNamespace(ns: Namespace): void {
     this.own.set(ns.backend, ns);
+    if (ns.scheme !== undefined) this.byScheme.set(ns.scheme, ns.backend);
     if (ns.prefixed) this.byUriPrefix.set(ns.uriPrefix, ns.backend);
   }
 
@@ -196,6 +199,9 @@ export class Catalog {
    * of an unprefixed backend, else the only unprefixed backend that serves resources.
    */
   resolveUri(uri: string): Target | { ambiguous: string[] } | undefined {
+    const scheme = this.byScheme.size ? /^([a-z][a-z0-9+.-]*):/i.exec(uri)?.[1]?.toLowerCase() : undefined;
+    const schemeOwner = scheme === undefined ? undefined : this.byScheme.get(scheme);
+    if (schemeOwner) return { backend: schemeOwner, name: uri };
     const split = splitUri(uri);
     const owner = split && this.byUriPrefix.get(split.uriPrefix);
     if (split && owner) return { backend: owner, name: split.uri };

@@ -15,6 +15,8 @@ export interface Namespace {
   readonly separator: string;
   /** Scheme-safe form of the prefix used on resource URIs. */
   readonly uriPrefix: string;
+  /** A URI scheme the owner has to itself (an in-process source's `context`): such URIs are not prefixed. */
+  readonly scheme?: string;
 }
 
 function modeOf(config: Config, b: BackendConfig): NamespacingMode {
@@ -67,6 +69,7 @@ function hashOf(name: string): string {
 
 /** `memory+file:///x`: reversible, and URI templates stay templates. */
 export function exposedUri(ns: Namespace, uri: string): string {
+  if (ns.scheme !== undefined && uri.startsWith(`${ns.scheme}:`)) return uri;
   return ns.prefixed ? `${ns.uriPrefix}+${uri}` : uri;
 }
 

@@ -1,7 +1,13 @@
 // Server names switchboard itself answers for: they appear in the catalog and in policy rules'
-// `backends` like configured servers, so no configured server may take them.
+// `backends` like configured servers, so no configured server may take them while in use.
 
 /** The server workflow tools are listed under (hosts see `workflows_<name>`). */
 export const WORKFLOWS_SERVER = 'workflows';
 
-export const BUILT_IN_SERVERS: readonly string[] = [WORKFLOWS_SERVER];
+/** The server context store entries are listed under as resources (`context.resources`). */
+export const CONTEXT_SERVER = 'context';
+
+/** The built-in servers a configuration has: workflows always, context when hosts may read it. */
+export function builtInServers(config: { context: { resources: { scopes: readonly string[] } } }): string[] {
+  return [WORKFLOWS_SERVER, ...(config.context.resources.scopes.length > 0 ? [CONTEXT_SERVER] : [])];
+}

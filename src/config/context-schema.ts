@@ -45,6 +45,32 @@ const ScopeSettings = z
   .strict();
 export type ScopeSettings = z.output<typeof ScopeSettings>;
 
+/** A scope as the store spells it: `global` or `<kind>:<id>` (src/context/scopes.ts). */
+const ScopeName = z
+  .string()
+  .regex(/^(?:global|[a-z][a-z0-9_-]*:[\x21-\x7e]{1,200})$/, 'a scope: "global" or "<kind>:<id>"');
+
+const ContextResources = z
+  .object({
+    scopes: z
+      .array(ScopeName)
+      .default([])
+      .describe(
+        'Scopes hosts reach as MCP resources context://<scope>/<key> (read, list, subscribe), by exact name; none (the default): no context resources. The policy decides per caller (rules with backends: [context]).',
+      ),
+    maxListed: z
+      .number()
+      .int()
+      .min(0)
+      .default(1000)
+      .describe(
+        'Most context entries resources/list shows (in scope order, then key order); the rest are read through the template context://{scope}/{key}.',
+      ),
+  })
+  .strict()
+  .prefault({})
+  .describe('The context store as MCP resources for hosts. See docs/context.md#hosts-as-mcp-resources.');
+
 export const ContextSection = z
   .object({
     enabled: z.boolean().default(true).describe('Serve the context.* handlers (the shared context store).'),
@@ -69,6 +95,7 @@ export const ContextSection = z
       .describe(
         'Settings per scope pattern (* matches any run of characters, e.g. "server:*", "run:*"); the first pattern in file order that matches a scope applies.',
       ),
+    resources: ContextResources,
   })
   .strict()
   .prefault({})

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
-import { BUILT_IN_SERVERS } from './built-in-servers.js';
+import { builtInServers } from './built-in-servers.js';
 import { ConfigError, formatPath, type ConfigIssue } from './errors.js';
 import { lineOf } from './yaml-lines.js';
 import { mapZodIssues } from './issues.js';
@@ -67,14 +67,15 @@ export async function withPolicyFile(
  */
 export function unknownServers(
   rules: readonly Rule[],
-  config: Pick<Config, 'servers' | 'mesh'>,
+  config: Pick<Config, 'servers' | 'mesh' | 'context'>,
   file: string,
   base: string,
 ): ConfigIssue[] {
   if (config.mesh.enabled) return [];
   const issues: ConfigIssue[] = [];
+  const builtIn = builtInServers(config);
   const known = (name: string) =>
-    name.includes('*') || Object.hasOwn(config.servers, name) || BUILT_IN_SERVERS.includes(name);
+    name.includes('*') || Object.hasOwn(config.servers, name) || builtIn.includes(name);
   rules.forEach((r, i) => {
     r.backends?.forEach((b, j) => {
       if (!known(b))

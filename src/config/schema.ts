@@ -3,7 +3,7 @@
 // live beside it (backend-schema.ts, http-schema.ts, sections-schema.ts); the rest of the code
 // imports them from here.
 import { z } from 'zod';
-import { BUILT_IN_SERVERS } from './built-in-servers.js';
+import { builtInServers } from './built-in-servers.js';
 import { Policy } from './policy-schema.js';
 import { BACKEND_NAME, Backend } from './backend-schema.js';
 import { HttpFront } from './http-schema.js';
@@ -86,7 +86,7 @@ export const Config = z
   })
   .strict()
   .superRefine((c, ctx) => {
-    for (const name of BUILT_IN_SERVERS)
+    for (const name of builtInServers(c))
       if (Object.hasOwn(c.servers, name))
         ctx.addIssue({
           code: 'custom',

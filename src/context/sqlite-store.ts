@@ -64,6 +64,20 @@ function entryOf(r: Row): Entry {
   };
 }
 
+/** A put waiting for its turn's group commit. */
+interface Queued {
+  scope: string;
+  key: string;
+  json: string;
+  options: PutOptions;
+  now: number;
+  resolve(entry: Entry): void;
+  reject(err: unknown): void;
+}
+
+/** What came of one put of a group: its entry and the keys its scope sweep expired, or its error. */
+type Outcome = { entry: Entry; expired: Row[] } | { error: unknown };
+
 interface Watcher {
   prefix: string;
   listener: ChangeListener;
@@ -73,6 +87,11 @@ export class SqliteContextStore implements ContextStore {
   private readonly watchers = new Map<string, Set<Watcher>>();
   private revision: number;
   private readonly q;
+  /** A put's transaction, made once (a transaction function per call costs more than its commit). */
+  private readonly putTx;
+  /** The group commit: every queued put, each in its own savepoint, in one transaction. */
+  private readonly groupTx;
+  private queued: Queued[] = [];
 
   /** `readonly`: a file opened read-only (the CLI's get and list): its tables are used as they are. */
   constructor(
@@ -106,6 +125,22 @@ export class SqliteContextStore implements ContextStore {
         'SELECT * FROM context_entries WHERE scope = ? AND expires_at IS NOT NULL AND expires_at <= ?',
       ),
     };
+    this.putTx = db.transaction(
+      (scope: string, key: string, json: string, options: PutOptions, now: number, expired: Row[]) =>
+        this.write(scope, key, json, options, now, expired),
+    );
+    this.groupTx = db.transaction((group: Queued[], outcomes: Outcome[]) => {
+      for (const q of group) {
+        const expired: Row[] = [];
+        try {
+          // Nested: a savepoint, so a refused put (conflict, full scope) undoes only itself.
+          outcomes.push({ entry: this.putTx(q.scope, q.key, q.json, q.options, q.now, expired), expired });
+        } catch (error) {
+          this.revision = this.storedRevision();
+          outcomes.push({ error });
+        }
+      }
+    });
     const row = db.prepare('SELECT revision FROM context_revision WHERE id = 1').get() as {
       revision: number;
     };
@@ -119,48 +154,9 @@ export class SqliteContextStore implements ContextStore {
 
   put(scope: string, key: string, json: string, options: PutOptions, now = Date.now()): Entry {
     const expired: Row[] = [];
-    const entry = this.db.transaction((): Entry => {
-      const row = this.q.row.get(scope, key);
-      const current = row && live(row, now) ? row.version : 0;
-      if (options.ifVersion !== undefined && options.ifVersion !== current) {
-        throw new ContextStoreError(
-          'conflict',
-          `Version conflict on ${scope}/${key}: expected ${options.ifVersion}, it is ${current}`,
-          { scope, key, expected: options.ifVersion, version: current },
-        );
-      }
-      const bytes = Buffer.byteLength(json);
-      const fits = () => {
-        const u = this.usageOf(scope);
-        const old = this.q.row.get(scope, key);
-        return (
-          u.keys + (old ? 0 : 1) <= options.limits.maxKeys &&
-          u.bytes + bytes - (old?.bytes ?? 0) <= options.limits.maxBytes
-        );
-      };
-      // Expired keys still count until swept: sweep this scope before refusing a write.
-      if (!fits()) {
-        expired.push(...this.dropExpired(this.q.expiredIn.all(scope, now)));
-        if (!fits()) {
-          const u = this.usageOf(scope);
-          throw new ContextStoreError(
-            'scope_full',
-            `Scope ${scope} is full: ${u.keys} keys of ${options.limits.maxKeys}, ${u.bytes} bytes of ${options.limits.maxBytes}; this value is ${bytes} bytes`,
-            { scope, keys: u.keys, bytes: u.bytes, ...options.limits, valueBytes: bytes },
-          );
-        }
-      }
-      const old = this.q.row.get(scope, key);
-      const version = ++this.revision;
-      const expiresAt = options.ttlMs === undefined ? null : now + options.ttlMs;
-      this.q.upsert.run(scope, key, json, bytes, version, now, expiresAt);
-      this.q.addUsage.run(scope, old ? 0 : 1, bytes - (old?.bytes ?? 0));
-      this.q.revision.run(version);
-      return { scope, key, json, version, updatedAt: now, ...(expiresAt !== null && { expiresAt }) };
-    });
     try {
       // Immediate: the version is read under the write lock, so a CAS cannot act on a stale read.
-      const written = entry.immediate();
+      const written = this.putTx.immediate(scope, key, json, options, now, expired);
       for (const r of expired) this.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
       this.emit({ scope, key, op: 'put', version: written.version, json });
       return written;
@@ -173,6 +169,95 @@ export class SqliteContextStore implements ContextStore {
       ).revision;
       throw err;
     }
+  }
+
+  /**
+   * Puts are queued and committed together once per turn of the event loop, in one transaction
+   * (one commit, one WAL append, for every write of that turn): a commit costs more than the
+   * statements of a put. Each resolves only after that commit (WAL, synchronous=NORMAL: it
+   * survives a crash of the process), so a caller is never told of a write that could be lost
+   * with it; watchers are told after the commit, too. The transaction is open only inside the
+   * flush, so nothing else on this connection ever runs inside it.
+   */
+  putGrouped(scope: string, key: string, json: string, options: PutOptions): Promise<Entry> {
+    return new Promise<Entry>((resolve, reject) => {
+      if (this.queued.length === 0) setImmediate(this.commitGroup);
+      this.queued.push({ scope, key, json, options, now: Date.now(), resolve, reject });
+    });
+  }
+
+  private readonly commitGroup = (): void => {
+    const group = this.queued;
+    this.queued = [];
+    const outcomes: Outcome[] = [];
+    try {
+      this.groupTx.immediate(group, outcomes);
+    } catch (err) {
+      // The commit itself failed: none of the group was written.
+      this.revision = this.storedRevision();
+      for (const q of group) q.reject(err);
+      return;
+    }
+    group.forEach((q, i) => {
+      const o = outcomes[i]!;
+      if ('error' in o) return q.reject(o.error);
+      for (const r of o.expired) this.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
+      this.emit({ scope: q.scope, key: q.key, op: 'put', version: o.entry.version, json: q.json });
+      q.resolve(o.entry);
+    });
+  };
+
+  private storedRevision(): number {
+    return (
+      this.db.prepare('SELECT revision FROM context_revision WHERE id = 1').get() as { revision: number }
+    ).revision;
+  }
+
+  /**
+   * One write, inside its transaction. The common path reads the key's row and the scope's usage
+   * once each (a put is on every caller's hot path); only a scope that looks full is swept and
+   * read again.
+   */
+  private write(
+    scope: string,
+    key: string,
+    json: string,
+    options: PutOptions,
+    now: number,
+    expired: Row[],
+  ): Entry {
+    let old = this.q.row.get(scope, key);
+    const current = old && live(old, now) ? old.version : 0;
+    if (options.ifVersion !== undefined && options.ifVersion !== current) {
+      throw new ContextStoreError(
+        'conflict',
+        `Version conflict on ${scope}/${key}: expected ${options.ifVersion}, it is ${current}`,
+        { scope, key, expected: options.ifVersion, version: current },
+      );
+    }
+    const bytes = Buffer.byteLength(json);
+    const fits = (u: Usage, prior: Row | undefined) =>
+      u.keys + (prior ? 0 : 1) <= options.limits.maxKeys &&
+      u.bytes + bytes - (prior?.bytes ?? 0) <= options.limits.maxBytes;
+    // Expired keys still count until swept: sweep this scope before refusing a write.
+    if (!fits(this.usageOf(scope), old)) {
+      expired.push(...this.dropExpired(this.q.expiredIn.all(scope, now)));
+      old = this.q.row.get(scope, key);
+      const u = this.usageOf(scope);
+      if (!fits(u, old)) {
+        throw new ContextStoreError(
+          'scope_full',
+          `Scope ${scope} is full: ${u.keys} keys of ${options.limits.maxKeys}, ${u.bytes} bytes of ${options.limits.maxBytes}; this value is ${bytes} bytes`,
+          { scope, keys: u.keys, bytes: u.bytes, ...options.limits, valueBytes: bytes },
+        );
+      }
+    }
+    const version = ++this.revision;
+    const expiresAt = options.ttlMs === undefined ? null : now + options.ttlMs;
+    this.q.upsert.run(scope, key, json, bytes, version, now, expiresAt);
+    this.q.addUsage.run(scope, old ? 0 : 1, bytes - (old?.bytes ?? 0));
+    this.q.revision.run(version);
+    return { scope, key, json, version, updatedAt: now, ...(expiresAt !== null && { expiresAt }) };
   }
 
   delete(scope: string, key: string, ifVersion?: number, now = Date.now()): boolean {

@@ -69,6 +69,12 @@ export interface ContextStore {
   get(scope: string, key: string, now?: number): Entry | undefined;
   /** Writes a value; throws ContextStoreError (conflict, scope_full). */
   put(scope: string, key: string, json: string, options: PutOptions, now?: number): Entry;
+  /**
+   * Optional: `put`, committed together with the other writes asked for in the same turn of the
+   * event loop (group commit); resolves once its commit is done, rejects as `put` throws. A store
+   * without it is written with `put`.
+   */
+  putGrouped?(scope: string, key: string, json: string, options: PutOptions): Promise<Entry>;
   /** Deletes a key; throws on a version mismatch when `ifVersion` is set. Whether it existed. */
   delete(scope: string, key: string, ifVersion?: number, now?: number): boolean;
   /** Live entries whose key starts with `prefix`, in key order, after `after`. */

@@ -10,6 +10,7 @@ import { SqliteContextStore } from '../context/sqlite-store.js';
 import { ContextStoreError, type Change, type Entry } from '../context/store.js';
 import type { AnyContextStore } from '../context/any-store.js';
 import type { Extension, Running } from './extension.js';
+import { ContextResources } from './context-resources.js';
 
 export const CONTEXT_METHODS = [
   'context.get',
@@ -94,10 +95,12 @@ export const contextExtension: Extension = {
         );
       await validate(rules, scope, key, params.value, ctx);
       try {
-        return described(
-          await store.put(scope, key, json, { ifVersion, ttlMs, limits: rules.limits }),
-          false,
-        );
+        const options = { ifVersion, ttlMs, limits: rules.limits };
+        // Grouped when the store can: the answer waits for the commit its write shares with others.
+        const entry = store.putGrouped
+          ? await store.putGrouped(scope, key, json, options)
+          : await store.put(scope, key, json, options);
+        return described(entry, false);
       } catch (err) {
         throw storeFailure(err);
       }
@@ -221,9 +224,17 @@ export const contextExtension: Extension = {
       }
     }, config.sweepMs);
     sweeper.unref();
+    // Hosts reach the scopes `context.resources.scopes` names as MCP resources (context://).
+    let resources: ContextResources | undefined;
+    if (config.resources.scopes.length > 0) {
+      let changed = (): void => {};
+      resources = new ContextResources(store, config.resources, () => changed());
+      changed = api.addSource(resources);
+    }
     const running: RunningContext = {
       store,
       close: () => {
+        resources?.close();
         clearInterval(sweeper);
         for (const stop of [...watches]) stop();
       },

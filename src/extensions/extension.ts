@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import type { Vault } from '../vault/vault.js';
 import type { StateDb } from '../state/state-db.js';
 import type { AnyContextStore } from '../context/any-store.js';
+import type { CatalogSource } from '../pipeline/catalog-source.js';
 
 export interface ExtensionApi {
   readonly config: Config;
@@ -21,6 +22,11 @@ export interface ExtensionApi {
   handle(method: string, handler: Handler): void;
   /** Calls a tool, resource, prompt or handler as this extension, through the pipeline. */
   dispatch(method: string, params?: Params, signal?: AbortSignal): Promise<Result>;
+  /**
+   * Adds an in-process catalog source (its items listed, judged and audited like a backend's);
+   * returns what to call when its lists changed.
+   */
+  addSource(source: CatalogSource): () => void;
 }
 
 /** What a set-up extension holds open while switchboard runs. */

@@ -82,18 +82,8 @@ export class BackendMessages {
       case 'notifications/resources/list_changed':
         void this.deps.refresh(backend, ['resources', 'resourceTemplates'], true);
         return;
-      case 'notifications/resources/updated': {
-        const uri = String(p.uri);
-        const exposed = { ...p, uri: this.deps.catalog.exposeUri(backend.name, uri) };
-        const clean = this.deps.redact(exposed);
-        for (const id of this.deps.subscriptions.subscribers(backend.name, uri)) {
-          // A listen stream is a call's reply (its redaction is the redact stage's); a session is not.
-          const session = this.deps.sessions.get(id);
-          if (session) session.notify(n.method, clean);
-          else this.deps.listener(id)?.notify(n.method, exposed);
-        }
-        return;
-      }
+      case 'notifications/resources/updated':
+        return this.resourceUpdated(backend.name, p);
       case 'notifications/message':
         return this.relayLog(backend, p);
       case 'notifications/tasks/status':
@@ -111,6 +101,22 @@ export class BackendMessages {
         const params = this.deps.redact(n.params);
         for (const s of this.deps.sessions.values()) if (s.initialized) s.notify(n.method, params);
       }
+    }
+  }
+
+  /**
+   * A resource of `owner` (a backend, or an in-process source) changed: its subscribers hear it,
+   * by the URI they see, and nobody else does.
+   */
+  resourceUpdated(owner: string, p: Params): void {
+    const uri = String(p.uri);
+    const exposed = { ...p, uri: this.deps.catalog.exposeUri(owner, uri) };
+    const clean = this.deps.redact(exposed);
+    for (const id of this.deps.subscriptions.subscribers(owner, uri)) {
+      // A listen stream is a call's reply (its redaction is the redact stage's); a session is not.
+      const session = this.deps.sessions.get(id);
+      if (session) session.notify('notifications/resources/updated', clean);
+      else this.deps.listener(id)?.notify('notifications/resources/updated', exposed);
     }
   }
 

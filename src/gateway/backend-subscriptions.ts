@@ -9,6 +9,7 @@ import type { Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 import type { Subscriptions } from './subscriptions.js';
+import type { CatalogSource } from '../pipeline/catalog-source.js';
 
 export interface BackendSubscriptionsDeps {
   /** Who holds which URI on which backend. */
@@ -16,10 +17,50 @@ export interface BackendSubscriptionsDeps {
   /** The running backend of that name. */
   backend(name: string): Upstream | undefined;
   log: Logger;
+  /** A resource of an in-process source changed (its own URI): its subscribers hear it. */
+  sourceUpdated?(source: string, uri: string): void;
 }
 
 export class BackendSubscriptions {
+  /** The stop of each in-process source's watch, by source and URI, while anyone holds it. */
+  private readonly watching = new Map<string, () => void>();
+
   constructor(private readonly deps: BackendSubscriptionsDeps) {}
+
+  /**
+   * resources/subscribe and unsubscribe on an in-process source's resource: held in the same
+   * table as a backend's (sessions and listen streams alike), the source watching the URI while
+   * anyone holds it.
+   */
+  source(ctx: CallContext, source: CatalogSource, uri: string, subscribe: boolean): Result {
+    const watch = source.watch?.bind(source);
+    if (!watch)
+      throw new WireError(WIRE.METHOD_NOT_FOUND, `${source.name} does not take resource subscriptions`);
+    const key = `${source.name}\n${uri}`;
+    if (!subscribe) {
+      if (this.deps.subscriptions.remove(source.name, uri, ctx.reply.sessionKey)) this.unwatch(key);
+      return {};
+    }
+    if (this.deps.subscriptions.add(source.name, uri, ctx.reply.sessionKey) && !this.watching.has(key)) {
+      try {
+        this.watching.set(
+          key,
+          watch(uri, () => this.deps.sourceUpdated?.(source.name, uri)),
+        );
+      } catch (err) {
+        // Nothing there to watch (the source refused the URI): nobody holds it.
+        this.deps.subscriptions.remove(source.name, uri, ctx.reply.sessionKey);
+        throw err;
+      }
+    }
+    return {};
+  }
+
+  private unwatch(key: string): void {
+    const stop = this.watching.get(key);
+    this.watching.delete(key);
+    stop?.();
+  }
 
   async subscribe(ctx: CallContext, backend: Upstream, uri: string): Promise<Result> {
     if (
@@ -58,6 +99,7 @@ export class BackendSubscriptions {
   release(key: string): void {
     const relisten = new Set<Upstream>();
     for (const { backend, uri } of this.deps.subscriptions.removeSession(key)) {
+      if (this.watching.has(`${backend}\n${uri}`)) this.unwatch(`${backend}\n${uri}`);
       const b = this.deps.backend(backend);
       if (b?.state !== 'ready') continue;
       if (b.isModern) relisten.add(b);

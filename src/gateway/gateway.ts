@@ -152,6 +152,7 @@ export class Gateway {
       subscriptions,
       backend: (name) => this.backends.get(name),
       log,
+      sourceUpdated: (source, uri) => this.messages.resourceUpdated(source, { uri }),
     });
     this.messages = new BackendMessages({
       sessions: this.sessions,
@@ -259,6 +260,7 @@ export class Gateway {
       prefix: source.name,
       separator: this.current.namespacing.separator,
       uriPrefix: source.name,
+      ...(source.uriScheme !== undefined && { scheme: source.uriScheme }),
     });
     this.sourceChanged(source);
   }

@@ -34,7 +34,7 @@ export interface PipelineParts {
   /** In-process catalog sources by name (workflows, ...). */
   sources: ReadonlyMap<string, CatalogSource>;
   sync: Pick<CatalogSync, 'list'>;
-  subscriptions: Pick<BackendSubscriptions, 'subscribe' | 'unsubscribe'>;
+  subscriptions: Pick<BackendSubscriptions, 'subscribe' | 'unsubscribe' | 'source'>;
   calls: Pick<InternalCalls, 'child' | 'ask'>;
   lifecycle: Pick<BackendLifecycle, 'startingFor' | 'absent'>;
   housekeeping: Pick<Housekeeping, 'answer'>;
@@ -60,6 +60,7 @@ export function wirePipeline(parts: PipelineParts): Pipeline {
     list: (kind, ctx) => sync.list(kind, backends.values(), ctx.reply.era === 'modern'),
     subscribe: (ctx, backend, uri) => subscriptions.subscribe(ctx, backend, uri),
     unsubscribe: (ctx, backend, uri) => subscriptions.unsubscribe(ctx, backend, uri),
+    sourceSubscription: (ctx, source, uri, on) => subscriptions.source(ctx, source, uri, on),
     handlers: parts.handlers,
     handlerTimeoutMs: config.bridge.handlerTimeoutMs,
     dispatch: (parent, method, params, signal) => calls.child(parent, method, params, signal),

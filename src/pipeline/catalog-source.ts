@@ -22,6 +22,17 @@ export interface CatalogSource {
   call(ctx: CallContext): Promise<Result>;
   /** Present when the source runs calls on its items as MCP tasks. */
   readonly tasks?: SourceTasks;
+  /**
+   * The URI scheme its resources use (`context`), when it has one of its own: its URIs are exposed
+   * as they are rather than prefixed, and every URI of that scheme is resolved to it.
+   */
+  readonly uriScheme?: string;
+  /**
+   * Present when callers may subscribe to its resources: called when the first subscriber of
+   * `uri` (its own URI) comes; it calls `updated` on each change until the returned stop is
+   * called, when the last subscriber leaves. Subscriptions pass the pipeline like a backend's.
+   */
+  watch?(uri: string, updated: () => void): () => void;
 }
 
 /** A source's own tasks: the task routing treats it as a backend that owns them. */

@@ -29,6 +29,8 @@ export interface RouteServices {
   list(kind: ListKind, ctx: CallContext): Promise<Result>;
   subscribe(ctx: CallContext, backend: Upstream, uri: string): Promise<Result>;
   unsubscribe(ctx: CallContext, backend: Upstream, uri: string): Promise<Result>;
+  /** resources/subscribe (true) or unsubscribe (false) on an in-process source's resource. */
+  sourceSubscription?(ctx: CallContext, source: CatalogSource, uri: string, subscribe: boolean): Result;
   handlers: HandlerChain;
   /** How long a handler may take. */
   handlerTimeoutMs: number;
@@ -45,6 +47,12 @@ export interface RouteServices {
   /** Puts a backend's question about `parent` to the caller, through the return path. */
   ask(parent: CallContext, backend: string, method: string, params: Params | undefined): Promise<Result>;
 }
+
+/** The subscription methods, and whether each subscribes. */
+const SUBSCRIBING: Record<string, boolean | undefined> = {
+  'resources/subscribe': true,
+  'resources/unsubscribe': false,
+};
 
 export function routeStage(services: RouteServices): Stage {
   return async function route(ctx) {
@@ -83,6 +91,8 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
   // An in-process source answers the calls on its own items (a workflow tool runs its steps).
   // Its CreateTaskResult becomes the caller's task, as a backend's would; its tasks are its own.
   const source = services.source?.(target.backend);
+  if (source && services.sourceSubscription && SUBSCRIBING[ctx.method] !== undefined)
+    return services.sourceSubscription(ctx, source, target.name, SUBSCRIBING[ctx.method]!);
   if (source && target.kind !== 'task')
     return services.tasks.answered(ctx, source.name, await source.call(ctx));
   if (source?.tasks && target.kind === 'task')

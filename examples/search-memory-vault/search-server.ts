@@ -1,4 +1,4 @@
-// Example backend "search": finds a passage in a built-in corpus, stores it in memory and has it signed, both through the bridge.
+// Example backend "search": finds passages in a built-in corpus (search), or finds, stores in memory and has signed over the bridge in one call (search_and_store).
 import { McpServer } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
@@ -45,6 +45,19 @@ function search(query: string) {
 const bridgeClient = sharedBridge();
 
 const server = new McpServer({ name: 'search', version: '1.0.0' });
+
+// The plain search: what the search_store_sign workflow's first step calls. Its text is the
+// record the workflow stores and signs, the same bytes search_and_store stores and signs.
+server.registerTool(
+  'search',
+  {
+    description:
+      'Searches the built-in corpus; the answer is JSON text: {query, hits: [{id, title, text, score}]}.',
+    inputSchema: z.object({ query: z.string().min(1).describe('Words to look for.') }),
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  },
+  ({ query }) => ({ content: [{ type: 'text', text: JSON.stringify({ query, hits: search(query) }) }] }),
+);
 
 server.registerTool(
   'search_and_store',

@@ -50,4 +50,27 @@ server.registerTool(
   },
 );
 
+// Signing for hosts, off unless VAULT_SIGN_FOR_HOSTS=1 and the operator adds vault.sign to this
+// server's bridge.allow: it hands the signing key's power to whatever model drives the host (it can
+// sign anything). It exists to show the three-call way of doing what search_store_sign does in one.
+if (process.env.VAULT_SIGN_FOR_HOSTS === '1') {
+  server.registerTool(
+    'sign',
+    {
+      description:
+        'Signs UTF-8 data with a vault key and returns the base64 signature (the key stays in switchboard).',
+      inputSchema: z.object({ data: z.string(), key: z.string().default('records') }),
+    },
+    async ({ data, key }, ctx) => {
+      const client = await bridgeClient();
+      const signed = await client.call<{ signature: string; algorithm: string }>(
+        'vault.sign',
+        { key, data },
+        { parent: ctx.mcpReq._meta, signal: ctx.mcpReq.signal },
+      );
+      return { content: [{ type: 'text', text: JSON.stringify({ key, ...signed }) }] };
+    },
+  );
+}
+
 await server.connect(new StdioServerTransport());

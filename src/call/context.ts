@@ -121,7 +121,7 @@ export interface CallContext {
   /** What a modern request came with besides its body (its HTTP headers), for the protocol stage. */
   readonly wire?: ModernWire | undefined;
   /** The workflow run this call is a step of, and who the run is for (`host:stdio`): audit names both. */
-  readonly run?: { id: string; for: string } | undefined;
+  readonly run?: RunOf | undefined;
   /** What decided whether the call may go on, and which rule did: what the audit record names. */
   decision?: Decision | undefined;
   /**
@@ -129,6 +129,20 @@ export interface CallContext {
    * the entry node (set by the door); on the entry node, the node that served it (set once sent).
    */
   mesh?: { node: string; remoteCallId?: string | undefined } | undefined;
+}
+
+/** What a workflow step's call carries of its run (set by the workflow engine only). */
+export interface RunOf {
+  id: string;
+  /** The outermost caller the run is for, as `kind:id`. */
+  for: string;
+  /**
+   * Whose grants the policy stage judges the step by: the workflow's own (the default), only the
+   * caller's the run is for, or both (docs/workflows.md#whose-grants).
+   */
+  grants?: 'workflow' | 'caller' | 'both' | undefined;
+  /** The step's id, for a refusal that names it. */
+  step?: string | undefined;
 }
 
 export interface Decision {

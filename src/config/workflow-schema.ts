@@ -16,6 +16,11 @@ const Args = z
     'Arguments (params for a handler): strings are CEL expressions over input, steps, item and index; arrays and objects are walked; other values stand for themselves.',
   );
 
+/** Whose policy grants a step is judged by (docs/workflows.md#whose-grants). */
+export const STEP_GRANTS = ['workflow', 'caller', 'both'] as const;
+export type StepGrantsMode = (typeof STEP_GRANTS)[number];
+const StepGrants = z.enum(STEP_GRANTS);
+
 /** What a step does: exactly one of these keys. */
 export const STEP_KINDS = ['tool', 'resource', 'prompt', 'handler', 'ask', 'workflow'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
@@ -109,6 +114,9 @@ export const WorkflowStep = z
       .unknown()
       .optional()
       .describe('Fallback data when the step fails (implies onError: continue).'),
+    grants: StepGrants.optional().describe(
+      "Whose grants this step is judged by, overriding the workflow's grants: workflow, caller or both.",
+    ),
   })
   .strict()
   .superRefine((s, ctx) => {
@@ -151,12 +159,9 @@ export const Workflow = z
       .describe(
         'For a 2026-07-28 host that declares the tasks extension: a run still going after this long is answered as a task (resultType "task"); one that ends sooner answers inline.',
       ),
-    callerGrants: z
-      .boolean()
-      .default(false)
-      .describe(
-        'Also require, for every step, that the caller of the workflow could make that call itself (both policies must allow).',
-      ),
+    grants: StepGrants.default('workflow').describe(
+      "Whose grants each step is judged by: workflow (workflow:<name>'s own, behind the caller's grant of the workflow tool), caller (only the grants of the caller the run is for), or both (each step needs both). A step's own grants overrides it.",
+    ),
   })
   .strict();
 export type WorkflowConfig = z.output<typeof Workflow>;

@@ -472,7 +472,13 @@ export class WorkflowEngine {
       reply: run.outer ? undefined : this.replyFor(run.name),
       signal: timeout ? AbortSignal.any([signal, timeout]) : signal,
       returning: req.returning,
-      run: { id: run.id, for: run.runFor },
+      // Whose grants the policy stage judges this step by (docs/workflows.md#whose-grants).
+      run: {
+        id: run.id,
+        for: run.runFor,
+        grants: step.config.grants ?? run.wf.config.grants,
+        step: step.config.id,
+      },
     });
     try {
       await this.deps.pipeline(ctx);

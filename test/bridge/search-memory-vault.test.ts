@@ -46,7 +46,7 @@ before(async () => {
   await mkdir(captureDir);
   // The example's own file, with the test's secrets in its ${VAR} references.
   const loaded = await loadConfig(EXAMPLE, {
-    env: { ...process.env, SIGNING_SECRET: secret, MEMORY_FILE_PATH: join(dir, 'memory.jsonl') },
+    env: { ...process.env, SIGNING_SECRET: secret, MEMORY_DIR: dir },
   });
   const input = structuredClone(loaded.config) as Json & { servers: Record<string, Json> };
   for (const [name, server] of Object.entries(loaded.config.servers)) {

@@ -9,7 +9,8 @@ import type { Result } from '../../jsonrpc/message.js';
 import type { Logger } from '../../log.js';
 import { PolicyError, type CompiledPolicy, type Subject, type SubjectKind } from '../../policy/policy.js';
 import type { Stage } from '../compose.js';
-import { callArguments, type CallContext } from '../../call/context.js';
+import { callArguments, type CallContext, type Caller, type Decision } from '../../call/context.js';
+import { bothDecisions, outerRule, stepGrants, stepRefused } from './step-grants.js';
 import { denied, grantSubject } from './grant.js';
 import { normalUriPattern } from '../../policy/uri-normal.js';
 import { barredFromHost } from '../../policy/backend-only.js';
@@ -62,40 +63,76 @@ export function policyStage(
       return;
     }
     const s = subjectOf(ctx, isHandler, catalog);
-    const barred = barredFromHost(ctx.caller, s, backendOnly);
-    if (barred) {
-      // As absent as a handler nobody registered, whatever rule would have allowed it.
-      ctx.decision = { effect: 'deny', rule: barred.rule };
-      throw denied(ctx);
+    const args = ctx.target?.kind === 'task' ? undefined : callArguments(ctx);
+    // A workflow step may ask for the grants of the caller its run is for as well (or instead).
+    const step = stepGrants(ctx);
+    let decision: Decision | undefined;
+    if (step?.mode !== 'caller') {
+      const own = judge(policy, ctx.caller, s, ctx, args, backendOnly, log);
+      ctx.decision = own.decision;
+      if (own.refused) throw own.refused.why ? refusal(ctx, s, policy, own.refused.why) : denied(ctx);
+      decision = own.decision;
     }
-    if (ctx.target?.kind === 'task') {
-      // The call that made the task was judged with its arguments, and only its caller reaches
-      // the task: what it may still do is follow up on a tool it can see.
-      const v = policy.decideListing(ctx.caller, s);
-      ctx.decision = { effect: v.effect === 'deny' ? 'deny' : 'allow', rule: v.rule };
-      if (v.effect === 'deny') throw denied(ctx);
-      return next();
+    if (step) {
+      const outer = step.outer
+        ? judge(policy, step.outer, s, ctx, args, backendOnly, log)
+        : { decision: { effect: 'deny', rule: 'run.for' } as Decision, refused: {} };
+      const named = { ...outer.decision, rule: outerRule(outer.decision.rule) };
+      if (outer.refused) {
+        ctx.decision = named;
+        throw stepRefused(step, s);
+      }
+      decision = decision ? bothDecisions(decision, outer.decision) : named;
     }
-    try {
-      const v = policy.decide(ctx.caller, s, callArguments(ctx));
-      ctx.decision = { effect: v.effect, rule: v.rule, auditValues: v.auditValues };
-    } catch (err) {
-      if (!(err instanceof PolicyError)) throw err;
-      // Fail closed: a rule that cannot judge the call denies it, and says so in the log.
-      log.warn(
-        { rule: err.rule, caller: ctx.caller, target: s.exposed, err: err.message },
-        'policy rule could not be evaluated; call denied',
-      );
-      ctx.decision = { effect: 'deny', rule: err.rule };
-      throw refusal(ctx, s, policy, 'the policy could not judge its arguments');
-    }
-    if (ctx.decision.effect === 'deny')
-      throw refusal(ctx, s, policy, 'refused by policy for these arguments');
+    ctx.decision = decision!;
+    // A follow-up on a task was settled when the call that made it was approved or not.
     const held =
-      ctx.decision.effect === 'allow' && s.backend ? needsApproval(s.backend, s.name, s.kind) : undefined;
+      ctx.decision.effect === 'allow' && s.backend && ctx.target?.kind !== 'task'
+        ? needsApproval(s.backend, s.name, s.kind)
+        : undefined;
     if (held) ctx.decision = { ...ctx.decision, effect: 'approve', rule: held };
     return next();
   };
+}
+
+/** One caller's verdict on the call, and how a denial is to be answered: as absent, or with why. */
+function judge(
+  policy: CompiledPolicy,
+  caller: Caller,
+  s: Subject,
+  ctx: CallContext,
+  args: unknown,
+  backendOnly: (method: string) => boolean,
+  log: Logger,
+): { decision: Decision; refused?: { why?: string } } {
+  const barred = barredFromHost(caller, s, backendOnly);
+  // As absent as a handler nobody registered, whatever rule would have allowed it.
+  if (barred) return { decision: { effect: 'deny', rule: barred.rule }, refused: {} };
+  if (ctx.target?.kind === 'task') {
+    // The call that made the task was judged with its arguments, and only its caller reaches
+    // the task: what it may still do is follow up on a tool it can see.
+    const v = policy.decideListing(caller, s);
+    const effect = v.effect === 'deny' ? 'deny' : 'allow';
+    return { decision: { effect, rule: v.rule }, refused: effect === 'deny' ? {} : undefined };
+  }
+  try {
+    const v = policy.decide(caller, s, args);
+    const decision: Decision = { effect: v.effect, rule: v.rule, auditValues: v.auditValues };
+    return v.effect === 'deny'
+      ? { decision, refused: { why: 'refused by policy for these arguments' } }
+      : { decision };
+  } catch (err) {
+    if (!(err instanceof PolicyError)) throw err;
+    // Fail closed: a rule that cannot judge the call denies it, and says so in the log.
+    log.warn(
+      { rule: err.rule, caller, target: s.exposed, err: err.message },
+      'policy rule could not be evaluated; call denied',
+    );
+    return {
+      decision: { effect: 'deny', rule: err.rule },
+      refused: { why: 'the policy could not judge its arguments' },
+    };
+  }
 }
 
 /** Unknown for a target the caller cannot see; an honest refusal for one it can. */

@@ -71,6 +71,9 @@ export function readLines(stream: Readable, maxBytes: number, handlers: LineHand
   stream.on('data', (chunk: Buffer) => splitter.push(chunk));
 }
 
+/** Characters below which the lines of one flush are joined into one string (small: copying is cheap). */
+const JOIN_BELOW = 64 * 1024;
+
 /**
  * Writes NDJSON lines, coalescing every line written in one turn of the event loop into one write:
  * under load that is one system call for many messages instead of one each, at no added latency
@@ -102,8 +105,18 @@ export class LineWriter {
 
   private readonly flush = (): void => {
     const lines = this.queue;
+    const queued = this.queued;
     this.queue = [];
     this.queued = 0;
-    if (lines.length > 0 && this.stream.writable) this.stream.write(lines.join('\n') + '\n');
+    if (lines.length === 0 || !this.stream.writable) return;
+    if (queued < JOIN_BELOW) return void this.stream.write(lines.join('\n') + '\n');
+    // Large lines are not joined: a joined string is one more copy of every byte before the
+    // stream encodes it. Corked, they still leave in one system call (a writev).
+    this.stream.cork();
+    for (const line of lines) {
+      this.stream.write(line);
+      this.stream.write('\n');
+    }
+    this.stream.uncork();
   };
 }

@@ -54,3 +54,17 @@ test('messages written in one turn leave in one write, newline-terminated', asyn
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(writes, ['{"a":1}\n{"b":2}\n']);
 });
+
+test('large lines among small ones leave whole, in order, each newline-terminated', async () => {
+  const out = new PassThrough();
+  const chunks: Buffer[] = [];
+  out.on('data', (d: Buffer) => chunks.push(d));
+  const w = new LineWriter(out);
+  const big = 'é'.repeat(70_000);
+  w.write({ a: 1 });
+  w.write({ big });
+  w.write({ b: 2 });
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(Buffer.concat(chunks).toString(), `{"a":1}\n{"big":"${big}"}\n{"b":2}\n`);
+});

@@ -1,20 +1,20 @@
 // Runs workflows: each step a call through the one pipeline as caller workflow:<name>, a child of
 // the call that started the run; steps whose needs are met run at once, side by side; every
 // step's outcome is written down as it happens, so a run cut by a crash resumes from there.
-import type { CallContext, Reply } from '../call/context.js';
-import { newCall } from '../call/new-call.js';
-import { muteReply } from '../call/mute-reply.js';
+import type { CallContext } from '../call/context.js';
 import type { WorkflowConfig } from '../config/schema.js';
 import { compileInputSchema } from '../config/workflow-schema.js';
-import { compileTemplate, type Template } from '../config/workflow-expr.js';
+import { compileTemplate } from '../config/workflow-expr.js';
 import { WIRE, WireError } from '../errors/errors.js';
 import type { Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
-import { stepHints, type ToolAnnotations } from './annotations.js';
+import type { ToolAnnotations } from './annotations.js';
+import { StepFailure, varsOf, type Compiled, type Run } from './run-state.js';
 import type { RunStore, RunRow, StepRow } from './run-store.js';
+import { RUN_META, alive, resultOf, toolError } from './run-support.js';
 import type { SharedRuns } from './shared-runs.js';
-import { compileStep, outputOf, requestOf, type CompiledStep, type StepOutput } from './step-call.js';
-import { RUN_META, alive, mapLimit, resultOf, sleep, toolError } from './run-support.js';
+import { compileStep, type StepOutput } from './step-call.js';
+import { StepRunner } from './step-runner.js';
 
 export { RUN_META };
 
@@ -34,36 +34,6 @@ export interface EngineDeps {
   shared?: SharedRuns | undefined;
 }
 
-interface Compiled {
-  config: WorkflowConfig;
-  check: (args: unknown) => string | undefined;
-  steps: CompiledStep[];
-  output: Template | undefined;
-}
-
-interface Run {
-  id: string;
-  name: string;
-  wf: Compiled;
-  input: Record<string, unknown>;
-  /** The call that started it; absent for a run resumed after a restart. */
-  outer: CallContext | undefined;
-  /** Who the run is for (the outermost caller), as `kind:id`. */
-  runFor: string;
-  outputs: Record<string, StepOutput>;
-  /** Resumed here (after a restart, or taken over from a lost node): already recorded. */
-  resumed?: boolean;
-}
-
-class StepFailure extends Error {
-  constructor(
-    readonly step: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 export class WorkflowEngine {
   private readonly compiled = new Map<string, Compiled>();
   private readonly active = new Map<string, AbortController>();
@@ -71,8 +41,10 @@ export class WorkflowEngine {
   private readonly running = new Map<string, Promise<Result>>();
   private poll: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly steps: StepRunner;
 
   constructor(private readonly deps: EngineDeps) {
+    this.steps = new StepRunner(deps, () => this.closed);
     for (const [name, config] of Object.entries(deps.workflows)) {
       this.compiled.set(name, {
         config,
@@ -166,20 +138,11 @@ export class WorkflowEngine {
         continue;
       }
       this.deps.store.adopt(row.id);
-      const run: Run = {
-        id: row.id,
-        name: row.workflow,
-        wf,
-        input: row.input as Record<string, unknown>,
-        outer: undefined,
-        runFor: row.caller,
-        outputs: {},
-      };
-      const blocked = this.restore(run, row);
-      if (blocked) {
-        const why = `step ${blocked} was under way when switchboard stopped; it is neither read-only nor idempotent, so it is not run again (retry.force allows it)`;
+      const run = this.reopened(row, wf, false);
+      if (typeof run === 'string') {
+        const why = notRerun(run, 'switchboard stopped');
         this.deps.store.end(row.id, 'failed', undefined, why);
-        this.deps.log.warn({ run: row.id, workflow: row.workflow, step: blocked }, why);
+        this.deps.log.warn({ run: row.id, workflow: row.workflow, step: run }, why);
         continue;
       }
       this.deps.log.info(
@@ -210,21 +173,8 @@ export class WorkflowEngine {
       this.deps.log.warn({ run: row.id, workflow: row.workflow }, why);
     };
     if (row.parentRun !== null || !wf) return fail(wf ? 'interrupted' : 'workflow no longer configured');
-    const run: Run = {
-      id: row.id,
-      name: row.workflow,
-      wf,
-      input: row.input as Record<string, unknown>,
-      outer: undefined,
-      runFor: row.caller,
-      outputs: {},
-      resumed: true,
-    };
-    const blocked = this.restore(run, row);
-    if (blocked)
-      return fail(
-        `step ${blocked} was under way when the node running the run was lost; it is neither read-only nor idempotent, so it is not run again (retry.force allows it)`,
-      );
+    const run = this.reopened(row, wf, true);
+    if (typeof run === 'string') return fail(notRerun(run, 'the node running the run was lost'));
     this.deps.log.info(
       { run: row.id, workflow: row.workflow, done: Object.keys(run.outputs) },
       'taking over a workflow run from a lost node',
@@ -242,8 +192,21 @@ export class WorkflowEngine {
     c.abort(new Error('taken over by another node'));
   }
 
-  /** Fills a resumed run's finished steps; returns the step that may not be run again, if any. */
-  private restore(run: Run, row: RunRow): string | undefined {
+  /**
+   * A run read back from the store with its finished steps filled in, ready to go on from there;
+   * or the id of the step that was under way and may not be run again.
+   */
+  private reopened(row: RunRow, wf: Compiled, resumed: boolean): Run | string {
+    const run: Run = {
+      id: row.id,
+      name: row.workflow,
+      wf,
+      input: row.input as Record<string, unknown>,
+      outer: undefined,
+      runFor: row.caller,
+      outputs: {},
+      resumed,
+    };
     for (const s of this.deps.store.steps(row.id)) {
       const finished =
         s.status === 'done' || s.status === 'skipped' || (s.status === 'failed' && s.output !== undefined);
@@ -251,16 +214,10 @@ export class WorkflowEngine {
         run.outputs[s.step] = s.output as StepOutput;
         continue;
       }
-      const step = run.wf.steps.find((c) => c.config.id === s.step);
-      if (step && !this.retryable(step)) return s.step;
+      const step = wf.steps.find((c) => c.config.id === s.step);
+      if (step && !this.steps.retryable(step)) return s.step;
     }
-    return undefined;
-  }
-
-  private retryable(step: CompiledStep): boolean {
-    if (step.config.retry?.force) return true;
-    const h = stepHints(step.config, this.deps.tools, this.deps.workflows, this.deps.toolName);
-    return h.readOnly || h.idempotent;
+    return run;
   }
 
   private execute(run: Run): Promise<Result> {
@@ -305,7 +262,7 @@ export class WorkflowEngine {
             }
             pending.splice(i, 1);
             const id = step.config.id;
-            const p = this.runStep(run, step, signal).then(
+            const p = this.steps.run(run, step, signal).then(
               (out) => {
                 run.outputs[id] = out;
                 this.progress(run);
@@ -361,147 +318,6 @@ export class WorkflowEngine {
       );
   }
 
-  private async runStep(run: Run, step: CompiledStep, signal: AbortSignal): Promise<StepOutput> {
-    const s = step.config;
-    const store = this.deps.store;
-    const vars = varsOf(run);
-    if (step.when && step.when(vars) !== true) {
-      const out = { data: null, skipped: true };
-      if (!this.closed) store.stepEnded(run.id, s.id, 'skipped', out);
-      await this.shareEnd(run.id, s.id, 'skipped', out);
-      return out;
-    }
-    store.stepStarted(run.id, s.id, 1);
-    // Claimed where every node sees it before the call is made: a node taking the run over knows
-    // the step was under way, and a step another node claimed is not run here.
-    if (this.deps.shared) {
-      try {
-        await this.deps.shared.stepStarted(run.id, s.id, 1);
-      } catch (err) {
-        throw new StepFailure(s.id, (err as Error).message);
-      }
-    }
-    try {
-      let out: StepOutput;
-      if (step.forEach) {
-        const items = step.forEach(vars);
-        if (!Array.isArray(items)) throw new Error(`forEach gave ${typeof items}, not a list`);
-        const each = await mapLimit(items, s.concurrency, (item, index) =>
-          this.attempts(run, step, { ...vars, item, index }, signal),
-        );
-        out = {
-          data: each.map((o) => o.data),
-          text: each.map((o) => o.text ?? '').join('\n'),
-          result: each.map((o) => o.result),
-        };
-      } else {
-        out = await this.attempts(run, step, vars, signal);
-      }
-      if (!this.closed) store.stepEnded(run.id, s.id, 'done', out);
-      await this.shareEnd(run.id, s.id, 'done', out);
-      return out;
-    } catch (err) {
-      if (signal.aborted) throw err;
-      const message = (err as Error).message;
-      if (s.default !== undefined || s.onError === 'continue') {
-        const out = { data: s.default ?? null, error: message };
-        if (!this.closed) store.stepEnded(run.id, s.id, 'failed', out, message);
-        await this.shareEnd(run.id, s.id, 'failed', out, message);
-        return out;
-      }
-      if (!this.closed) store.stepEnded(run.id, s.id, 'failed', undefined, message);
-      await this.shareEnd(run.id, s.id, 'failed', undefined, message);
-      throw new StepFailure(s.id, message);
-    }
-  }
-
-  /**
-   * A step's outcome, shared before the run goes on. Not shared (NATS away): a node taking the
-   * run over finds the step under way and applies the restart rule, so nothing runs twice.
-   */
-  private async shareEnd(
-    run: string,
-    step: string,
-    status: 'done' | 'skipped' | 'failed',
-    output: unknown,
-    error?: string,
-  ): Promise<void> {
-    if (!this.deps.shared || this.closed) return;
-    await this.deps.shared
-      .stepEnded(run, step, status, output, error)
-      .catch((err: unknown) =>
-        this.deps.log.warn({ run, step, err: (err as Error).message }, 'workflow step outcome not shared'),
-      );
-  }
-
-  /** One step (or one forEach item), retried with backoff when it is safe to repeat. */
-  private async attempts(
-    run: Run,
-    step: CompiledStep,
-    vars: Record<string, unknown>,
-    signal: AbortSignal,
-  ): Promise<StepOutput> {
-    const retry = step.config.retry;
-    const attempts = retry && this.retryable(step) ? retry.attempts : 1;
-    let delay = retry?.backoffMs ?? 0;
-    for (let i = 1; ; i++) {
-      try {
-        return await this.once(run, step, vars, signal);
-      } catch (err) {
-        if (i >= attempts || signal.aborted) throw err;
-        await sleep(delay, signal);
-        delay *= 2;
-      }
-    }
-  }
-
-  private async once(
-    run: Run,
-    step: CompiledStep,
-    vars: Record<string, unknown>,
-    signal: AbortSignal,
-  ): Promise<StepOutput> {
-    const req = requestOf(step, vars, this.deps.toolName);
-    const ms = step.config.timeoutMs;
-    const timeout = ms === undefined ? undefined : AbortSignal.timeout(ms);
-    const ctx = newCall({
-      caller: { kind: 'workflow', id: run.name },
-      method: req.method,
-      params: req.params,
-      parent: run.outer,
-      reply: run.outer ? undefined : this.replyFor(run.name),
-      signal: timeout ? AbortSignal.any([signal, timeout]) : signal,
-      returning: req.returning,
-      // Whose grants the policy stage judges this step by (docs/workflows.md#whose-grants).
-      run: {
-        id: run.id,
-        for: run.runFor,
-        grants: step.config.grants ?? run.wf.config.grants,
-        step: step.config.id,
-      },
-    });
-    try {
-      await this.deps.pipeline(ctx);
-    } catch (err) {
-      if (timeout?.aborted) throw new Error(`did not end within ${ms} ms`, { cause: err });
-      throw err;
-    }
-    return outputOf(step.config, ctx.result ?? {});
-  }
-
-  /** A resumed run has nobody to ask: its questions are refused (in the pipeline, so recorded). */
-  private replyFor(name: string): Reply {
-    return muteReply({
-      sessionKey: `in-process:workflow:${name}`,
-      era: 'legacy',
-      refusal: (method) =>
-        new WireError(
-          WIRE.METHOD_NOT_FOUND,
-          `A resumed workflow run cannot ask ${method}: its caller is gone`,
-        ),
-    });
-  }
-
   /** Progress of the outer call, one step at a time, when its caller asked for progress. */
   private progress(run: Run): void {
     const token = (run.outer?.params._meta as Record<string, unknown> | undefined)?.progressToken;
@@ -530,6 +346,6 @@ export class WorkflowEngine {
   }
 }
 
-function varsOf(run: Run): Record<string, unknown> {
-  return { input: run.input, steps: run.outputs, run: { id: run.id, workflow: run.name } };
+function notRerun(step: string, when: string): string {
+  return `step ${step} was under way when ${when}; it is neither read-only nor idempotent, so it is not run again (retry.force allows it)`;
 }

@@ -39,7 +39,7 @@ export const TracingSection = z
       .min(0)
       .default(0.1)
       .describe(
-        'A pipeline stage gets a span of its own only when it took at least this long itself (ms, the stages inside it not counted): the stages that did work. 0: every stage the call passed.',
+        'A pipeline stage gets a span of its own only when it took at least this long itself (ms, the stages inside it and the backend requests it waited for not counted): the stages that did work. 0: every stage the call passed.',
       ),
   })
   .strict()

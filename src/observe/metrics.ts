@@ -1,11 +1,11 @@
 // Prometheus metrics of one switchboard, in a registry of its own: call counts and latencies from
-// the pipeline's diagnostics events (call:start/end, stage:end), everything else read at scrape
+// the pipeline's diagnostics events (call:start/end, call:stages), everything else read at scrape
 // time from the state the gateway already keeps. Label values are bounded (metrics-labels.ts).
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CallContext } from '../call/context.js';
 import type { CallEndEvent } from '../pipeline/stages/observe.js';
-import type { StageEndEvent } from '../pipeline/compose.js';
+import type { CallStagesEvent } from '../pipeline/compose.js';
 import { methodSpec } from '../protocol/methods.js';
 import { outcomeOf } from './call-outcome.js';
 import { BoundedLabel, UNKNOWN } from './metrics-labels.js';
@@ -15,7 +15,7 @@ export type { MetricsSources } from './metrics-sources.js';
 
 const CALL_START = 'switchboard:call:start';
 const CALL_END = 'switchboard:call:end';
-const STAGE_END = 'switchboard:stage:end';
+const CALL_STAGES = 'switchboard:call:stages';
 
 /** Seconds: from a sub-millisecond bridge hop to a call that waited for a human. */
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120];
@@ -43,10 +43,9 @@ export class Metrics {
   private readonly modernCallers = new Map<string, number>();
   private readonly onStart = (message: unknown) => this.started((message as { ctx: CallContext }).ctx);
   private readonly onEnd = (message: unknown) => this.ended(message as CallEndEvent);
-  private readonly onStage = (message: unknown) => {
-    const { stage, durationMs } = message as StageEndEvent;
-    this.stages.observe({ stage: this.labels.stage.of(stage) }, durationMs / 1000);
-  };
+  private readonly onStages = (message: unknown) => this.timedStages(message as CallStagesEvent);
+  /** The label set of each stage name, made once: a call observes every stage it passed. */
+  private readonly stageLabels = new Map<string, { stage: string }>();
   private subscribed = false;
 
   constructor(private readonly options: MetricsOptions) {
@@ -238,7 +237,7 @@ export class Metrics {
     this.subscribed = true;
     subscribe(CALL_START, this.onStart);
     subscribe(CALL_END, this.onEnd);
-    subscribe(STAGE_END, this.onStage);
+    subscribe(CALL_STAGES, this.onStages);
     return this;
   }
 
@@ -247,7 +246,7 @@ export class Metrics {
     this.subscribed = false;
     unsubscribe(CALL_START, this.onStart);
     unsubscribe(CALL_END, this.onEnd);
-    unsubscribe(STAGE_END, this.onStage);
+    unsubscribe(CALL_STAGES, this.onStages);
   }
 
   /** The Prometheus text exposition. */
@@ -281,6 +280,17 @@ export class Metrics {
     });
     if (refusal) this.refusals.inc({ reason: refusal });
     this.latency.observe({ server }, durationMs / 1000);
+  }
+
+  private timedStages({ stages, times, ran }: CallStagesEvent): void {
+    for (let i = 0; i < ran; i++) {
+      const seconds = (times[2 * i + 1]! - times[2 * i]!) / 1000;
+      if (seconds < 0) continue; // still running when the call ended
+      const name = stages[i]!;
+      let labels = this.stageLabels.get(name);
+      if (!labels) this.stageLabels.set(name, (labels = { stage: this.labels.stage.of(name) }));
+      this.stages.observe(labels, seconds);
+    }
   }
 
   private methodLabel(ctx: CallContext): string {

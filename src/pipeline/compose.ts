@@ -4,9 +4,30 @@ import { channel } from 'node:diagnostics_channel';
 import type { CallContext } from '../call/context.js';
 
 /**
- * Each stage's end, for metrics and traces: `{ ctx, stage, durationMs }`, where durationMs covers
- * the stage and every stage inside it (onion: its request side, next(), its response side).
- * Published only while someone subscribes, so an unobserved pipeline pays one boolean per stage.
+ * Every stage's time of one call, published once when the call leaves the pipeline (after
+ * `switchboard:call:end`): `{ ctx, stages, times, ran }`. Metrics and traces read it. Stages are
+ * timed only while someone subscribes here or to `switchboard:stage:end`, so an unobserved
+ * pipeline pays one boolean per call.
+ */
+export const callStages = channel('switchboard:call:stages');
+
+export interface CallStagesEvent {
+  ctx: CallContext;
+  /** The pipeline's stage names (function names: observe, audit, protocol, …, route), outermost first. */
+  stages: readonly string[];
+  /**
+   * performance.now() when stage i started (`times[2i]`) and ended (`times[2i + 1]`); an end covers
+   * the stage and every stage inside it (onion). Only the first `ran` stages ran; an end of 0 is
+   * a stage still running when the call ended (one that did not await next()).
+   */
+  times: Float64Array;
+  ran: number;
+}
+
+/**
+ * Each stage's end, one event per stage, innermost first: `{ ctx, stage, durationMs }`. Kept for
+ * subscribers that want stages one at a time; published with `switchboard:call:stages`, when the
+ * call ends, and only while someone subscribes.
  */
 export const stageEnd = channel('switchboard:stage:end');
 
@@ -21,7 +42,11 @@ export type Next = () => Promise<void>;
 export type Stage = (ctx: CallContext, next: Next) => Promise<void>;
 
 export function compose(stages: readonly Stage[]): (ctx: CallContext) => Promise<void> {
+  const names: readonly string[] = stages.map((s) => s.name || 'anonymous');
   return (ctx) => {
+    // Timing costs one array per call and one await per stage; nothing at all when unobserved.
+    const times =
+      callStages.hasSubscribers || stageEnd.hasSubscribers ? new Float64Array(2 * stages.length) : undefined;
     let last = -1;
     const dispatch = (i: number): Promise<void> => {
       if (i <= last) return Promise.reject(new Error('next() called more than once'));
@@ -29,30 +54,36 @@ export function compose(stages: readonly Stage[]): (ctx: CallContext) => Promise
       const stage = stages[i];
       if (!stage) return Promise.resolve();
       try {
-        if (!stageEnd.hasSubscribers) return stage(ctx, () => dispatch(i + 1));
-        return timed(stage, ctx, () => dispatch(i + 1));
+        if (!times) return stage(ctx, () => dispatch(i + 1));
+        return timed(stage, i);
       } catch (err) {
         return Promise.reject(err);
       }
     };
-    return dispatch(0);
+    const timed = async (stage: Stage, i: number): Promise<void> => {
+      times![2 * i] = performance.now();
+      try {
+        await stage(ctx, () => dispatch(i + 1));
+      } finally {
+        times![2 * i + 1] = performance.now();
+      }
+    };
+    const ran = dispatch(0);
+    if (!times) return ran;
+    const ended = () => publishStages(ctx, names, times, Math.min(last + 1, stages.length));
+    // Observed, not awaited: the caller still gets `ran` itself, rejection and all.
+    ran.then(ended, ended);
+    return ran;
   };
 }
 
-function timed(stage: Stage, ctx: CallContext, next: Next): Promise<void> {
-  const started = performance.now();
-  const ran = stage(ctx, next);
-  const ended = () => {
-    const event: StageEndEvent = {
-      ctx,
-      stage: stage.name || 'anonymous',
-      durationMs: performance.now() - started,
-    };
-    stageEnd.publish(event);
-  };
-  // Observed, not awaited: the caller still gets `ran` itself, rejection and all.
-  ran.then(ended, ended);
-  return ran;
+function publishStages(ctx: CallContext, stages: readonly string[], times: Float64Array, ran: number): void {
+  if (callStages.hasSubscribers) callStages.publish({ ctx, stages, times, ran } satisfies CallStagesEvent);
+  if (!stageEnd.hasSubscribers) return;
+  for (let i = ran - 1; i >= 0; i--) {
+    const durationMs = times[2 * i + 1]! - times[2 * i]!;
+    if (durationMs >= 0) stageEnd.publish({ ctx, stage: stages[i]!, durationMs } satisfies StageEndEvent);
+  }
 }
 
 /**

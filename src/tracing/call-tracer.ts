@@ -1,9 +1,15 @@
 // Turns the pipeline's events into spans: one per call (its parent the caller's trace, from
-// `_meta` or, over HTTP, the traceparent header), one per stage that ran, nested as the onion
+// `_meta` or, over HTTP, the traceparent header), one per stage that did work, nested as the onion
 // runs them, and a CLIENT span per request to a backend, whose context the backend receives in
 // `_meta`. A bridge call that carries that context on continues the same trace.
+//
+// Only what must happen during the call happens then: its span starts (a backend request and a
+// sub-call need it as parent) and a backend request gets its span and traceparent. Ending spans,
+// stage spans and outcome attributes wait until the turn of the event loop is over (later.ts),
+// so the reply is on its way first.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import {
+  isSpanContextValid,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
@@ -15,10 +21,11 @@ import {
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { CallContext } from '../call/context.js';
-import type { Meta } from '../jsonrpc/message.js';
-import { stageEnd, type StageEndEvent } from '../pipeline/compose.js';
+import type { Meta, Result } from '../jsonrpc/message.js';
+import { callStages, type CallStagesEvent } from '../pipeline/compose.js';
 import { hopEnd, hopStart, type HopEvent } from '../pipeline/hop.js';
 import { callEnd, callStart, type CallEndEvent } from '../pipeline/stages/observe.js';
+import { later } from './later.js';
 import {
   callAttributes,
   callOutcomeAttributes,
@@ -31,9 +38,18 @@ import {
 
 interface CallTrace {
   span: Span;
-  context: Context;
-  /** Stages that ended, innermost first, with when they ended (performance.now()). */
-  stages: { name: string; end: number; durationMs: number }[];
+  /** The span as a parent, made when first needed. */
+  context?: Context | undefined;
+  /** The stages' times, once the call left the pipeline. */
+  stages?: CallStagesEvent | undefined;
+  /** How long the call waited for its backend requests (ms): spans of their own, not stage work. */
+  waitedMs: number;
+}
+
+interface HopTrace {
+  span: Span;
+  call: CallTrace | undefined;
+  startedAt: number;
 }
 
 const propagator = new W3CTraceContextPropagator();
@@ -47,11 +63,13 @@ const fromRecord: TextMapGetter<Record<string, unknown>> = {
 };
 
 /**
- * Subscribes to the pipeline's events; returns the unsubscribe. A stage gets a span when its own
- * time (the stages inside it not counted) is at least `stageSpanMinMs`.
+ * Subscribes to the pipeline's events; returns the unsubscribe (which finishes the spans still
+ * waiting). A stage gets a span when its own time (the stages inside it not counted) is at least
+ * `stageSpanMinMs`.
  */
 export function traceCalls(tracer: Tracer, stageSpanMinMs = 0): () => void {
   const calls = new WeakMap<CallContext, CallTrace>();
+  const pending = later();
 
   const onStart = (message: unknown) => {
     const { ctx } = message as { ctx: CallContext };
@@ -60,77 +78,106 @@ export function traceCalls(tracer: Tracer, stageSpanMinMs = 0): () => void {
       { kind: kindOf(ctx), attributes: callAttributes(ctx), startTime: ctx.startedAt },
       parentOf(ctx, calls),
     );
-    calls.set(ctx, { span, context: trace.setSpan(ROOT_CONTEXT, span), stages: [] });
-  };
-
-  const onStage = (message: unknown) => {
-    const { ctx, stage, durationMs } = message as StageEndEvent;
-    if (stage === 'observe') return; // the call's own span
-    calls.get(ctx)?.stages.push({ name: stage, end: performance.now(), durationMs });
+    calls.set(ctx, { span, waitedMs: 0 });
   };
 
   const onEnd = (message: unknown) => {
     const { ctx, error } = message as CallEndEvent;
     const call = calls.get(ctx);
     if (!call) return;
-    calls.delete(ctx);
-    // Outermost first, each inside the one before it: the onion as it ran. A stage that did next to
-    // nothing itself is left out; the stages inside it go under the nearest one kept.
-    let parent = call.context;
-    const stages = call.stages;
-    for (let i = stages.length - 1; i >= 0; i--) {
-      const s = stages[i]!;
-      const own = s.durationMs - (i > 0 ? stages[i - 1]!.durationMs : 0);
-      if (own < stageSpanMinMs) continue;
-      const span = tracer.startSpan(
-        `stage ${s.name}`,
-        {
-          kind: SpanKind.INTERNAL,
-          attributes: { 'switchboard.stage': s.name },
-          startTime: s.end - s.durationMs,
-        },
-        parent,
-      );
-      span.end(s.end);
-      parent = trace.setSpan(ROOT_CONTEXT, span);
-    }
-    call.span.setAttributes(callOutcomeAttributes(ctx));
-    finish(call.span, error, ctx.result);
+    const endedAt = performance.now();
+    // The stages' times arrive just after this (call:stages follows call:end), before the job runs.
+    pending.add(() => {
+      calls.delete(ctx);
+      if (call.stages) stageSpans(tracer, call, stageSpanMinMs);
+      call.span.setAttributes(callOutcomeAttributes(ctx));
+      finish(call.span, error, ctx.result, endedAt);
+    });
+  };
+
+  const onStages = (message: unknown) => {
+    const event = message as CallStagesEvent;
+    const call = calls.get(event.ctx);
+    if (call) call.stages = event;
   };
 
   const onHopStart = (message: unknown) => {
     const event = message as HopEvent;
-    const parent = calls.get(event.ctx)?.context ?? ROOT_CONTEXT;
+    const call = calls.get(event.ctx);
     const span = tracer.startSpan(
       spanName(event.method, hopTarget(event)),
       { kind: SpanKind.CLIENT, attributes: hopAttributes(event) },
-      parent,
+      call ? contextOf(call) : ROOT_CONTEXT,
     );
-    const meta: Meta = {};
-    propagator.inject(trace.setSpan(ROOT_CONTEXT, span), meta, {
-      set: (carrier, key, value) => (carrier[key] = value),
-    });
-    event.meta = meta;
-    event.state = span;
+    event.meta = traceContextOf(span);
+    event.state = { span, call, startedAt: performance.now() } satisfies HopTrace;
   };
 
   const onHopEnd = (message: unknown) => {
-    const event = message as HopEvent;
-    if (event.state) finish(event.state as Span, event.error, event.result);
+    const { state, error, result } = message as HopEvent;
+    if (!state) return;
+    const hop = state as HopTrace;
+    const endedAt = performance.now();
+    if (hop.call) hop.call.waitedMs += endedAt - hop.startedAt;
+    pending.add(() => finish(hop.span, error, result, endedAt));
   };
 
   subscribe(callStart.name, onStart);
-  subscribe(stageEnd.name, onStage);
   subscribe(callEnd.name, onEnd);
+  subscribe(callStages.name, onStages);
   subscribe(hopStart.name, onHopStart);
   subscribe(hopEnd.name, onHopEnd);
   return () => {
     unsubscribe(callStart.name, onStart);
-    unsubscribe(stageEnd.name, onStage);
     unsubscribe(callEnd.name, onEnd);
+    unsubscribe(callStages.name, onStages);
     unsubscribe(hopStart.name, onHopStart);
     unsubscribe(hopEnd.name, onHopEnd);
+    pending.flush();
   };
+}
+
+function contextOf(call: CallTrace): Context {
+  return (call.context ??= trace.setSpan(ROOT_CONTEXT, call.span));
+}
+
+/**
+ * Outermost first, each inside the one before it: the onion as it ran. A stage that did next to
+ * nothing itself is left out; the stages inside it go under the nearest one kept. A stage's own
+ * time counts neither the stages inside it nor, for the innermost (route), the backend requests
+ * it waited for: those have spans of their own. The observe stage is the call's own span.
+ */
+function stageSpans(tracer: Tracer, call: CallTrace, minOwnMs: number): void {
+  const { stages, times, ran } = call.stages!;
+  let parent: Context | undefined;
+  for (let i = 0; i < ran; i++) {
+    const name = stages[i]!;
+    const start = times[2 * i]!;
+    const end = times[2 * i + 1]!;
+    if (name === 'observe' || end < start) continue;
+    const inner = i + 1 < ran ? Math.max(0, times[2 * i + 3]! - times[2 * i + 2]!) : call.waitedMs;
+    if (Math.max(0, end - start - inner) < minOwnMs) continue;
+    const span = tracer.startSpan(
+      `stage ${name}`,
+      { kind: SpanKind.INTERNAL, attributes: { 'switchboard.stage': name }, startTime: start },
+      parent ?? contextOf(call),
+    );
+    span.end(end);
+    parent = trace.setSpan(ROOT_CONTEXT, span);
+  }
+}
+
+/**
+ * The `_meta` entries that carry a span's context to a backend (W3C Trace Context, as the
+ * propagator writes them), made straight from the span: no Context to build per request.
+ */
+function traceContextOf(span: Span): Meta | undefined {
+  const sc = span.spanContext();
+  if (!isSpanContextValid(sc)) return undefined;
+  const meta: Meta = { traceparent: `00-${sc.traceId}-${sc.spanId}-0${Number(sc.traceFlags).toString(16)}` };
+  const state = sc.traceState?.serialize();
+  if (state) meta.tracestate = state;
+  return meta;
 }
 
 /**
@@ -141,7 +188,7 @@ export function traceCalls(tracer: Tracer, stageSpanMinMs = 0): () => void {
 function parentOf(ctx: CallContext, calls: WeakMap<CallContext, CallTrace>): Context {
   if (ctx.parent) {
     const parent = calls.get(ctx.parent);
-    if (parent) return parent.context;
+    if (parent) return contextOf(parent);
   }
   const meta = ctx.params._meta;
   if (meta && typeof meta.traceparent === 'string') return propagator.extract(ROOT_CONTEXT, meta, fromRecord);
@@ -159,12 +206,12 @@ function kindOf(ctx: CallContext): SpanKind {
   return SpanKind.SERVER;
 }
 
-function finish(span: Span, error: unknown, result: Record<string, unknown> | undefined): void {
+function finish(span: Span, error: unknown, result: Result | undefined, endedAt: number): void {
   const failed = failure(error, result);
   if (failed) {
     span.setAttribute('error.type', failed.type);
     if (failed.type !== 'tool_error') span.setAttribute('rpc.response.status_code', failed.type);
     span.setStatus({ code: SpanStatusCode.ERROR, message: failed.message });
   }
-  span.end();
+  span.end(endedAt);
 }

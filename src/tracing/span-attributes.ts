@@ -28,7 +28,7 @@ export function callAttributes(ctx: CallContext): Attributes {
     'switchboard.caller': `${ctx.caller.kind}:${ctx.caller.id}`,
   };
   if (ctx.requestId !== undefined && ctx.requestId !== null) a['jsonrpc.request.id'] = String(ctx.requestId);
-  Object.assign(a, targetAttributes(ctx.method, calledTarget(ctx), ctx.params.uri));
+  addTarget(a, ctx.method, calledTarget(ctx), ctx.params.uri);
   const version = ctx.params._meta?.[META.protocolVersion];
   if (typeof version === 'string') a['mcp.protocol.version'] = version;
   // Only a legacy session is a session in the spec's sense; its digest, never its id.
@@ -57,8 +57,8 @@ export function hopAttributes(event: HopEvent): Attributes {
     'mcp.method.name': event.method,
     'switchboard.backend': backend.name,
     'network.transport': backend.kind === 'stdio' ? 'pipe' : 'tcp',
-    ...targetAttributes(event.method, own, ctx.target?.kind === 'resource' ? ctx.target.name : undefined),
   };
+  addTarget(a, event.method, own, ctx.target?.kind === 'resource' ? ctx.target.name : undefined);
   if (backend.server) a['mcp.protocol.version'] = backend.server.protocolVersion;
   return a;
 }
@@ -85,14 +85,13 @@ export function failure(
   return undefined;
 }
 
-function targetAttributes(method: string, name: string | undefined, uri: unknown): Attributes {
-  const a: Attributes = {};
+/** Written into `a` (one attributes object per span: the SDK copies it anyway). */
+function addTarget(a: Attributes, method: string, name: string | undefined, uri: unknown): void {
   if (method === 'tools/call' && name !== undefined) {
     a['gen_ai.tool.name'] = name;
     a['gen_ai.operation.name'] = 'execute_tool';
   } else if (method === 'prompts/get' && name !== undefined) a['gen_ai.prompt.name'] = name;
   else if (typeof uri === 'string' && method.startsWith('resources/')) a['mcp.resource.uri'] = uri;
-  return a;
 }
 
 /** How the call reached switchboard: stdio is a pipe, the bridge a Unix socket, HTTP TCP. */

@@ -47,6 +47,11 @@ export function startTracing(config: TracingConfig, options: TracingOptions): Tr
       new BatchSpanProcessor({
         exporter: quietExporter(exporter, options.log, settings.url),
         scheduledDelayMillis: options.scheduledDelayMs ?? 5000,
+        // The SDK's defaults, said here: a batch of at most 512 spans, at most 2048 waiting (later
+        // ones are dropped, never a call slowed), an export given up after 30 s.
+        maxExportBatchSize: 512,
+        maxQueueSize: 2048,
+        exportTimeoutMillis: 30_000,
       }),
     ],
   });

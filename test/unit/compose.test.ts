@@ -1,8 +1,16 @@
 // The onion runner: request sides in order, response sides in reverse, errors unwind, and a stage
-// cannot call next() twice.
+// cannot call next() twice; observed, the stages' times are published once per call.
 import assert from 'node:assert/strict';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { test } from 'node:test';
-import { compose, type Stage } from '../../src/pipeline/compose.js';
+import {
+  callStages,
+  compose,
+  stageEnd,
+  type CallStagesEvent,
+  type Stage,
+  type StageEndEvent,
+} from '../../src/pipeline/compose.js';
 import type { CallContext } from '../../src/call/context.js';
 
 const ctx = {} as CallContext;
@@ -43,4 +51,52 @@ test('calling next() twice is refused', async () => {
     await next();
   };
   await assert.rejects(compose([twice, async () => {}])(ctx), /more than once/);
+});
+
+test('observed, every stage is timed into one array published once when the call leaves, and stage:end follows innermost first', async () => {
+  const batches: CallStagesEvent[] = [];
+  const ends: string[] = [];
+  const onStages = (m: unknown) => batches.push(m as CallStagesEvent);
+  const onEnd = (m: unknown) => ends.push((m as StageEndEvent).stage);
+  subscribe(callStages.name, onStages);
+  subscribe(stageEnd.name, onEnd);
+  try {
+    const outer: Stage = async function outer(_c, next) {
+      await next();
+    };
+    const inner: Stage = async function inner() {
+      assert.equal(batches.length, 0, 'nothing is published while the call runs');
+    };
+    const unreached: Stage = async function unreached() {};
+    await compose([outer, inner, unreached])(ctx);
+    assert.equal(batches.length, 1);
+    const [batch] = batches;
+    assert.equal(batch!.ctx, ctx);
+    assert.deepEqual(batch!.stages, ['outer', 'inner', 'unreached']);
+    assert.equal(batch!.ran, 2, 'inner did not call next(): the third stage never ran');
+    const t = batch!.times;
+    assert.ok(t[0]! <= t[2]! && t[2]! <= t[3]! && t[3]! <= t[1]!, 'inner lies within outer');
+    assert.deepEqual(ends, ['inner', 'outer']);
+  } finally {
+    unsubscribe(callStages.name, onStages);
+    unsubscribe(stageEnd.name, onEnd);
+  }
+});
+
+test('a call that fails still publishes its stages, and its error reaches the caller', async () => {
+  const batches: CallStagesEvent[] = [];
+  const onStages = (m: unknown) => batches.push(m as CallStagesEvent);
+  subscribe(callStages.name, onStages);
+  try {
+    const failing: Stage = function failing() {
+      throw new Error('boom');
+    };
+    await assert.rejects(compose([async (_c, next) => next(), failing])(ctx), /boom/);
+    await Promise.resolve();
+    assert.equal(batches.length, 1);
+    assert.equal(batches[0]!.ran, 2);
+    assert.ok(batches[0]!.times[3]! >= batches[0]!.times[2]!, 'the failed stage has an end');
+  } finally {
+    unsubscribe(callStages.name, onStages);
+  }
 });

@@ -9,7 +9,7 @@ import type { Result } from '../../jsonrpc/message.js';
 import type { Logger } from '../../log.js';
 import { PolicyError, type CompiledPolicy, type Subject, type SubjectKind } from '../../policy/policy.js';
 import type { Stage } from '../compose.js';
-import { callArguments, type CallContext } from '../../call/context.js';
+import { callArguments, type CallContext, type Decision } from '../../call/context.js';
 import { denied, grantSubject } from './grant.js';
 import { normalUriPattern } from '../../policy/uri-normal.js';
 import { barredFromHost } from '../../policy/backend-only.js';
@@ -76,26 +76,40 @@ export function policyStage(
       if (v.effect === 'deny') throw denied(ctx);
       return next();
     }
-    try {
-      const v = policy.decide(ctx.caller, s, callArguments(ctx));
-      ctx.decision = { effect: v.effect, rule: v.rule, auditValues: v.auditValues };
-    } catch (err) {
-      if (!(err instanceof PolicyError)) throw err;
-      // Fail closed: a rule that cannot judge the call denies it, and says so in the log.
-      log.warn(
-        { rule: err.rule, caller: ctx.caller, target: s.exposed, err: err.message },
-        'policy rule could not be evaluated; call denied',
-      );
-      ctx.decision = { effect: 'deny', rule: err.rule };
-      throw refusal(ctx, s, policy, 'the policy could not judge its arguments');
-    }
-    if (ctx.decision.effect === 'deny')
-      throw refusal(ctx, s, policy, 'refused by policy for these arguments');
+    const decision = decideCall(ctx, s, policy, log, callArguments(ctx));
     const held =
-      ctx.decision.effect === 'allow' && s.backend ? needsApproval(s.backend, s.name, s.kind) : undefined;
-    if (held) ctx.decision = { ...ctx.decision, effect: 'approve', rule: held };
+      decision.effect === 'allow' && s.backend ? needsApproval(s.backend, s.name, s.kind) : undefined;
+    if (held) ctx.decision = { ...decision, effect: 'approve', rule: held };
     return next();
   };
+}
+
+/**
+ * Decides a call on `s` by the policy and records the decision on the call; throws the refusal a
+ * denied call gets. Also how the meta stage judges a meta-tool call (it has no backend target).
+ */
+export function decideCall(
+  ctx: CallContext,
+  s: Subject,
+  policy: CompiledPolicy,
+  log: Logger,
+  args: unknown,
+): Decision {
+  try {
+    const v = policy.decide(ctx.caller, s, args);
+    ctx.decision = { effect: v.effect, rule: v.rule, auditValues: v.auditValues };
+  } catch (err) {
+    if (!(err instanceof PolicyError)) throw err;
+    // Fail closed: a rule that cannot judge the call denies it, and says so in the log.
+    log.warn(
+      { rule: err.rule, caller: ctx.caller, target: s.exposed, err: err.message },
+      'policy rule could not be evaluated; call denied',
+    );
+    ctx.decision = { effect: 'deny', rule: err.rule };
+    throw refusal(ctx, s, policy, 'the policy could not judge its arguments');
+  }
+  if (ctx.decision.effect === 'deny') throw refusal(ctx, s, policy, 'refused by policy for these arguments');
+  return ctx.decision;
 }
 
 /** Unknown for a target the caller cannot see; an honest refusal for one it can. */

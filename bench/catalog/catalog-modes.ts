@@ -3,13 +3,17 @@
 // Prints the tokens a host receives for tools/list in full mode against search mode (the
 // meta-tools plus a typical search answer), counted with js-tiktoken, and the retrieval quality of
 // search_tools (recall@1, recall@5, MRR) on the tuning task set and, separately, the held-out one.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { getEncoding } from 'js-tiktoken';
-import { Config } from '../../src/config/schema.js';
-import { createLogger } from '../../src/log.js';
-import { startSwitchboard } from '../../src/switchboard.js';
+import { gatewayArgs } from '../lib/gateway.js';
+import { messageOf } from '../lib/endpoints.js';
+import { spawnChild } from '../lib/processes.js';
+import { cpuTimeMs } from '../lib/proc.js';
 import { codeModeJob } from './code-mode-job.js';
 
 const ENCODING = 'o200k_base';
@@ -37,40 +41,54 @@ export async function runCatalogModes(_argv: readonly string[]): Promise<number>
     total: number;
     servers: { server: string; package: string; version: string; tools: unknown[] }[];
   };
+  // Each backend process reads only its own server's tools (the whole fixture is 6.7 MB of JSON:
+  // 90 processes each parsing all of it cost more CPU at start than switchboard itself).
+  // Beside the build, not in the temporary directory: a sandboxed backend gets a /tmp of its own.
+  const dir = mkdtempSync(fileURLToPath(new URL('./slices-', import.meta.url)));
   const servers = Object.fromEntries(
-    data.servers.map((s) => [
-      s.server,
-      { command: process.execPath, args: [SERVER, '--file', FIXTURE, '--server', s.server] },
-    ]),
+    data.servers.map((s, i) => {
+      const file = join(dir, `${i}.json`);
+      writeFileSync(file, JSON.stringify({ servers: [s] }));
+      return [s.server, { command: process.execPath, args: [SERVER, '--file', file, '--server', s.server] }];
+    }),
   );
-  const config = Config.parse({
+  const config = {
     servers,
     namespacing: { mode: 'always', collisions: 'priority' },
     catalog: { profiles: { search: { mode: 'search' } } },
-    http: { port: 0 },
     startup: { waitMs: 60_000 },
-  });
-  const sb = await startSwitchboard({ config, http: true, log: createLogger('silent') });
+    log: { level: process.env.CATALOG_BENCH_LOG ?? 'warn' },
+  };
+  // Not beside the slices: a sandboxed backend sees the config file's directory emptied.
+  const configDir = mkdtempSync(join(tmpdir(), 'catalog-modes-'));
+  const configPath = join(configDir, 'switchboard.json');
+  writeFileSync(configPath, JSON.stringify(config));
+  const phases = phaseClock();
+  // Its own process, as a host meets it: the hosts here share no event loop with it, and its CPU
+  // time is its own (/proc/<pid>/stat).
+  const sb = spawnChild('switchboard (catalog-modes)', process.execPath, gatewayArgs(configPath, 'http'));
+  phases.cpuOf(sb.pid);
   try {
-    const base = sb.http!.url;
+    const base = await sb
+      .waitForStderr(/Streamable HTTP: (\S+)/, 120_000)
+      .then((m) => m[1]!)
+      .catch((err: unknown) => {
+        throw new Error(`${messageOf(err)}\n${sb.stderrTail()}`);
+      });
+    phases.lap('start switchboard');
     const full = await connect(base);
     const search = await connect(`${base}/search`);
-    const enc = getEncoding(ENCODING);
-    const tokens = (v: unknown) => enc.encode(JSON.stringify(v)).length;
+    phases.lap('connect two hosts');
     const fullList = await full.listTools();
+    phases.lap('tools/list, full mode (waits for the backends to start)');
+    if (fullList.tools.length === 0) throw new Error(`no tool listed:\n${sb.stderrTail()}`);
     const searchList = await search.listTools();
     const typical = await search.callTool({ name: 'search_tools', arguments: { query: 'create an issue' } });
-    const fullTokens = tokens(fullList.tools);
-    const searchTokens = tokens(searchList.tools) + tokens(typical.content);
+    phases.lap('tools/list and one search_tools, search mode');
     const names = new Set(fullList.tools.map((t) => t.name));
     const out: string[] = [];
     out.push(
       `catalog: ${fullList.tools.length} tools listed from ${data.servers.length} servers (${data.total} gathered)`,
-    );
-    out.push(`tokens (${ENCODING}, JSON of what the host receives):`);
-    out.push(`  full mode   tools/list                              ${fullTokens}`);
-    out.push(
-      `  search mode tools/list + one search_tools answer    ${searchTokens}  (${(fullTokens / searchTokens).toFixed(1)}x fewer)`,
     );
     for (const [label, file] of [
       ['tuning', 'tasks-tuning.json'],
@@ -81,21 +99,78 @@ export async function runCatalogModes(_argv: readonly string[]): Promise<number>
         continue;
       }
       const q = await quality(search, TASKS(file), names);
+      phases.lap(`${q.tasks} search_tools calls, ${label} set`);
       out.push(
         `search quality, ${label} set (${q.tasks} tasks): recall@1 ${q.recall1.toFixed(3)}  recall@5 ${q.recall5.toFixed(3)}  MRR ${q.mrr.toFixed(3)}` +
           (q.missing.length ? `  (${q.missing.length} tasks name a tool not in the catalog, left out)` : ''),
       );
     }
-    out.push(...(await codeModeJob()));
-    process.stdout.write(out.join('\n') + '\n');
     await full.close();
     await search.close();
+    // Counted once every call is made: encoding a million tokens holds this process's event loop
+    // for seconds, long enough for switchboard to close the hosts' idle keep-alive connections
+    // (5 s) under them before they notice.
+    const enc = getEncoding(ENCODING);
+    const tokens = (v: unknown) => enc.encode(JSON.stringify(v)).length;
+    const fullTokens = tokens(fullList.tools);
+    const searchTokens = tokens(searchList.tools) + tokens(typical.content);
+    out.splice(
+      1,
+      0,
+      `tokens (${ENCODING}, JSON of what the host receives):`,
+      `  full mode   tools/list                              ${fullTokens}`,
+      `  search mode tools/list + one search_tools answer    ${searchTokens}  (${(fullTokens / searchTokens).toFixed(1)}x fewer)`,
+    );
+    phases.lap('count tokens (in the bench)');
+    out.push(...(await codeModeJob()));
+    phases.lap('code-mode job');
+    process.stdout.write(out.join('\n') + '\n');
     return 0;
+  } catch (err) {
+    throw new Error(`${messageOf(err)}; switchboard's stderr ends:\n${sb.stderrTail()}`, { cause: err });
   } finally {
     await sb.stop();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(configDir, { recursive: true, force: true });
+    phases.lap('stop');
+    process.stderr.write(phases.report());
   }
 }
 
+/**
+ * Wall time of each phase, switchboard's CPU time in it, and the longest the bench's own event
+ * loop (the hosts') was held up in it, printed to stderr: where a slow run spends its time.
+ */
+function phaseClock(): { cpuOf(pid: number): void; lap(label: string): void; report(): string } {
+  const start = performance.now();
+  let last = start;
+  let pid: number | undefined;
+  let cpu = 0;
+  const laps: string[] = [];
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  return {
+    cpuOf(p) {
+      pid = p;
+    },
+    lap(label) {
+      const now = performance.now();
+      const stall = (delay.max / 1e6).toFixed(0);
+      const used = pid === undefined ? undefined : cpuTimeMs(pid);
+      const spent = used === undefined ? '' : `, switchboard CPU ${(used - cpu).toFixed(0)} ms`;
+      if (used !== undefined) cpu = used;
+      laps.push(
+        `  ${(now - last).toFixed(0).padStart(7)} ms  ${label} (bench event-loop stall ${stall} ms${spent})`,
+      );
+      delay.reset();
+      last = now;
+    },
+    report: () => {
+      delay.disable();
+      return `phases (wall time):\n${laps.join('\n')}\n  ${(performance.now() - start).toFixed(0).padStart(7)} ms  total\n`;
+    },
+  };
+}
 async function connect(url: string): Promise<Client> {
   const c = new Client({ name: 'catalog-bench', version: '1.0.0' });
   await c.connect(new StreamableHTTPClientTransport(new URL(url)));

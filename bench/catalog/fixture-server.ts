@@ -1,6 +1,9 @@
 // A stdio MCP backend serving one gathered server's real tool definitions from the catalog
-// fixture (bench/fixtures/catalog/real-tools.json): `--file F --server NAME`. A call answers with
-// its own name, which is all the catalog-modes benchmark needs of it.
+// fixture (bench/fixtures/catalog/real-tools.json, or a file of the same shape holding only that
+// server): `--file F --server NAME`. A call answers with its own name, which is all the
+// catalog-modes benchmark needs of it. It declares tools.listChanged, as servers built on the MCP
+// SDKs do: switchboard then serves its list from the catalog instead of reading it again from
+// every backend each catalog.refreshIntervalMs.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline';
@@ -21,7 +24,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
         id: m.id,
         result: {
           protocolVersion: (m.params?.protocolVersion as string) ?? '2025-11-25',
-          capabilities: { tools: {} },
+          capabilities: { tools: { listChanged: true } },
           serverInfo: { name: `fixture-${values.server}`, version: '1.0.0' },
         },
       });

@@ -9,7 +9,8 @@ export const CatalogMode = z
     'full: tools/list gives every tool the caller may see. search: it gives three meta-tools (search_tools, describe_tools, call_tool) and the always-visible tools; the rest are found by search and called by name.',
   );
 
-export const SearchSettings = z
+/** Without a default: a profile that leaves it unset takes the catalog's (see Profile). */
+const SearchFields = z
   .object({
     alwaysVisible: z
       .array(z.string().min(1))
@@ -25,10 +26,11 @@ export const SearchSettings = z
       .default(8)
       .describe('How many tools search_tools answers with when the caller gives no limit.'),
   })
-  .strict()
-  .prefault({});
+  .strict();
 
-export const CodeModeSettings = z
+export const SearchSettings = SearchFields.prefault({});
+
+const CodeModeFields = z
   .object({
     enabled: z
       .boolean()
@@ -67,8 +69,9 @@ export const CodeModeSettings = z
       .default(65_536)
       .describe("Bytes of a script's console output and return value together."),
   })
-  .strict()
-  .prefault({});
+  .strict();
+
+export const CodeModeSettings = CodeModeFields.prefault({});
 
 const ServersOnly = z
   .object({
@@ -110,8 +113,8 @@ export const Profile = z
       "Which servers' resources and resource templates the profile shows.",
     ),
     mode: CatalogMode.optional().describe("The profile's mode; unset: catalog.mode."),
-    search: SearchSettings.optional().describe("The profile's search settings; unset: catalog.search."),
-    codeMode: CodeModeSettings.optional().describe(
+    search: SearchFields.optional().describe("The profile's search settings; unset: catalog.search."),
+    codeMode: CodeModeFields.optional().describe(
       "The profile's code mode (run_script); unset: catalog.codeMode.",
     ),
     credentials: z

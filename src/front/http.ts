@@ -95,6 +95,10 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
       else res.end();
     });
   });
+  // Node's 5 s keep-alive closes an idle connection just as a host's client (undici keeps one 4 s,
+  // by coarse timers) may reuse it: a busy host then gets "other side closed" on a POST it cannot
+  // retry. Kept 30 s (under headersTimeout's 60 s), idle hosts between turns meet the race far less.
+  server.keepAliveTimeout = 30_000;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';

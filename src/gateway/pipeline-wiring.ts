@@ -85,6 +85,7 @@ export function wirePipeline(parts: PipelineParts): Pipeline {
     needsApproval: parts.needsApproval,
     paging: { pageSize: config.catalog.pageSize, sealer: parts.cursorSealer },
     viewOf: catalogViews(config.catalog),
+    metaListMs: config.catalog.refreshIntervalMs,
     chain: {
       maxDepth: config.bridge.maxDepth,
       // Without a chain in _meta, a bridge call belongs to the backend's only call in flight, if any.

@@ -54,6 +54,8 @@ import { policyStage, type NeedsApproval } from './stages/policy.js';
 import { pageStage, type PagingOptions } from './stages/page.js';
 import { viewStage, type ViewOf } from './stages/view.js';
 import { metaStage } from './stages/meta.js';
+import { metaListed } from './stages/meta-policy.js';
+import { VisibleLists } from './stages/meta-lists.js';
 import { ToolSearch } from '../catalog/tool-search.js';
 import { defaultView } from '../catalog/view.js';
 
@@ -81,6 +83,8 @@ export interface PipelineServices extends RouteServices {
   paging: Omit<PagingOptions, 'catalog'>;
   /** The caller's view of the catalog (profile and mode); default: the whole catalog, full mode. */
   viewOf?: ViewOf | undefined;
+  /** How long the meta-tools reuse a caller's tools list (catalog.refreshIntervalMs); 0: never. */
+  metaListMs?: number | undefined;
 }
 
 export function createPipeline(services: PipelineServices): Pipeline {
@@ -92,10 +96,24 @@ export function createPipeline(services: PipelineServices): Pipeline {
     ...(services.audit ? [auditStage(services.audit)] : []),
     protocolStage((name) => services.catalog.inputSchemaOf(name)),
     admissionStage(services.admission),
-    metaStage({ viewOf, catalog: services.catalog, search: new ToolSearch(), dispatch: services.dispatch }),
+    metaStage({
+      viewOf,
+      catalog: services.catalog,
+      search: new ToolSearch(),
+      dispatch: services.dispatch,
+      policy: services.policy,
+      approver: services.approver,
+      log: services.log,
+      lists: new VisibleLists(services.metaListMs ?? 0, () => ({
+        catalog: services.catalog.list('tools').tools,
+        policy: services.policy(),
+      })),
+    }),
     resolveStage(services.catalog, services.starting, services.absent, services.tasks),
     pageStage({ ...services.paging, catalog: services.catalog }),
-    viewStage(viewOf, services.catalog),
+    viewStage(viewOf, services.catalog, (caller, name) =>
+      metaListed({ policy: services.policy, approver: services.approver, log: services.log }, caller, name),
+    ),
     policyStage(services.policy, services.catalog, isHandler, services.log, services.needsApproval, (m) =>
       services.handlers.backendOnly(m),
     ),

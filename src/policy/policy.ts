@@ -22,6 +22,8 @@ export interface Subject {
   exposed: string;
   /** The MCP method; a listed item counts as the call it is listed for. */
   method: string;
+  /** One of switchboard's own meta-tools (meta-tools.ts): allowed when no rule names it. */
+  builtIn?: boolean | undefined;
 }
 
 export interface Verdict {
@@ -159,6 +161,8 @@ export class CompiledPolicy {
     const d = this.config.policy.defaults;
     // What a backend asks the caller of its call is allowed unless a rule names it.
     if (s.kind === 'ask') return { effect: 'allow', rule: 'defaults.ask', auditValues: false };
+    // A meta-tool reaches nothing by itself: each call it makes is judged as the caller's own.
+    if (s.builtIn) return { effect: 'allow', rule: 'defaults.meta', auditValues: false };
     switch (caller.kind) {
       case 'host':
         // Handlers serve backends; a host reaches one only through a rule that names it.

@@ -4,7 +4,8 @@
 // call_tool is a child tools/call of the same caller: policy, approval, audit (linked by
 // parentCallId), redaction, progress, cancellation and tasks apply to the real tool as to a
 // direct call, and a name the caller cannot see gets exactly the error an unknown name gets.
-// In code mode it also answers run_script (code-mode.ts), in either catalog mode.
+// In code mode it also answers run_script (code-mode.ts), in either catalog mode. The outer call
+// itself is judged first, as a tool of the server `switchboard` (meta-policy.ts).
 import type { CallContext } from '../../call/context.js';
 import type { Catalog, Item } from '../../catalog/catalog.js';
 import { CALL_TOOL, DESCRIBE_TOOL, META_TOOL_NAMES, SEARCH_TOOL, oneLine } from '../../catalog/meta-tools.js';
@@ -17,8 +18,10 @@ import type { Stage } from '../compose.js';
 import type { ViewOf } from './view.js';
 import { RUN_SCRIPT } from '../../catalog/code-mode.js';
 import { answerRunScript } from './code-mode.js';
+import { judgeMeta, type MetaPolicy } from './meta-policy.js';
+import type { VisibleLists } from './meta-lists.js';
 
-export interface MetaServices {
+export interface MetaServices extends MetaPolicy {
   viewOf: ViewOf;
   catalog: Catalog;
   search: ToolSearch;
@@ -27,6 +30,8 @@ export interface MetaServices {
    * aborts it sooner than its parent would be (a script's limits).
    */
   dispatch(parent: CallContext, method: string, params?: Params, signal?: AbortSignal): Promise<Result>;
+  /** The caller's list kept between meta-tool calls; none: each lists again. */
+  lists?: VisibleLists | undefined;
 }
 
 /** A list can be paged: this many pages at most are followed (a cursor loop cannot run away). */
@@ -39,15 +44,15 @@ export function metaStage(s: MetaServices): Stage {
     if (name === RUN_SCRIPT) {
       const code = s.viewOf(ctx).codeMode;
       if (!code) return next();
-      ctx.decision = { effect: 'allow', rule: 'catalog.codeMode' };
       const args = (ctx.params.arguments ?? {}) as Record<string, unknown>;
+      await judgeMeta(s, ctx, name, args);
       ctx.result = await answerRunScript(ctx, code, args, await visibleTools(s, ctx), s.dispatch);
       return;
     }
     if (typeof name !== 'string' || !META_TOOL_NAMES.has(name)) return next();
     if (s.viewOf(ctx).mode !== 'search') return next();
-    ctx.decision = { effect: 'allow', rule: 'catalog.search' };
     const args = (ctx.params.arguments ?? {}) as Record<string, unknown>;
+    await judgeMeta(s, ctx, name, args);
     switch (name) {
       case SEARCH_TOOL:
         ctx.result = await search(s, ctx, args);
@@ -63,7 +68,11 @@ export function metaStage(s: MetaServices): Stage {
 }
 
 /** Every tool the caller may see through its view, as a direct tools/list would give it. */
-async function visibleTools(s: MetaServices, ctx: CallContext): Promise<Item[]> {
+function visibleTools(s: MetaServices, ctx: CallContext): Promise<Item[]> {
+  return s.lists ? s.lists.get(ctx, () => listAll(s, ctx)) : listAll(s, ctx);
+}
+
+async function listAll(s: MetaServices, ctx: CallContext): Promise<Item[]> {
   const tools: Item[] = [];
   let cursor: unknown;
   for (let i = 0; i < MAX_PAGES; i++) {
@@ -122,7 +131,8 @@ async function callByName(s: MetaServices, ctx: CallContext, args: Record<string
   if (typeof name !== 'string' || name.length === 0)
     throw new WireError(WIRE.INVALID_PARAMS, 'call_tool needs arguments.name, a tool name');
   // The meta-tools are not in the catalog: through call_tool they are unknown names.
-  if (META_TOOL_NAMES.has(name)) throw notFound('tools/call', { name });
+  if (META_TOOL_NAMES.has(name) || (name === RUN_SCRIPT && s.viewOf(ctx).codeMode))
+    throw notFound('tools/call', { name });
   // The outer call's progress token and task request carry over, so the tool's progress reaches
   // the caller under the token it gave, and a task it creates is the caller's.
   const { [CHAIN_META]: _chain, ...meta } = ctx.params._meta ?? {};

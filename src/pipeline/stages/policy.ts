@@ -67,12 +67,7 @@ export function policyStage(
     // A workflow step may ask for the grants of the caller its run is for as well (or instead).
     const step = stepGrants(ctx);
     let decision: Decision | undefined;
-    if (step?.mode !== 'caller') {
-      const own = judge(policy, ctx.caller, s, ctx, args, backendOnly, log);
-      ctx.decision = own.decision;
-      if (own.refused) throw own.refused.why ? refusal(ctx, s, policy, own.refused.why) : denied(ctx);
-      decision = own.decision;
-    }
+    if (step?.mode !== 'caller') decision = decideCall(ctx, s, policy, log, args, backendOnly);
     if (step) {
       const outer = step.outer
         ? judge(policy, step.outer, s, ctx, args, backendOnly, log)
@@ -133,6 +128,24 @@ function judge(
       refused: { why: 'the policy could not judge its arguments' },
     };
   }
+}
+
+/**
+ * Decides a call on `s` by the caller's own grants and records the decision on the call; throws
+ * the refusal a denied call gets. How the meta stage judges a meta-tool call (no backend target).
+ */
+export function decideCall(
+  ctx: CallContext,
+  s: Subject,
+  policy: CompiledPolicy,
+  log: Logger,
+  args: unknown,
+  backendOnly: (method: string) => boolean = () => false,
+): Decision {
+  const own = judge(policy, ctx.caller, s, ctx, args, backendOnly, log);
+  ctx.decision = own.decision;
+  if (own.refused) throw own.refused.why ? refusal(ctx, s, policy, own.refused.why) : denied(ctx);
+  return own.decision;
 }
 
 /** Unknown for a target the caller cannot see; an honest refusal for one it can. */

@@ -3,7 +3,7 @@
 // and the always-visible tools instead of the whole list. A call to a name outside the profile is
 // refused exactly as an unknown name. Inside the page stage (pages are cut from the view) and
 // outside policy (what the view keeps has already been filtered for the caller).
-import type { CallContext } from '../../call/context.js';
+import type { Caller, CallContext } from '../../call/context.js';
 import type { Catalog, ListKind } from '../../catalog/catalog.js';
 import { META_TOOLS, META_TOOL_NAMES } from '../../catalog/meta-tools.js';
 import { RUN_SCRIPT, RUN_SCRIPT_TOOL } from '../../catalog/code-mode.js';
@@ -25,7 +25,12 @@ export function byMetaTool(ctx: CallContext): boolean {
   );
 }
 
-export function viewStage(viewOf: ViewOf, catalog: Catalog): Stage {
+export function viewStage(
+  viewOf: ViewOf,
+  catalog: Catalog,
+  /** Whether the caller's list shows a meta-tool (policy over the meta-tools, meta-policy.ts). */
+  metaListed: (caller: Caller, name: string) => boolean = () => true,
+): Stage {
   return async function view(ctx, next) {
     if (ctx.returning) return next();
     const v = viewOf(ctx);
@@ -36,11 +41,14 @@ export function viewStage(viewOf: ViewOf, catalog: Catalog): Stage {
       if (!ctx.result || !Array.isArray(items)) return;
       let kept = items as Record<string, unknown>[];
       if (v.profile !== undefined) kept = kept.filter((i) => v.shows(list.kind, catalog.ownerOf(i), i));
+      const listed = (t: Record<string, unknown>) => metaListed(ctx.caller, String(t.name));
       if (list.kind === 'tools' && v.mode === 'search' && !byMetaTool(ctx))
-        kept = [...META_TOOLS, ...kept.filter((t) => v.alwaysVisible(String(t.name)))];
+        kept = [...META_TOOLS.filter(listed), ...kept.filter((t) => v.alwaysVisible(String(t.name)))];
       // Code mode adds run_script, in either mode; it takes its name over a backend tool's.
-      if (list.kind === 'tools' && v.codeMode && !byMetaTool(ctx))
-        kept = [...kept.filter((t) => t.name !== RUN_SCRIPT), RUN_SCRIPT_TOOL];
+      if (list.kind === 'tools' && v.codeMode && !byMetaTool(ctx)) {
+        kept = kept.filter((t) => t.name !== RUN_SCRIPT);
+        if (listed(RUN_SCRIPT_TOOL)) kept = [...kept, RUN_SCRIPT_TOOL];
+      }
       if (kept !== items) ctx.result = { ...ctx.result, [list.key]: kept };
       return;
     }

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
-import { builtInServers } from './built-in-servers.js';
+import { serversForRules } from './built-in-servers.js';
 import { ConfigError, formatPath, type ConfigIssue } from './errors.js';
 import { lineOf } from './yaml-lines.js';
 import { mapZodIssues } from './issues.js';
@@ -73,7 +73,7 @@ export function unknownServers(
 ): ConfigIssue[] {
   if (config.mesh.enabled) return [];
   const issues: ConfigIssue[] = [];
-  const builtIn = builtInServers(config);
+  const builtIn = serversForRules(config);
   const known = (name: string) =>
     name.includes('*') || Object.hasOwn(config.servers, name) || builtIn.includes(name);
   rules.forEach((r, i) => {

@@ -223,6 +223,7 @@ test('built-in servers are known to rules and taken by no configured server; wit
   rules:
     - { backends: [workflows], callers: ['host:*'], effect: allow }
     - { backends: [elsewhere], effect: deny }
+    - { backends: [switchboard], tools: [run_script], effect: deny }
 `,
     'mesh.yaml': `${SERVERS}mesh: { enabled: true, servers: ['nats://127.0.0.1:4222'], node: a }
 policy:
@@ -230,6 +231,9 @@ policy:
     - { backends: [elsewhere], effect: deny }
 `,
     'taken.yaml': 'servers:\n  workflows: { command: node, args: [w.js] }\n',
+    'context.yaml':
+      'servers:\n  context: { command: node, args: [c.js] }\ncontext:\n  resources: { scopes: [team] }\n',
+    'context-off.yaml': 'servers:\n  context: { command: node, args: [c.js] }\n',
   });
   const { warnings } = await loadConfig(join(dir, 'sb.yaml'));
   assert.deepEqual(
@@ -237,6 +241,12 @@ policy:
     ['policy.rules[1].backends[0]'],
   );
   assert.deepEqual((await loadConfig(join(dir, 'mesh.yaml'))).warnings, []);
+  // `context` is taken only while hosts may read the context store as resources.
+  await assert.rejects(
+    loadConfig(join(dir, 'context.yaml')),
+    /servers\.context: "context" is the name of a server/,
+  );
+  await loadConfig(join(dir, 'context-off.yaml'));
   await assert.rejects(loadConfig(join(dir, 'taken.yaml')), (err: Error) => {
     assert.match(
       err.message,

@@ -103,7 +103,8 @@ test('every progress event of a call cut at any point arrives exactly once acros
 });
 
 test('replay keeps at most maxEvents per stream, and an ended stream only for keepMs', async (t) => {
-  const { url, session } = await gateway(t, { maxEvents: 2, keepMs: 200 });
+  // keepMs long enough that a resume right after the end is surely in time on a busy machine.
+  const { url, session } = await gateway(t, { maxEvents: 2, keepMs: 3000 });
   const headers = { 'mcp-session-id': session };
   const post = await openSse(url, call(3, 'progress', { steps: 5 }, { progressToken: 'tok' }), headers);
   await post.ended;

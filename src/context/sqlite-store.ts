@@ -1,9 +1,9 @@
 // The context store in the state database: one row per key, a usage row per scope (so limits are
 // checked without counting), and one store-wide revision that numbers every write.
 import { migrate, type StateDb } from '../state/state-db.js';
+import { Watchers } from './watchers.js';
 import {
   ContextStoreError,
-  type Change,
   type ChangeListener,
   type ContextStore,
   type Entry,
@@ -78,13 +78,8 @@ interface Queued {
 /** What came of one put of a group: its entry and the keys its scope sweep expired, or its error. */
 type Outcome = { entry: Entry; expired: Row[] } | { error: unknown };
 
-interface Watcher {
-  prefix: string;
-  listener: ChangeListener;
-}
-
 export class SqliteContextStore implements ContextStore {
-  private readonly watchers = new Map<string, Set<Watcher>>();
+  private readonly watchers = new Watchers();
   private revision: number;
   private readonly q;
   /** A put's transaction, made once (a transaction function per call costs more than its commit). */
@@ -157,8 +152,9 @@ export class SqliteContextStore implements ContextStore {
     try {
       // Immediate: the version is read under the write lock, so a CAS cannot act on a stale read.
       const written = this.putTx.immediate(scope, key, json, options, now, expired);
-      for (const r of expired) this.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
-      this.emit({ scope, key, op: 'put', version: written.version, json });
+      for (const r of expired)
+        this.watchers.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
+      this.watchers.emit({ scope, key, op: 'put', version: written.version, json });
       return written;
     } catch (err) {
       // The transaction rolled back: the revision it took is given back too.
@@ -201,8 +197,9 @@ export class SqliteContextStore implements ContextStore {
     group.forEach((q, i) => {
       const o = outcomes[i]!;
       if ('error' in o) return q.reject(o.error);
-      for (const r of o.expired) this.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
-      this.emit({ scope: q.scope, key: q.key, op: 'put', version: o.entry.version, json: q.json });
+      for (const r of o.expired)
+        this.watchers.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
+      this.watchers.emit({ scope: q.scope, key: q.key, op: 'put', version: o.entry.version, json: q.json });
       q.resolve(o.entry);
     });
   };
@@ -272,7 +269,7 @@ export class SqliteContextStore implements ContextStore {
     }
     if (!row) return false;
     this.db.transaction(() => this.dropExpired([row]))();
-    this.emit({ scope, key, op: current ? 'delete' : 'expire', version: row.version });
+    this.watchers.emit({ scope, key, op: current ? 'delete' : 'expire', version: row.version });
     return current !== 0;
   }
 
@@ -297,14 +294,7 @@ export class SqliteContextStore implements ContextStore {
   }
 
   watch(scope: string, prefix: string, listener: ChangeListener): () => void {
-    let set = this.watchers.get(scope);
-    if (!set) this.watchers.set(scope, (set = new Set()));
-    const w: Watcher = { prefix, listener };
-    set.add(w);
-    return () => {
-      set.delete(w);
-      if (set.size === 0 && this.watchers.get(scope) === set) this.watchers.delete(scope);
-    };
+    return this.watchers.add(scope, prefix, listener);
   }
 
   sweep(now = Date.now()): number {
@@ -313,7 +303,8 @@ export class SqliteContextStore implements ContextStore {
       const rows = this.q.expired.all(now, 500);
       if (rows.length === 0) return total;
       this.db.transaction(() => this.dropExpired(rows))();
-      for (const r of rows) this.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
+      for (const r of rows)
+        this.watchers.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
       total += rows.length;
     }
   }
@@ -329,18 +320,5 @@ export class SqliteContextStore implements ContextStore {
       this.q.addUsage.run(r.scope, -1, -r.bytes);
     }
     return rows;
-  }
-
-  private emit(change: Change): void {
-    const set = this.watchers.get(change.scope);
-    if (!set) return;
-    for (const w of [...set]) {
-      if (!change.key.startsWith(w.prefix)) continue;
-      try {
-        w.listener(change);
-      } catch {
-        // A watcher's failure is its own; the write has happened for everyone.
-      }
-    }
   }
 }

@@ -14,6 +14,7 @@ import {
   type PutOptions,
   type Usage,
 } from '../../context/store.js';
+import { Watchers } from '../../context/watchers.js';
 import { followBucket, type Followed, type Following } from './follow-bucket.js';
 import { isWrongSequence, type MeshState } from './mesh-state.js';
 
@@ -74,7 +75,7 @@ export class KvContextStore implements AnyContextStore {
   /** This node's copy of the bucket: scope → key → value. */
   private readonly copy = new Map<string, Map<string, Held>>();
   private readonly usageOf = new Map<string, Usage>();
-  private readonly watchers = new Map<string, Set<{ prefix: string; listener: ChangeListener }>>();
+  private readonly watchers = new Watchers();
   private following: Promise<{ kv: KV; follow: Following }> | undefined;
 
   constructor(private readonly state: MeshState) {}
@@ -191,14 +192,7 @@ export class KvContextStore implements AnyContextStore {
   /** Resolves once the watch is in place: changes from any node after that reach `listener`. */
   async watch(scope: string, prefix: string, listener: ChangeListener): Promise<() => void> {
     await this.kv();
-    let set = this.watchers.get(scope);
-    if (!set) this.watchers.set(scope, (set = new Set()));
-    const w = { prefix, listener };
-    set.add(w);
-    return () => {
-      set.delete(w);
-      if (set.size === 0 && this.watchers.get(scope) === set) this.watchers.delete(scope);
-    };
+    return this.watchers.add(scope, prefix, listener);
   }
 
   /** Purges the expired keys this node's copy holds (each only if unchanged since); how many. */
@@ -272,19 +266,6 @@ export class KvContextStore implements AnyContextStore {
     else this.usageOf.set(scope, usage);
     // A key deleted before this node followed the bucket is no change anyone here saw.
     if (e.op !== 'PUT' && !before) return;
-    this.emit(change);
-  }
-
-  private emit(change: Change): void {
-    const set = this.watchers.get(change.scope);
-    if (!set) return;
-    for (const w of [...set]) {
-      if (!change.key.startsWith(w.prefix)) continue;
-      try {
-        w.listener(change);
-      } catch {
-        // A watcher's failure is its own.
-      }
-    }
+    this.watchers.emit(change);
   }
 }

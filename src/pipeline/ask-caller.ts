@@ -20,8 +20,11 @@ export function askCaller(
   if (needs && !reply.capabilities[needs]) {
     const err = new WireError(WIRE.METHOD_NOT_FOUND, `The host does not support ${needs}`);
     // A modern call that needs a capability its request did not declare fails as a whole, with
-    // the era's own error (MissingRequiredClientCapability); the backend hears the same.
-    if (reply.era === 'modern' && reply.refuse) {
+    // the era's own error (MissingRequiredClientCapability); the backend hears the same. Not for
+    // roots: a backend asks for them on its own account (after initialize, on list_changed), and
+    // the call it is put down to by timing needs no roots to be answered: the backend is told the
+    // host has none to give, as a legacy host without roots would tell it.
+    if (reply.era === 'modern' && reply.refuse && needs !== 'roots') {
       return Promise.reject(
         reply.refuse(
           new WireError(

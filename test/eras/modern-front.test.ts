@@ -252,3 +252,24 @@ test("the SDK's own 2026-07-28 client works through switchboard, input rounds in
   const result = await client.callTool({ name: 'p_elicit', arguments: { message: 'name?' } });
   assert.match(textOf(result), /Lin/);
 });
+
+test('a backend asking a modern caller without roots for roots hears there are none; the call goes on', async (t) => {
+  const { write, inbox } = await rawStdio(t, config);
+  write(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'p_ask',
+        arguments: { method: 'roots/list' },
+        _meta: { ...envelope(), 'io.modelcontextprotocol/clientCapabilities': {} },
+      },
+    }),
+  );
+  // Roots are asked for on the backend's own account (after initialize, on list_changed), so the
+  // call they are put down to is not failed with -32021 for them.
+  const answer = await inbox.next((m) => m.id === 1);
+  assert.equal(answer.error, undefined);
+  assert.match(JSON.stringify(answer.result), /does not support roots/);
+});

@@ -16,6 +16,8 @@ import type { ProcessGroups } from './watchdog.js';
 
 /** How often a child's suppressed stderr lines are counted in the log. */
 const SUPPRESSED_REPORT_MS = 10_000;
+/** How long a backend that exited is given for its stderr to end before it counts as closed. */
+const STDERR_SETTLE_MS = 250;
 /** Process groups exist everywhere but Windows. */
 const GROUPS = process.platform !== 'win32';
 
@@ -155,7 +157,7 @@ export class StdioChannel implements Channel {
       oversized: () => void limiter.take(),
     });
     // The stream, not the exit: lines may still be read after the child has exited.
-    child.stderr.on('close', () => {
+    const stderrClosed = once(child.stderr, 'close').then(() => {
       clearInterval(reporter);
       report();
     });
@@ -170,7 +172,18 @@ export class StdioChannel implements Channel {
       signal ??= launch !== asConfigured && code !== null ? signalOf(code - 128) : null;
       this.closeReason ??= `backend ${name} exited ${signal ? `on ${signal}` : `with code ${code}`}`;
       log.info({ code, signal }, 'backend process exited');
-      this.onclose?.();
+      // Its last stderr lines may still be on their way, and why it stopped is told with them
+      // (the failure a caller, `validate` or `status` shows): closed once the stream has ended,
+      // or shortly, should something the backend left behind hold the stream open.
+      let told = false;
+      const tell = () => {
+        if (told) return;
+        told = true;
+        clearTimeout(settle);
+        this.onclose?.();
+      };
+      const settle = setTimeout(tell, STDERR_SETTLE_MS);
+      void stderrClosed.then(tell);
     });
     const spawned = once(child, 'spawn');
     const failed = once(child, 'error').then(([err]) => {

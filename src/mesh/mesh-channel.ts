@@ -10,6 +10,7 @@ import { WIRE } from '../errors/errors.js';
 import { META } from '../protocol/versions.js';
 import type { Logger } from '../log.js';
 import { routedMessage, type AssertionSigner } from './assertion.js';
+import { listChanges, RemoteListens } from './listen-streams.js';
 import { markTaskIds, marked, unmarked } from './node-marks.js';
 import { MESH_CALL_META, type Envelope, type Subjects } from './subjects.js';
 
@@ -44,10 +45,18 @@ export class MeshChannel implements Channel {
   private readonly origins = new Map<RequestId, RequestOrigin>();
   /** subscriptions/listen requests, answered here (list changes come from announcements). */
   private readonly listening = new Set<RequestId>();
+  /** Listen streams holding resource subscriptions, open on a serving node (listen-streams.ts). */
+  private readonly streams: RemoteListens;
   private turn = 0;
 
   constructor(private readonly o: MeshChannelOptions) {
     this.inbox = o.subjects.inbox(o.self, randomUUID());
+    this.streams = new RemoteListens({
+      server: o.server,
+      nodes: () => this.o.nodes(),
+      publish: (node, message) => this.publish(node, message, undefined),
+      fail: (id, message) => this.fail(id, message),
+    });
   }
 
   async start(): Promise<void> {
@@ -59,6 +68,7 @@ export class MeshChannel implements Channel {
           const m = msg.json<JsonRpcMessage>();
           const from = this.fromNode(msg.subject, m);
           if (from !== undefined) markTaskIds(m, from);
+          if (!this.streams.received(m, from)) return;
           if ('id' in m && !('method' in m)) this.answered(m);
           this.onmessage?.(m);
         } catch {
@@ -73,13 +83,18 @@ export class MeshChannel implements Channel {
     if ('method' in message && message.method === 'notifications/cancelled') {
       const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
       if (id !== undefined && this.listening.delete(id)) return;
+      if (id !== undefined && (await this.streams.cancelled(id, message))) return;
       const node = id === undefined ? undefined : this.pending.get(id);
       if (node) await this.publish(node, message, undefined);
       return;
     }
     if (!('method' in message) || !('id' in message)) return; // answers: the mesh asks nothing (modern era)
     const id = message.id as RequestId;
-    if (message.method === 'subscriptions/listen') return this.listen(id, message.params);
+    if (message.method === 'subscriptions/listen') {
+      // Resource updates come from a node serving the server; list changes from announcements.
+      if (await this.streams.open(message, listChanges(message.params))) return;
+      return this.listen(id, message.params);
+    }
     // A retry after input_required goes to the node that asked (the call waiting for the answers,
     // or the state behind the question, is there); a task's requests go to the node holding it.
     const params = message.params;
@@ -112,6 +127,7 @@ export class MeshChannel implements Channel {
 
   /** Nodes went down: what they held fails now, naming them (its outcome there is unknown). */
   nodesDown(alive: (node: string) => boolean): void {
+    this.streams.nodesDown(alive);
     for (const [id, node] of this.pending) {
       if (alive(node)) continue;
       this.pending.delete(id);
@@ -136,6 +152,7 @@ export class MeshChannel implements Channel {
     this.pending.clear();
     this.origins.clear();
     this.listening.clear();
+    this.streams.close();
     this.o.closed?.();
     this.onclose?.();
   }
@@ -195,13 +212,7 @@ export class MeshChannel implements Channel {
   /** Acknowledges a listen stream as asked: announcements stand in for the nodes' own. */
   private listen(id: RequestId, params: unknown): void {
     this.listening.add(id);
-    const p = (params ?? {}) as { notifications?: Record<string, unknown> };
-    const filter = p.notifications ?? {};
-    const honoured = {
-      toolsListChanged: filter.toolsListChanged === true,
-      promptsListChanged: filter.promptsListChanged === true,
-      resourcesListChanged: filter.resourcesListChanged === true,
-    };
+    const honoured = listChanges(params);
     queueMicrotask(() =>
       this.onmessage?.({
         jsonrpc: '2.0',

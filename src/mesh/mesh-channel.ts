@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Channel, RequestOrigin } from '../jsonrpc/channel.js';
-import type { JsonRpcMessage, RequestId, Result } from '../jsonrpc/message.js';
+import type { JsonRpcMessage, JsonRpcRequest, RequestId, Result } from '../jsonrpc/message.js';
 import { isInputRequired } from '../eras/input-required.js';
 import { WIRE } from '../errors/errors.js';
 import { META } from '../protocol/versions.js';
@@ -16,6 +16,8 @@ import { MESH_CALL_META, type Envelope, type Subjects } from './subjects.js';
 
 /** What switchboard's own requests (catalog, discover) are asserted as: `host:switchboard@<node>` there. */
 const SELF = { kind: 'host', id: 'switchboard' } as const;
+/** Pages of one node's tasks/list read at most for one merged list. */
+const MAX_LIST_PAGES = 100;
 
 export interface MeshChannelOptions {
   nc: NatsConnection;
@@ -48,6 +50,8 @@ export class MeshChannel implements Channel {
   /** Listen streams holding resource subscriptions, open on a serving node (listen-streams.ts). */
   private readonly streams: RemoteListens;
   private turn = 0;
+  /** Requests the channel makes itself (a tasks/list page of one node), by id: who takes the answer. */
+  private readonly gathering = new Map<RequestId, (answer: JsonRpcMessage) => void>();
 
   constructor(private readonly o: MeshChannelOptions) {
     this.inbox = o.subjects.inbox(o.self, randomUUID());
@@ -69,7 +73,11 @@ export class MeshChannel implements Channel {
           const from = this.fromNode(msg.subject, m);
           if (from !== undefined) markTaskIds(m, from);
           if (!this.streams.received(m, from)) return;
-          if ('id' in m && !('method' in m)) this.answered(m);
+          if ('id' in m && !('method' in m)) {
+            this.answered(m);
+            const gather = this.gathering.get(m.id as RequestId);
+            if (gather) return gather(m);
+          }
           this.onmessage?.(m);
         } catch {
           this.o.log.warn({ server: this.o.server }, 'mesh answer that is not JSON dropped');
@@ -90,6 +98,7 @@ export class MeshChannel implements Channel {
     }
     if (!('method' in message) || !('id' in message)) return; // answers: the mesh asks nothing (modern era)
     const id = message.id as RequestId;
+    if (message.method === 'tasks/list') return void this.listTasks(message, options?.origin);
     if (message.method === 'subscriptions/listen') {
       // Resource updates come from a node serving the server; list changes from announcements.
       if (await this.streams.open(message, listChanges(message.params))) return;
@@ -125,6 +134,61 @@ export class MeshChannel implements Channel {
     }
   }
 
+  /**
+   * tasks/list over every live node serving the server: each node's list (every page of it, its
+   * task ids marked with the node) read for the same caller, merged into one answer. A node that
+   * cannot answer is left out, as a backend that cannot is left out of the merged list.
+   */
+  private async listTasks(message: JsonRpcRequest, origin: RequestOrigin | undefined): Promise<void> {
+    const nodes = this.o.nodes();
+    if (nodes.length === 0)
+      return this.fail(message.id, `no node of the mesh serving ${this.o.server} is reachable`);
+    const lists = await Promise.all(
+      nodes.map(async (node) => {
+        const tasks: unknown[] = [];
+        let cursor: unknown = message.params?.cursor;
+        for (let page = 0; page < MAX_LIST_PAGES; page++) {
+          const params = { ...message.params, ...(cursor === undefined ? {} : { cursor }) };
+          const sub = `${String(message.id)}/${node}/${page}`;
+          const answer = await this.request(node, { ...message, id: sub, params }, origin);
+          if (!('result' in answer)) {
+            const why = 'error' in answer ? answer.error.message : 'no answer';
+            this.o.log.warn(
+              { server: this.o.server, node, err: why },
+              'tasks/list failed on a node; left out',
+            );
+            break;
+          }
+          if (Array.isArray(answer.result.tasks)) tasks.push(...answer.result.tasks);
+          cursor = answer.result.nextCursor;
+          if (typeof cursor !== 'string' || cursor.length === 0) break;
+        }
+        return tasks;
+      }),
+    );
+    this.onmessage?.({ jsonrpc: '2.0', id: message.id, result: { tasks: lists.flat() } });
+  }
+
+  /** A request of the channel's own to one node; resolves with its answer (an error if the node is lost). */
+  private request(
+    node: string,
+    message: JsonRpcRequest,
+    origin: RequestOrigin | undefined,
+  ): Promise<JsonRpcMessage> {
+    return new Promise((resolve) => {
+      const id = message.id as RequestId;
+      this.gathering.set(id, (answer) => {
+        this.gathering.delete(id);
+        resolve(answer);
+      });
+      this.pending.set(id, node);
+      this.publish(node, message, origin).catch((err: unknown) => {
+        this.pending.delete(id);
+        this.answerError(id, `mesh node ${node} could not be sent the call: ${(err as Error).message}`);
+      });
+    });
+  }
+
   /** Nodes went down: what they held fails now, naming them (its outcome there is unknown). */
   nodesDown(alive: (node: string) => boolean): void {
     this.streams.nodesDown(alive);
@@ -153,6 +217,7 @@ export class MeshChannel implements Channel {
     this.origins.clear();
     this.listening.clear();
     this.streams.close();
+    for (const id of [...this.gathering.keys()]) this.answerError(id, 'the mesh server was removed');
     this.o.closed?.();
     this.onclose?.();
   }
@@ -228,6 +293,9 @@ export class MeshChannel implements Channel {
   }
 
   private answerError(id: RequestId, message: string): void {
-    this.onmessage?.({ jsonrpc: '2.0', id, error: { code: WIRE.BACKEND_UNAVAILABLE, message } });
+    const answer = { jsonrpc: '2.0' as const, id, error: { code: WIRE.BACKEND_UNAVAILABLE, message } };
+    const gather = this.gathering.get(id);
+    if (gather) return gather(answer);
+    this.onmessage?.(answer);
   }
 }

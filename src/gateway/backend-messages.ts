@@ -25,6 +25,8 @@ interface Owner {
 export interface Listener {
   readonly filter: ListenFilter;
   notify(method: string, params?: Params): void;
+  /** Ends the stream with an error (what it subscribed to ended for good). */
+  end?(error: Error): void;
 }
 
 export interface BackendMessagesDeps {
@@ -117,6 +119,28 @@ export class BackendMessages {
       const session = this.deps.sessions.get(id);
       if (session) session.notify('notifications/resources/updated', clean);
       else this.deps.listener(id)?.notify('notifications/resources/updated', exposed);
+    }
+  }
+
+  /**
+   * What hosts subscribed to on a backend ended for good (a mesh server no node serves any more):
+   * a listen stream holding any of it ends with an error saying why, a session is told in a
+   * warning log line; either subscribes again when the server is back.
+   */
+  subscriptionsEnded(backend: string, why: string): void {
+    for (const [uri, keys] of this.deps.subscriptions.dropBackend(backend)) {
+      const exposed = this.deps.catalog.exposeUri(backend, uri);
+      const message = `subscription to ${exposed} ended: ${why}`;
+      for (const key of keys) {
+        const session = this.deps.sessions.get(key);
+        if (session?.initialized)
+          session.notify('notifications/message', {
+            level: 'warning',
+            logger: 'switchboard',
+            data: { message, uri: exposed },
+          });
+        else this.deps.listener(key)?.end?.(new WireError(WIRE.BACKEND_UNAVAILABLE, message));
+      }
     }
   }
 

@@ -33,8 +33,13 @@ export class FanOut {
   }
 
   /** A modern caller's listen stream joins the list-change and resource-update audience. */
-  addListener(key: string, filter: ListenFilter, notify: Listener['notify']): () => void {
-    this.listeners.set(key, { filter, notify });
+  addListener(
+    key: string,
+    filter: ListenFilter,
+    notify: Listener['notify'],
+    end?: Listener['end'],
+  ): () => void {
+    this.listeners.set(key, { filter, notify, ...(end ? { end } : {}) });
     return () => this.listeners.delete(key);
   }
 

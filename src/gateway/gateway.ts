@@ -171,7 +171,7 @@ export class Gateway {
       initializeResult: (version) => this.initializeResult(version),
       logLevelsChanged: () => this.logLevelsChanged(),
       run: (ctx) => this.run(ctx),
-      addListener: (key, filter, notify) => this.addListener(key, filter, notify),
+      addListener: (key, filter, notify, end) => this.addListener(key, filter, notify, end),
       releaseSubscriptions: (key) => this.releaseSubscriptions(key),
       ownsTask: (caller, taskId) => tasks.lookup(caller, taskId) !== undefined,
       watchTasks: (ctx, taskIds, send) => watchers.watch(ctx, taskIds, send),
@@ -198,6 +198,7 @@ export class Gateway {
       backends: this.backends,
       lifecycle: this.lifecycle,
       listChanged: (kind) => this.fanOut.listChanged(kind),
+      subscriptionsEnded: (name, why) => this.messages.subscriptionsEnded(name, why),
     });
     this.reloader = new Reloader({
       log,
@@ -386,8 +387,13 @@ export class Gateway {
   }
 
   /** A modern caller's listen stream joins the list-change and resource-update audience. */
-  addListener(key: string, filter: ListenFilter, notify: Listener['notify']): () => void {
-    return this.fanOut.addListener(key, filter, notify);
+  addListener(
+    key: string,
+    filter: ListenFilter,
+    notify: Listener['notify'],
+    end?: Listener['end'],
+  ): () => void {
+    return this.fanOut.addListener(key, filter, notify, end);
   }
 
   /**
@@ -406,9 +412,9 @@ export class Gateway {
     return this.remotes.add(name, b, channel);
   }
 
-  /** No node of the mesh serves it any more: its names leave the catalog. */
-  removeRemote(name: string): Promise<void> {
-    return this.remotes.remove(name);
+  /** No node of the mesh serves it any more (`why`): its names leave the catalog, its subscriptions end. */
+  removeRemote(name: string, why?: string): Promise<void> {
+    return this.remotes.remove(name, why);
   }
 
   /** Whether a backend is another node's server. */

@@ -21,7 +21,12 @@ export interface HousekeepingDeps {
   /** Runs a call through the pipeline (listen subscribes on owning backends through it). */
   run(ctx: CallContext): Promise<void>;
   /** Joins a listen stream to the list-change and resource-update audience; returns its leave. */
-  addListener(key: string, filter: ListenFilter, notify: Listener['notify']): () => void;
+  addListener(
+    key: string,
+    filter: ListenFilter,
+    notify: Listener['notify'],
+    end?: Listener['end'],
+  ): () => void;
   releaseSubscriptions(key: string): void;
   /** Whether `taskId` (as hosts see it) names a task this caller created. */
   ownsTask(caller: CallContext['caller'], taskId: string): boolean;
@@ -141,18 +146,23 @@ export class Housekeeping {
       throw ctx.signal.reason;
     }
     send('notifications/subscriptions/acknowledged', { notifications: honoured });
-    const detach = this.deps.addListener(key, honoured, send);
-    const unwatch = taskIds?.length ? this.deps.watchTasks(ctx, taskIds, send) : undefined;
     let end!: () => void;
-    const graceful = await new Promise<boolean>((resolve) => {
+    let ended: (error: Error) => void = () => {};
+    const outcome = new Promise<boolean | Error>((resolve) => {
       end = () => resolve(true);
+      // What it subscribed to ended for good (a mesh server gone): the stream ends saying why.
+      ended = (error) => resolve(error);
       this.listens.add(end);
       ctx.signal.addEventListener('abort', () => resolve(false), { once: true });
     });
+    const detach = this.deps.addListener(key, honoured, send, (error) => ended(error));
+    const unwatch = taskIds?.length ? this.deps.watchTasks(ctx, taskIds, send) : undefined;
+    const graceful = await outcome;
     this.listens.delete(end);
     unwatch?.();
     detach();
     this.deps.releaseSubscriptions(key);
+    if (graceful instanceof Error) throw graceful;
     if (!graceful) throw ctx.signal.reason;
     return { _meta: tag };
   }

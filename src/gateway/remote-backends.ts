@@ -14,6 +14,8 @@ export interface RemoteBackendsDeps {
   backends: Map<string, ReplicaSet>;
   lifecycle: BackendLifecycle;
   listChanged(kind: ListKind): void;
+  /** What hosts subscribed to on a server that left ended (`why`): they are told. */
+  subscriptionsEnded(name: string, why: string): void;
 }
 
 export class RemoteBackends {
@@ -37,9 +39,11 @@ export class RemoteBackends {
     return set;
   }
 
-  async remove(name: string): Promise<void> {
+  async remove(name: string, why = 'no node of the mesh serves it any more'): Promise<void> {
     const set = this.deps.backends.get(name);
     if (!this.remote.delete(name) || !set) return;
+    // Told while the server's names are still known, so each subscriber hears the URI it holds.
+    this.deps.subscriptionsEnded(name, why);
     this.deps.backends.delete(name);
     this.deps.lifecycle.forget(name);
     for (const kind of this.deps.catalog.removeBackend(name)) this.deps.listChanged(kind);

@@ -12,6 +12,7 @@ import { WIRE, WireError } from '../errors/errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { JsonRpcMessage, JsonRpcRequest, Params, RequestId, Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
+import { doorListen } from './door-listen.js';
 import { remoteCaller, routedMessage, type AssertionVerifier } from './assertion.js';
 import { MESH_CALL_META, type Envelope, type Subjects } from './subjects.js';
 
@@ -121,10 +122,14 @@ export class MeshDoor {
     const ac = new AbortController();
     this.running.set(key, ac);
     try {
-      const params = exposedParams(catalog, e.server, req.method, req.params ?? {});
+      let params = exposedParams(catalog, e.server, req.method, req.params ?? {});
+      // A listen stream names the server's resources: in this node's names here, its own there.
+      const listen =
+        req.method === 'subscriptions/listen' ? doorListen(catalog, e.server, params) : undefined;
+      if (listen) params = listen.params;
       let callId: string | undefined;
       const answer = await this.o.gateway.modern.serve({ ...req, params }, caller, {
-        notify: (n) => this.send(e.inbox, n),
+        notify: (n) => this.send(e.inbox, listen ? listen.back(n) : n),
         signal: ac.signal,
         mesh: { node: e.from, remoteCallId },
         began: (id) => (callId = id),

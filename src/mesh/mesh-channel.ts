@@ -4,17 +4,20 @@
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Channel, RequestOrigin } from '../jsonrpc/channel.js';
-import type { JsonRpcMessage, RequestId, Result } from '../jsonrpc/message.js';
+import type { JsonRpcMessage, JsonRpcRequest, RequestId, Result } from '../jsonrpc/message.js';
 import { isInputRequired } from '../eras/input-required.js';
 import { WIRE } from '../errors/errors.js';
 import { META } from '../protocol/versions.js';
 import type { Logger } from '../log.js';
 import { routedMessage, type AssertionSigner } from './assertion.js';
+import { listChanges, RemoteListens } from './listen-streams.js';
 import { markTaskIds, marked, unmarked } from './node-marks.js';
 import { MESH_CALL_META, type Envelope, type Subjects } from './subjects.js';
 
 /** What switchboard's own requests (catalog, discover) are asserted as: `host:switchboard@<node>` there. */
 const SELF = { kind: 'host', id: 'switchboard' } as const;
+/** Pages of one node's tasks/list read at most for one merged list. */
+const MAX_LIST_PAGES = 100;
 
 export interface MeshChannelOptions {
   nc: NatsConnection;
@@ -44,10 +47,20 @@ export class MeshChannel implements Channel {
   private readonly origins = new Map<RequestId, RequestOrigin>();
   /** subscriptions/listen requests, answered here (list changes come from announcements). */
   private readonly listening = new Set<RequestId>();
+  /** Listen streams holding resource subscriptions, open on a serving node (listen-streams.ts). */
+  private readonly streams: RemoteListens;
   private turn = 0;
+  /** Requests the channel makes itself (a tasks/list page of one node), by id: who takes the answer. */
+  private readonly gathering = new Map<RequestId, (answer: JsonRpcMessage) => void>();
 
   constructor(private readonly o: MeshChannelOptions) {
     this.inbox = o.subjects.inbox(o.self, randomUUID());
+    this.streams = new RemoteListens({
+      server: o.server,
+      nodes: () => this.o.nodes(),
+      publish: (node, message) => this.publish(node, message, undefined),
+      fail: (id, message) => this.fail(id, message),
+    });
   }
 
   async start(): Promise<void> {
@@ -59,7 +72,12 @@ export class MeshChannel implements Channel {
           const m = msg.json<JsonRpcMessage>();
           const from = this.fromNode(msg.subject, m);
           if (from !== undefined) markTaskIds(m, from);
-          if ('id' in m && !('method' in m)) this.answered(m);
+          if (!this.streams.received(m, from)) return;
+          if ('id' in m && !('method' in m)) {
+            this.answered(m);
+            const gather = this.gathering.get(m.id as RequestId);
+            if (gather) return gather(m);
+          }
           this.onmessage?.(m);
         } catch {
           this.o.log.warn({ server: this.o.server }, 'mesh answer that is not JSON dropped');
@@ -73,13 +91,19 @@ export class MeshChannel implements Channel {
     if ('method' in message && message.method === 'notifications/cancelled') {
       const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
       if (id !== undefined && this.listening.delete(id)) return;
+      if (id !== undefined && (await this.streams.cancelled(id, message))) return;
       const node = id === undefined ? undefined : this.pending.get(id);
       if (node) await this.publish(node, message, undefined);
       return;
     }
     if (!('method' in message) || !('id' in message)) return; // answers: the mesh asks nothing (modern era)
     const id = message.id as RequestId;
-    if (message.method === 'subscriptions/listen') return this.listen(id, message.params);
+    if (message.method === 'tasks/list') return void this.listTasks(message, options?.origin);
+    if (message.method === 'subscriptions/listen') {
+      // Resource updates come from a node serving the server; list changes from announcements.
+      if (await this.streams.open(message, listChanges(message.params))) return;
+      return this.listen(id, message.params);
+    }
     // A retry after input_required goes to the node that asked (the call waiting for the answers,
     // or the state behind the question, is there); a task's requests go to the node holding it.
     const params = message.params;
@@ -110,8 +134,64 @@ export class MeshChannel implements Channel {
     }
   }
 
+  /**
+   * tasks/list over every live node serving the server: each node's list (every page of it, its
+   * task ids marked with the node) read for the same caller, merged into one answer. A node that
+   * cannot answer is left out, as a backend that cannot is left out of the merged list.
+   */
+  private async listTasks(message: JsonRpcRequest, origin: RequestOrigin | undefined): Promise<void> {
+    const nodes = this.o.nodes();
+    if (nodes.length === 0)
+      return this.fail(message.id, `no node of the mesh serving ${this.o.server} is reachable`);
+    const lists = await Promise.all(
+      nodes.map(async (node) => {
+        const tasks: unknown[] = [];
+        let cursor: unknown = message.params?.cursor;
+        for (let page = 0; page < MAX_LIST_PAGES; page++) {
+          const params = { ...message.params, ...(cursor === undefined ? {} : { cursor }) };
+          const sub = `${String(message.id)}/${node}/${page}`;
+          const answer = await this.request(node, { ...message, id: sub, params }, origin);
+          if (!('result' in answer)) {
+            const why = 'error' in answer ? answer.error.message : 'no answer';
+            this.o.log.warn(
+              { server: this.o.server, node, err: why },
+              'tasks/list failed on a node; left out',
+            );
+            break;
+          }
+          if (Array.isArray(answer.result.tasks)) tasks.push(...answer.result.tasks);
+          cursor = answer.result.nextCursor;
+          if (typeof cursor !== 'string' || cursor.length === 0) break;
+        }
+        return tasks;
+      }),
+    );
+    this.onmessage?.({ jsonrpc: '2.0', id: message.id, result: { tasks: lists.flat() } });
+  }
+
+  /** A request of the channel's own to one node; resolves with its answer (an error if the node is lost). */
+  private request(
+    node: string,
+    message: JsonRpcRequest,
+    origin: RequestOrigin | undefined,
+  ): Promise<JsonRpcMessage> {
+    return new Promise((resolve) => {
+      const id = message.id as RequestId;
+      this.gathering.set(id, (answer) => {
+        this.gathering.delete(id);
+        resolve(answer);
+      });
+      this.pending.set(id, node);
+      this.publish(node, message, origin).catch((err: unknown) => {
+        this.pending.delete(id);
+        this.answerError(id, `mesh node ${node} could not be sent the call: ${(err as Error).message}`);
+      });
+    });
+  }
+
   /** Nodes went down: what they held fails now, naming them (its outcome there is unknown). */
   nodesDown(alive: (node: string) => boolean): void {
+    this.streams.nodesDown(alive);
     for (const [id, node] of this.pending) {
       if (alive(node)) continue;
       this.pending.delete(id);
@@ -136,6 +216,8 @@ export class MeshChannel implements Channel {
     this.pending.clear();
     this.origins.clear();
     this.listening.clear();
+    this.streams.close();
+    for (const id of [...this.gathering.keys()]) this.answerError(id, 'the mesh server was removed');
     this.o.closed?.();
     this.onclose?.();
   }
@@ -195,13 +277,7 @@ export class MeshChannel implements Channel {
   /** Acknowledges a listen stream as asked: announcements stand in for the nodes' own. */
   private listen(id: RequestId, params: unknown): void {
     this.listening.add(id);
-    const p = (params ?? {}) as { notifications?: Record<string, unknown> };
-    const filter = p.notifications ?? {};
-    const honoured = {
-      toolsListChanged: filter.toolsListChanged === true,
-      promptsListChanged: filter.promptsListChanged === true,
-      resourcesListChanged: filter.resourcesListChanged === true,
-    };
+    const honoured = listChanges(params);
     queueMicrotask(() =>
       this.onmessage?.({
         jsonrpc: '2.0',
@@ -217,6 +293,9 @@ export class MeshChannel implements Channel {
   }
 
   private answerError(id: RequestId, message: string): void {
-    this.onmessage?.({ jsonrpc: '2.0', id, error: { code: WIRE.BACKEND_UNAVAILABLE, message } });
+    const answer = { jsonrpc: '2.0' as const, id, error: { code: WIRE.BACKEND_UNAVAILABLE, message } };
+    const gather = this.gathering.get(id);
+    if (gather) return gather(answer);
+    this.onmessage?.(answer);
   }
 }

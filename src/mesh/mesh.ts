@@ -15,12 +15,31 @@ import { MeshChannel } from './mesh-channel.js';
 import { Membership } from './membership.js';
 import { subjectsOf, type Announcement, type Subjects } from './subjects.js';
 
+/** A server of other nodes as the live nodes announce it. */
+interface Wanted {
+  server: string;
+  only: string | undefined;
+  digest: string;
+  nodes: string[];
+}
+
+/** Why a remote server left this node: its nodes were lost, or they stopped serving it. */
+function leftBecause(r: Remote, alive: (node: string) => boolean): string {
+  const nodes = r.nodes.join(', ');
+  const which = r.nodes.length === 1 ? `mesh node ${nodes}` : `mesh nodes ${nodes}`;
+  return r.nodes.some(alive)
+    ? `${which} stopped serving ${r.server}`
+    : `${which}, serving ${r.server}, ${r.nodes.length === 1 ? 'is' : 'are'} unreachable or left the mesh`;
+}
+
 /** A server of other nodes as this node exposes it. */
 interface Remote {
   server: string;
   /** A node-qualified name is served by that node alone; a plain name by every node that has it. */
   only: string | undefined;
   digest: string;
+  /** The nodes that served it at the last change: named when it leaves. */
+  nodes: string[];
   /** Its channels: one per connection the gateway opens to it (an extra instance opens its own). */
   channels: Set<MeshChannel>;
 }
@@ -61,6 +80,11 @@ export class Mesh {
 
   get node(): string {
     return this.config.node;
+  }
+
+  /** The other nodes heard from lately (alive), by name. */
+  liveNodes(): string[] {
+    return [...this.membership.live.keys()];
   }
 
   /**
@@ -159,7 +183,8 @@ export class Mesh {
       /* leaving anyway */
     }
     await this.applying;
-    for (const name of [...this.remotes.keys()]) await this.gateway.removeRemote(name);
+    for (const name of [...this.remotes.keys()])
+      await this.gateway.removeRemote(name, `node ${this.config.node} left the mesh`);
     this.remotes.clear();
     await nc.close();
   }
@@ -194,17 +219,18 @@ export class Mesh {
   }
 
   /** The remote servers by the name they get here, and the nodes serving each. */
-  private wanted(): Map<string, { server: string; only: string | undefined; digest: string }> {
-    const out = new Map<string, { server: string; only: string | undefined; digest: string }>();
+  private wanted(): Map<string, Wanted> {
+    const out = new Map<string, Wanted>();
     const local = (name: string) =>
       !this.gateway.isRemote(name) && this.gateway.config.servers[name] !== undefined;
     for (const state of this.membership.live.values()) {
       for (const [server, digest] of Object.entries(state.servers)) {
         if (local(server)) {
-          out.set(`${state.node}.${server}`, { server, only: state.node, digest });
+          out.set(`${state.node}.${server}`, { server, only: state.node, digest, nodes: [state.node] });
         } else {
           const seen = out.get(server);
-          out.set(server, { server, only: undefined, digest: (seen?.digest ?? '') + digest });
+          const nodes = [...(seen?.nodes ?? []), state.node];
+          out.set(server, { server, only: undefined, digest: (seen?.digest ?? '') + digest, nodes });
         }
       }
     }
@@ -226,12 +252,14 @@ export class Mesh {
     const wanted = this.wanted();
     for (const name of [...this.remotes.keys()]) {
       if (wanted.has(name)) continue;
-      for (const ch of this.remotes.get(name)?.channels ?? []) ch.nodesDown(this.alive);
+      const gone = this.remotes.get(name)!;
+      for (const ch of gone.channels) ch.nodesDown(this.alive);
       this.remotes.delete(name);
-      await this.gateway.removeRemote(name);
+      await this.gateway.removeRemote(name, leftBecause(gone, this.alive));
     }
     for (const [name, w] of wanted) {
       const have = this.remotes.get(name);
+      if (have) have.nodes = w.nodes;
       if (have) {
         if (have.digest !== w.digest) {
           have.digest = w.digest;

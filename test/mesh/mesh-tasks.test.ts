@@ -1,6 +1,7 @@
 // Tasks across the mesh: a task-augmented call from a host on node A to a task-running backend
 // that nodes B and C both serve; tasks/get, tasks/result and tasks/cancel from A reach the node
-// that holds the task, and the same backend task id on two nodes stays two tasks.
+// that holds the task, the same backend task id on two nodes stays two tasks, and tasks/list
+// lists the caller's tasks of both nodes.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -78,8 +79,10 @@ describe('tasks across the mesh', { skip: NO_NATS, timeout: 120_000 }, () => {
     const first = made[0]!;
     const own = /task-\d+$/.exec(first)![0];
     await eventually('the first task completes', async () => {
-      // finish goes by balancing: called until it reaches the node holding the task.
-      await call('tools/call', { name: 'jobs_finish', arguments: { taskId: own } }).catch(() => undefined);
+      // Called on the node holding the task: by balancing from A it could finish the other
+      // node's task of the same own id.
+      const holder = nodes[first.includes(':b~') ? 0 : 1]!;
+      await holder.gateway.dispatch(HOST, 'tools/call', { name: 'jobs_finish', arguments: { taskId: own } });
       return (await call('tasks/get', { taskId: first })).status === 'completed';
     });
     const done = await call('tasks/result', { taskId: first });
@@ -89,6 +92,26 @@ describe('tasks across the mesh', { skip: NO_NATS, timeout: 120_000 }, () => {
     assert.equal(cancelled.status, 'cancelled');
     assert.equal((await call('tasks/get', { taskId: made[3]! })).status, 'cancelled');
     assert.equal((await call('tasks/get', { taskId: made[2]! })).status, 'working');
+  });
+
+  it('lists with tasks/list the caller’s tasks of every node serving the server', async () => {
+    const nodesOf = (ids: Iterable<string>) => new Set([...ids].map((id) => /:([a-z])~/.exec(id)?.[1]));
+    // Tasks on both nodes: made until balancing has put at least one on each.
+    const made = new Set<string>();
+    for (let i = 0; i < 20 && nodesOf(made).size < 2; i++) {
+      const r = await call('tools/call', {
+        name: 'jobs_job',
+        arguments: { text: `listed ${i}` },
+        task: { ttl: 60_000 },
+      });
+      made.add(r.task.taskId as string);
+    }
+    assert.deepEqual(nodesOf(made), new Set(['b', 'c']), `tasks on both nodes: ${[...made].join(', ')}`);
+    const listed = new Set(((await call('tasks/list', {})).tasks as Obj[]).map((t) => t.taskId as string));
+    for (const id of made) assert.ok(listed.has(id), `${id} listed; the list: ${[...listed].join(', ')}`);
+    assert.deepEqual(nodesOf(listed), new Set(['b', 'c']));
+    const theirs = (await call('tasks/list', {}, { kind: 'host', id: 'intruder' })).tasks as Obj[];
+    assert.deepEqual(theirs, [], 'another caller lists none of them');
   });
 
   it('keeps another caller away from a task made across the mesh', async () => {

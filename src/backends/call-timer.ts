@@ -23,8 +23,8 @@ export class CallTimer {
 
   /**
    * `onExpire` gets the reason, which travels to the backend in notifications/cancelled. The
-   * timer owns no AbortController of its own: the call's one linked signal is enough, and each
-   * controller costs a measurable share of a forwarded call's CPU.
+   * timer owns no AbortController of its own: the request is withdrawn by id when a limit runs
+   * out, and each controller costs a measurable share of a forwarded call's CPU.
    */
   constructor(
     private readonly limits: CallLimits,

@@ -6,7 +6,6 @@ import { LocalError } from '../errors/errors.js';
 import type { Params, RequestId, Result } from '../jsonrpc/message.js';
 import type { RpcPeer } from '../jsonrpc/peer.js';
 import type { CallContext } from '../call/context.js';
-import { linkSignals } from '../call/signals.js';
 import { CallTimer, callLimits } from './call-timer.js';
 
 /** A call as it goes out: params in the backend's era, and any HTTP headers to send with them. */
@@ -45,15 +44,18 @@ export class ForwardedCalls {
     }
     let id: RequestId | undefined;
     const limits = callLimits(this.timeouts, method, params);
-    const linked = linkSignals([ctx.signal]);
-    const timer = new CallTimer(limits, (reason) => linked.abort(reason));
+    // The request goes under the call's own signal; a limit that runs out withdraws it by id. No
+    // signal of its own per try: its controller and listeners cost every call, and few run out.
+    const timer = new CallTimer(limits, (reason) => {
+      if (id !== undefined) peer.withdraw(id, reason);
+    });
     // Progress is what resets the idle limit, so with one the backend is asked for progress even
     // when the caller did not ask; without a caller's token it goes no further.
     const wantsProgress = token !== undefined || limits.idleMs !== undefined;
     const { headers } = outgoing;
     try {
       return await peer.request(method, out, {
-        signal: linked.signal,
+        signal: ctx.signal,
         headers: headers && Object.keys(headers).length ? headers : undefined,
         origin: {
           caller: ctx.caller,
@@ -82,7 +84,6 @@ export class ForwardedCalls {
       throw err;
     } finally {
       timer.dispose();
-      linked.unlink();
       if (id !== undefined) this.calls.delete(id);
     }
   }

@@ -113,7 +113,9 @@ export class PausedCall {
       this.wake = undefined;
       w?.();
     };
-    if (this.settled) return void setImmediate(wake);
+    // An ended call wakes its exchange now: waking only resolves a promise, so nothing runs
+    // inside the caller, and a turn of the event loop per call is not spent waiting.
+    if (this.settled) return wake();
     this.firstAsk ??= Date.now();
     const left = BATCH_MAX_MS - (Date.now() - this.firstAsk);
     this.batch = setTimeout(wake, Math.max(0, Math.min(BATCH_MS, left)));

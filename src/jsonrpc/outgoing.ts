@@ -54,12 +54,13 @@ export interface OutgoingRequestOptions<C> {
   context?: C | undefined;
 }
 
-interface Pending {
+interface Pending<C> {
   resolve(result: Result): void;
   reject(err: unknown): void;
   onProgress: ((params: Params) => void) | undefined;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
+  context: C | undefined;
 }
 
 const DEFAULT_ERRORS: OutgoingErrors = {
@@ -71,7 +72,7 @@ const DEFAULT_ERRORS: OutgoingErrors = {
 
 export class OutgoingRequests<C = undefined> {
   private nextId: number;
-  private readonly pending = new Map<RequestId, Pending>();
+  private readonly pending = new Map<RequestId, Pending<C>>();
   private readonly errors: OutgoingErrors;
   private closed: Error | undefined;
 
@@ -110,10 +111,10 @@ export class OutgoingRequests<C = undefined> {
         signal &&
         (() => {
           if (!this.take(id)) return;
-          this.cancel(id, signal, context);
+          this.cancel(id, (this.options.cancelReason ?? reasonText)(signal), context);
           reject(this.errors.cancelled(signal));
         });
-      this.pending.set(id, { resolve, reject, onProgress, signal, onAbort });
+      this.pending.set(id, { resolve, reject, onProgress, signal, onAbort, context });
       if (onAbort) signal.addEventListener('abort', onAbort, { once: true });
       options.onSent?.(id);
       const undelivered = (cause: unknown) => this.take(id)?.reject(this.errors.undelivered(method, cause));
@@ -153,6 +154,19 @@ export class OutgoingRequests<C = undefined> {
     return p !== undefined;
   }
 
+  /**
+   * Withdraws one waiting request as its signal would (the other side is told, with `reason`),
+   * failing it with `error`; false when it is not waiting. What a time limit uses: no signal of its
+   * own per request, whose controller would cost every request that never runs out.
+   */
+  withdraw(id: RequestId, reason: string | undefined, error: Error): boolean {
+    const p = this.take(id);
+    if (!p) return false;
+    this.cancel(id, reason, p.context);
+    p.reject(error);
+    return true;
+  }
+
   /** Fails every waiting request, and every later one, with `reason`. */
   close(reason: Error): void {
     if (this.closed) return;
@@ -160,7 +174,7 @@ export class OutgoingRequests<C = undefined> {
     for (const id of [...this.pending.keys()]) this.take(id)?.reject(reason);
   }
 
-  private take(id: RequestId): Pending | undefined {
+  private take(id: RequestId): Pending<C> | undefined {
     const p = this.pending.get(id);
     if (!p) return undefined;
     this.pending.delete(id);
@@ -168,8 +182,7 @@ export class OutgoingRequests<C = undefined> {
     return p;
   }
 
-  private cancel(id: RequestId, signal: AbortSignal, context: C | undefined): void {
-    const reason = (this.options.cancelReason ?? reasonText)(signal);
+  private cancel(id: RequestId, reason: string | undefined, context: C | undefined): void {
     const notice: JsonRpcNotification = {
       jsonrpc: '2.0',
       method: 'notifications/cancelled',

@@ -107,6 +107,14 @@ export class RpcPeer {
     });
   }
 
+  /**
+   * Withdraws a request still waiting (its time limit ran out): the other side is told why, the
+   * request fails with `error`. False when it is not waiting any more.
+   */
+  withdraw(id: RequestId, reason: Error): boolean {
+    return this.engine.outgoing.withdraw(id, reason.message, reason);
+  }
+
   notify(method: string, params?: Params): Promise<void> {
     if (this.isClosed) return Promise.resolve();
     return this.channel.send(

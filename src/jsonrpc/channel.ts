@@ -16,8 +16,9 @@ export interface RequestOrigin {
 export interface Channel {
   start(): Promise<void>;
   /**
-   * `requestSignal` ends the one HTTP exchange a request rides on, where a transport has one per
-   * request (how the modern era cancels over HTTP); channels sharing one stream ignore it.
+   * `requestSignal` is the call's own signal, for a transport with one HTTP exchange per request
+   * to end it when the caller cancels (how the modern era cancels over HTTP); a time limit
+   * withdraws the request by id instead. No channel here reads it yet: they share one stream.
    */
   send(
     message: JsonRpcMessage,

@@ -6,8 +6,7 @@ import { Gateway } from './gateway/gateway.js';
 import { serveHttp, type HttpFront } from './front/http.js';
 import { checkHttpAuth } from './front/http-auth.js';
 import { serveStdio, type StdioFront } from './front/stdio.js';
-import { silentLogger, type Logger } from './log.js';
-import type { Readable, Writable } from 'node:stream';
+import { silentLogger } from './log.js';
 import { BridgeServer, ENV_TOKEN } from './bridge/server.js';
 import { Mesh } from './mesh/mesh.js';
 import { openSharedStores } from './mesh/state/shared-stores.js';
@@ -19,98 +18,17 @@ import { resolve } from 'node:path';
 import { Sandbox } from './sandbox/sandbox.js';
 import type { Tracing } from './tracing/tracing.js';
 import { SERVER_INFO } from './protocol/versions.js';
-import { startAdmin, type Admin } from './admin/admin.js';
+import { startAdmin } from './admin/admin.js';
 import { WORKFLOWS_SOURCE } from './workflows/workflow-source.js';
-import type { WorkflowEngine } from './workflows/engine.js';
 import { a2aRoutes } from './a2a/wiring.js';
 import { openStores, StartupError } from './switchboard-stores.js';
 import { setUpExtensions } from './switchboard-extensions.js';
-import type { Redactor } from './vault/redactor.js';
 import { withSecrets } from './vault/open.js';
+import type { ReloadReport, StartOptions, Switchboard } from './switchboard-types.js';
 
 export { StartupError };
 
-export interface StartOptions {
-  config: Config;
-  log?: Logger;
-  /** Serve one host over stdio (these streams, or the process's own). */
-  stdio?: boolean | { input: Readable; output: Writable };
-  /** The catalog profile the stdio host sees (catalog.profiles); undefined: the default view. */
-  profile?: string | undefined;
-  /** Serve Streamable HTTP on config.http (default: on unless stdio is chosen). */
-  http?: boolean;
-  /** Loaded with the vault's secrets and config.redaction at start; pass the one the log writes through. */
-  redactor?: Redactor;
-  /** Where vault.passphraseEnv is looked up (default: process.env). */
-  env?: NodeJS.ProcessEnv;
-  /** The files the config was read from (LoadedConfig.files): hidden from sandboxed backends. */
-  configFiles?: readonly string[];
-  /**
-   * Whether startSwitchboard resolves only once every backend's first start is over (default
-   * true, so what it returns is whole). The fronts serve before that either way; `up` does not
-   * wait, and awaits `ready` to report.
-   */
-  awaitBackends?: boolean;
-  /**
-   * Start the admin listener and metrics when config.admin.enabled says so (default false here, so
-   * embedders and tests opt in; `switchboard up` passes true).
-   */
-  admin?: boolean;
-}
-
-export interface Switchboard {
-  readonly gateway: Gateway;
-  readonly http: HttpFront | undefined;
-  /** Resolves when the stdio host closes its input (its calls go on until stop() drains them). */
-  readonly stdioClosed: Promise<void> | undefined;
-  /**
-   * Settles when every backend's first start is over, each up or failed (failedBackends is whole
-   * then); rejects with a StartupError, switchboard stopped, on name collisions left unresolved
-   * under `namespacing.collisions: error`.
-   */
-  readonly ready: Promise<void>;
-  /** Backends whose first start failed, and why (filled when `ready` settles). */
-  readonly failedBackends: { name: string; error: string; stderr: readonly string[] }[];
-  /** The bridge socket's path, when the bridge is on. */
-  readonly bridgePath: string | undefined;
-  /** This node in the mesh, when mesh.enabled. */
-  readonly mesh?: Mesh | undefined;
-  /** The SQLite file of the audit chain and the pins, when either is on. */
-  readonly trustPath: string | undefined;
-  /** What stdio backends run in: whether a sandbox could be made, and what it hides. */
-  readonly sandbox: Sandbox;
-  /** The admin listener, metrics and recent calls, when started (StartOptions.admin). */
-  readonly admin: Admin | undefined;
-  /** Runs the configured workflows (workflows_<name> tools); absent when none are configured. */
-  readonly workflows: WorkflowEngine | undefined;
-  /** Re-reads tool pins now (e.g. on SIGHUP) rather than at the next poll. */
-  recheckPins(): void;
-  /** Writes the audit records still waiting for their batch (they are written within ms anyway). */
-  flushAudit(): void;
-  /**
-   * Applies a new configuration without a restart (backends added, removed, replaced; names
-   * merged again; limits). Reloads run one at a time; given a loader, it reads the configuration
-   * in its turn. Rejects, with the running configuration left as it was, when the loader fails
-   * (a ConfigError names file, path and expectation) or the new names collide under
-   * `collisions: error`.
-   */
-  reload(next: Config | (() => Promise<Config>)): Promise<ReloadReport>;
-  /** How many reloads were applied and refused, and why the last one was refused. */
-  readonly reloads: { applied: number; refused: number; lastError: string | undefined };
-  /**
-   * Drains host calls (up to shutdown.drainMs), ends those still running with a -32052 error
-   * (reason `draining`) and a notifications/cancelled to their backends, then ends everything;
-   * tells which calls it cut. Later calls get the first one's answer.
-   */
-  stop(): Promise<{ cut: string[] }>;
-}
-
-export interface ReloadReport extends ReloadOutcome {
-  /** Settings that changed but keep their running value until a restart (`http.port`, …). */
-  needRestart: string[];
-  /** Settings beside the servers that changed and now run (`policy.rules`, `http.auth`, …). */
-  applied: string[];
-}
+export type { ReloadReport, StartOptions, Switchboard } from './switchboard-types.js';
 
 export async function startSwitchboard(options: StartOptions): Promise<Switchboard> {
   // A config made in code may still name a policy file (relative to the working directory).

@@ -2,10 +2,9 @@
 // the pipeline every call passes. Fronts open sessions on it; backends report to it.
 import type { ListenFilter } from '../backends/backend.js';
 import type { ReplicaSet } from '../backends/replica-set.js';
-import { Catalog, type CatalogOptions } from '../catalog/catalog.js';
+import { Catalog } from '../catalog/catalog.js';
 import { namespacesOf } from '../catalog/naming.js';
-import { isA2ABackend, isStdioBackend, type BackendConfig, type Config } from '../config/schema.js';
-import type { Channel } from '../jsonrpc/channel.js';
+import type { Config } from '../config/schema.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import type { Caller, CallContext } from '../call/context.js';
@@ -14,12 +13,11 @@ import { RemoteBackends } from './remote-backends.js';
 import { TaskWatchers } from './task-watchers.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { wirePipeline } from './pipeline-wiring.js';
-import { SERVER_INFO } from '../protocol/versions.js';
 import { LegacySession, type Sink } from '../sessions/legacy-session.js';
 import { Subscriptions } from './subscriptions.js';
 import { HandlerChain } from '../handlers/handler-chain.js';
-import { mergeCapabilities, mergeInstructions } from './merge.js';
-import type { AuditWriter } from '../trust/audit-writer.js';
+import { initializeResult, taskOrigin } from './initialize-result.js';
+import { CatalogSources } from './catalog-sources.js';
 import { Admission } from './admission.js';
 import { CatalogSync } from './catalog-sync.js';
 import { BackendMessages, type Listener } from './backend-messages.js';
@@ -32,40 +30,13 @@ import { ModernHost } from '../eras/modern-host.js';
 import { Sealer } from '../eras/seal.js';
 import { TaskRoutes } from '../tasks/task-routes.js';
 import { TaskStore } from '../tasks/task-store.js';
-import type { StateDb } from '../state/state-db.js';
-import type { Redactor } from '../vault/redactor.js';
 import type { ReloadPlan } from './reload-plan.js';
 import { CompiledPolicy } from '../policy/policy.js';
-import type { ApprovalStore } from '../trust/approval-store.js';
-import type { BackendLifecycleDeps } from './backend-lifecycle.js';
-import type { NeedsApproval } from '../pipeline/stages/policy.js';
 import type { CatalogSource } from '../pipeline/catalog-source.js';
-import { LIST_KIND_NAMES, type ListKind } from '../catalog/catalog.js';
+import type { GatewayOptions } from './gateway-options.js';
 
 export type { ReloadOutcome } from './reload.js';
-
-export interface GatewayOptions {
-  config: Config;
-  log: Logger;
-  /** Replaces the channel made from a backend's config (tests). */
-  channel?: (name: string) => Channel | undefined;
-  /** Where call records go (audit); none: calls are not audited. */
-  audit?: AuditWriter | undefined;
-  /** Which listed items enter the catalog (tool pinning). */
-  admit?: CatalogOptions['admit'];
-  /** Hides vault secrets and configured patterns from everything sent to callers. */
-  redactor?: Redactor | undefined;
-  /** Where approvals an operator gives are kept; without it only hosts can approve calls. */
-  approvals?: ApprovalStore | undefined;
-  /** Definitions held by pinning that stay usable with approval (pinning). */
-  needsApproval?: NeedsApproval | undefined;
-  /** How each spawned backend's command is wrapped (the sandbox); none: run as configured. */
-  launcher?: BackendLifecycleDeps['launcher'];
-  /** The state database: who owns which task outlives a restart; none: kept in memory only. */
-  state?: StateDb | undefined;
-  /** In-process sources that will own tasks (workflows): their tasks outlive a restart too. */
-  taskSources?: readonly string[] | undefined;
-}
+export type { GatewayOptions } from './gateway-options.js';
 
 export class Gateway {
   readonly catalog: Catalog;
@@ -77,8 +48,8 @@ export class Gateway {
   /** Methods served inside switchboard; extensions register into it. */
   readonly handlers = new HandlerChain();
   /** In-process catalog sources (workflows, ...): their items join the catalog as a backend's do. */
-  readonly sources = new Map<string, CatalogSource>();
-  private refreshingSources = false;
+  readonly sources: Map<string, CatalogSource>;
+  private readonly catalogSources: CatalogSources;
   /** Environment each spawned replica gets at each start (the bridge socket and a fresh token). */
   bridgeEnv: ((backend: string, replica: number) => Record<string, string>) | undefined;
   /** Told when a start of a spawned replica is over, with the environment that start got. */
@@ -106,7 +77,7 @@ export class Gateway {
   private policy: CompiledPolicy;
   private stopping = false;
   /** Servers other nodes of the mesh serve, by the name they have here (src/mesh/). */
-  private readonly remotes: RemoteBackends;
+  readonly remotes: RemoteBackends;
 
   constructor(private readonly options: GatewayOptions) {
     const { config, log } = options;
@@ -123,10 +94,16 @@ export class Gateway {
       admit: options.admit,
     });
     this.fanOut = new FanOut({ sessions: this.sessions, backends: () => this.backends.values(), log });
+    this.catalogSources = new CatalogSources(
+      this.catalog,
+      () => this.current.namespacing.separator,
+      (kind) => this.fanOut.listChanged(kind),
+    );
+    this.sources = this.catalogSources.map;
     const sync = new CatalogSync(
       this.catalog,
       log,
-      (kind) => this.listChanged(kind),
+      (kind) => this.catalogSources.listChanged(kind),
       config.catalog.refreshIntervalMs,
     );
     this.calls = new InternalCalls((ctx) => this.pipeline(ctx));
@@ -140,7 +117,9 @@ export class Gateway {
     const tasks = new TaskRoutes({
       log,
       backends: () => this.backends.values(),
-      store: options.state && new TaskStore(options.state, (name) => this.taskOrigin(name)),
+      store:
+        options.state &&
+        new TaskStore(options.state, (name) => taskOrigin(this.current, options.taskSources, name)),
       sources: () =>
         [...this.sources.values()].flatMap((s) =>
           s.tasks ? [{ name: s.name, list: (ctx: CallContext) => s.tasks!.list(ctx) }] : [],
@@ -184,7 +163,7 @@ export class Gateway {
       subscriptions: this.subscriptions,
       messages: this.messages,
       logLevel: () => this.fanOut.logLevel,
-      listChanged: (kind) => this.listChanged(kind),
+      listChanged: (kind) => this.catalogSources.listChanged(kind),
       channel: options.channel,
       bridgeEnv: (name, replica) => this.bridgeEnv?.(name, replica),
       bridgeEnded: (name, replica, env) => this.bridgeEnded?.(name, replica, env),
@@ -208,7 +187,7 @@ export class Gateway {
       lifecycle: this.lifecycle,
       running: () => this.current,
       adopt: (next) => this.adopt(next),
-      listChanged: (kind) => this.listChanged(kind),
+      listChanged: (kind) => this.catalogSources.listChanged(kind),
       stopping: () => this.stopping,
     });
     for (const [name, b] of Object.entries(config.servers)) {
@@ -254,36 +233,12 @@ export class Gateway {
    * prefixed (`workflows_publish`), and calls on them are routed to it.
    */
   addSource(source: CatalogSource): void {
-    this.sources.set(source.name, source);
-    this.catalog.addNamespace({
-      backend: source.name,
-      prefixed: true,
-      prefix: source.name,
-      separator: this.current.namespacing.separator,
-      uriPrefix: source.name,
-      ...(source.uriScheme !== undefined && { scheme: source.uriScheme }),
-    });
-    this.sourceChanged(source);
+    this.catalogSources.add(source);
   }
 
   /** Reads a source's lists again (it said they changed); hosts hear what did. */
   sourceChanged(source: CatalogSource): void {
-    const lists = source.lists();
-    for (const kind of LIST_KIND_NAMES) {
-      if (this.catalog.setList(source.name, kind, lists[kind] ?? [])) this.listChanged(kind);
-    }
-  }
-
-  /** A merged list changed: hosts hear it, and sources that derive from tools read theirs again. */
-  private listChanged(kind: ListKind): void {
-    this.fanOut.listChanged(kind);
-    if (kind !== 'tools' || this.refreshingSources) return;
-    this.refreshingSources = true;
-    try {
-      for (const s of this.sources.values()) this.sourceChanged(s);
-    } finally {
-      this.refreshingSources = false;
-    }
+    this.catalogSources.changed(source);
   }
 
   /** The configuration running now (a reload replaces it). */
@@ -346,21 +301,9 @@ export class Gateway {
   }
 
   initializeResult(protocolVersion: string): Result {
-    const ready = [...this.backends.values()].filter((b) => b.server);
-    const instructions = mergeInstructions(
-      ready.map((b) => ({ name: b.name, text: b.server!.instructions })),
-    );
     // Whole, not field by field: a backend's capabilities (experimental ones are free-form, keys
     // included) reach hosts here as much as its instructions do.
-    return this.redact({
-      protocolVersion,
-      capabilities: mergeCapabilities([
-        ...ready.map((b) => b.capabilities),
-        ...[...this.sources.values()].flatMap((s) => (s.tasks ? [s.tasks.capabilities] : [])),
-      ]),
-      serverInfo: SERVER_INFO,
-      ...(instructions ? { instructions } : {}),
-    });
+    return this.redact(initializeResult(protocolVersion, this.backends.values(), this.sources.values()));
   }
 
   /** The most verbose level any session asked for is what backends send; sessions filter. */
@@ -375,15 +318,6 @@ export class Gateway {
   /** Runs the held lists through `admit` again (a tool was re-pinned); hosts hear what changed. */
   readmit(): void {
     for (const kind of this.catalog.readmit()) this.fanOut.listChanged(kind);
-  }
-
-  /** Where a backend's tasks live if they outlive switchboard: a remote backend's URL. */
-  private taskOrigin(name: string): string | undefined {
-    const b = this.current.servers[name];
-    if (b && isA2ABackend(b)) return b.a2a;
-    // An in-process source's tasks are runs in the state database itself: they outlive a restart.
-    if (!b && this.options.taskSources?.includes(name)) return `in-process:${name}`;
-    return b && !isStdioBackend(b) ? b.url : undefined;
   }
 
   /** A modern caller's listen stream joins the list-change and resource-update audience. */
@@ -402,24 +336,6 @@ export class Gateway {
    */
   reload(plan: ReloadPlan): Promise<ReloadOutcome> {
     return this.reloader.apply(plan);
-  }
-
-  /**
-   * A server another node of the mesh serves joins as a backend whose channel crosses the mesh
-   * (src/mesh/): resolve, policy, approval, audit and redaction treat it as any other backend.
-   */
-  addRemote(name: string, b: BackendConfig, channel: () => Channel): Promise<ReplicaSet> {
-    return this.remotes.add(name, b, channel);
-  }
-
-  /** No node of the mesh serves it any more (`why`): its names leave the catalog, its subscriptions end. */
-  removeRemote(name: string, why?: string): Promise<void> {
-    return this.remotes.remove(name, why);
-  }
-
-  /** Whether a backend is another node's server. */
-  isRemote(name: string): boolean {
-    return this.remotes.has(name);
   }
 
   /** The swap's first step: `next` runs from now on, with the settings that follow it live. */

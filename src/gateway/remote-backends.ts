@@ -24,6 +24,10 @@ export class RemoteBackends {
 
   constructor(private readonly deps: RemoteBackendsDeps) {}
 
+  /**
+   * A server another node of the mesh serves joins as a backend whose channel crosses the mesh
+   * (src/mesh/): resolve, policy, approval, audit and redaction treat it as any other backend.
+   */
   async add(name: string, b: BackendConfig, channel: () => Channel): Promise<ReplicaSet> {
     const { lifecycle, backends } = this.deps;
     this.remote.set(name, b);
@@ -39,6 +43,7 @@ export class RemoteBackends {
     return set;
   }
 
+  /** No node of the mesh serves it any more (`why`): its names leave the catalog, its subscriptions end. */
   async remove(name: string, why = 'no node of the mesh serves it any more'): Promise<void> {
     const set = this.deps.backends.get(name);
     if (!this.remote.delete(name) || !set) return;
@@ -51,6 +56,7 @@ export class RemoteBackends {
     await set.stop();
   }
 
+  /** Whether a backend is another node's server. */
   has(name: string): boolean {
     return this.remote.has(name);
   }

@@ -131,7 +131,7 @@ export class Mesh {
       self: this.config.node,
       gateway: this.gateway,
       verifier: this.verifier,
-      isLocal: (server) => !this.gateway.isRemote(server) && this.gateway.backends.has(server),
+      isLocal: (server) => !this.gateway.remotes.has(server) && this.gateway.backends.has(server),
       log: this.log,
     });
     this.door.start();
@@ -184,7 +184,7 @@ export class Mesh {
     }
     await this.applying;
     for (const name of [...this.remotes.keys()])
-      await this.gateway.removeRemote(name, `node ${this.config.node} left the mesh`);
+      await this.gateway.remotes.remove(name, `node ${this.config.node} left the mesh`);
     this.remotes.clear();
     await nc.close();
   }
@@ -193,7 +193,7 @@ export class Mesh {
   private announcement(): Announcement {
     const servers: Record<string, string> = {};
     for (const [name, b] of this.gateway.backends) {
-      if (this.gateway.isRemote(name) || b.state !== 'ready') continue;
+      if (this.gateway.remotes.has(name) || b.state !== 'ready') continue;
       const lists = this.gateway.catalog.servedBy(name);
       servers[name] = createHash('sha256').update(JSON.stringify(lists)).digest('base64url').slice(0, 16);
     }
@@ -222,7 +222,7 @@ export class Mesh {
   private wanted(): Map<string, Wanted> {
     const out = new Map<string, Wanted>();
     const local = (name: string) =>
-      !this.gateway.isRemote(name) && this.gateway.config.servers[name] !== undefined;
+      !this.gateway.remotes.has(name) && this.gateway.config.servers[name] !== undefined;
     for (const state of this.membership.live.values()) {
       for (const [server, digest] of Object.entries(state.servers)) {
         if (local(server)) {
@@ -255,7 +255,7 @@ export class Mesh {
       const gone = this.remotes.get(name)!;
       for (const ch of gone.channels) ch.nodesDown(this.alive);
       this.remotes.delete(name);
-      await this.gateway.removeRemote(name, leftBecause(gone, this.alive));
+      await this.gateway.remotes.remove(name, leftBecause(gone, this.alive));
     }
     for (const [name, w] of wanted) {
       const have = this.remotes.get(name);
@@ -274,7 +274,7 @@ export class Mesh {
         era: 'modern',
       });
       const nc = this.nc;
-      await this.gateway.addRemote(name, config, () => {
+      await this.gateway.remotes.add(name, config, () => {
         const channel: MeshChannel = new MeshChannel({
           nc,
           subjects: this.subjects,

@@ -3,6 +3,7 @@
 // bridge edges (backend → backend) from it; edges idle for a minute drop out.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { CallEndEvent } from '../pipeline/stages/observe.js';
+import { MinuteCounter } from './minute-counter.js';
 
 export interface CallEdge {
   /** `<kind>:<id>` */
@@ -16,7 +17,6 @@ export interface CallEdge {
   lastCall: number;
 }
 
-const WINDOW_MS = 60_000;
 const SWITCHBOARD = '(switchboard)';
 
 interface Edge {
@@ -24,8 +24,7 @@ interface Edge {
   callerKind: string;
   era: 'legacy' | 'modern';
   server: string;
-  /** Call end times within the window, oldest first (bounded by `perEdgeMax`). */
-  times: number[];
+  calls: MinuteCounter;
 }
 
 export class CallEdges {
@@ -34,10 +33,7 @@ export class CallEdges {
   private subscribed = false;
 
   /** At most `maxEdges` edges are kept (the busiest callers of a flood stay visible as they come). */
-  constructor(
-    private readonly maxEdges = 1000,
-    private readonly perEdgeMax = 10_000,
-  ) {}
+  constructor(private readonly maxEdges = 1000) {}
 
   start(): this {
     if (!this.subscribed) subscribe('switchboard:call:end', this.onEnd);
@@ -54,8 +50,8 @@ export class CallEdges {
   list(now = Date.now()): CallEdge[] {
     const out: CallEdge[] = [];
     for (const [key, e] of this.edges) {
-      this.trim(e, now);
-      if (e.times.length === 0) {
+      const callsLastMinute = e.calls.total(now);
+      if (callsLastMinute === 0) {
         this.edges.delete(key);
         continue;
       }
@@ -64,8 +60,8 @@ export class CallEdges {
         callerKind: e.callerKind,
         era: e.era,
         server: e.server,
-        callsLastMinute: e.times.length,
-        lastCall: e.times[e.times.length - 1]!,
+        callsLastMinute,
+        lastCall: e.calls.last,
       });
     }
     return out.sort((a, b) => b.callsLastMinute - a.callsLastMinute);
@@ -81,18 +77,9 @@ export class CallEdges {
     if (!edge) {
       if (this.edges.size >= this.maxEdges) this.list(now);
       if (this.edges.size >= this.maxEdges) return;
-      edge = { caller, callerKind: ctx.caller.kind, era, server, times: [] };
+      edge = { caller, callerKind: ctx.caller.kind, era, server, calls: new MinuteCounter() };
       this.edges.set(key, edge);
     }
-    edge.times.push(now);
-    if (edge.times.length > this.perEdgeMax) this.trim(edge, now, true);
-  }
-
-  private trim(e: Edge, now: number, force = false): void {
-    let drop = 0;
-    while (drop < e.times.length && now - e.times[drop]! >= WINDOW_MS) drop++;
-    // Past the bound within one minute: keep the newest (the rate shown is then a floor).
-    if (force && e.times.length - drop > this.perEdgeMax) drop = e.times.length - this.perEdgeMax;
-    if (drop > 0) e.times.splice(0, drop);
+    edge.calls.add(now);
   }
 }

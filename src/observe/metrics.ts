@@ -2,12 +2,13 @@
 // the pipeline's diagnostics events (call:start/end, call:stages), everything else read at scrape
 // time from the state the gateway already keeps. Label values are bounded (metrics-labels.ts).
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { CallContext } from '../call/context.js';
 import type { CallEndEvent } from '../pipeline/stages/observe.js';
 import type { CallStagesEvent } from '../pipeline/compose.js';
 import { methodSpec } from '../protocol/methods.js';
 import { outcomeOf } from './call-outcome.js';
+import { LabelledHistogram, type HistogramSeries } from './labelled-histogram.js';
 import { BoundedLabel, UNKNOWN } from './metrics-labels.js';
 import type { MetricsSources } from './metrics-sources.js';
 
@@ -37,15 +38,15 @@ export class Metrics {
   private readonly labels: Record<'server' | 'tool' | 'method' | 'caller' | 'stage', BoundedLabel>;
   private readonly calls: Counter<'caller_kind' | 'server' | 'method' | 'tool' | 'outcome'>;
   private readonly refusals: Counter<'reason'>;
-  private readonly latency: Histogram<'server'>;
-  private readonly stages: Histogram<'stage'>;
+  private readonly latency: LabelledHistogram;
+  private readonly stages: LabelledHistogram;
   private inFlight = 0;
   private readonly modernCallers = new Map<string, number>();
   private readonly onStart = (message: unknown) => this.started((message as { ctx: CallContext }).ctx);
   private readonly onEnd = (message: unknown) => this.ended(message as CallEndEvent);
   private readonly onStages = (message: unknown) => this.timedStages(message as CallStagesEvent);
-  /** The label set of each stage name, made once: a call observes every stage it passed. */
-  private readonly stageLabels = new Map<string, { stage: string }>();
+  /** The series of each stage name, found once: a call observes every stage it passed. */
+  private readonly stageSeries = new Map<string, HistogramSeries>();
   private subscribed = false;
 
   constructor(private readonly options: MetricsOptions) {
@@ -72,17 +73,17 @@ export class Metrics {
       registers,
     });
     for (const reason of ['policy', 'admission', 'approval']) this.refusals.inc({ reason }, 0);
-    this.latency = new Histogram({
+    this.latency = new LabelledHistogram({
       name: 'switchboard_call_duration_seconds',
       help: 'Call latency through the whole pipeline, by server ((switchboard) for calls answered inside it).',
-      labelNames: ['server'],
+      labelName: 'server',
       buckets: BUCKETS,
       registers,
     });
-    this.stages = new Histogram({
+    this.stages = new LabelledHistogram({
       name: 'switchboard_stage_duration_seconds',
       help: 'Time spent in each pipeline stage, including the stages inside it (onion order).',
-      labelNames: ['stage'],
+      labelName: 'stage',
       buckets: BUCKETS,
       registers,
     });
@@ -279,7 +280,7 @@ export class Metrics {
       outcome,
     });
     if (refusal) this.refusals.inc({ reason: refusal });
-    this.latency.observe({ server }, durationMs / 1000);
+    this.latency.of(server).observe(durationMs / 1000);
   }
 
   private timedStages({ stages, times, ran }: CallStagesEvent): void {
@@ -287,9 +288,9 @@ export class Metrics {
       const seconds = (times[2 * i + 1]! - times[2 * i]!) / 1000;
       if (seconds < 0) continue; // still running when the call ended
       const name = stages[i]!;
-      let labels = this.stageLabels.get(name);
-      if (!labels) this.stageLabels.set(name, (labels = { stage: this.labels.stage.of(name) }));
-      this.stages.observe(labels, seconds);
+      let series = this.stageSeries.get(name);
+      if (!series) this.stageSeries.set(name, (series = this.stages.of(this.labels.stage.of(name))));
+      series.observe(seconds);
     }
   }
 

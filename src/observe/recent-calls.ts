@@ -6,6 +6,7 @@ import type { CallContext } from '../call/context.js';
 import type { CallEndEvent } from '../pipeline/stages/observe.js';
 import { outcomeOf, type Outcome, type RefusalReason } from './call-outcome.js';
 import { BoundedLabel } from './metrics-labels.js';
+import { MinuteCounter } from './minute-counter.js';
 
 export interface CallSummary {
   /** When it ended, ISO 8601. */
@@ -25,32 +26,16 @@ export interface CallSummary {
 }
 
 const TARGET_MAX = 200;
-const WINDOW_S = 60;
 const SWITCHBOARD = '(switchboard)';
 
-/** Calls per second of one server over a sliding minute (one slot per second). */
-class MinuteCounter {
-  private readonly counts = new Uint32Array(WINDOW_S);
-  private readonly seconds = new Float64Array(WINDOW_S);
-
-  add(second: number): void {
-    const i = second % WINDOW_S;
-    if (this.seconds[i] !== second) {
-      this.seconds[i] = second;
-      this.counts[i] = 0;
-    }
-    this.counts[i]!++;
-  }
-
-  total(now: number): number {
-    let n = 0;
-    for (let i = 0; i < WINDOW_S; i++) if (now - this.seconds[i]! < WINDOW_S) n += this.counts[i]!;
-    return n;
-  }
+/** A call as kept: the summary's parts, with its time and target made into text only when read. */
+interface Kept extends Omit<CallSummary, 'time' | 'target'> {
+  at: number;
+  rawTarget: string | undefined;
 }
 
 export class RecentCalls {
-  private readonly ring: (CallSummary | undefined)[];
+  private readonly ring: (Kept | undefined)[];
   private next = 0;
   private readonly perServer = new Map<string, MinuteCounter>();
   private readonly servers: BoundedLabel;
@@ -64,7 +49,7 @@ export class RecentCalls {
     private readonly clean: (text: string) => string = (t) => t,
     maxServers = 200,
   ) {
-    this.ring = new Array<CallSummary | undefined>(size);
+    this.ring = new Array<Kept | undefined>(size);
     this.servers = new BoundedLabel(maxServers);
   }
 
@@ -86,14 +71,14 @@ export class RecentCalls {
     for (let k = 1; k <= this.size && out.length < limit; k++) {
       const c = this.ring[(this.next - k + this.size) % this.size];
       if (!c) break;
-      out.push(c);
+      out.push(this.summaryOf(c));
     }
     return out;
   }
 
   /** Calls that ended in the last minute, per server (`(switchboard)`: answered inside it). */
   lastMinute(): Record<string, number> {
-    const now = Math.floor(Date.now() / 1000);
+    const now = Date.now();
     const out: Record<string, number> = {};
     for (const [server, counter] of this.perServer) out[server] = counter.total(now);
     return out;
@@ -106,30 +91,47 @@ export class RecentCalls {
   }
 
   private ended({ ctx, durationMs, error }: CallEndEvent): void {
-    const summary = this.summarise(ctx, durationMs, error);
-    this.ring[this.next] = summary;
+    const kept = this.keep(ctx, durationMs, error);
+    this.ring[this.next] = kept;
     this.next = (this.next + 1) % this.size;
-    const server = this.servers.of(summary.server ?? SWITCHBOARD);
+    const server = this.servers.of(kept.server ?? SWITCHBOARD);
     let counter = this.perServer.get(server);
     if (!counter) this.perServer.set(server, (counter = new MinuteCounter()));
-    counter.add(Math.floor(Date.now() / 1000));
+    counter.add(kept.at);
+    if (this.listeners.size === 0) return;
+    const summary = this.summaryOf(kept);
     for (const listener of this.listeners) listener(summary);
   }
 
-  private summarise(ctx: CallContext, durationMs: number, error: unknown): CallSummary {
+  private keep(ctx: CallContext, durationMs: number, error: unknown): Kept {
     const { outcome, refusal, code } = outcomeOf(ctx, error);
     const named = ctx.params.name ?? ctx.params.uri;
     return {
-      time: new Date().toISOString(),
+      at: Date.now(),
       callId: ctx.callId,
       caller: `${ctx.caller.kind}:${ctx.caller.id}`,
       method: ctx.method,
-      target: typeof named === 'string' ? this.clean(named.slice(0, TARGET_MAX)) : undefined,
+      rawTarget: typeof named === 'string' ? named.slice(0, TARGET_MAX) : undefined,
       server: ctx.target?.backend,
       outcome,
       refusal,
       code,
       durationMs: Math.round(durationMs * 1000) / 1000,
+    };
+  }
+
+  private summaryOf(k: Kept): CallSummary {
+    return {
+      time: new Date(k.at).toISOString(),
+      callId: k.callId,
+      caller: k.caller,
+      method: k.method,
+      target: k.rawTarget === undefined ? undefined : this.clean(k.rawTarget),
+      server: k.server,
+      outcome: k.outcome,
+      refusal: k.refusal,
+      code: k.code,
+      durationMs: k.durationMs,
     };
   }
 }

@@ -2,6 +2,7 @@
 // its response side, so the response side unwinds in reverse order by itself.
 import { channel } from 'node:diagnostics_channel';
 import type { CallContext } from '../call/context.js';
+import { afterTurn } from './after-turn.js';
 
 /**
  * Every stage's time of one call, published once when the call leaves the pipeline (after
@@ -44,7 +45,8 @@ export type Stage = (ctx: CallContext, next: Next) => Promise<void>;
 export function compose(stages: readonly Stage[]): (ctx: CallContext) => Promise<void> {
   const names: readonly string[] = stages.map((s) => s.name || 'anonymous');
   return (ctx) => {
-    // Timing costs one array per call and one await per stage; nothing at all when unobserved.
+    // Timing costs one array per call and one reaction per stage (watching the stage's promise,
+    // not standing in its chain); nothing at all when unobserved.
     const times =
       callStages.hasSubscribers || stageEnd.hasSubscribers ? new Float64Array(2 * stages.length) : undefined;
     let last = -1;
@@ -53,24 +55,24 @@ export function compose(stages: readonly Stage[]): (ctx: CallContext) => Promise
       last = i;
       const stage = stages[i];
       if (!stage) return Promise.resolve();
+      if (times) times[2 * i] = performance.now();
       try {
-        if (!times) return stage(ctx, () => dispatch(i + 1));
-        return timed(stage, i);
+        const done = stage(ctx, () => dispatch(i + 1));
+        if (times) {
+          const end = () => void (times[2 * i + 1] = performance.now());
+          done.then(end, end);
+        }
+        return done;
       } catch (err) {
+        if (times) times[2 * i + 1] = performance.now();
         return Promise.reject(err);
-      }
-    };
-    const timed = async (stage: Stage, i: number): Promise<void> => {
-      times![2 * i] = performance.now();
-      try {
-        await stage(ctx, () => dispatch(i + 1));
-      } finally {
-        times![2 * i + 1] = performance.now();
       }
     };
     const ran = dispatch(0);
     if (!times) return ran;
-    const ended = () => publishStages(ctx, names, times, Math.min(last + 1, stages.length));
+    // After the turn, as call:end is (and after it): the reply leaves first.
+    const ended = () =>
+      afterTurn.add(() => publishStages(ctx, names, times, Math.min(last + 1, stages.length)));
     // Observed, not awaited: the caller still gets `ran` itself, rejection and all.
     ran.then(ended, ended);
     return ran;

@@ -25,7 +25,7 @@ import type { Meta, Result } from '../jsonrpc/message.js';
 import { callStages, type CallStagesEvent } from '../pipeline/compose.js';
 import { hopEnd, hopStart, type HopEvent } from '../pipeline/hop.js';
 import { callEnd, callStart, type CallEndEvent } from '../pipeline/stages/observe.js';
-import { later } from './later.js';
+import { later } from '../pipeline/after-turn.js';
 import {
   callAttributes,
   callOutcomeAttributes,
@@ -82,10 +82,11 @@ export function traceCalls(tracer: Tracer, stageSpanMinMs = 0): () => void {
   };
 
   const onEnd = (message: unknown) => {
-    const { ctx, error } = message as CallEndEvent;
+    const { ctx, error, durationMs } = message as CallEndEvent;
     const call = calls.get(ctx);
     if (!call) return;
-    const endedAt = performance.now();
+    // Published after the turn the call ended in: its end is its start plus its duration.
+    const endedAt = ctx.startedAt + durationMs;
     // The stages' times arrive just after this (call:stages follows call:end), before the job runs.
     pending.add(() => {
       calls.delete(ctx);

@@ -71,13 +71,15 @@ async function untilRefused(call: () => Promise<unknown>): Promise<{ code?: unkn
 }
 
 /** What a door must leave behind: a record and an event for its housekeeping and its refusal. */
-function assertTraces(
+async function assertTraces(
   seen: Seen[],
   audit: ReturnType<typeof records>,
   caller: string,
   housekeeping: string,
   refusedMethod: string,
-): void {
+): Promise<void> {
+  // call:end is published after the turn a call ended in (the reply leaves first).
+  await new Promise((resolve) => setImmediate(resolve));
   const [kind, ...id] = caller.split(':');
   const mine = audit.filter((r) => r.callerKind === kind && r.callerId === id.join(':'));
   assert.ok(
@@ -110,8 +112,8 @@ test('stdio: housekeeping and an admission refusal are audited and observed', as
     refusal = answer.error as Record<string, unknown> | undefined;
   }
   assert.match(String(refusal?.message), /Rate limit/);
-  assertTraces(seen, records(sb, path), 'host:stdio', 'ping', 'tools/call');
-  assertTraces(seen, records(sb, path), 'host:stdio', 'initialize', 'tools/call');
+  await assertTraces(seen, records(sb, path), 'host:stdio', 'ping', 'tools/call');
+  await assertTraces(seen, records(sb, path), 'host:stdio', 'initialize', 'tools/call');
 });
 
 test('HTTP legacy session: housekeeping and an admission refusal are audited and observed', async (t) => {
@@ -120,7 +122,7 @@ test('HTTP legacy session: housekeeping and an admission refusal are audited and
   await client.ping();
   const refusal = await untilRefused(() => client.callTool({ name: 'echo', arguments: {} }));
   assert.match(refusal.message, /Rate limit/);
-  assertTraces(seen, records(sb, path), 'host:http', 'ping', 'tools/call');
+  await assertTraces(seen, records(sb, path), 'host:http', 'ping', 'tools/call');
 });
 
 test('HTTP modern request: housekeeping and an admission refusal are audited and observed', async (t) => {
@@ -150,7 +152,7 @@ test('HTTP modern request: housekeeping and an admission refusal are audited and
     refused = r.messages[0]!.error as Record<string, unknown> | undefined;
   }
   assert.match(String(refused?.message), /Rate limit/);
-  assertTraces(seen, records(sb, path), 'host:http', 'server/discover', 'tools/call');
+  await assertTraces(seen, records(sb, path), 'host:http', 'server/discover', 'tools/call');
 });
 
 test('bridge: housekeeping and an admission refusal are audited and observed', async (t) => {
@@ -161,7 +163,7 @@ test('bridge: housekeeping and an admission refusal are audited and observed', a
   await bridge.ping();
   const refusal = await untilRefused(() => bridge.request('tools/call', { name: 'echo', arguments: {} }));
   assert.match(refusal.message, /Rate limit/);
-  assertTraces(seen, records(sb, path), 'backend:p', 'ping', 'tools/call');
+  await assertTraces(seen, records(sb, path), 'backend:p', 'ping', 'tools/call');
 });
 
 test('dispatch(): housekeeping and an admission refusal are audited and observed', async (t) => {
@@ -170,7 +172,7 @@ test('dispatch(): housekeeping and an admission refusal are audited and observed
   await sb.gateway.dispatch(caller, 'ping');
   const refusal = await untilRefused(() => sb.gateway.dispatch(caller, 'tools/call', { name: 'echo' }));
   assert.match(refusal.message, /Rate limit/);
-  assertTraces(seen, records(sb, path), 'workflow:nightly', 'ping', 'tools/call');
+  await assertTraces(seen, records(sb, path), 'workflow:nightly', 'ping', 'tools/call');
 });
 
 test("a handler's sub-calls: housekeeping and an admission refusal are audited and observed", async (t) => {
@@ -184,7 +186,7 @@ test("a handler's sub-calls: housekeeping and an admission refusal are audited a
   const caller = { kind: 'extension', id: 'fanout' } as const;
   const result = await sb.gateway.dispatch(caller, 'probe.fanout');
   assert.match(String(result.refused), /Rate limit/);
-  assertTraces(seen, records(sb, path), 'extension:fanout', 'ping', 'tools/call');
+  await assertTraces(seen, records(sb, path), 'extension:fanout', 'ping', 'tools/call');
 });
 
 test("a backend's sampling request is audited on the way back, and a deny rule stops it", async (t) => {

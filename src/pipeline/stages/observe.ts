@@ -1,6 +1,8 @@
 // Publishes the start and end of every call on a diagnostics channel. Metrics and logs
-// subscribe there, so observability costs nothing on the request path when nobody listens.
+// subscribe there, so observability costs nothing on the request path when nobody listens, and
+// the end is published after the turn the call ended in, once its reply is on its way.
 import { channel } from 'node:diagnostics_channel';
+import { afterTurn } from '../after-turn.js';
 import { whenEnded, type Stage } from '../compose.js';
 import type { CallContext } from '../../call/context.js';
 
@@ -9,13 +11,15 @@ export const callEnd = channel('switchboard:call:end');
 
 export interface CallEndEvent {
   ctx: CallContext;
+  /** From `ctx.startedAt` (performance.now()) to the call's end; published a little later. */
   durationMs: number;
   error: unknown;
 }
 
 export function observeStage(): Stage {
   const ended = whenEnded((ctx, durationMs, error) => {
-    if (callEnd.hasSubscribers) callEnd.publish({ ctx, durationMs, error } satisfies CallEndEvent);
+    if (callEnd.hasSubscribers)
+      afterTurn.add(() => callEnd.publish({ ctx, durationMs, error } satisfies CallEndEvent));
   });
   return function observe(ctx, next) {
     if (callStart.hasSubscribers) callStart.publish({ ctx });

@@ -32,6 +32,7 @@ export async function openA2AAgent(
   } catch (err) {
     throw new Error(
       `cannot open the A2A task database ${path}: ${(err as Error).message}\nSet a2a.serve.tasks.path to a writable file.`,
+      { cause: err },
     );
   }
   if (tasks.interrupted)

@@ -9,8 +9,7 @@ import { hostname } from 'node:os';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { DatabaseTaskStore, TASK_TABLE } from '@a2a-js/sdk/server/database';
-import { Kysely, SqliteDialect, sql } from 'kysely';
-import { Migrator, type Migration } from 'kysely/migration';
+import { Kysely, Migrator, SqliteDialect, sql, type Migration } from 'kysely';
 import { openWritableSqlite } from '../state/sqlite-file.js';
 import { messageOf, textPart } from './parts.js';
 

@@ -74,3 +74,28 @@ test('a task running when switchboard was killed comes back failed with a messag
     second.logLines().some((l) => l.msg === 'A2A tasks left unfinished by the last run are marked failed'),
   );
 });
+
+test('a task running when switchboard stops is failed, not working, at the next start', async (t) => {
+  const env = { ...process.env, XDG_STATE_HOME: await tempDir(t) };
+  const input = {
+    servers: { p: probe('p') },
+    a2a: { serve: { enabled: true } },
+    shutdown: { drainMs: 0 },
+  };
+  const first = await launchSwitchboard(input, { env });
+  const client = await agentClient(new URL(first.http!.url).origin, 'JSONRPC');
+  let task: Task | undefined;
+  for await (const event of client.sendMessageStream(skillCall('wait'))) {
+    const p = event.payload;
+    if (p?.$case === 'task') task = p.value;
+    if (p?.$case === 'statusUpdate' && p.value.status?.message) break;
+  }
+  assert.ok(task);
+  await first.stop();
+  const second = await launchSwitchboard(input, { env });
+  t.after(() => second.stop());
+  const after = await agentClient(new URL(second.http!.url).origin, 'JSONRPC');
+  const got = await after.getTask({ tenant: '', id: task.id, historyLength: undefined });
+  assert.equal(got.status?.state, TaskState.TASK_STATE_FAILED, statusText(got));
+  assert.ok(statusText(got).length > 0);
+});

@@ -20,7 +20,7 @@ import type { Tracing } from './tracing/tracing.js';
 import { SERVER_INFO } from './protocol/versions.js';
 import { startAdmin } from './admin/admin.js';
 import { WORKFLOWS_SOURCE } from './workflows/workflow-source.js';
-import { a2aRoutes } from './a2a/wiring.js';
+import { openA2AAgent, type A2AAgent } from './a2a/wiring.js';
 import { openStores, StartupError } from './switchboard-stores.js';
 import { setUpExtensions } from './switchboard-extensions.js';
 import { withSecrets } from './vault/open.js';
@@ -137,6 +137,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     : undefined;
   let http: HttpFront | undefined;
   let stdio: StdioFront | undefined;
+  let a2a: A2AAgent | undefined;
   try {
     if (options.profile !== undefined && !Object.hasOwn(config.catalog.profiles, options.profile))
       throw new Error(
@@ -154,11 +155,14 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       });
     }
     if (options.http ?? !options.stdio) {
+      a2a = await openA2AAgent(gateway, config, log, options.env).catch((err: Error) => {
+        throw new StartupError(err.message);
+      });
       http = await serveHttp(gateway, {
         ...config.http,
         traceHeader: config.tracing.enabled,
         profiles: config.catalog.profiles,
-        routes: a2aRoutes(gateway, config, log),
+        routes: a2a.routes,
         maxMessageBytes: config.limits.maxMessageBytes,
         maxUnreadBytes: config.limits.maxUnreadBytes,
         log,
@@ -169,6 +173,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     await mesh?.stop();
     await admin?.stop();
     await gateway.stop();
+    await a2a?.close();
     await starting;
     await bridge?.close();
     await tracing?.stop();
@@ -278,6 +283,8 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       await admin?.stop();
       workflows?.close();
       await gateway.stop();
+      // After the gateway: a skill call it ended may still save its task's last state.
+      await a2a?.close();
       await bridge?.close();
       // Last, so the spans of calls cut above are sent too.
       await tracing?.stop();

@@ -1,7 +1,7 @@
 // Switchboard's agent card: its skills are the tools the asking caller may list, read through the
 // pipeline as that caller's tools/list (so policy filters them and audit records the read). An
 // unauthenticated request to a front that requires authentication gets the card without skills.
-import type { AgentCard, AgentSkill } from '@a2a-js/sdk';
+import type { AgentCard, AgentInterface, AgentSkill } from '@a2a-js/sdk';
 import type { Caller } from '../call/context.js';
 import { muteReply } from '../call/mute-reply.js';
 import { newCall } from '../call/new-call.js';
@@ -59,19 +59,32 @@ function skillOf(t: Tool): AgentSkill {
   };
 }
 
+/** The agent's bindings at `origin` (`http://host:port`): JSON-RPC first, then HTTP+JSON. */
+export function interfacesAt(origin: string, settings: Config['a2a']['serve']): AgentInterface[] {
+  return [
+    { url: `${origin}${settings.path}`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
+    {
+      url: `${origin}${settings.restPath}`,
+      protocolBinding: 'HTTP+JSON',
+      tenant: '',
+      protocolVersion: '1.0',
+    },
+  ];
+}
+
 /** The card for `caller` (undefined: the anonymous card of an authenticating front, no skills). */
 export async function buildCard(
   run: RunCall,
   options: CardOptions,
   caller: Caller | undefined,
-  endpoint: string,
+  origin: string,
 ): Promise<AgentCard> {
   const tools = caller ? await toolsFor(run, caller) : [];
   const { settings, authenticated } = options;
   return {
     name: settings.name,
     description: settings.description,
-    supportedInterfaces: [{ url: endpoint, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
+    supportedInterfaces: interfacesAt(origin, settings),
     provider: undefined,
     version: SERVER_INFO.version,
     capabilities: {

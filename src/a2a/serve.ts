@@ -1,28 +1,28 @@
-// Switchboard as an A2A agent on the HTTP front: the agent card at /.well-known/agent-card.json and
-// the A2A JSON-RPC endpoint (a2a.serve.path), answered by the SDK's request handler over node:http
-// (plain JSON, or SSE for streaming methods). Callers authenticate as the front's hosts do and act
-// as `agent:<id>`; every skill call is one call through the pipeline (see skill-run.ts).
+// Switchboard as an A2A agent on the HTTP front: the agent card at /.well-known/agent-card.json,
+// the A2A JSON-RPC endpoint (a2a.serve.path, over node:http: plain JSON, or SSE for streaming
+// methods) and the HTTP+JSON binding (a2a.serve.restPath, see rest.ts), both answered by one SDK
+// request handler over the durable task store. Callers authenticate as the front's hosts do and
+// act as `agent:<id>`; every skill call is one call through the pipeline (see skill-run.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { A2A_VERSION_HEADER, AgentCard } from '@a2a-js/sdk';
 import {
   DefaultExecutionEventBusManager,
   DefaultRequestHandler,
-  InMemoryTaskStore,
   JsonRpcTransportHandler,
-  ServerCallContext,
   resolveUserScope,
   validateVersion,
-  type User,
+  type TaskStore,
 } from '@a2a-js/sdk/server';
 import type { Caller } from '../call/context.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
-import { buildCard } from './card.js';
+import { AgentUser, ENDPOINT_STATE, agentContext } from './agent-context.js';
+import { buildCard, interfacesAt } from './card.js';
 import { CALLER_STATE, SkillExecutor } from './executor.js';
+import { restBinding } from './rest.js';
 import type { RunCall } from './skill-run.js';
 
 export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
-const ENDPOINT_STATE = 'switchboard.endpoint';
 
 /** How the HTTP front authenticates a request: its caller, or undefined once it answered (401). */
 export type Authenticate = (req: IncomingMessage, res: ServerResponse) => Promise<Caller | undefined>;
@@ -40,6 +40,8 @@ export interface A2AServeOptions {
   /** Whether the HTTP front authenticates callers (http.auth mode other than none). */
   authenticated: boolean;
   maxMessageBytes: number;
+  /** Where the agent's tasks are kept (scoped by owner: the caller's `agent:<id>`). */
+  tasks: TaskStore;
   run: RunCall;
   log: Logger;
 }
@@ -54,7 +56,7 @@ export function a2aRoute(options: A2AServeOptions): HttpRoute {
   const handler = new DefaultRequestHandler(
     // The handler's own card: what it checks versions and capabilities against.
     { ...emptyCard(settings, options.authenticated), skills: [] },
-    new InMemoryTaskStore(resolveUserScope),
+    options.tasks,
     executor,
     new DefaultExecutionEventBusManager(resolveUserScope),
     undefined,
@@ -68,9 +70,11 @@ export function a2aRoute(options: A2AServeOptions): HttpRoute {
       ),
   );
   const transport = new JsonRpcTransportHandler(handler);
+  const rest = restBinding(handler, settings.restPath);
 
-  function endpointOf(req: IncomingMessage): string {
-    return `http://${req.headers.host ?? 'localhost'}${settings.path}`;
+  /** The origin the request reached the agent at; the card's interface URLs are under it. */
+  function originOf(req: IncomingMessage): string {
+    return `http://${req.headers.host ?? 'localhost'}`;
   }
 
   async function card(req: IncomingMessage, res: ServerResponse, authenticate: Authenticate): Promise<void> {
@@ -82,7 +86,7 @@ export function a2aRoute(options: A2AServeOptions): HttpRoute {
       if (!host) return;
       caller = agentOf(host);
     }
-    const body = JSON.stringify(AgentCard.toJSON(await buildCard(run, cardOptions, caller, endpointOf(req))));
+    const body = JSON.stringify(AgentCard.toJSON(await buildCard(run, cardOptions, caller, originOf(req))));
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(body);
   }
 
@@ -105,17 +109,11 @@ export function a2aRoute(options: A2AServeOptions): HttpRoute {
     } catch {
       return json(res, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
     }
-    const user: User = { isAuthenticated: true, userName: `${caller.kind}:${caller.id}` };
     const version = req.headers[A2A_VERSION_HEADER.toLowerCase()];
-    const context = new ServerCallContext({
-      user,
-      // This agent speaks A2A 1.0; a request that names no version is taken as one.
-      requestedVersion: typeof version === 'string' && version ? version : '1.0',
-      state: new Map<string, unknown>([
-        [CALLER_STATE, caller],
-        [ENDPOINT_STATE, endpointOf(req)],
-      ]),
-    });
+    const context = agentContext(
+      new AgentUser(caller, originOf(req)),
+      typeof version === 'string' ? version : undefined,
+    );
     try {
       validateVersion(context.requestedVersion, await handler.getAgentCard(), 'JSONRPC');
     } catch (err) {
@@ -164,17 +162,44 @@ export function a2aRoute(options: A2AServeOptions): HttpRoute {
       await rpc(req, res, authenticate);
       return true;
     }
+    if (rest.owns(path)) {
+      await restCall(req, res, authenticate);
+      return true;
+    }
     return false;
   };
+
+  async function restCall(
+    req: IncomingMessage,
+    res: ServerResponse,
+    authenticate: Authenticate,
+  ): Promise<void> {
+    const host = await authenticate(req, res);
+    if (!host) return;
+    const raw = await readBody(req, options.maxMessageBytes);
+    if (raw === undefined) return restError(res, 413, 'RESOURCE_EXHAUSTED', 'Request too large');
+    let body: unknown;
+    try {
+      body = raw.trim() ? JSON.parse(raw) : undefined;
+    } catch {
+      return restError(res, 400, 'INVALID_ARGUMENT', 'The body is not JSON');
+    }
+    await rest.serve(req, res, new AgentUser(agentOf(host), originOf(req)), body);
+  }
+}
+
+/** An error in the HTTP+JSON binding's shape (google.rpc.Status under `error`). */
+function restError(res: ServerResponse, code: number, status: string, message: string): void {
+  res
+    .writeHead(code, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ error: { code, status, message } }));
 }
 
 function emptyCard(settings: Config['a2a']['serve'], authenticated: boolean): AgentCard {
   return {
     name: settings.name,
     description: settings.description,
-    supportedInterfaces: [
-      { url: settings.path, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' },
-    ],
+    supportedInterfaces: interfacesAt('', settings),
     provider: undefined,
     version: '',
     capabilities: {

@@ -1,22 +1,61 @@
-// What the HTTP front gets from a2a.serve: the agent's routes when it is enabled, none otherwise.
+// What the HTTP front gets from a2a.serve: the agent's routes (over its durable task file) when it
+// is enabled, none otherwise; and how to close that file when switchboard stops.
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
+import { stateDirFile } from '../state/sqlite-file.js';
 import { a2aRoute, type HttpRoute } from './serve.js';
 import type { RunCall } from './skill-run.js';
+import { openAgentTaskDb } from './task-db.js';
 
-export function a2aRoutes(gateway: { run: RunCall }, config: Config, log: Logger): HttpRoute[] {
+export interface A2AAgent {
+  routes: HttpRoute[];
+  close(): Promise<void>;
+}
+
+/** a2a.serve.tasks.path, else a2a-tasks.sqlite in switchboard's state directory. */
+export function agentTasksPath(config: Config, env: NodeJS.ProcessEnv = process.env): string {
+  return config.a2a.serve.tasks.path ?? stateDirFile('a2a-tasks.sqlite', env);
+}
+
+export async function openA2AAgent(
+  gateway: { run: RunCall },
+  config: Config,
+  log: Logger,
+  env?: NodeJS.ProcessEnv,
+): Promise<A2AAgent> {
   const settings = config.a2a.serve;
-  if (!settings.enabled) return [];
-  log.info({ path: settings.path }, 'serving switchboard as an A2A agent');
-  return [
-    a2aRoute({
-      settings,
-      authenticated: authenticates(config.http.auth),
-      maxMessageBytes: config.limits.maxMessageBytes,
-      run: (ctx) => gateway.run(ctx),
-      log,
-    }),
-  ];
+  if (!settings.enabled) return { routes: [], close: () => Promise.resolve() };
+  const path = agentTasksPath(config, env);
+  let tasks: Awaited<ReturnType<typeof openAgentTaskDb>>;
+  try {
+    tasks = await openAgentTaskDb(path);
+  } catch (err) {
+    throw new Error(
+      `cannot open the A2A task database ${path}: ${(err as Error).message}\nSet a2a.serve.tasks.path to a writable file.`,
+      { cause: err },
+    );
+  }
+  if (tasks.interrupted)
+    log.warn(
+      { tasks: tasks.interrupted, path },
+      'A2A tasks left unfinished by the last run are marked failed',
+    );
+  if (tasks.shared)
+    log.warn({ path }, 'another switchboard has the A2A task file open: its unfinished tasks are left to it');
+  log.info({ path: settings.path, restPath: settings.restPath }, 'serving switchboard as an A2A agent');
+  return {
+    routes: [
+      a2aRoute({
+        settings,
+        authenticated: authenticates(config.http.auth),
+        maxMessageBytes: config.limits.maxMessageBytes,
+        tasks: tasks.store,
+        run: (ctx) => gateway.run(ctx),
+        log,
+      }),
+    ],
+    close: () => tasks.close(),
+  };
 }
 
 /** Whether the front proves who its callers are (the mode in force is other than none). */

@@ -17,8 +17,32 @@ export const A2AServe = z
       .string()
       .default('The tools this switchboard fronts, as A2A skills.')
       .describe('The agent card’s description.'),
+    restPath: z
+      .string()
+      .regex(/^\/[A-Za-z0-9/_.-]*[A-Za-z0-9_.-]$/, 'an absolute URL path, not ending in /')
+      .default('/a2a/rest')
+      .describe(
+        'Base path of the A2A HTTP+JSON (REST) binding on the HTTP front, beside the JSON-RPC endpoint: POST <restPath>/message:send, GET <restPath>/tasks/<id>, ….',
+      ),
+    tasks: z
+      .object({
+        path: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            "SQLite file of the agent's tasks, kept across restarts (default: $XDG_STATE_HOME/switchboard/a2a-tasks.sqlite, else ~/.local/state/switchboard/a2a-tasks.sqlite). Hidden from sandboxed backends.",
+          ),
+      })
+      .strict()
+      .prefault({})
+      .describe('Where switchboard keeps its tasks as an agent.'),
   })
   .strict()
+  .refine((s) => s.restPath !== s.path, {
+    message: 'restPath must differ from path (the JSON-RPC endpoint)',
+    path: ['restPath'],
+  })
   .prefault({});
 
 export const A2ASection = z

@@ -117,6 +117,10 @@ function protectedPaths(options: SandboxOptions): Protected {
     // SQLite keeps recent writes beside the file until a checkpoint.
     ...['', '-wal', '-shm', '-journal'].map((suffix) => trustDb + suffix),
     ...['', '-wal', '-shm', '-journal'].map((suffix) => stateDb + suffix),
+    // The A2A agent's tasks, when a2a.serve.tasks.path puts them outside the state directory.
+    ...(config.a2a.serve.tasks.path
+      ? ['', '-wal', '-shm', '-journal'].map((suffix) => config.a2a.serve.tasks.path + suffix)
+      : []),
     // The keys approvals and checkpoints are signed with, and the checkpoint kept outside the db.
     trustKeysPath(trustDb),
     checkpointFilePath(trustDb),

@@ -1,0 +1,101 @@
+// Switchboard's tasks as an A2A agent outlive the process: a finished task is answered by the next
+// start on the same state directory with its final state and artifacts, and a task still running
+// when switchboard died comes back failed, saying why, not working forever.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import test from 'node:test';
+import { TaskState, type Task } from '@a2a-js/sdk';
+import { probe } from '../gateway/harness.js';
+import { launchSwitchboard } from '../support/start-switchboard.js';
+import { spawnSwitchboard } from '../support/switchboard-process.js';
+import { agentClient, artifactTexts, asTask, skillCall, statusText } from './agent-clients.js';
+
+async function tempDir(t: test.TestContext): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-a2a-tasks-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+test('a finished task is answered after a restart on the same state directory, artifacts and all', async (t) => {
+  const env = { ...process.env, XDG_STATE_HOME: await tempDir(t) };
+  const input = { servers: { p: probe('p') }, a2a: { serve: { enabled: true } } };
+  const first = await launchSwitchboard(input, { env });
+  let task: Task;
+  try {
+    const client = await agentClient(new URL(first.http!.url).origin, 'JSONRPC');
+    task = asTask(await client.sendMessage(skillCall('echo', { said: 'kept' })));
+    assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED);
+  } finally {
+    await first.stop();
+  }
+  // The default file: a2a-tasks.sqlite in switchboard's state directory.
+  assert.ok(existsSync(join(env.XDG_STATE_HOME, 'switchboard', 'a2a-tasks.sqlite')));
+  const second = await launchSwitchboard(input, { env });
+  t.after(() => second.stop());
+  for (const binding of ['JSONRPC', 'HTTP+JSON'] as const) {
+    const client = await agentClient(new URL(second.http!.url).origin, binding);
+    const again = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
+    assert.equal(again.status?.state, TaskState.TASK_STATE_COMPLETED, binding);
+    assert.deepEqual(artifactTexts(again), artifactTexts(task), binding);
+    assert.deepEqual(
+      (JSON.parse(artifactTexts(again)[0]!) as { arguments: unknown }).arguments,
+      { said: 'kept' },
+      binding,
+    );
+  }
+});
+
+test('a task running when switchboard was killed comes back failed with a message saying why', async (t) => {
+  const path = join(await tempDir(t), 'agent-tasks.sqlite');
+  const config = { servers: { p: probe('p') }, a2a: { serve: { enabled: true, tasks: { path } } } };
+  const first = await spawnSwitchboard(t, config);
+  const client = await agentClient(new URL(first.url).origin, 'JSONRPC');
+  let task: Task | undefined;
+  for await (const event of client.sendMessageStream(skillCall('wait'))) {
+    const p = event.payload;
+    if (p?.$case === 'task') task = p.value;
+    // The wait tool reports progress once it waits: the call is under way.
+    if (p?.$case === 'statusUpdate' && p.value.status?.message) break;
+  }
+  assert.ok(task);
+  const running = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
+  assert.equal(running.status?.state, TaskState.TASK_STATE_WORKING);
+  process.kill(first.pid, 'SIGKILL');
+
+  const second = await spawnSwitchboard(t, config);
+  const after = await agentClient(new URL(second.url).origin, 'HTTP+JSON');
+  const got = await after.getTask({ tenant: '', id: task.id, historyLength: undefined });
+  assert.equal(got.status?.state, TaskState.TASK_STATE_FAILED);
+  assert.match(statusText(got), /stopped while this task was under way/);
+  assert.ok(
+    second.logLines().some((l) => l.msg === 'A2A tasks left unfinished by the last run are marked failed'),
+  );
+});
+
+test('a task running when switchboard stops is failed, not working, at the next start', async (t) => {
+  const env = { ...process.env, XDG_STATE_HOME: await tempDir(t) };
+  const input = {
+    servers: { p: probe('p') },
+    a2a: { serve: { enabled: true } },
+    shutdown: { drainMs: 0 },
+  };
+  const first = await launchSwitchboard(input, { env });
+  const client = await agentClient(new URL(first.http!.url).origin, 'JSONRPC');
+  let task: Task | undefined;
+  for await (const event of client.sendMessageStream(skillCall('wait'))) {
+    const p = event.payload;
+    if (p?.$case === 'task') task = p.value;
+    if (p?.$case === 'statusUpdate' && p.value.status?.message) break;
+  }
+  assert.ok(task);
+  await first.stop();
+  const second = await launchSwitchboard(input, { env });
+  t.after(() => second.stop());
+  const after = await agentClient(new URL(second.http!.url).origin, 'JSONRPC');
+  const got = await after.getTask({ tenant: '', id: task.id, historyLength: undefined });
+  assert.equal(got.status?.state, TaskState.TASK_STATE_FAILED, statusText(got));
+  assert.ok(statusText(got).length > 0);
+});

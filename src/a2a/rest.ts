@@ -41,7 +41,9 @@ export function restBinding(handler: A2ARequestHandler, base: string): RestBindi
         // a finished request and keeps req.body as given.
         if (body !== undefined) (req as IncomingMessage & { body?: unknown }).body = body;
         res.once('close', () => resolve());
-        app(req, res, () => {
+        // An express app is a node:http handler; its types only take a third argument (the
+        // fall-through, answered here as JSON) with express's own request and response types.
+        app(req as express.Request, res as express.Response, () => {
           if (!res.headersSent)
             res
               .writeHead(404, { 'content-type': 'application/json' })

@@ -13,6 +13,7 @@ import {
 } from '../src/public/bridge-client/index.js';
 import type { Measurement, Plan } from './lib/compare.js';
 import { openFromStderr, openStdio, type Endpoint } from './lib/endpoints.js';
+import { profileFlags } from './lib/gateway.js';
 import { ECHO_SERVER, ROOT } from './lib/paths.js';
 import type { Row } from './lib/report.js';
 import type { Call } from './lib/runners.js';
@@ -39,7 +40,15 @@ function openSocketProcess<C>(
   connect: (path: string) => Promise<C>,
   close: (client: C) => Promise<void>,
 ): Promise<Endpoint<C>> {
-  return openFromStderr(label, process.execPath, [script], pattern, CONNECT_TIMEOUT_MS, connect, close);
+  return openFromStderr(
+    label,
+    process.execPath,
+    [...profileFlags, script],
+    pattern,
+    CONNECT_TIMEOUT_MS,
+    connect,
+    close,
+  );
 }
 
 /** The handler gateway with its audit trail on (in a fresh file) or off; the child inherits env. */

@@ -57,7 +57,10 @@ export function writeGatewayConfig(
 /** BENCH_CPU_PROF=<dir>: each switchboard a scenario starts writes a V8 CPU profile there when it stops. */
 const PROFILE = process.env.BENCH_CPU_PROF;
 // A finer interval than V8's 1 ms default: an echo call costs a fraction of a millisecond.
-const profileFlags = PROFILE ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${PROFILE}`] : [];
+/** Node flags that make a switchboard process write a CPU profile (BENCH_CPU_PROF=<dir>), else none. */
+export const profileFlags = PROFILE
+  ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${PROFILE}`]
+  : [];
 
 /** argv (after `node`) of `switchboard up` with a stdio front or an HTTP front on a free port. */
 export function gatewayArgs(configPath: string, front: 'stdio' | 'http'): string[] {

@@ -131,7 +131,7 @@ export class WorkflowTasks implements SourceTasks {
       // The run goes on; its task is this node's alone, as without the shared state.
       this.engine.log.warn(
         { run, err: (err as Error).message },
-        "workflow task not shared with the mesh: reachable through this node only",
+        'workflow task not shared with the mesh: reachable through this node only',
       );
     }
   }
@@ -193,7 +193,8 @@ export class WorkflowTasks implements SourceTasks {
       try {
         read = await this.shared.runs.read(runId);
       } catch (err) {
-        if (!row) throw new WireError(WIRE.INTERNAL_ERROR, `Failed to retrieve task: ${(err as Error).message}`);
+        if (!row)
+          throw new WireError(WIRE.INTERNAL_ERROR, `Failed to retrieve task: ${(err as Error).message}`);
       }
       if (read) return read;
       const task = this.shared.tasks.task(runId);

@@ -78,7 +78,9 @@ describe('workflow run tasks shared over JetStream', { skip: NO_NATS, timeout: 1
     await until(
       () => {
         const lines = journalLines(journal);
-        return (lines.includes('slow_safe safe start') && lines.includes('slow_safe long start')) || undefined;
+        return (
+          (lines.includes('slow_safe safe start') && lines.includes('slow_safe long start')) || undefined
+        );
       },
       'both slow steps to start on a',
       { timeoutMs: 30_000 },
@@ -125,13 +127,10 @@ describe('workflow run tasks shared over JetStream', { skip: NO_NATS, timeout: 1
     const onA = await rawHost(a.url, ALICE);
     const one = await startTask(onA, 'one');
     const two = await startTask(onA, 'two');
-    await until(
-      () => {
-        const lines = journalLines(journal);
-        return (lines.includes('slow_safe one start') && lines.includes('slow_safe two start')) || undefined;
-      },
-      'both runs to start on a',
-    );
+    await until(() => {
+      const lines = journalLines(journal);
+      return (lines.includes('slow_safe one start') && lines.includes('slow_safe two start')) || undefined;
+    }, 'both runs to start on a');
 
     // The operator, with b's config: the request goes through the mesh to a.
     const out: string[] = [];

@@ -65,6 +65,7 @@ export async function setUpExtensions(
     state,
     log: log.child({ component: 'workflows' }),
     shared: shared?.runs,
+    sharedTasks: shared?.tasks,
     pipeline: (ctx) => gateway.run(ctx),
     tools: (exposed) =>
       gateway.catalog.resolve('tools', exposed)?.item?.annotations as Record<string, unknown> | undefined,

@@ -61,6 +61,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     state,
     // Workflow runs that are tasks outlive a restart like the runs themselves.
     taskSources: Object.keys(config.workflows).length > 0 ? [WORKFLOWS_SOURCE] : undefined,
+    sharedTasks: shared?.tasks,
     config: runConfig,
     log,
     audit: trust.audit,

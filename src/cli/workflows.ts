@@ -12,6 +12,7 @@ import { startSwitchboard } from '../switchboard.js';
 import { RunStore, type RunRow } from '../workflows/run-store.js';
 import { WORKFLOWS_SOURCE } from '../workflows/workflow-source.js';
 import { processIo, parseCommand, type CommandIo } from './io.js';
+import { cancelThroughMesh, sharedRuns } from './workflows-mesh.js';
 
 export const WORKFLOWS_USAGE = `Usage: switchboard workflows <list|run|runs|show|cancel> [options]
 
@@ -20,7 +21,8 @@ export const WORKFLOWS_USAGE = `Usage: switchboard workflows <list|run|runs|show
                            MCP endpoint), else in a switchboard started here from --config
   runs                     Recent runs, newest first (--workflow NAME, --limit N)
   show RUN                 One run: its input, result or error, and each step's outcome
-  cancel RUN               Ask the switchboard running RUN to cancel it (steps under way are cancelled)
+  cancel RUN               Ask the switchboard running RUN to cancel it (steps under way are cancelled);
+                           with mesh.state jetstream in --config, whichever node of the mesh runs it
 
 Options: --config FILE, --state FILE (default: state.path of --config, else
          ~/.local/state/switchboard/state.sqlite), --url URL, --token TOKEN (an API key for --url),
@@ -70,6 +72,8 @@ export async function runWorkflows(argv: string[], io: CommandIo = processIo): P
     return 0;
   }
   if (sub === 'run') return run(arg!, v, config, io);
+  // Runs shared over the mesh: the cancel goes where every node hears it, not to one node's file.
+  if (sub === 'cancel' && sharedRuns(config)) return cancelThroughMesh(config, arg!, io);
   const path = v.state ?? config?.state.path ?? defaultStateDbPath();
   if (!existsSync(path)) {
     io.err(`switchboard workflows: no state database at ${path} (has switchboard run with this config?)`);

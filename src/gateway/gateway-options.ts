@@ -6,6 +6,7 @@ import type { Channel } from '../jsonrpc/channel.js';
 import type { Logger } from '../log.js';
 import type { NeedsApproval } from '../pipeline/stages/policy.js';
 import type { StateDb } from '../state/state-db.js';
+import type { SharedTaskOwners } from '../tasks/shared-task-owners.js';
 import type { ApprovalStore } from '../trust/approval-store.js';
 import type { AuditWriter } from '../trust/audit-writer.js';
 import type { Redactor } from '../vault/redactor.js';
@@ -32,4 +33,6 @@ export interface GatewayOptions {
   state?: StateDb | undefined;
   /** In-process sources that will own tasks (workflows): their tasks outlive a restart too. */
   taskSources?: readonly string[] | undefined;
+  /** Task ownership the mesh's nodes share (mesh.state jetstream): other nodes' tasks answered here. */
+  sharedTasks?: SharedTaskOwners | undefined;
 }

@@ -124,6 +124,7 @@ export class Gateway {
         [...this.sources.values()].flatMap((s) =>
           s.tasks ? [{ name: s.name, list: (ctx: CallContext) => s.tasks!.list(ctx) }] : [],
         ),
+      shared: options.sharedTasks,
     });
     const watchers = new TaskWatchers({ run: (ctx) => this.run(ctx), log });
     const subscriptions = new Subscriptions();

@@ -16,6 +16,7 @@ import { RELATED_TASK, exposeRelated, exposeTaskId, isObj, type Obj } from './ta
 import { listTasks, type TaskLister } from './task-list.js';
 import { TaskTable } from './task-table.js';
 import type { TaskStore } from './task-store.js';
+import type { SharedTaskOwners } from './shared-task-owners.js';
 
 /** The methods that address one task by `params.taskId`. */
 export const TASK_METHODS = methodsWhere((s) => s.target === 'task');
@@ -39,13 +40,15 @@ export interface TaskRoutesOptions {
   store?: TaskStore | undefined;
   /** In-process sources that own tasks (workflows): listed beside the backends. */
   sources?: () => Iterable<TaskLister>;
+  /** Tasks the mesh's nodes share (mesh.state jetstream): another node's are reachable here too. */
+  shared?: SharedTaskOwners | undefined;
 }
 
 export class TaskRoutes {
   private readonly table: TaskTable;
 
   constructor(private readonly options: TaskRoutesOptions) {
-    this.table = new TaskTable(options.now, options.max, options.store);
+    this.table = new TaskTable(options.now, options.max, options.store, options.shared);
   }
 
   /**

@@ -5,6 +5,7 @@
 import type { CallContext, Caller } from '../call/context.js';
 import { exposeTaskId, type Obj } from './task-ids.js';
 import type { TaskStore } from './task-store.js';
+import type { SharedTaskOwners } from './shared-task-owners.js';
 
 /** Tasks remembered at most; beyond it the oldest are forgotten first. */
 const MAX_TASKS = 10_000;
@@ -33,6 +34,8 @@ export class TaskTable {
     private readonly now: () => number = Date.now,
     private readonly max: number = MAX_TASKS,
     private readonly store?: TaskStore,
+    /** Tasks other nodes of the mesh handed out (mesh.state jetstream): looked at after this node's own. */
+    private readonly shared?: SharedTaskOwners,
   ) {
     if (store) for (const [exposed, entry] of store.load(now())) this.tasks.set(exposed, entry);
     this.prune();
@@ -62,18 +65,18 @@ export class TaskTable {
 
   /** The task under `exposed`, expired or not: what a backend's own messages about it go by. */
   get(exposed: string): TaskEntry | undefined {
-    return this.tasks.get(exposed);
+    return this.tasks.get(exposed) ?? this.shared?.get(exposed);
   }
 
   /** The task under `exposed` if it has not expired. */
   current(exposed: string): TaskEntry | undefined {
-    const entry = this.tasks.get(exposed);
+    const entry = this.get(exposed);
     return entry && entry.expiresAt > this.now() ? entry : undefined;
   }
 
   /** The caller's task of that exposed id, if it is one and has not expired (an expired one is forgotten). */
   owned(caller: Caller, exposed: string): TaskEntry | undefined {
-    const entry = this.tasks.get(exposed);
+    const entry = this.get(exposed);
     if (!entry) return undefined;
     if (entry.expiresAt <= this.now()) {
       this.forget(exposed);

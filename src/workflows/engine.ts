@@ -82,6 +82,10 @@ export class WorkflowEngine {
     return { id, done: this.execute({ id, name, wf, input, outer, runFor, outputs: {} }) };
   }
 
+  get log(): Logger {
+    return this.deps.log;
+  }
+
   /** The result of a run under way in this process, when it ends; undefined if it is not here. */
   ending(id: string): Promise<Result> | undefined {
     return this.running.get(id);
@@ -118,9 +122,13 @@ export class WorkflowEngine {
     if (shared) {
       // Runs are the mesh's: those of a lost node (this one's previous process too) are taken over
       // by the lease rule, by one node, not resumed here from this node's own file.
+      // A cancel asked on any node reaches the node holding the run (the mesh's shared state).
       shared.start(
         (row, steps) => void this.takeOver(row, steps),
         (id) => this.lost(id),
+        (id) => {
+          if (this.cancel(id)) this.deps.log.info({ run: id }, 'workflow run cancelled through the mesh');
+        },
       );
       return resumed;
     }

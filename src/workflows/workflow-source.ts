@@ -15,7 +15,7 @@ import { asAnnotations, workflowHints, type ToolAnnotations } from './annotation
 import { WorkflowEngine } from './engine.js';
 import { RunStore } from './run-store.js';
 import { WorkflowTasks } from './run-tasks.js';
-import type { SharedRuns } from './shared-runs.js';
+import type { SharedRunTasks, SharedRuns } from './shared-runs.js';
 
 /** The server name workflow tools are listed under, and what policy rules name in `backends`. */
 export const WORKFLOWS_SOURCE = WORKFLOWS_SERVER;
@@ -30,8 +30,9 @@ export class WorkflowSource implements CatalogSource {
     store: RunStore,
     private readonly tools: ToolAnnotations,
     private readonly toolName: (workflow: string) => string,
+    shared?: { runs: SharedRuns; tasks: SharedRunTasks },
   ) {
-    this.tasks = new WorkflowTasks(engine, store, workflows);
+    this.tasks = new WorkflowTasks(engine, store, workflows, shared);
   }
 
   lists(): Lists {
@@ -62,6 +63,8 @@ export interface WorkflowsDeps {
   cancelPollMs?: number;
   /** Runs shared by the mesh's nodes (mesh.state jetstream). */
   shared?: SharedRuns | undefined;
+  /** Which caller owns which run task, shared by the mesh's nodes (with `shared`). */
+  sharedTasks?: SharedRunTasks | undefined;
 }
 
 /** The engine, its store and its catalog source, made from the configuration. */
@@ -91,7 +94,14 @@ export function openWorkflows(deps: WorkflowsDeps): {
     shared: deps.shared,
   });
   return {
-    source: new WorkflowSource(config.workflows, engine, store, deps.tools, toolName),
+    source: new WorkflowSource(
+      config.workflows,
+      engine,
+      store,
+      deps.tools,
+      toolName,
+      deps.shared && deps.sharedTasks ? { runs: deps.shared, tasks: deps.sharedTasks } : undefined,
+    ),
     engine,
     store,
   };

@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { fixture, journalLines } from '../workflows/harness.js';
 import { openHttp } from '../support/mcp-clients.js';
+import { meshStateConfig } from '../support/mesh-state-nodes.js';
 import { NO_NATS, startNats, type Nats } from '../support/nats.js';
 import { until } from '../support/poll.js';
 import { launchSwitchboard } from '../support/start-switchboard.js';
@@ -28,37 +29,36 @@ describe('workflow runs shared over JetStream', { skip: NO_NATS, timeout: 180_00
   it('a node killed mid-run leaves its runs to another node; no non-idempotent step runs twice', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-mesh-wf-'));
     const journal = join(dir, 'journal.log');
-    const config = (node: string) => ({
-      servers: { fx: fixture(journal) },
-      namespacing: { mode: 'always' },
-      state: { path: join(dir, `${node}.sqlite`) },
-      audit: { enabled: false },
-      pinning: { enabled: false },
-      mesh: {
-        enabled: true,
-        servers: [nats.url],
+    const config = (node: string) =>
+      meshStateConfig({
+        nats: nats.url,
         node,
-        state: 'jetstream',
-        leaseMs: 1000,
-        heartbeatMs: 200,
-      },
-      workflows: {
-        safe: {
-          steps: [
-            { id: 'first', tool: 'fx_record', args: { value: '"first"' } },
-            { id: 'wait', tool: 'fx_slow_safe', args: { ms: '4000', tag: '"safe"' }, needs: ['first'] },
-            { id: 'last', tool: 'fx_record', args: { value: '"last"' }, needs: ['wait'] },
-          ],
+        dir,
+        extra: {
+          servers: { fx: fixture(journal) },
+          workflows: {
+            safe: {
+              steps: [
+                { id: 'first', tool: 'fx_record', args: { value: '"first"' } },
+                { id: 'wait', tool: 'fx_slow_safe', args: { ms: '4000', tag: '"safe"' }, needs: ['first'] },
+                { id: 'last', tool: 'fx_record', args: { value: '"last"' }, needs: ['wait'] },
+              ],
+            },
+            unsafe: {
+              steps: [
+                { id: 'first', tool: 'fx_record', args: { value: '"one"' } },
+                {
+                  id: 'charge',
+                  tool: 'fx_slow_once',
+                  args: { ms: '4000', tag: '"unsafe"' },
+                  needs: ['first'],
+                },
+                { id: 'last', tool: 'fx_record', args: { value: '"never"' }, needs: ['charge'] },
+              ],
+            },
+          },
         },
-        unsafe: {
-          steps: [
-            { id: 'first', tool: 'fx_record', args: { value: '"one"' } },
-            { id: 'charge', tool: 'fx_slow_once', args: { ms: '4000', tag: '"unsafe"' }, needs: ['first'] },
-            { id: 'last', tool: 'fx_record', args: { value: '"never"' }, needs: ['charge'] },
-          ],
-        },
-      },
-    });
+      });
     const b = await launchSwitchboard(config('b') as ConfigInput);
     t.after(() => b.stop());
     const a = await spawnSwitchboard(t, config('a'));

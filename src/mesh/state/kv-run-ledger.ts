@@ -3,6 +3,8 @@
 // is known to be), and `l.<run>` its lease, renewed by the process running it. The lease's KV
 // revision is the lock: a node that sees a lease unrenewed for mesh.leaseMs (by its own clock, so
 // no two clocks are compared) takes it with a write conditioned on that revision; one node wins.
+// `c.<run>` asks for the run's cancellation from any node: the node holding the run follows these
+// keys and stops it (at once, or as it takes the run over).
 import { randomUUID } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
 import type { RunRow, RunStatus, StepRow, StepStatus } from '../../workflows/run-store.js';
@@ -29,6 +31,10 @@ export class KvRunLedger implements SharedRuns {
   private readonly stepRevisions = new Map<string, number>();
   private readonly leases = new Map<string, Seen>();
   private follow: Following | undefined;
+  private followCancels: Following | undefined;
+  /** Runs some node asked to cancel (their `c.<run>` key is there). */
+  private readonly cancels = new Set<string>();
+  private cancelled: ((run: string) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private scanning = false;
@@ -127,6 +133,7 @@ export class KvRunLedger implements SharedRuns {
       );
     }
     await kv.delete(`l.${run}`, { previousSeq: lease }).catch(() => {});
+    if (this.cancels.has(run)) await kv.delete(`c.${run}`).catch(() => {});
     for (const k of [...this.stepRevisions.keys()])
       if (k.startsWith(`s.${run}.`)) this.stepRevisions.delete(k);
   }
@@ -146,10 +153,30 @@ export class KvRunLedger implements SharedRuns {
     return { row: r.json<RunRow>(), steps };
   }
 
-  start(resume: (row: RunRow, steps: StepRow[]) => void, lost: (run: string) => void): void {
+  async requestCancel(run: string): Promise<boolean> {
+    const kv = await this.kv();
+    const r = await kv.get(`r.${run}`);
+    if (r?.operation !== 'PUT' || r.json<RunRow>().status !== 'running') return false;
+    await kv.put(`c.${run}`, this.state.node);
+    return true;
+  }
+
+  start(
+    resume: (row: RunRow, steps: StepRow[]) => void,
+    lost: (run: string) => void,
+    cancelled?: (run: string) => void,
+  ): void {
+    this.cancelled = cancelled;
     void (async () => {
       const kv = await this.kv();
       if (this.closed) return;
+      this.followCancels = await followBucket(kv, 'c.>', (e) => {
+        const run = e.key.slice(2);
+        if (e.op !== 'PUT') return void this.cancels.delete(run);
+        this.cancels.add(run);
+        if (this.owned.has(run)) this.cancelled?.(run);
+      });
+      if (this.closed) return this.followCancels.stop();
       this.follow = await followBucket(kv, 'l.>', (e) => {
         const run = e.key.slice(2);
         if (e.op !== 'PUT') return void this.leases.delete(run);
@@ -174,6 +201,7 @@ export class KvRunLedger implements SharedRuns {
     clearInterval(this.timer);
     clearInterval(this.renewal);
     this.follow?.stop();
+    this.followCancels?.stop();
   }
 
   private renewal: NodeJS.Timeout | undefined;
@@ -225,6 +253,8 @@ export class KvRunLedger implements SharedRuns {
         }
         this.state.log.info({ run, from: seen.holder.split('/')[0] }, 'took over a workflow run');
         resume(held.row, held.steps);
+        // Asked to cancel while nobody held it (or before its node was lost): it stops here.
+        if (this.cancels.has(run)) this.cancelled?.(run);
       }
     } catch (err) {
       this.state.log.warn(

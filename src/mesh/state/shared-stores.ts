@@ -4,12 +4,16 @@ import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../log.js';
 import { KvContextStore } from './kv-context-store.js';
 import { KvRunLedger } from './kv-run-ledger.js';
+import { KvRunTasks } from './kv-run-tasks.js';
+import { WORKFLOWS_SERVER } from '../../config/built-in-servers.js';
 import { MeshState } from './mesh-state.js';
 
 export interface SharedStores {
   readonly state: MeshState;
   readonly context: KvContextStore;
   readonly runs: KvRunLedger;
+  /** Which caller owns which workflow run that is a task: reachable through any node. */
+  readonly tasks: KvRunTasks;
   close(): Promise<void>;
 }
 
@@ -26,11 +30,21 @@ export function openSharedStores(config: Config, log: Logger): SharedStores | un
         log.warn({ err: (err as Error).message }, 'mesh state: the context bucket is not open yet'),
       );
   const runs = new KvRunLedger(state);
+  const tasks = new KvRunTasks(state, WORKFLOWS_SERVER);
+  // Followed from the start, so a host coming from a lost node finds its task here.
+  if (Object.keys(config.workflows).length > 0)
+    tasks
+      .open()
+      .catch((err: unknown) =>
+        log.warn({ err: (err as Error).message }, 'mesh state: the run tasks are not followed yet'),
+      );
   return {
     state,
     context,
     runs,
+    tasks,
     close: async () => {
+      tasks.close();
       runs.close();
       await context.close();
       await state.close();

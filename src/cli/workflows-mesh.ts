@@ -1,0 +1,32 @@
+// `switchboard workflows cancel RUN` when the config shares workflow runs over the mesh
+// (mesh.state jetstream): the request is written to the mesh's runs bucket, where the node running
+// the run (any node) hears it and stops the run's steps under way.
+import type { Config } from '../config/schema.js';
+import { silentLogger } from '../log.js';
+import { KvRunLedger } from '../mesh/state/kv-run-ledger.js';
+import { MeshState } from '../mesh/state/mesh-state.js';
+import type { CommandIo } from './io.js';
+
+/** Whether workflow runs of this config are the mesh's (their cancellations go through it). */
+export function sharedRuns(config: Config | undefined): config is Config {
+  return config !== undefined && config.mesh.enabled && config.mesh.state === 'jetstream';
+}
+
+export async function cancelThroughMesh(config: Config, run: string, io: CommandIo): Promise<number> {
+  const state = new MeshState(config.mesh, silentLogger);
+  const ledger = new KvRunLedger(state);
+  try {
+    if (!(await ledger.requestCancel(run))) {
+      io.err(`switchboard workflows: no run ${run} under way in mesh ${config.mesh.name}`);
+      return 1;
+    }
+    io.out(`cancel requested for ${run}; the node running it stops it when it hears the request`);
+    return 0;
+  } catch (err) {
+    io.err(`switchboard workflows: ${(err as Error).message}`);
+    return 1;
+  } finally {
+    ledger.close();
+    await state.close();
+  }
+}

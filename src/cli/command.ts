@@ -21,7 +21,6 @@ type Parsed<O extends Options> = ReturnType<
 >;
 
 export interface CommandSpec<O extends Options> {
-  readonly summary: string;
   readonly usage: string;
   /** Must include `help: { type: 'boolean', short: 'h' }`. */
   readonly options: O;
@@ -41,9 +40,11 @@ export function usageError(command: string, why: string, usage: string): number 
 }
 
 /** A command whose options are parsed strictly; -h/--help anywhere prints its usage and exits 0. */
-export function defineCommand<const O extends Options>(name: string, spec: CommandSpec<O>): Command {
+export function defineCommand<const O extends Options>(
+  name: string,
+  spec: CommandSpec<O>,
+): Pick<Command, 'main'> {
   return {
-    summary: spec.summary,
     async main(argv) {
       if (argv.includes('--help') || argv.includes('-h')) {
         process.stdout.write(spec.usage + '\n');

@@ -35,7 +35,6 @@ export interface Check {
 }
 
 export const doctorCommand = defineCommand('doctor', {
-  summary: 'Check this machine for a configuration: Node, sandbox, ports, PATH, permissions',
   usage: DOCTOR_USAGE,
   options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
   run: async ({ values }) => {

@@ -117,7 +117,6 @@ audit:
 }
 
 export const initCommand = defineCommand('init', {
-  summary: 'Write a starter switchboard.yaml, importing the servers of Claude Desktop, Cursor or VS Code',
   usage: INIT_USAGE,
   options: {
     from: { type: 'string' },

@@ -2,46 +2,88 @@
 // The `switchboard` command: a table of subcommands, each with its own --help. `up` starts the
 // gateway (also what runs with no command, or only options), the rest check, set up or tend it.
 import { SERVER_INFO } from '../protocol/versions.js';
-import { runApprovals } from './approvals.js';
-import { runAudit } from './audit.js';
 import { EXIT, say, usageError, type Command } from './command.js';
-import { doctorCommand } from './doctor.js';
-import { initCommand } from './init.js';
-import { runKeys } from './keys.js';
-import { runPins } from './pins.js';
-import { runPolicy } from './policy.js';
-import { upCommand } from './up.js';
-import { validateCommand } from './validate.js';
-import { runVault } from './vault.js';
-import { runContext } from './context.js';
-import { runStatus } from './status.js';
-import { runTools } from './tools.js';
-import { runCall } from './call.js';
-import { runWorkflows } from './workflows.js';
 
-/** Commands that parse their own arguments (subcommands, their own --help). */
-const raw = (summary: string, main: (argv: string[]) => Promise<number>): Command => ({ summary, main });
+/**
+ * A command whose module is loaded only when it runs: `switchboard audit --help` loads the audit
+ * command, not the gateway, and every command starts as fast as its own imports allow.
+ */
+const lazy = (summary: string, load: () => Promise<(argv: string[]) => Promise<number>>): Command => ({
+  summary,
+  main: async (argv) => (await load())(argv),
+});
 
 /** Every command, in the order the overview lists them. One line each. */
 const COMMANDS: Record<string, Command> = {
-  up: upCommand,
-  init: initCommand,
-  validate: validateCommand,
-  doctor: doctorCommand,
-  audit: raw('tail, query or verify the audit chain (switchboard audit --help)', runAudit),
-  pins: raw('list, diff or approve tool pins (switchboard pins --help)', runPins),
-  vault: raw('init, set, list, rm or rotate the encrypted vault file (switchboard vault --help)', runVault),
-  policy: raw('test which rule decides a call, and why (switchboard policy --help)', runPolicy),
-  approvals: raw(
-    'list, approve or deny calls waiting for a human (switchboard approvals --help)',
-    runApprovals,
+  up: lazy('Start switchboard (without --config: the bundled example servers)', async () => {
+    const { upCommand } = await import('./up.js');
+    return (argv) => upCommand.main(argv);
+  }),
+  init: lazy(
+    'Write a starter switchboard.yaml, importing the servers of Claude Desktop, Cursor or VS Code',
+    async () => {
+      const { initCommand } = await import('./init.js');
+      return (argv) => initCommand.main(argv);
+    },
   ),
-  keys: raw('make an API key for an HTTP host (switchboard keys new <name>)', (argv) => runKeys(argv)),
-  status: raw('backends, sessions, call rates, pending approvals of the running switchboard', runStatus),
-  tools: raw('the running catalog with pin state and scanner findings', runTools),
-  call: raw('call a tool through the running switchboard (switchboard call TOOL --args JSON)', runCall),
-  workflows: raw('list, run, show or cancel workflow runs (switchboard workflows --help)', runWorkflows),
-  context: raw('get, list or put keys of the shared context store (switchboard context --help)', runContext),
+  validate: lazy(
+    'Check a configuration file, start its servers once to find failures and collisions, and exit',
+    async () => {
+      const { validateCommand } = await import('./validate.js');
+      return (argv) => validateCommand.main(argv);
+    },
+  ),
+  doctor: lazy(
+    'Check this machine for a configuration: Node, sandbox, ports, PATH, permissions',
+    async () => {
+      const { doctorCommand } = await import('./doctor.js');
+      return (argv) => doctorCommand.main(argv);
+    },
+  ),
+  audit: lazy(
+    'tail, query or verify the audit chain (switchboard audit --help)',
+    async () => (await import('./audit.js')).runAudit,
+  ),
+  pins: lazy(
+    'list, diff or approve tool pins (switchboard pins --help)',
+    async () => (await import('./pins.js')).runPins,
+  ),
+  vault: lazy(
+    'init, set, list, rm or rotate the encrypted vault file (switchboard vault --help)',
+    async () => (await import('./vault.js')).runVault,
+  ),
+  policy: lazy(
+    'test which rule decides a call, and why (switchboard policy --help)',
+    async () => (await import('./policy.js')).runPolicy,
+  ),
+  approvals: lazy(
+    'list, approve or deny calls waiting for a human (switchboard approvals --help)',
+    async () => (await import('./approvals.js')).runApprovals,
+  ),
+  keys: lazy('make an API key for an HTTP host (switchboard keys new <name>)', async () => {
+    const { runKeys } = await import('./keys.js');
+    return (argv) => runKeys(argv);
+  }),
+  status: lazy(
+    'backends, sessions, call rates, pending approvals of the running switchboard',
+    async () => (await import('./status.js')).runStatus,
+  ),
+  tools: lazy(
+    'the running catalog with pin state and scanner findings',
+    async () => (await import('./tools.js')).runTools,
+  ),
+  call: lazy(
+    'call a tool through the running switchboard (switchboard call TOOL --args JSON)',
+    async () => (await import('./call.js')).runCall,
+  ),
+  workflows: lazy(
+    'list, run, show or cancel workflow runs (switchboard workflows --help)',
+    async () => (await import('./workflows.js')).runWorkflows,
+  ),
+  context: lazy(
+    'get, list or put keys of the shared context store (switchboard context --help)',
+    async () => (await import('./context.js')).runContext,
+  ),
 };
 
 function usage(): string {

@@ -53,7 +53,6 @@ interface UpFlags {
 }
 
 export const upCommand = defineCommand('up', {
-  summary: 'Start switchboard (without --config: the bundled example servers)',
   usage: UP_USAGE,
   options: UP_OPTIONS,
   run: ({ values }) => up(values),

@@ -115,7 +115,6 @@ Options:
   -h, --help         Show this help`;
 
 export const validateCommand = defineCommand('validate', {
-  summary: 'Check a configuration file, start its servers once to find failures and collisions, and exit',
   usage: VALIDATE_USAGE,
   options: {
     config: { type: 'string', short: 'c' },

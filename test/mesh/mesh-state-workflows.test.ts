@@ -63,8 +63,20 @@ describe('workflow runs shared over JetStream', { skip: NO_NATS, timeout: 180_00
     t.after(() => b.stop());
     const a = await spawnSwitchboard(t, config('a'));
     const host = await openHttp(a.url);
+    // Listening comes before the backends are up: a run started before fx is ready on a fails at
+    // its first step, and would never reach the slow ones.
+    await until(
+      async () =>
+        (await host.client.listTools()).tools.some((tool) => tool.name === 'fx_slow_once') || undefined,
+      'fx to be ready on a',
+      { timeoutMs: 30_000 },
+    );
+    const settled: string[] = [];
     const calls = ['safe', 'unsafe'].map((w) =>
-      host.client.callTool({ name: `workflows_${w}`, arguments: {} }).catch((err: unknown) => err),
+      host.client.callTool({ name: `workflows_${w}`, arguments: {} }).then(
+        (r) => void settled.push(`${w}: ${JSON.stringify(r).slice(0, 300)}`),
+        (err: unknown) => void settled.push(`${w}: ${(err as Error).message}`),
+      ),
     );
     await until(
       () => {
@@ -73,7 +85,7 @@ describe('workflow runs shared over JetStream', { skip: NO_NATS, timeout: 180_00
           (lines.includes('slow_safe safe start') && lines.includes('slow_once unsafe start')) || undefined
         );
       },
-      'both slow steps to start on a',
+      () => `both slow steps to start on a (calls ended early: ${settled.join('; ') || 'none'})`,
       { timeoutMs: 30_000 },
     );
     process.kill(a.pid, 'SIGKILL');

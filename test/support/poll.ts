@@ -12,14 +12,16 @@ export interface PollOptions {
 /** Polls `check` until it returns something other than undefined, and resolves with that. */
 export async function until<T>(
   check: () => T | undefined | Promise<T | undefined>,
-  what = 'a condition',
+  /** What is waited for; a function is asked when giving up (to say what was seen meanwhile). */
+  what: string | (() => string) = 'a condition',
   { everyMs = 50, timeoutMs = 15_000 }: PollOptions = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`gave up waiting: ${typeof what === 'function' ? what() : what}`);
     await sleep(everyMs);
   }
 }

@@ -9,7 +9,7 @@ import type { Handler, HandlerChain } from '../../handlers/handler-chain.js';
 import type { Stage } from '../compose.js';
 import type { CallContext } from '../../call/context.js';
 import { CHAIN_META } from '../../protocol/chain-meta.js';
-import { linkSignals } from '../../call/signals.js';
+import { linkSignals, type LinkedSignal } from '../../call/signals.js';
 import { answerInputRequired, isInputRequired } from '../../eras/input-required.js';
 import { legacyResult } from '../../eras/legacy-result.js';
 import type { TaskRoutes } from '../../tasks/task-routes.js';
@@ -166,35 +166,48 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
 
 /**
  * Runs a handler under the caller's cancellation and the handler time limit: the caller gets its
- * answer or an error in time even from a handler that ignores its signal.
+ * answer or an error in time even from a handler that ignores its signal. The handler's own signal
+ * (aborted by either) is made only if the handler reads it: most never do, and an AbortController
+ * with its listeners is a measurable share of a handler call.
  */
 async function runHandler(services: RouteServices, ctx: CallContext, handler: Handler): Promise<Result> {
   const limit = services.handlerTimeoutMs;
-  const link = linkSignals([ctx.signal]);
+  const caller = ctx.signal;
+  let link: LinkedSignal | undefined;
+  let timedOut = false;
   let timer: NodeJS.Timeout | undefined;
+  let cancelled: (() => void) | undefined;
   const stopped = new Promise<never>((_, reject) => {
     // A watch or a subscription is open until its caller cancels it: no time limit.
     if (!services.handlers.streams(ctx.method))
       timer = setTimeout(() => {
+        timedOut = true;
         reject(new LocalError('timeout', `Handler ${ctx.method} did not answer within ${limit} ms`));
-        link.abort();
+        link?.abort();
       }, limit);
-    link.signal.addEventListener('abort', () => reject(new LocalError('cancelled', 'Request cancelled')), {
-      once: true,
-    });
+    cancelled = () => reject(new LocalError('cancelled', 'Request cancelled'));
+    if (caller.aborted) cancelled();
+    else caller.addEventListener('abort', cancelled, { once: true });
   });
   try {
     const answer = handler(ctx.params, {
       caller: ctx.caller,
       callId: ctx.callId,
-      signal: link.signal,
+      get signal() {
+        if (!link) {
+          link = linkSignals([caller]);
+          if (timedOut) link.abort();
+        }
+        return link.signal;
+      },
       dispatch: (method, params) => services.dispatch(ctx, method, params),
       notify: (method, params) => ctx.reply.notify(method, params),
     });
     return await Promise.race([answer, stopped]);
   } finally {
     clearTimeout(timer);
-    link.unlink();
+    caller.removeEventListener('abort', cancelled!);
+    link?.unlink();
   }
 }
 

@@ -1,17 +1,21 @@
-// Caller assertions: what the entry node decided about who is calling, signed with its Ed25519 key
-// (a compact JWS), bound to one message (its digest), one call, one target node and a short expiry,
-// so a node can vouch only for calls it really sends, and only to the node it sends them to.
+// Caller assertions: what the entry node decided about who is calling (a compact JWS), bound to one
+// message (its digest), one call, one target node and a short expiry, so a node can vouch only for
+// calls it really sends, and only to the node it sends them to. MACed (HS256) with the pair's
+// session key once both nodes hold one (pair-sessions.ts), else signed with the node's Ed25519 key.
 import {
   createHash,
+  createHmac,
   createPrivateKey,
   createPublicKey,
   randomUUID,
   sign as edSign,
+  timingSafeEqual,
   verify as edVerify,
   type KeyObject,
 } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { Caller } from '../call/context.js';
+import { ASSERTION_TYP, type PairSession } from './pair-sessions.js';
 
 export interface AssertionClaims {
   /** The node that vouches (the entry node). */
@@ -79,28 +83,64 @@ export function remoteCaller(sub: string, node: string): Caller | undefined {
   return { kind: kind as Caller['kind'], id: `${id}@${node}` };
 }
 
-/** The protected header every assertion carries, encoded once. */
-const TYP = 'switchboard-mesh+jws';
+/** The protected header of the EdDSA form, encoded once. */
+const TYP = ASSERTION_TYP;
 const HEADER = Buffer.from(JSON.stringify({ alg: 'EdDSA', typ: TYP })).toString('base64url');
 
+function mac(key: KeyObject, signingInput: string): Buffer {
+  return createHmac('sha256', key).update(signingInput).digest();
+}
+
 /**
- * The claims of a compact JWS (RFC 7515) signed with EdDSA over Ed25519, if its signature verifies
- * with `key`; undefined otherwise. Node's one-shot Ed25519 verify on a key object made once at
- * start: no key import, no WebCrypto round trip through the thread pool, per message.
+ * The claims of a compact JWS (RFC 7515), if it verifies; else why not. EdDSA verifies with the
+ * sending node's trusted Ed25519 key alone, HS256 with the session key this node derived with
+ * exactly that node alone (named by `kid`): neither algorithm is ever tried with the other's key.
+ * Node's one-shot sign/verify and HMAC on key objects made once: no key import per message.
  */
-function verifiedPayload(jws: string, key: KeyObject): unknown {
+function verifiedPayload(
+  jws: string,
+  from: string,
+  key: KeyObject,
+  session: PairSession | undefined,
+): { claims: unknown } | { why: string } {
+  const bad = { why: `assertion signature does not verify with node ${from}'s key` };
   const first = jws.indexOf('.');
   const second = jws.indexOf('.', first + 1);
-  if (first <= 0 || second <= first || jws.indexOf('.', second + 1) !== -1) return undefined;
+  if (first <= 0 || second <= first || jws.indexOf('.', second + 1) !== -1) return bad;
   const header = jws.slice(0, first);
-  if (header !== HEADER) {
-    const h = JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as Record<string, unknown>;
-    // Only EdDSA, and no critical extension this verifier would have to understand.
-    if (h.alg !== 'EdDSA' || h.typ !== TYP || 'crit' in h || 'b64' in h) return undefined;
-  }
+  const signingInput = jws.slice(0, second);
   const signature = Buffer.from(jws.slice(second + 1), 'base64url');
-  if (!edVerify(null, Buffer.from(jws.slice(0, second)), key, signature)) return undefined;
-  return JSON.parse(Buffer.from(jws.slice(first + 1, second), 'base64url').toString('utf8'));
+  let alg = header === HEADER ? 'EdDSA' : header === session?.header ? 'HS256' : undefined;
+  if (alg === undefined) {
+    const h = JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as Record<string, unknown>;
+    // No critical extension this verifier would have to understand.
+    if (h.typ !== TYP || 'crit' in h || 'b64' in h) return bad;
+    // HS256 only in the exact header of the current session with this node: a stale or unknown kid fails.
+    if (h.alg === 'HS256')
+      return {
+        why: `assertion MACed under session ${String(h.kid)}, not the session this node holds with ${from}`,
+      };
+    if (h.alg !== 'EdDSA') return bad;
+    alg = 'EdDSA';
+  }
+  if (alg === 'EdDSA') {
+    if (!edVerify(null, Buffer.from(signingInput), key, signature)) return bad;
+  } else {
+    const expected = mac(session!.key, signingInput);
+    if (signature.length !== expected.length || !timingSafeEqual(signature, expected))
+      return { why: `assertion MAC does not verify with the session key of node ${from}` };
+  }
+  return { claims: JSON.parse(Buffer.from(jws.slice(first + 1, second), 'base64url').toString('utf8')) };
+}
+
+/** The session a node sends under, if the target holds it too (PairSessions.sending). */
+export interface SendingSessions {
+  sending(node: string): PairSession | undefined;
+}
+
+/** The session an HS256 assertion from a node must name (PairSessions.receiving). */
+export interface ReceivingSessions {
+  receiving(node: string): PairSession | undefined;
 }
 
 export class AssertionSigner {
@@ -108,6 +148,7 @@ export class AssertionSigner {
     private readonly node: string,
     private readonly key: KeyObject,
     private readonly ttlSeconds: number,
+    private readonly sessions?: SendingSessions,
   ) {}
 
   sign(caller: Caller, callId: string, target: string, message: string): Promise<string> {
@@ -122,9 +163,14 @@ export class AssertionSigner {
       iat: now,
       exp: now + this.ttlSeconds,
     };
-    const signingInput = `${HEADER}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-    const signature = edSign(null, Buffer.from(signingInput), this.key).toString('base64url');
-    return Promise.resolve(`${signingInput}.${signature}`);
+    const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
+    const session = this.sessions?.sending(target);
+    // Ed25519 until the target holds a session with this node (just joined, restarted, not heard).
+    const signingInput = `${session?.header ?? HEADER}.${payload}`;
+    const signature = session
+      ? mac(session.key, signingInput)
+      : edSign(null, Buffer.from(signingInput), this.key);
+    return Promise.resolve(`${signingInput}.${signature.toString('base64url')}`);
   }
 }
 
@@ -138,6 +184,7 @@ export class AssertionVerifier {
   constructor(
     private readonly node: string,
     private readonly trusted: ReadonlyMap<string, KeyObject>,
+    private readonly sessions?: ReceivingSessions,
     private readonly skewSeconds = 5,
   ) {}
 
@@ -151,7 +198,9 @@ export class AssertionVerifier {
     if (typeof jws !== 'string') return { ok: false, why: 'no caller assertion' };
     let claims: AssertionClaims | undefined;
     try {
-      claims = verifiedPayload(jws, key) as AssertionClaims | undefined;
+      const checked = verifiedPayload(jws, from, key, this.sessions?.receiving(from));
+      if ('why' in checked) return { ok: false, why: checked.why };
+      claims = checked.claims as AssertionClaims | undefined;
     } catch {
       claims = undefined; // not base64url, not JSON: as good as a bad signature
     }

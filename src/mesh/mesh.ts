@@ -13,6 +13,7 @@ import { connectionOptions } from './connect.js';
 import { MeshDoor } from './door.js';
 import { MeshChannel } from './mesh-channel.js';
 import { Membership } from './membership.js';
+import { PairSessions } from './pair-sessions.js';
 import { subjectsOf, type Announcement, type Subjects } from './subjects.js';
 
 /** A server of other nodes as the live nodes announce it. */
@@ -53,6 +54,8 @@ export class Mesh {
   private readonly remotes = new Map<string, Remote>();
   private readonly signer: AssertionSigner | undefined;
   private readonly verifier: AssertionVerifier;
+  /** Session keys with the other nodes (only with a node key of its own: it signs the announced key). */
+  private readonly sessions: PairSessions | undefined;
   /** Membership changes are applied one at a time, in order. */
   private applying: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -67,13 +70,19 @@ export class Mesh {
   ) {
     this.subjects = subjectsOf(config.name);
     this.membership = new Membership(config.node, config.heartbeatMs);
-    this.signer = config.key
-      ? new AssertionSigner(config.node, privateKeyOf(config.key), config.assertionTtlSeconds)
-      : undefined;
     const trusted = new Map<string, KeyObject>(
       Object.entries(config.trust).map(([node, key]) => [node, publicKeyOf(key)]),
     );
-    this.verifier = new AssertionVerifier(config.node, trusted);
+    const key = config.key ? privateKeyOf(config.key) : undefined;
+    this.sessions = key
+      ? new PairSessions(config.name, config.node, key, trusted, (node, why) =>
+          this.log.warn({ node, why }, 'mesh session key announcement ignored'),
+        )
+      : undefined;
+    this.signer = key
+      ? new AssertionSigner(config.node, key, config.assertionTtlSeconds, this.sessions)
+      : undefined;
+    this.verifier = new AssertionVerifier(config.node, trusted, this.sessions);
   }
 
   private readonly alive = (node: string): boolean => this.membership.alive(node);
@@ -139,7 +148,10 @@ export class Mesh {
       callback: (err, msg) => {
         if (err) return;
         try {
-          this.membership.heard(msg.json<Announcement>());
+          const a = msg.json<Announcement>();
+          this.membership.heard(a);
+          // Session keys only from the node whose subject it came by (NATS permissions bind those).
+          if (a.node === msg.subject.slice(s.heartbeat('').length)) this.sessions?.heard(a.node, a);
         } catch {
           /* not an announcement */
         }
@@ -197,7 +209,8 @@ export class Mesh {
       const lists = this.gateway.catalog.servedBy(name);
       servers[name] = createHash('sha256').update(JSON.stringify(lists)).digest('base64url').slice(0, 16);
     }
-    return { node: this.config.node, servers };
+    const sessions = this.sessions && { kx: this.sessions.binding, sessions: this.sessions.acks() };
+    return { node: this.config.node, servers, ...sessions };
   }
 
   private announce(): void {

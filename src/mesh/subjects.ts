@@ -1,5 +1,6 @@
 // The NATS subjects of one mesh, all under its name: heartbeats (with each node's server
 // announcement), leaving, messages to one node, and the inboxes answers come back to.
+import type { SessionAnnouncement } from './pair-sessions.js';
 export interface Subjects {
   heartbeat(node: string): string;
   /** Every node's heartbeats. */
@@ -23,8 +24,11 @@ export function subjectsOf(mesh: string): Subjects {
   };
 }
 
-/** What a node says with every heartbeat: its servers, each with a digest of its catalog. */
-export interface Announcement {
+/**
+ * What a node says with every heartbeat: its servers, each with a digest of its catalog; its
+ * session key (signed with its node key) and the session kid it holds with each peer.
+ */
+export interface Announcement extends SessionAnnouncement {
   node: string;
   servers: Record<string, string>;
 }

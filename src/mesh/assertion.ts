@@ -102,7 +102,7 @@ function verifiedPayload(
   from: string,
   key: KeyObject,
   session: PairSession | undefined,
-): { claims: unknown } | { why: string } {
+): { claims: unknown } | { why: string; stale?: true } {
   const bad = { why: `assertion signature does not verify with node ${from}'s key` };
   const first = jws.indexOf('.');
   const second = jws.indexOf('.', first + 1);
@@ -119,6 +119,7 @@ function verifiedPayload(
     if (h.alg === 'HS256')
       return {
         why: `assertion MACed under session ${String(h.kid)}, not the session this node holds with ${from}`,
+        stale: true,
       };
     if (h.alg !== 'EdDSA') return bad;
     alg = 'EdDSA';
@@ -151,7 +152,8 @@ export class AssertionSigner {
     private readonly sessions?: SendingSessions,
   ) {}
 
-  sign(caller: Caller, callId: string, target: string, message: string): Promise<string> {
+  /** `ed25519`: sign with the node key even when a session is held (a resend the target refused). */
+  sign(caller: Caller, callId: string, target: string, message: string, ed25519 = false): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     const claims: AssertionClaims = {
       iss: this.node,
@@ -164,7 +166,7 @@ export class AssertionSigner {
       exp: now + this.ttlSeconds,
     };
     const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
-    const session = this.sessions?.sending(target);
+    const session = ed25519 ? undefined : this.sessions?.sending(target);
     // Ed25519 until the target holds a session with this node (just joined, restarted, not heard).
     const signingInput = `${session?.header ?? HEADER}.${payload}`;
     const signature = session
@@ -175,7 +177,10 @@ export class AssertionSigner {
 }
 
 /** Why an assertion was refused, or its claims; each refusal names its reason for the audit record. */
-export type Verdict = { ok: true; claims: AssertionClaims } | { ok: false; why: string };
+export type Verdict =
+  | { ok: true; claims: AssertionClaims }
+  /** `stale`: MACed under a session this node does not hold (it restarted): nothing was done. */
+  | { ok: false; why: string; stale?: true };
 
 export class AssertionVerifier {
   /** Message ids seen and not yet expired: a replayed message is refused. */
@@ -199,7 +204,7 @@ export class AssertionVerifier {
     let claims: AssertionClaims | undefined;
     try {
       const checked = verifiedPayload(jws, from, key, this.sessions?.receiving(from));
-      if ('why' in checked) return { ok: false, why: checked.why };
+      if ('why' in checked) return { ok: false, ...checked };
       claims = checked.claims as AssertionClaims | undefined;
     } catch {
       claims = undefined; // not base64url, not JSON: as good as a bad signature

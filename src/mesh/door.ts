@@ -14,7 +14,7 @@ import type { JsonRpcMessage, JsonRpcRequest, Params, RequestId, Result } from '
 import type { Logger } from '../log.js';
 import { doorListen } from './door-listen.js';
 import { remoteCaller, routedMessage, type AssertionVerifier } from './assertion.js';
-import { MESH_CALL_META, type Envelope, type Subjects } from './subjects.js';
+import { MESH_CALL_META, STALE_SESSION, type Envelope, type Subjects } from './subjects.js';
 
 export interface DoorOptions {
   nc: NatsConnection;
@@ -74,7 +74,7 @@ export class MeshDoor {
     const isRequest = 'method' in message && 'id' in message;
     if (!verdict.ok) {
       this.o.log.warn({ from: e.from, why: verdict.why }, 'mesh caller assertion refused');
-      if (isRequest) await this.refuse(e, message as JsonRpcRequest, verdict.why);
+      if (isRequest) await this.refuse(e, message as JsonRpcRequest, verdict.why, verdict.stale);
       return;
     }
     const caller = remoteCaller(verdict.claims.sub, e.from);
@@ -93,7 +93,7 @@ export class MeshDoor {
   }
 
   /** A refused assertion: a call through the pipeline that the protocol stage refuses (audited). */
-  private async refuse(e: Envelope, req: JsonRpcRequest, why: string): Promise<void> {
+  private async refuse(e: Envelope, req: JsonRpcRequest, why: string, stale?: true): Promise<void> {
     const error = new WireError(WIRE.AUTH_FAILED, `mesh caller assertion refused: ${why}`);
     const ctx = newCall({
       caller: { kind: 'host', id: `unverified@${e.from}` },
@@ -105,7 +105,11 @@ export class MeshDoor {
       mesh: { node: e.from },
     });
     await this.o.gateway.run(ctx).catch(() => {});
-    this.send(e.inbox, { jsonrpc: '2.0', id: req.id, error: { code: error.code, message: error.message } });
+    this.send(e.inbox, {
+      jsonrpc: '2.0',
+      id: req.id,
+      error: { code: error.code, message: error.message, ...(stale && { data: { reason: STALE_SESSION } }) },
+    });
   }
 
   private async serve(e: Envelope, req: JsonRpcRequest, caller: Caller, remoteCallId: string): Promise<void> {

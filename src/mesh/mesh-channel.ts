@@ -12,7 +12,7 @@ import type { Logger } from '../log.js';
 import { routedMessage, type AssertionSigner } from './assertion.js';
 import { listChanges, RemoteListens } from './listen-streams.js';
 import { markTaskIds, marked, unmarked } from './node-marks.js';
-import { MESH_CALL_META, type Envelope, type Subjects } from './subjects.js';
+import { MESH_CALL_META, STALE_SESSION, type Envelope, type Subjects } from './subjects.js';
 
 /** What switchboard's own requests (catalog, discover) are asserted as: `host:switchboard@<node>` there. */
 const SELF = { kind: 'host', id: 'switchboard' } as const;
@@ -43,6 +43,14 @@ export class MeshChannel implements Channel {
   private readonly inbox: string;
   /** Requests sent and not answered, by id: the node that has each. */
   private readonly pending = new Map<RequestId, string>();
+  /**
+   * Requests sent under a session key and not answered: what to send again, signed with the node
+   * key, if the target refuses the session (it restarted and its new key has not reached us).
+   */
+  private readonly resendable = new Map<
+    RequestId,
+    { message: JsonRpcMessage; origin: RequestOrigin | undefined }
+  >();
   /** Who wants to know where each request was served (see RequestOrigin.served). */
   private readonly origins = new Map<RequestId, RequestOrigin>();
   /** subscriptions/listen requests, answered here (list changes come from announcements). */
@@ -74,6 +82,7 @@ export class MeshChannel implements Channel {
           if (from !== undefined) markTaskIds(m, from);
           if (!this.streams.received(m, from)) return;
           if ('id' in m && !('method' in m)) {
+            if (this.resentAfterStale(m)) return;
             this.answered(m);
             const gather = this.gathering.get(m.id as RequestId);
             if (gather) return gather(m);
@@ -125,10 +134,12 @@ export class MeshChannel implements Channel {
       this.origins.set(id, options.origin);
       options.origin.served(node, undefined);
     }
+    this.resendable.set(id, { message, origin: options?.origin });
     try {
       await this.publish(node, message, options?.origin);
     } catch (err) {
       this.pending.delete(id);
+      this.resendable.delete(id);
       this.origins.delete(id);
       this.fail(id, `mesh node ${node} could not be sent the call: ${(err as Error).message}`);
     }
@@ -195,6 +206,7 @@ export class MeshChannel implements Channel {
     for (const [id, node] of this.pending) {
       if (alive(node)) continue;
       this.pending.delete(id);
+      this.resendable.delete(id);
       this.origins.delete(id);
       // At once, not queued: the server may be taken out of the gateway right after this.
       this.answerError(
@@ -214,12 +226,35 @@ export class MeshChannel implements Channel {
     this.sub?.unsubscribe();
     for (const id of [...this.pending.keys()]) this.answerError(id, 'the mesh server was removed');
     this.pending.clear();
+    this.resendable.clear();
     this.origins.clear();
     this.listening.clear();
     this.streams.close();
     for (const id of [...this.gathering.keys()]) this.answerError(id, 'the mesh server was removed');
     this.o.closed?.();
     this.onclose?.();
+  }
+
+  /**
+   * A refusal of a stale session (see STALE_SESSION): the target did nothing, so the request goes
+   * again, once, signed with the node key, which it always accepts. True when it was sent again.
+   */
+  private resentAfterStale(m: JsonRpcMessage): boolean {
+    const id = (m as { id: RequestId }).id;
+    const sent = this.resendable.get(id);
+    this.resendable.delete(id);
+    const node = this.pending.get(id);
+    const reason = (m as { error?: { data?: { reason?: unknown } } }).error?.data?.reason;
+    if (!sent || node === undefined || reason !== STALE_SESSION) return false;
+    this.o.log.info(
+      { server: this.o.server, node },
+      'mesh node holds no session with this node yet; sent again signed',
+    );
+    this.publish(node, sent.message, sent.origin, true).catch((err: unknown) => {
+      this.pending.delete(id);
+      this.answerError(id, `mesh node ${node} could not be sent the call: ${(err as Error).message}`);
+    });
+    return true;
   }
 
   /** An answer: its request is no longer pending; the call id it ran as there goes to its origin. */
@@ -255,11 +290,12 @@ export class MeshChannel implements Channel {
     node: string,
     message: JsonRpcMessage,
     origin: RequestOrigin | undefined,
+    ed25519 = false,
   ): Promise<void> {
     const msg = JSON.stringify(message);
     const caller = (origin?.caller ?? SELF) as Parameters<AssertionSigner['sign']>[0];
     const routed = routedMessage(this.o.server, this.inbox, msg);
-    const jws = await this.o.signer?.sign(caller, origin?.callId ?? 'mesh', node, routed);
+    const jws = await this.o.signer?.sign(caller, origin?.callId ?? 'mesh', node, routed, ed25519);
     const envelope: Envelope = { from: this.o.self, server: this.o.server, inbox: this.inbox, jws, msg };
     this.o.nc.publish(this.o.subjects.rpc(node), JSON.stringify(envelope));
   }

@@ -36,6 +36,13 @@ export interface Announcement extends SessionAnnouncement {
 /** The `_meta` key of an answer from a door naming the call it ran as there (the entry node strips it). */
 export const MESH_CALL_META = 'io.switchboard/mesh-call';
 
+/**
+ * `error.data.reason` of a refusal of a message MACed under a session the target no longer holds
+ * (it restarted and its new key has not reached the sender): nothing was done, and the sender
+ * sends the same message again signed with its node key.
+ */
+export const STALE_SESSION = 'mesh_session_stale';
+
 /** A message to a node's door. */
 export interface Envelope {
   /** The sending node. */

@@ -1,6 +1,7 @@
 // The MACed assertion form on real nodes over a real nats-server: calls go HS256 once both nodes
 // hold their pair session, a sniffed one replayed is refused, a forged session-key announcement on
-// the bus changes nothing (its key is never accepted), and a restarted node is served throughout.
+// the bus changes nothing (its key is never accepted), a target that lost its session is sent the
+// call again signed, and a restarted node is served throughout.
 import assert from 'node:assert/strict';
 import {
   createHmac,
@@ -13,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { digestOf, routedMessage } from '../../src/mesh/assertion.js';
-import { pairSession } from '../../src/mesh/pair-sessions.js';
+import { pairSession, type PairSessions } from '../../src/mesh/pair-sessions.js';
 import type { Announcement, Envelope } from '../../src/mesh/subjects.js';
 import type { Switchboard } from '../../src/switchboard.js';
 import { probe } from '../gateway/harness.js';
@@ -150,6 +151,21 @@ describe('mesh session keys over the wire', { skip: NO_NATS, timeout: 120_000 },
     // b still holds its session with the real a: a's calls stay MACed under the same kid.
     assert.match(await call('after-forgery'), /after-forgery/);
     assert.deepEqual(alg(await sent('after-forgery')), { alg: 'HS256', typ: 'switchboard-mesh+jws', kid });
+  });
+
+  it('sends a call again, signed with the node key, when the target no longer holds the session', async () => {
+    // What a target that restarted is like until its first new heartbeat reaches the sender: it
+    // holds no session with a, while a still MACs under the old one.
+    const sessions = (b.mesh as unknown as { sessions: PairSessions }).sessions;
+    const receiving = sessions.receiving.bind(sessions);
+    sessions.receiving = () => undefined;
+    try {
+      assert.match(await call('stale'), /stale/);
+    } finally {
+      sessions.receiving = receiving;
+    }
+    const both = sniffed.filter((e) => e.msg.includes('"stale"')).map((e) => alg(e).alg);
+    assert.deepEqual(both, ['HS256', 'EdDSA'], 'refused under the session, then served signed');
   });
 
   it('serves a node that restarted: Ed25519 first, then a new session under a new kid', async () => {

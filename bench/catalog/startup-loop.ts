@@ -1,7 +1,7 @@
 // How long switchboard's own event loop is held while it starts many stdio backends: switchboard
 // in this process over N backends (default 90, one per server of the catalog fixture, each served
 // by fixture-server.ts), the longest event-loop delay until every backend is up, the time to that
-// point, the CPU time spent, and how many times the merged tool list was rebuilt. Run directly:
+// point, the CPU time spent, and how many times (and how long) the merged lists were rebuilt. Run directly:
 // `node dist/bench/catalog/startup-loop.js [N]`; not a scenario of `npm run bench`.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,11 +37,17 @@ const config = Config.parse({
 
 // Counts merged-list rebuilds: the catalog's work per change, whatever calls it.
 let rebuilds = 0;
+let rebuildMs = 0;
 const proto = Catalog.prototype as unknown as { rebuild(kind: string): void };
 const rebuild = proto.rebuild;
 proto.rebuild = function (this: unknown, kind: string) {
   if (kind === 'tools') rebuilds++;
-  return rebuild.call(this, kind);
+  const began = performance.now();
+  try {
+    return rebuild.call(this, kind);
+  } finally {
+    rebuildMs += performance.now() - began;
+  }
 };
 
 const delay = monitorEventLoopDelay({ resolution: 1 });
@@ -67,5 +73,6 @@ process.stdout.write(
     toReadyMs: Math.round(wall),
     cpuMs: Math.round((cpu.user + cpu.system) / 1000),
     toolListRebuilds: rebuilds,
+    rebuildMs: Math.round(rebuildMs),
   })}\n`,
 );

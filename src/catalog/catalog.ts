@@ -124,24 +124,48 @@ export class Catalog {
    * to the one held changes nothing and rebuilds nothing; a changed one rebuilds the kind's view.
    */
   setList(backend: string, kind: ListKind, items: Item[]): boolean {
-    const served = this.served.get(backend) ?? {};
-    served[kind] = items;
-    this.served.set(backend, served);
-    const lists = this.lists.get(backend) ?? {};
-    const admitted = this.options.admit ? this.options.admit(backend, kind, items) : items;
-    const key = `${backend}\0${kind}`;
-    const signature = JSON.stringify(admitted);
-    if (lists[kind] !== undefined && this.signatures.get(key) === signature) return false;
-    this.signatures.set(key, signature);
-    // Collisions make one backend's change show in another's items: judged on the whole view.
-    const entangled = () => this.collisionList.some((c) => c.kind === kind && c.backends.includes(backend));
-    const whole = entangled() ? JSON.stringify(this.merged[kind]) : undefined;
-    const had = (this.shown[kind].get(backend) ?? 0) > 0;
-    lists[kind] = admitted;
-    this.lists.set(backend, lists);
-    this.rebuild(kind);
-    if (whole !== undefined || entangled()) return JSON.stringify(this.merged[kind]) !== whole;
-    return had || (this.shown[kind].get(backend) ?? 0) > 0;
+    return this.setLists([{ backend, kind, items }]).length > 0;
+  }
+
+  /**
+   * Replaces several lists at once (backends that came up together) and rebuilds each kind's
+   * merged view once rather than once per list; returns the kinds whose merged view changed.
+   */
+  setLists(entries: readonly { backend: string; kind: ListKind; items: Item[] }[]): ListKind[] {
+    const touched = new Map<ListKind, { backends: string[]; had: boolean; whole?: string | undefined }>();
+    for (const { backend, kind, items } of entries) {
+      const served = this.served.get(backend) ?? {};
+      served[kind] = items;
+      this.served.set(backend, served);
+      const lists = this.lists.get(backend) ?? {};
+      const admitted = this.options.admit ? this.options.admit(backend, kind, items) : items;
+      const key = `${backend}\0${kind}`;
+      const signature = JSON.stringify(admitted);
+      if (lists[kind] !== undefined && this.signatures.get(key) === signature) continue;
+      this.signatures.set(key, signature);
+      const t = touched.get(kind) ?? { backends: [], had: false };
+      // Collisions make one backend's change show in another's items: judged on the whole view
+      // (the merged view is as it was before this batch until the rebuild below).
+      if (t.whole === undefined && this.entangled(kind, backend)) t.whole = JSON.stringify(this.merged[kind]);
+      t.had ||= (this.shown[kind].get(backend) ?? 0) > 0;
+      t.backends.push(backend);
+      touched.set(kind, t);
+      lists[kind] = admitted;
+      this.lists.set(backend, lists);
+    }
+    const changed: ListKind[] = [];
+    for (const [kind, t] of touched) {
+      this.rebuild(kind);
+      const shows = t.backends.some((b) => (this.shown[kind].get(b) ?? 0) > 0);
+      if (t.whole !== undefined || t.backends.some((b) => this.entangled(kind, b))) {
+        if (JSON.stringify(this.merged[kind]) !== t.whole) changed.push(kind);
+      } else if (t.had || shows) changed.push(kind);
+    }
+    return changed;
+  }
+
+  private entangled(kind: ListKind, backend: string): boolean {
+    return this.collisionList.some((c) => c.kind === kind && c.backends.includes(backend));
   }
 
   private forgetSignatures(backend: string): void {

@@ -9,7 +9,11 @@ import { CompiledPolicy, type Subject } from '../policy/policy.js';
 import { barredFromHost } from '../policy/backend-only.js';
 import { UriError, normalUri } from '../policy/uri-normal.js';
 import { backendOnlyHandlers } from '../extensions/index.js';
+import { WORKFLOWS_SERVER } from '../config/built-in-servers.js';
 import { processIo, type CommandIo, parseCommand } from './io.js';
+import { metaTarget, viewOf, workflowTarget, type MetaTarget } from './policy-builtins.js';
+import type { CatalogView } from '../catalog/view.js';
+import { explainWorkflow, workflowLines } from './policy-workflow.js';
 
 export const POLICY_USAGE = `Usage: switchboard policy test --config FILE --caller KIND:ID <target> [--args JSON] [options]
 
@@ -18,11 +22,15 @@ Prints the decision on one call, the rule that made it, and why each earlier rul
   --caller KIND:ID      host:stdio, host:http, backend:<server>, workflow:<name>, extension:<name>;
                         a host by its caller id alone: key:<name> (API key), oauth:<sub>, stdio, http
 Target (one of):
-  --tool NAME           a tool as the caller names it (prefixed: notes_write_note)
+  --tool NAME           a tool as the caller names it (prefixed: notes_write_note); also a
+                        meta-tool (search_tools, describe_tools, call_tool, run_script) or a
+                        workflow (workflows_<name>: its steps are judged for the caller too)
   --prompt NAME         a prompt as the caller names it
   --resource URI        a resource URI as the caller names it (prefixed: notes+file:///x)
   --method METHOD       any other method; one without a slash is a handler (vault.sign)
   --backend NAME        with --tool/--prompt/--resource: the owning server, and the name is its own
+                        (switchboard: the meta-tools; workflows: the workflows)
+  --profile NAME        the caller comes by this catalog profile (which meta-tools it is listed)
 Options:
   --args JSON           the call's arguments (tools, prompts) or params (handlers)
   --list                judge the target as a list would (conditions cannot be decided there)
@@ -42,6 +50,7 @@ export async function runPolicy(argv: string[], io: CommandIo = processIo): Prom
       resource: { type: 'string' },
       method: { type: 'string' },
       backend: { type: 'string' },
+      profile: { type: 'string' },
       args: { type: 'string' },
       list: { type: 'boolean' },
       expect: { type: 'string' },
@@ -81,11 +90,17 @@ export async function runPolicy(argv: string[], io: CommandIo = processIo): Prom
     io.err((err as Error).message);
     return 1;
   }
-  const subject = subjectFor(config, v);
-  if (typeof subject === 'string') {
-    io.err(`switchboard policy: ${subject}`);
+  const view = viewOf(config, v.profile);
+  if (typeof view === 'string') {
+    io.err(`switchboard policy: ${view}`);
     return 1;
   }
+  const target = targetFor(config, v, view);
+  if (typeof target === 'string') {
+    io.err(`switchboard policy: ${target}`);
+    return 1;
+  }
+  const { subject, meta } = target;
   // An ask's owner is the backend asking, as the return path sees it.
   if (subject.kind === 'ask' && subject.backend === undefined && caller.kind === 'backend')
     subject.backend = caller.id;
@@ -100,16 +115,32 @@ export async function runPolicy(argv: string[], io: CommandIo = processIo): Prom
     effect = listed.effect === 'call' ? 'listed (decided at the call)' : listed.effect;
     rule = listed.rule;
   }
+  // A workflow's steps, judged for this caller as its run would judge them.
+  const workflow =
+    subject.backend === WORKFLOWS_SERVER && subject.kind === 'tool' && !v.list
+      ? explainWorkflow(config, policy, caller, subject.name, args, (f) => subjectOf(config, f, view))
+      : undefined;
   if (v.json) {
     io.out(
-      JSON.stringify({ caller, subject, effect, rule, skipped: explained.skipped, error: explained.error }),
+      JSON.stringify({
+        caller,
+        subject,
+        effect,
+        rule,
+        skipped: explained.skipped,
+        error: explained.error,
+        ...(meta ? { meta: { listed: meta.listed, why: meta.why } } : {}),
+        ...(workflow ? { workflow } : {}),
+      }),
     );
   } else {
     const owner = subject.backend ? ` of server ${subject.backend}` : '';
     io.out(`${caller.kind}:${caller.id} -> ${subject.kind} ${subject.name}${owner} (${subject.method})`);
+    if (meta) io.out(metaLine(meta));
     explained.skipped.forEach((s, i) => io.out(`  ${i + 1}. ${s.rule}: no match: ${s.why}`));
     if (explained.error) io.out(`  ${rule}: ${explained.error}`);
     io.out(`decision: ${effect} (rule ${rule})`);
+    if (workflow && effect !== 'deny') for (const line of workflowLines(workflow, caller)) io.out(line);
   }
   if (v.expect !== undefined && v.expect !== effect) {
     io.err(`switchboard policy: expected ${v.expect}, got ${effect} (rule ${rule})`);
@@ -127,6 +158,38 @@ export function parseCaller(text: string | undefined): Caller | undefined {
   if (t === 'stdio' || t === 'http' || /^(key|oauth):.+$/.test(t)) return { kind: 'host', id: t } as Caller;
   const m = /^(host|backend|workflow|extension|admin|agent):(.+)$/.exec(t);
   return m ? ({ kind: m[1], id: m[2] } as Caller) : undefined;
+}
+
+/** How the meta-tool's listing reads: whether the caller's view lists it, and its calls' fate. */
+function metaLine(m: MetaTarget): string {
+  const listed = m.listed
+    ? 'listed'
+    : 'not listed (a call to it by that name reaches no meta-tool in this view)';
+  return `  meta-tool of switchboard, ${listed}: ${m.why}; each call it makes is judged again as the caller's own`;
+}
+
+/** The target the flags name: switchboard's own meta-tools and workflows first, then the servers'. */
+function targetFor(
+  config: Config,
+  f: TargetFlags,
+  view: CatalogView,
+): { subject: Subject; meta?: MetaTarget | undefined } | string {
+  if (f.tool !== undefined) {
+    const wf = workflowTarget(config, f.tool, f.backend);
+    if (wf) return { subject: wf };
+    const plain = subjectFor(config, f);
+    const meta = metaTarget(config, f.tool, f.backend, view, typeof plain === 'string');
+    if (meta) return { subject: meta.subject, meta };
+    return typeof plain === 'string' ? plain : { subject: plain };
+  }
+  const plain = subjectFor(config, f);
+  return typeof plain === 'string' ? plain : { subject: plain };
+}
+
+/** A workflow step's target, named as the step names it; a run's steps keep its caller's view. */
+function subjectOf(config: Config, f: TargetFlags, view: CatalogView): Subject | string {
+  const t = targetFor(config, f, view);
+  return typeof t === 'string' ? t : t.subject;
 }
 
 interface TargetFlags {

@@ -58,6 +58,11 @@ export interface FailedStart {
   stderr: readonly string[];
 }
 
+/** Backends whose start (and so, for a stdio one, its spawn) begins in one turn of the event loop. */
+const STARTS_PER_TURN = 1;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 export class BackendLifecycle {
   /** Backends whose start (handshake and first lists) is under way. */
   private readonly starting = new Map<string, Promise<void>>();
@@ -68,6 +73,8 @@ export class BackendLifecycle {
   private watchdog: Watchdog | undefined;
   /** When start() began: a host's wait for starting backends is counted from it. */
   private startedAt = 0;
+  /** Switchboard is stopping: starts still waiting for their turn do not begin. */
+  private stopped = false;
 
   constructor(private readonly deps: BackendLifecycleDeps) {
     this.supervisor = new Supervisor({ log: deps.log, restart: (b) => this.restart(b) });
@@ -108,14 +115,23 @@ export class BackendLifecycle {
     return this.deps.backends.get(b.name) === b;
   }
 
-  /** Starts every backend; one that fails is logged and left out, the rest serve. */
+  /**
+   * Starts every backend; one that fails is logged and left out, the rest serve. Spawning a child
+   * is synchronous (fork and exec, tens of milliseconds under the sandbox), so the starts are
+   * spread over turns of the event loop, STARTS_PER_TURN each, in config order: with many stdio
+   * backends the loop keeps answering hosts, the bridge and the backends already up in between.
+   * Every start is registered at once, so a call that waits for the start waits for all of them.
+   */
   async start(): Promise<{ failed: FailedStart[] }> {
     this.startedAt = performance.now();
     const failed: FailedStart[] = [];
+    let turn: Promise<void> = Promise.resolve();
     await Promise.all(
-      [...this.deps.backends.values()].map((b) => {
-        const run = this.startBackend(b)
-          .then(() => this.supervisor.up(b))
+      [...this.deps.backends.values()].map((b, i) => {
+        if (i > 0 && i % STARTS_PER_TURN === 0) turn = turn.then(nextTurn);
+        const run = turn
+          // Switchboard stopping, or a reload replacing it, before its turn came: nothing to start.
+          .then(() => (this.stopped || !this.isCurrent(b) ? undefined : this.startUp(b)))
           .catch((err: unknown) => {
             const stderr = b.lastStderr;
             failed.push({ name: b.name, error: messageOf(err), stderr });
@@ -131,6 +147,11 @@ export class BackendLifecycle {
       }),
     );
     return { failed };
+  }
+
+  private async startUp(b: Upstream): Promise<void> {
+    await this.startBackend(b);
+    this.supervisor.up(b);
   }
 
   private async startBackend(b: Upstream): Promise<void> {
@@ -190,6 +211,7 @@ export class BackendLifecycle {
 
   /** No more restarts (switchboard is stopping). */
   stopRestarts(): void {
+    this.stopped = true;
     this.supervisor.stop();
   }
 

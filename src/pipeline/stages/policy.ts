@@ -69,15 +69,13 @@ export function policyStage(
     let decision: Decision | undefined;
     if (step?.mode !== 'caller') decision = decideCall(ctx, s, policy, log, args, backendOnly);
     if (step) {
-      const outer = step.outer
-        ? judge(policy, step.outer, s, ctx, args, backendOnly, log)
-        : { decision: { effect: 'deny', rule: 'run.for' } as Decision, refused: {} };
-      const named = { ...outer.decision, rule: outerRule(outer.decision.rule) };
+      const task = ctx.target?.kind === 'task';
+      const outer = judgeRunFor(policy, step.outer, s, args, decision, { task, backendOnly, log });
       if (outer.refused) {
-        ctx.decision = named;
+        ctx.decision = outer.decision;
         throw stepRefused(step, s);
       }
-      decision = decision ? bothDecisions(decision, outer.decision) : named;
+      decision = outer.decision;
     }
     ctx.decision = decision!;
     // A follow-up on a task was settled when the call that made it was approved or not.
@@ -90,20 +88,51 @@ export function policyStage(
   };
 }
 
-/** One caller's verdict on the call, and how a denial is to be answered: as absent, or with why. */
-function judge(
+/** How a verdict is reached besides caller, subject and arguments. */
+export interface JudgeOptions {
+  /** A follow-up on a task: judged as the listing of the tool that made it. */
+  task: boolean;
+  backendOnly: (method: string) => boolean;
+  log: Logger;
+}
+
+/**
+ * A workflow step's verdict by the grants of the caller its run is for (`outer`; undefined when
+ * its recorded name is none: denied), combined with the workflow's own verdict `own` when the step
+ * runs with `both`. `refused`: the step is refused for the run's caller. Also what
+ * `switchboard policy test` reports for each step of a workflow.
+ */
+export function judgeRunFor(
+  policy: CompiledPolicy,
+  outer: Caller | undefined,
+  s: Subject,
+  args: unknown,
+  own: Decision | undefined,
+  o: JudgeOptions,
+): { decision: Decision; refused: boolean } {
+  const verdict = outer
+    ? judge(policy, outer, s, args, o)
+    : { decision: { effect: 'deny', rule: 'run.for' } as Decision, refused: {} };
+  const named = { ...verdict.decision, rule: outerRule(verdict.decision.rule) };
+  if (verdict.refused) return { decision: named, refused: true };
+  return { decision: own ? bothDecisions(own, verdict.decision) : named, refused: false };
+}
+
+/**
+ * One caller's verdict on the call, and how a denial is to be answered: as absent, or with why.
+ * Exported for `switchboard policy test`, which explains a workflow's steps by it.
+ */
+export function judge(
   policy: CompiledPolicy,
   caller: Caller,
   s: Subject,
-  ctx: CallContext,
   args: unknown,
-  backendOnly: (method: string) => boolean,
-  log: Logger,
+  { task, backendOnly, log }: JudgeOptions,
 ): { decision: Decision; refused?: { why?: string } } {
   const barred = barredFromHost(caller, s, backendOnly);
   // As absent as a handler nobody registered, whatever rule would have allowed it.
   if (barred) return { decision: { effect: 'deny', rule: barred.rule }, refused: {} };
-  if (ctx.target?.kind === 'task') {
+  if (task) {
     // The call that made the task was judged with its arguments, and only its caller reaches
     // the task: what it may still do is follow up on a tool it can see.
     const v = policy.decideListing(caller, s);
@@ -142,7 +171,7 @@ export function decideCall(
   args: unknown,
   backendOnly: (method: string) => boolean = () => false,
 ): Decision {
-  const own = judge(policy, ctx.caller, s, ctx, args, backendOnly, log);
+  const own = judge(policy, ctx.caller, s, args, { task: ctx.target?.kind === 'task', backendOnly, log });
   ctx.decision = own.decision;
   if (own.refused) throw own.refused.why ? refusal(ctx, s, policy, own.refused.why) : denied(ctx);
   return own.decision;

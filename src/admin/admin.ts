@@ -48,6 +48,7 @@ export async function startAdmin(config: Config['admin'], deps: AdminDeps): Prom
   const metrics = config.metrics.enabled
     ? new Metrics({
         maxSeriesPerLabel: config.metrics.maxSeriesPerLabel,
+        stageSampleEvery: config.metrics.stageSampleEvery,
         sources: {
           backends: () => gateway.backends.values(),
           legacySessions: () => [...gateway.sessions.values()].filter((s) => s.caller.kind === 'host').length,

@@ -82,6 +82,14 @@ export const AdminSection = z
           .describe(
             'Distinct values a label (server, tool, caller kind, stage) may take; later values are counted under (other).',
           ),
+        stageSampleEvery: z
+          .number()
+          .int()
+          .min(1)
+          .default(10)
+          .describe(
+            'Stage durations are timed in every Nth call (1: every call); call counts and latency cover every call. Timing a call costs a little on its way; tracing, when on, times every call.',
+          ),
       })
       .strict()
       .prefault({}),

@@ -4,8 +4,8 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { CallContext } from '../call/context.js';
-import type { CallEndEvent } from '../pipeline/stages/observe.js';
-import type { CallStagesEvent } from '../pipeline/compose.js';
+import { callsInFlight, type CallEndEvent } from '../pipeline/stages/observe.js';
+import { stageSampling, type CallStagesEvent } from '../pipeline/compose.js';
 import { methodSpec } from '../protocol/methods.js';
 import { outcomeOf } from './call-outcome.js';
 import { LabelledHistogram, type HistogramSeries } from './labelled-histogram.js';
@@ -14,7 +14,6 @@ import type { MetricsSources } from './metrics-sources.js';
 
 export type { MetricsSources } from './metrics-sources.js';
 
-const CALL_START = 'switchboard:call:start';
 const CALL_END = 'switchboard:call:end';
 const CALL_STAGES = 'switchboard:call:stages';
 
@@ -31,6 +30,8 @@ export interface MetricsOptions {
   maxSeriesPerLabel: number;
   /** Also collect prom-client's process metrics (CPU, memory, event loop, handles). Default true. */
   processMetrics?: boolean;
+  /** Stage durations are observed for every Nth call (1: all); call latency for every call. Default 1. */
+  stageSampleEvery?: number;
 }
 
 export class Metrics {
@@ -40,14 +41,13 @@ export class Metrics {
   private readonly refusals: Counter<'reason'>;
   private readonly latency: LabelledHistogram;
   private readonly stages: LabelledHistogram;
-  private inFlight = 0;
   private readonly modernCallers = new Map<string, number>();
-  private readonly onStart = (message: unknown) => this.started((message as { ctx: CallContext }).ctx);
   private readonly onEnd = (message: unknown) => this.ended(message as CallEndEvent);
   private readonly onStages = (message: unknown) => this.timedStages(message as CallStagesEvent);
   /** The series of each stage name, found once: a call observes every stage it passed. */
   private readonly stageSeries = new Map<string, HistogramSeries>();
   private subscribed = false;
+  private unsample: (() => void) | undefined;
 
   constructor(private readonly options: MetricsOptions) {
     const max = options.maxSeriesPerLabel;
@@ -82,20 +82,19 @@ export class Metrics {
     });
     this.stages = new LabelledHistogram({
       name: 'switchboard_stage_duration_seconds',
-      help: 'Time spent in each pipeline stage, including the stages inside it (onion order).',
+      help: 'Time spent in each pipeline stage, including the stages inside it (onion order), in a sample of calls (admin.metrics.stageSampleEvery).',
       labelName: 'stage',
       buckets: BUCKETS,
       registers,
     });
     const server = this.labels.server;
-    const inFlight = () => this.inFlight;
     const modernSessions = () => this.modernSessions();
     new Gauge({
       name: 'switchboard_calls_in_flight',
       help: 'Calls in the pipeline now (started, not yet ended).',
       registers,
       collect() {
-        this.set(inFlight());
+        this.set(callsInFlight());
       },
     });
     new Gauge({
@@ -236,18 +235,18 @@ export class Metrics {
   start(): this {
     if (this.subscribed) return this;
     this.subscribed = true;
-    subscribe(CALL_START, this.onStart);
     subscribe(CALL_END, this.onEnd);
     subscribe(CALL_STAGES, this.onStages);
+    this.unsample = stageSampling.want(this, this.options.stageSampleEvery ?? 1);
     return this;
   }
 
   stop(): void {
     if (!this.subscribed) return;
     this.subscribed = false;
-    unsubscribe(CALL_START, this.onStart);
     unsubscribe(CALL_END, this.onEnd);
     unsubscribe(CALL_STAGES, this.onStages);
+    this.unsample?.();
   }
 
   /** The Prometheus text exposition. */
@@ -259,17 +258,13 @@ export class Metrics {
     return this.registry.contentType;
   }
 
-  private started(ctx: CallContext): void {
-    this.inFlight++;
+  private ended({ ctx, durationMs, error }: CallEndEvent): void {
+    // A modern caller counts as a session while it called in the window (its call's end, here).
     if (ctx.caller.kind === 'host' && ctx.reply.era === 'modern') {
       const key = ctx.reply.sessionKey;
       if (this.modernCallers.has(key) || this.modernCallers.size < MAX_MODERN_CALLERS)
         this.modernCallers.set(key, Date.now());
     }
-  }
-
-  private ended({ ctx, durationMs, error }: CallEndEvent): void {
-    this.inFlight = Math.max(0, this.inFlight - 1);
     const { outcome, refusal } = outcomeOf(ctx, error);
     const server = this.labels.server.of(ctx.target?.backend ?? SWITCHBOARD);
     this.calls.inc({

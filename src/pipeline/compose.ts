@@ -8,7 +8,7 @@ import { afterTurn } from './after-turn.js';
  * Every stage's time of one call, published once when the call leaves the pipeline (after
  * `switchboard:call:end`): `{ ctx, stages, times, ran }`. Metrics and traces read it. Stages are
  * timed only while someone subscribes here or to `switchboard:stage:end`, so an unobserved
- * pipeline pays one boolean per call.
+ * pipeline pays one boolean per call, and only in the calls `stageSampling` picks.
  */
 export const callStages = channel('switchboard:call:stages');
 
@@ -39,6 +39,40 @@ export interface StageEndEvent {
   durationMs: number;
 }
 
+/**
+ * Which calls have their stages timed. Timing every call costs a promise reaction per stage; a
+ * subscriber that only builds distributions (metrics) asks for every Nth call, one that needs each
+ * call it records (traces) for every call. The most frequent wish wins; with no wish registered
+ * (a plain diagnostics_channel subscriber), every call is timed.
+ */
+class StageSampling {
+  private readonly wishes = new Map<object, number>();
+  private every = 1;
+  private seen = 0;
+
+  /** `who` wants every `every`th call timed (1: every call) until the returned function is called. */
+  want(who: object, every: number): () => void {
+    this.wishes.set(who, Math.max(1, Math.floor(every)));
+    this.settle();
+    return () => {
+      this.wishes.delete(who);
+      this.settle();
+    };
+  }
+
+  /** Whether this call is timed: someone listens, and it is the call the period picks. */
+  pick(): boolean {
+    if (!callStages.hasSubscribers && !stageEnd.hasSubscribers) return false;
+    return this.every === 1 || ++this.seen % this.every === 0;
+  }
+
+  private settle(): void {
+    this.every = this.wishes.size === 0 ? 1 : Math.min(...this.wishes.values());
+  }
+}
+
+export const stageSampling = new StageSampling();
+
 export type Next = () => Promise<void>;
 export type Stage = (ctx: CallContext, next: Next) => Promise<void>;
 
@@ -46,9 +80,8 @@ export function compose(stages: readonly Stage[]): (ctx: CallContext) => Promise
   const names: readonly string[] = stages.map((s) => s.name || 'anonymous');
   return (ctx) => {
     // Timing costs one array per call and one reaction per stage (watching the stage's promise,
-    // not standing in its chain); nothing at all when unobserved.
-    const times =
-      callStages.hasSubscribers || stageEnd.hasSubscribers ? new Float64Array(2 * stages.length) : undefined;
+    // not standing in its chain); nothing at all when unobserved or not sampled.
+    const times = stageSampling.pick() ? new Float64Array(2 * stages.length) : undefined;
     let last = -1;
     const dispatch = (i: number): Promise<void> => {
       if (i <= last) return Promise.reject(new Error('next() called more than once'));

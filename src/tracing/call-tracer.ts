@@ -22,7 +22,7 @@ import {
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { CallContext } from '../call/context.js';
 import type { Meta, Result } from '../jsonrpc/message.js';
-import { callStages, type CallStagesEvent } from '../pipeline/compose.js';
+import { callStages, stageSampling, type CallStagesEvent } from '../pipeline/compose.js';
 import { hopEnd, hopStart, type HopEvent } from '../pipeline/hop.js';
 import { callEnd, callStart, type CallEndEvent } from '../pipeline/stages/observe.js';
 import { later } from '../pipeline/after-turn.js';
@@ -126,12 +126,15 @@ export function traceCalls(tracer: Tracer, stageSpanMinMs = 0): () => void {
   subscribe(callStart.name, onStart);
   subscribe(callEnd.name, onEnd);
   subscribe(callStages.name, onStages);
+  // Every traced call gets its stage spans: all calls are timed while tracing is on.
+  const unsample = stageSampling.want(onStages, 1);
   subscribe(hopStart.name, onHopStart);
   subscribe(hopEnd.name, onHopEnd);
   return () => {
     unsubscribe(callStart.name, onStart);
     unsubscribe(callEnd.name, onEnd);
     unsubscribe(callStages.name, onStages);
+    unsample();
     unsubscribe(hopStart.name, onHopStart);
     unsubscribe(hopEnd.name, onHopEnd);
     pending.flush();

@@ -45,6 +45,7 @@ function samples(text: string, name: string): { labels: Record<string, string>; 
 test('every metric family is exposed, calls are counted by caller kind, server, tool and outcome, and made-up tools add no series', async (t) => {
   const { admin, sb } = await adminScene(t, {
     servers: { notes: example(NOTES) },
+    admin: { metrics: { stageSampleEvery: 1 } },
     policy: {
       rules: [
         {
@@ -95,4 +96,29 @@ test('every metric family is exposed, calls are counted by caller kind, server, 
   sb.flushAudit();
   const written = samples(await (await admin('/metrics')).text(), 'switchboard_audit_records_written_total');
   assert.ok((written[0]?.value ?? 0) >= 4, 'audit records written are counted');
+});
+
+test('stage durations are a sample of every Nth call; call latency covers every call', async (t) => {
+  const { admin, sb } = await adminScene(t, {
+    servers: { notes: example(NOTES) },
+    admin: { metrics: { stageSampleEvery: 5 } },
+  });
+  const { client } = await connectHttp(t, sb.http!.url);
+  const stageCount = async () =>
+    samples(await (await admin('/metrics')).text(), 'switchboard_stage_duration_seconds_count').find(
+      (s) => s.labels.stage === 'observe',
+    )?.value ?? 0;
+  const latencyCount = async () =>
+    samples(await (await admin('/metrics')).text(), 'switchboard_call_duration_seconds_count').find(
+      (s) => s.labels.server === 'notes',
+    )?.value ?? 0;
+  const stagesBefore = await stageCount();
+  const latencyBefore = await latencyCount();
+  for (let i = 0; i < 20; i++) await client.callTool({ name: 'list_notes', arguments: {} });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal((await latencyCount()) - latencyBefore, 20, 'every call is in the latency histogram');
+  // Every call counts towards the period, listings and the scrapes' own calls included: 20 calls
+  // to notes make 4 periods of 5, so 4 or 5 sampled calls fall among them and the calls between.
+  const sampled = (await stageCount()) - stagesBefore;
+  assert.ok(sampled >= 4 && sampled <= 6, `stages timed in ${sampled} calls, about 1 in 5 of 20`);
 });

@@ -16,12 +16,21 @@ export interface CallEndEvent {
   error: unknown;
 }
 
+let inFlight = 0;
+
+/** Calls in the pipelines of this process now (entered, not yet left): counted, not published. */
+export function callsInFlight(): number {
+  return inFlight;
+}
+
 export function observeStage(): Stage {
   const ended = whenEnded((ctx, durationMs, error) => {
+    inFlight--;
     if (callEnd.hasSubscribers)
       afterTurn.add(() => callEnd.publish({ ctx, durationMs, error } satisfies CallEndEvent));
   });
   return function observe(ctx, next) {
+    inFlight++;
     if (callStart.hasSubscribers) callStart.publish({ ctx });
     return ended(ctx, next);
   };

@@ -153,7 +153,7 @@ export class AssertionSigner {
   ) {}
 
   /** `ed25519`: sign with the node key even when a session is held (a resend the target refused). */
-  sign(caller: Caller, callId: string, target: string, message: string, ed25519 = false): Promise<string> {
+  sign(caller: Caller, callId: string, target: string, message: string, ed25519 = false): string {
     const now = Math.floor(Date.now() / 1000);
     const claims: AssertionClaims = {
       iss: this.node,
@@ -172,7 +172,7 @@ export class AssertionSigner {
     const signature = session
       ? mac(session.key, signingInput)
       : edSign(null, Buffer.from(signingInput), this.key);
-    return Promise.resolve(`${signingInput}.${signature.toString('base64url')}`);
+    return `${signingInput}.${signature.toString('base64url')}`;
   }
 }
 
@@ -193,11 +193,7 @@ export class AssertionVerifier {
     private readonly skewSeconds = 5,
   ) {}
 
-  verify(from: string, jws: string | undefined, message: string): Promise<Verdict> {
-    return Promise.resolve(this.check(from, jws, message));
-  }
-
-  private check(from: string, jws: string | undefined, message: string): Verdict {
+  verify(from: string, jws: string | undefined, message: string): Verdict {
     const key = this.trusted.get(from);
     if (!key) return { ok: false, why: `node ${from} is not trusted here (no mesh.trust key)` };
     if (typeof jws !== 'string') return { ok: false, why: 'no caller assertion' };

@@ -67,7 +67,7 @@ export class MeshDoor {
   }
 
   private async receive(e: Envelope, message: JsonRpcMessage): Promise<void> {
-    let verdict = await this.o.verifier.verify(e.from, e.jws, routedMessage(e.server, e.inbox, e.msg));
+    let verdict = this.o.verifier.verify(e.from, e.jws, routedMessage(e.server, e.inbox, e.msg));
     // Answers go back only to an inbox of the node that vouched for the call.
     if (verdict.ok && !e.inbox.startsWith(this.o.subjects.inbox(e.from, '')))
       verdict = { ok: false, why: `answers must go to an inbox of node ${e.from}` };

@@ -66,7 +66,7 @@ export class MeshChannel implements Channel {
     this.streams = new RemoteListens({
       server: o.server,
       nodes: () => this.o.nodes(),
-      publish: (node, message) => this.publish(node, message, undefined),
+      publish: async (node, message) => this.publish(node, message, undefined),
       fail: (id, message) => this.fail(id, message),
     });
   }
@@ -102,7 +102,7 @@ export class MeshChannel implements Channel {
       if (id !== undefined && this.listening.delete(id)) return;
       if (id !== undefined && (await this.streams.cancelled(id, message))) return;
       const node = id === undefined ? undefined : this.pending.get(id);
-      if (node) await this.publish(node, message, undefined);
+      if (node) this.publish(node, message, undefined);
       return;
     }
     if (!('method' in message) || !('id' in message)) return; // answers: the mesh asks nothing (modern era)
@@ -136,7 +136,7 @@ export class MeshChannel implements Channel {
     }
     this.resendable.set(id, { message, origin: options?.origin });
     try {
-      await this.publish(node, message, options?.origin);
+      this.publish(node, message, options?.origin);
     } catch (err) {
       this.pending.delete(id);
       this.resendable.delete(id);
@@ -193,10 +193,12 @@ export class MeshChannel implements Channel {
         resolve(answer);
       });
       this.pending.set(id, node);
-      this.publish(node, message, origin).catch((err: unknown) => {
+      try {
+        this.publish(node, message, origin);
+      } catch (err) {
         this.pending.delete(id);
         this.answerError(id, `mesh node ${node} could not be sent the call: ${(err as Error).message}`);
-      });
+      }
     });
   }
 
@@ -250,10 +252,12 @@ export class MeshChannel implements Channel {
       { server: this.o.server, node },
       'mesh node holds no session with this node yet; sent again signed',
     );
-    this.publish(node, sent.message, sent.origin, true).catch((err: unknown) => {
+    try {
+      this.publish(node, sent.message, sent.origin, true);
+    } catch (err) {
       this.pending.delete(id);
       this.answerError(id, `mesh node ${node} could not be sent the call: ${(err as Error).message}`);
-    });
+    }
     return true;
   }
 
@@ -286,16 +290,17 @@ export class MeshChannel implements Channel {
     return ties[this.turn++ % ties.length];
   }
 
-  private async publish(
+  /** Signs and publishes one message to a node; throws if it cannot be sent. */
+  private publish(
     node: string,
     message: JsonRpcMessage,
     origin: RequestOrigin | undefined,
     ed25519 = false,
-  ): Promise<void> {
+  ): void {
     const msg = JSON.stringify(message);
     const caller = (origin?.caller ?? SELF) as Parameters<AssertionSigner['sign']>[0];
     const routed = routedMessage(this.o.server, this.inbox, msg);
-    const jws = await this.o.signer?.sign(caller, origin?.callId ?? 'mesh', node, routed, ed25519);
+    const jws = this.o.signer?.sign(caller, origin?.callId ?? 'mesh', node, routed, ed25519);
     const envelope: Envelope = { from: this.o.self, server: this.o.server, inbox: this.inbox, jws, msg };
     this.o.nc.publish(this.o.subjects.rpc(node), JSON.stringify(envelope));
   }

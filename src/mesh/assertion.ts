@@ -137,6 +137,13 @@ function verifiedPayload(
 /** The session a node sends under, if the target holds it too (PairSessions.sending). */
 export interface SendingSessions {
   sending(node: string): PairSession | undefined;
+  /** `node` refused the session as stale: send to it signed until it acknowledges one again. */
+  refusedBy(node: string): void;
+}
+
+/** Whether an assertion is the MACed (HS256) form: only those can be refused as stale. */
+export function isMaced(jws: string): boolean {
+  return !jws.startsWith(`${HEADER}.`);
 }
 
 /** The session an HS256 assertion from a node must name (PairSessions.receiving). */
@@ -151,6 +158,11 @@ export class AssertionSigner {
     private readonly ttlSeconds: number,
     private readonly sessions?: SendingSessions,
   ) {}
+
+  /** The target refused our session with it as stale: sign to it with the node key for now. */
+  sessionRefused(target: string): void {
+    this.sessions?.refusedBy(target);
+  }
 
   /** `ed25519`: sign with the node key even when a session is held (a resend the target refused). */
   sign(caller: Caller, callId: string, target: string, message: string, ed25519 = false): string {

@@ -13,7 +13,7 @@ import type { Gateway } from '../gateway/gateway.js';
 import type { JsonRpcMessage, JsonRpcRequest, Params, RequestId, Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import { doorListen } from './door-listen.js';
-import { remoteCaller, routedMessage, type AssertionVerifier } from './assertion.js';
+import { digestOf, remoteCaller, routedMessage, type AssertionVerifier } from './assertion.js';
 import { MESH_CALL_META, STALE_SESSION, type Envelope, type Subjects } from './subjects.js';
 
 export interface DoorOptions {
@@ -108,7 +108,12 @@ export class MeshDoor {
     this.send(e.inbox, {
       jsonrpc: '2.0',
       id: req.id,
-      error: { code: error.code, message: error.message, ...(stale && { data: { reason: STALE_SESSION } }) },
+      // A stale refusal names the assertion it refused: the sender sends again only that request.
+      error: {
+        code: error.code,
+        message: error.message,
+        ...(stale && { data: { reason: STALE_SESSION, assertion: digestOf(e.jws ?? '') } }),
+      },
     });
   }
 

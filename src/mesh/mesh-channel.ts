@@ -9,7 +9,7 @@ import { isInputRequired } from '../eras/input-required.js';
 import { WIRE } from '../errors/errors.js';
 import { META } from '../protocol/versions.js';
 import type { Logger } from '../log.js';
-import { routedMessage, type AssertionSigner } from './assertion.js';
+import { digestOf, isMaced, routedMessage, type AssertionSigner } from './assertion.js';
 import { listChanges, RemoteListens } from './listen-streams.js';
 import { markTaskIds, marked, unmarked } from './node-marks.js';
 import { MESH_CALL_META, STALE_SESSION, type Envelope, type Subjects } from './subjects.js';
@@ -44,12 +44,13 @@ export class MeshChannel implements Channel {
   /** Requests sent and not answered, by id: the node that has each. */
   private readonly pending = new Map<RequestId, string>();
   /**
-   * Requests sent under a session key and not answered: what to send again, signed with the node
-   * key, if the target refuses the session (it restarted and its new key has not reached us).
+   * Requests sent MACed under a session key and not answered, with the assertion they carried:
+   * sent again, signed with the node key, if their target refuses that assertion as stale (it
+   * restarted and its new key has not reached us).
    */
   private readonly resendable = new Map<
     RequestId,
-    { message: JsonRpcMessage; origin: RequestOrigin | undefined }
+    { message: JsonRpcMessage; origin: RequestOrigin | undefined; jws: string }
   >();
   /** Who wants to know where each request was served (see RequestOrigin.served). */
   private readonly origins = new Map<RequestId, RequestOrigin>();
@@ -66,7 +67,7 @@ export class MeshChannel implements Channel {
     this.streams = new RemoteListens({
       server: o.server,
       nodes: () => this.o.nodes(),
-      publish: async (node, message) => this.publish(node, message, undefined),
+      publish: async (node, message) => void this.publish(node, message, undefined),
       fail: (id, message) => this.fail(id, message),
     });
   }
@@ -82,7 +83,7 @@ export class MeshChannel implements Channel {
           if (from !== undefined) markTaskIds(m, from);
           if (!this.streams.received(m, from)) return;
           if ('id' in m && !('method' in m)) {
-            if (this.resentAfterStale(m)) return;
+            if (this.resentAfterStale(m, msg.subject.slice(this.inbox.length + 1))) return;
             this.answered(m);
             const gather = this.gathering.get(m.id as RequestId);
             if (gather) return gather(m);
@@ -102,7 +103,12 @@ export class MeshChannel implements Channel {
       if (id !== undefined && this.listening.delete(id)) return;
       if (id !== undefined && (await this.streams.cancelled(id, message))) return;
       const node = id === undefined ? undefined : this.pending.get(id);
-      if (node) this.publish(node, message, undefined);
+      if (node === undefined) return;
+      this.publish(node, message, undefined);
+      // A cancelled request gets no answer (MCP's rule): nothing more is waited for.
+      this.pending.delete(id!);
+      this.origins.delete(id!);
+      this.resendable.delete(id!);
       return;
     }
     if (!('method' in message) || !('id' in message)) return; // answers: the mesh asks nothing (modern era)
@@ -134,9 +140,10 @@ export class MeshChannel implements Channel {
       this.origins.set(id, options.origin);
       options.origin.served(node, undefined);
     }
-    this.resendable.set(id, { message, origin: options?.origin });
     try {
-      this.publish(node, message, options?.origin);
+      const jws = this.publish(node, message, options?.origin);
+      if (jws !== undefined && isMaced(jws))
+        this.resendable.set(id, { message, origin: options?.origin, jws });
     } catch (err) {
       this.pending.delete(id);
       this.resendable.delete(id);
@@ -239,15 +246,21 @@ export class MeshChannel implements Channel {
 
   /**
    * A refusal of a stale session (see STALE_SESSION): the target did nothing, so the request goes
-   * again, once, signed with the node key, which it always accepts. True when it was sent again.
+   * again, once, signed with the node key, which it always accepts. Only a request that was sent
+   * MACed, refused on its target's own subject, naming the very assertion it carried: answers are
+   * not signed, and a refusal forged on the bus must not make a target run a call twice. True
+   * when it was sent again.
    */
-  private resentAfterStale(m: JsonRpcMessage): boolean {
+  private resentAfterStale(m: JsonRpcMessage, subjectNode: string): boolean {
     const id = (m as { id: RequestId }).id;
     const sent = this.resendable.get(id);
     this.resendable.delete(id);
     const node = this.pending.get(id);
-    const reason = (m as { error?: { data?: { reason?: unknown } } }).error?.data?.reason;
-    if (!sent || node === undefined || reason !== STALE_SESSION) return false;
+    const data = (m as { error?: { data?: { reason?: unknown; assertion?: unknown } } }).error?.data;
+    if (!sent || node === undefined || data?.reason !== STALE_SESSION) return false;
+    if (subjectNode !== node || data.assertion !== digestOf(sent.jws)) return false;
+    // Until the target acknowledges a session again, everything to it goes signed (a cancel too).
+    this.o.signer?.sessionRefused(node);
     this.o.log.info(
       { server: this.o.server, node },
       'mesh node holds no session with this node yet; sent again signed',
@@ -290,19 +303,20 @@ export class MeshChannel implements Channel {
     return ties[this.turn++ % ties.length];
   }
 
-  /** Signs and publishes one message to a node; throws if it cannot be sent. */
+  /** Signs and publishes one message to a node; returns the assertion; throws if it cannot be sent. */
   private publish(
     node: string,
     message: JsonRpcMessage,
     origin: RequestOrigin | undefined,
     ed25519 = false,
-  ): void {
+  ): string | undefined {
     const msg = JSON.stringify(message);
     const caller = (origin?.caller ?? SELF) as Parameters<AssertionSigner['sign']>[0];
     const routed = routedMessage(this.o.server, this.inbox, msg);
     const jws = this.o.signer?.sign(caller, origin?.callId ?? 'mesh', node, routed, ed25519);
     const envelope: Envelope = { from: this.o.self, server: this.o.server, inbox: this.inbox, jws, msg };
     this.o.nc.publish(this.o.subjects.rpc(node), JSON.stringify(envelope));
+    return jws;
   }
 
   /** The node a message came from: the one an answer's request went to, else the subject's. */

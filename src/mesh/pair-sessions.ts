@@ -120,6 +120,12 @@ export class PairSessions {
     return p?.session && p.acked === p.session.kid ? p.session : undefined;
   }
 
+  /** `node` refused our MAC as stale (it restarted): Ed25519 until its next acknowledgement. */
+  refusedBy(node: string): void {
+    const p = this.peers.get(node);
+    if (p) p.acked = undefined;
+  }
+
   /** The session an HS256 assertion from `node` must name: the one derived from its newest binding. */
   receiving(node: string): PairSession | undefined {
     return this.peers.get(node)?.session;

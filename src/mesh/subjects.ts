@@ -39,7 +39,8 @@ export const MESH_CALL_META = 'io.switchboard/mesh-call';
 /**
  * `error.data.reason` of a refusal of a message MACed under a session the target no longer holds
  * (it restarted and its new key has not reached the sender): nothing was done, and the sender
- * sends the same message again signed with its node key.
+ * sends the same message again signed with its node key. `error.data.assertion` is the digest of
+ * the assertion refused: a refusal naming another (forged on the bus) sends nothing again.
  */
 export const STALE_SESSION = 'mesh_session_stale';
 

@@ -1,7 +1,9 @@
 // A workflow run task shared over the mesh (mesh.state jetstream) is still its caller's alone: a
 // host on node B holding the id of a task node A's host started (sniffed, guessed, leaked) can
 // neither read it, nor wait for its result, nor cancel it, nor see it listed; B answers exactly as
-// for an id that never existed, while the owner, on B too, reaches it.
+// for an id that never existed, while the owner, on B too, reaches it. A caller only its node
+// knows (a stdio host, anonymous HTTP) is another principal on another node, of the same name or
+// not: B's stdio host does not own A's stdio host's task.
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -87,5 +89,59 @@ describe("another host's workflow task across the mesh", { skip: NO_NATS, timeou
       (own.result?.tasks as Obj[]).map((x) => x.taskId),
       [taskId],
     );
+  });
+
+  it("node B's stdio host is not node A's: the same caller name on another node owns nothing there", async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-mesh-task-local-'));
+    const config = (node: string) =>
+      meshStateConfig({
+        nats: nats.url,
+        node,
+        dir,
+        extra: {
+          servers: { fx: fixture(join(dir, 'journal.log')) },
+          workflows: {
+            long: { steps: [{ id: 'wait', tool: 'fx_slow_safe', args: { ms: '600000', tag: '"long"' } }] },
+          },
+        },
+      }) as ConfigInput;
+    const a = await launchSwitchboard(config('a'));
+    t.after(() => a.stop());
+    const b = await launchSwitchboard(config('b'));
+    t.after(() => b.stop());
+    // In-process stand-ins for each node's stdio host: the caller host:stdio on both.
+    const STDIO = { kind: 'host', id: 'stdio' } as const;
+    const on = (sb: typeof a) => (method: string, params: Obj) =>
+      sb.gateway.dispatch(STDIO, method, params).then(
+        (result) => ({ result: result as Obj, error: undefined }),
+        (error: unknown) => ({ result: undefined, error: error as Obj }),
+      );
+    const onA = on(a);
+    const onB = on(b);
+    const created = await onA('tools/call', {
+      name: 'workflows_long',
+      arguments: {},
+      task: { ttl: 600_000 },
+    });
+    const taskId = created.result?.task?.taskId as string;
+    assert.match(taskId ?? '', /^workflows:run-/, JSON.stringify(created));
+    // b knows the task, as a's stdio host's (`host:stdio@a`, the name the mesh gives that caller on
+    // b): what follows is b refusing another principal, not b not knowing the task.
+    const aStdioOnB = { kind: 'host', id: 'stdio@a' } as const;
+    await until(
+      () =>
+        b.gateway.dispatch(aStdioOnB, 'tasks/get', { taskId }).then(
+          (r) => ((r as Obj).status === 'working' ? true : undefined),
+          () => undefined,
+        ),
+      "b to know a's stdio host's task",
+    );
+    for (const method of ['tasks/get', 'tasks/cancel']) {
+      const res = await onB(method, { taskId });
+      assert.equal(res.result, undefined, `${method} answered b's stdio host: ${JSON.stringify(res.result)}`);
+    }
+    assert.deepEqual((await onB('tasks/list', {})).result?.tasks ?? [], []);
+    // Untouched, and still a's stdio host's.
+    assert.equal((await onA('tasks/get', { taskId })).result?.status, 'working');
   });
 });

@@ -14,6 +14,28 @@ import type { MeshState } from './mesh-state.js';
 /** How often expired task keys are looked for. */
 const SWEEP_MS = 30_000;
 
+/** Owners a key or a token proves: the same principal whichever node it comes to. */
+const MESH_WIDE = /^(host|agent):(key|oauth):/;
+
+/**
+ * A task owner (`kind:id`) as the bucket names it for every node. An identity a key or a token
+ * proves is the same on every node; any other (a stdio host, anonymous HTTP, a backend, a
+ * workflow) is its node's own, and is named with the node (`host:stdio@a`), as the mesh names a
+ * remote caller, so a stdio host on another node is not its owner. A caller that is already
+ * another node's (`…@b`, asserted by b) keeps its name.
+ */
+export function meshOwner(owner: string, node: string): string {
+  return owner.includes('@') || MESH_WIDE.test(owner) ? owner : `${owner}@${node}`;
+}
+
+/** A bucket owner in this node's own names: `host:stdio@a` is `host:stdio` on node a. */
+export function localOwner(owner: string, node: string): string {
+  const suffix = `@${node}`;
+  if (!owner.endsWith(suffix)) return owner;
+  const own = owner.slice(0, -suffix.length);
+  return meshOwner(own, node) === owner ? own : owner;
+}
+
 interface Held {
   task: RunTask;
   revision: number;
@@ -61,14 +83,17 @@ export class KvRunTasks implements SharedRunTasks, SharedTaskOwners {
 
   async created(task: RunTask): Promise<void> {
     const kv = await this.kv();
-    const revision = await kv.put(`t.${task.run}`, JSON.stringify(task));
+    const shared = { ...task, owner: meshOwner(task.owner, this.state.node) };
+    const revision = await kv.put(`t.${task.run}`, JSON.stringify(shared));
     // Known here at once, before the follower hears it back.
-    this.held.set(task.run, { task, revision });
+    this.held.set(task.run, { task: shared, revision });
   }
 
+  /** A run's task, its owner in this node's names. */
   task(run: string): RunTask | undefined {
     const held = this.held.get(run);
-    return held && this.expiresAt(held.task) > this.now() ? held.task : undefined;
+    if (!held || this.expiresAt(held.task) <= this.now()) return undefined;
+    return { ...held.task, owner: localOwner(held.task.owner, this.state.node) };
   }
 
   /** The task routing's view: `workflows:<run>` as a task table entry. */
@@ -79,11 +104,14 @@ export class KvRunTasks implements SharedRunTasks, SharedTaskOwners {
     return task && this.entryOf(task);
   }
 
+  /** The tasks of `owner` (in this node's names). */
   of(owner: string): RunTask[] {
     const now = this.now();
+    const shared = meshOwner(owner, this.state.node);
     return [...this.held.values()]
       .map((h) => h.task)
-      .filter((t) => t.owner === owner && this.expiresAt(t) > now);
+      .filter((t) => t.owner === shared && this.expiresAt(t) > now)
+      .map((t) => ({ ...t, owner }));
   }
 
   close(): void {

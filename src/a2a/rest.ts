@@ -28,8 +28,10 @@ export function restBinding(handler: A2ARequestHandler, base: string): RestBindi
         const user = users.get(req);
         return user ? Promise.resolve(user) : Promise.reject(new Error('the request was not authenticated'));
       },
-      contextBuilder: ({ user, requestedVersion, tenant, extensions }) =>
-        agentContext(user as AgentUser, requestedVersion, { tenant, extensions }),
+      // One tenant, the card's (''): a tenant in the path is not the caller's to choose, and each
+      // new one would hold state of its own in the SDK (its event buses) for as long as it runs.
+      contextBuilder: ({ user, requestedVersion, extensions }) =>
+        agentContext(user as AgentUser, requestedVersion, { tenant: '', extensions }),
     }),
   );
   return {

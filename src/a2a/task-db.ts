@@ -5,6 +5,7 @@
 // Each open registers itself as a holder of the file: tasks are settled only when no other live
 // switchboard holds it (a second one on the same state directory must not fail the first's tasks).
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
@@ -108,34 +109,55 @@ async function hold(db: Kysely<unknown>, instance: string): Promise<boolean> {
   await sql`CREATE TABLE IF NOT EXISTS ${table} (instance TEXT PRIMARY KEY, host TEXT NOT NULL, pid INTEGER NOT NULL, since INTEGER NOT NULL)`.execute(
     db,
   );
+  // Which run of a process a pid was (files made before this column have none).
+  await sql`ALTER TABLE ${table} ADD COLUMN started TEXT NOT NULL DEFAULT ''`.execute(db).catch(() => {});
   const here = hostname();
   const holders = (
     await sql<{
       instance: string;
       host: string;
       pid: number;
-    }>`SELECT instance, host, pid FROM ${table}`.execute(db)
+      started: string;
+    }>`SELECT instance, host, pid, started FROM ${table}`.execute(db)
   ).rows;
   let others = 0;
   for (const h of holders) {
-    if (h.host === here && !alive(h.pid))
+    if (h.host === here && !alive(h.pid, h.started))
       await sql`DELETE FROM ${table} WHERE instance = ${h.instance}`.execute(db);
     else others++;
   }
-  await sql`INSERT INTO ${table} (instance, host, pid, since) VALUES (${instance}, ${here}, ${process.pid}, ${Date.now()})`.execute(
+  await sql`INSERT INTO ${table} (instance, host, pid, since, started) VALUES (${instance}, ${here}, ${process.pid}, ${Date.now()}, ${startOf(process.pid)})`.execute(
     db,
   );
   return others > 0;
 }
 
-function alive(pid: number): boolean {
+/**
+ * When a process started (Linux: its start time since boot and the boot's id), so a pid used
+ * again (a container's PID 1 after a crash, say) is not taken for the process that held it; ''
+ * where /proc does not tell.
+ */
+function startOf(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    return `${boot}/${fields[19]}`;
+  } catch {
+    return '';
+  }
+}
+
+/** Whether the holder that was `pid` (started as `started`) still runs: not this very process. */
+function alive(pid: number, started: string): boolean {
+  if (pid === process.pid) return false; // this process opens the file only now
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     // EPERM: it runs, as another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  return started === '' || startOf(pid) === started;
 }
 
 /**

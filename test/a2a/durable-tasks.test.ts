@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'node:test';
 import { TaskState, type Task } from '@a2a-js/sdk';
+import { ServerCallContext } from '@a2a-js/sdk/server';
+import { openAgentTaskDb } from '../../src/a2a/task-db.js';
 import { probe } from '../gateway/harness.js';
 import { launchSwitchboard } from '../support/start-switchboard.js';
 import { spawnSwitchboard } from '../support/switchboard-process.js';
@@ -98,4 +100,31 @@ test('a task running when switchboard stops is failed, not working, at the next 
   const got = await after.getTask({ tenant: '', id: task.id, historyLength: undefined });
   assert.equal(got.status?.state, TaskState.TASK_STATE_FAILED, statusText(got));
   assert.ok(statusText(got).length > 0);
+});
+
+test('a holder left by a process that died is not taken for a live one, even when the pid is used again', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-a2a-holder-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const path = join(dir, 'tasks.sqlite');
+  const context = new ServerCallContext({ user: { isAuthenticated: true, userName: 'agent:key:ci' } });
+  const first = await openAgentTaskDb(path);
+  await first.store.save(
+    {
+      id: 't1',
+      contextId: 'c1',
+      status: { state: TaskState.TASK_STATE_WORKING },
+      artifacts: [],
+      history: [],
+      metadata: {},
+    } as unknown as Task,
+    context,
+  );
+  // The first process dies without closing (its holder row stays), and the next one has its pid:
+  // a container's PID 1 after a crash. This process opening the file again is exactly that.
+  const second = await openAgentTaskDb(path);
+  t.after(() => second.close());
+  assert.equal(second.shared, false, 'the dead holder is not another switchboard');
+  assert.equal(second.interrupted, 1);
+  const task = await second.store.load('t1', context);
+  assert.equal(task?.status?.state, TaskState.TASK_STATE_FAILED);
 });

@@ -60,10 +60,16 @@ describe("another host's workflow task across the mesh", { skip: NO_NATS, timeou
 
     // The owner reaches it through b: b knows the task (so what follows is b refusing, not b not knowing).
     const aliceOnB = await rawHost(httpUrl(b), KEYS.alice);
-    await until(async () => {
-      const got = await aliceOnB.call('tasks/get', { taskId });
-      return got.result?.status === 'working' || undefined;
-    }, "the owner's task on b");
+    let last: unknown;
+    await until(
+      async () => {
+        const got = await aliceOnB.call('tasks/get', { taskId });
+        last = got;
+        return got.result?.status === 'working' || undefined;
+      },
+      () => `the owner's task on b (b last answered ${JSON.stringify(last)})`,
+      { timeoutMs: 30_000 },
+    );
 
     const mallory = await rawHost(httpUrl(b), KEYS.mallory);
     const nobody = `workflows:run-00000000-0000-4000-8000-000000000000`;

@@ -32,6 +32,8 @@ export interface SharedWorkflowTasks {
 
 /** How long a task is kept when the host asks for no ttl (ms). */
 export const DEFAULT_TASK_TTL_MS = 3_600_000;
+/** The longest a run task is kept after it is made, whatever a host asks (a day). */
+export const MAX_TASK_TTL_MS = 24 * 3_600_000;
 /** How often hosts are told to poll a run (ms). */
 const POLL_MS = 500;
 
@@ -251,7 +253,9 @@ export class WorkflowTasks implements SourceTasks {
 function requestedTtl(ctx: CallContext): number | undefined {
   const task = ctx.params.task;
   const ttl = isObj(task) ? (task.ttl ?? task.ttlMs) : undefined;
-  return typeof ttl === 'number' && ttl >= 0 ? ttl : undefined;
+  // A host may ask for less, not for more: a task kept for ever holds its owner's record (on
+  // every node, when runs are shared) for ever.
+  return typeof ttl === 'number' && ttl >= 0 ? Math.min(ttl, MAX_TASK_TTL_MS) : undefined;
 }
 
 /** A task whose run the mesh has no record of yet: it was answered, so its run is starting. */

@@ -113,6 +113,15 @@ test('2025-11-25: a workflow call made as a task answers at once and is steered 
   assert.equal(done._meta[RELATED].taskId, quick.task.taskId);
   assert.equal((await h.result('tasks/get', { taskId: quick.task.taskId })).status, 'completed');
 
+  // A host may ask for a shorter life than the default, not a longer one than a day.
+  const forever = await h.result('tools/call', {
+    name: 'workflows_quick',
+    arguments: { a: 3 },
+    task: { ttl: 10 * 365 * 24 * 3_600_000 },
+  });
+  assert.equal(forever.task.ttl, 24 * 3_600_000);
+  await h.result('tasks/result', { taskId: forever.task.taskId });
+
   // Ids not handed to this caller are unknown; a workflow that does not run as a task says so.
   const foreign = await h.answer(h.send('tasks/get', { taskId: 'workflows:run-nope' }));
   assert.equal(foreign.error?.code, -32602);

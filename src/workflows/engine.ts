@@ -10,11 +10,12 @@ import type { Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import type { ToolAnnotations } from './annotations.js';
 import { StepFailure, varsOf, type Compiled, type Run } from './run-state.js';
-import type { RunStore, RunRow, StepRow } from './run-store.js';
-import { RUN_META, alive, resultOf, toolError } from './run-support.js';
+import type { RunStore, RunRow } from './run-store.js';
+import { RUN_META, resultOf, toolError } from './run-support.js';
 import type { SharedRuns } from './shared-runs.js';
-import { compileStep, type StepOutput } from './step-call.js';
+import { compileStep } from './step-call.js';
 import { StepRunner } from './step-runner.js';
+import { resumeLocal, takeOver, type Reopener } from './run-reopen.js';
 
 export { RUN_META };
 
@@ -42,9 +43,19 @@ export class WorkflowEngine {
   private poll: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly steps: StepRunner;
+  /** What going on with a stopped run needs of the engine (run-reopen.ts). */
+  private readonly reopener: Reopener;
 
   constructor(private readonly deps: EngineDeps) {
     this.steps = new StepRunner(deps, () => this.closed);
+    this.reopener = {
+      compiled: this.compiled,
+      store: deps.store,
+      log: deps.log,
+      shared: deps.shared,
+      retryable: (step) => this.steps.retryable(step),
+      execute: (run) => this.execute(run),
+    };
     for (const [name, config] of Object.entries(deps.workflows)) {
       this.compiled.set(name, {
         config,
@@ -111,58 +122,25 @@ export class WorkflowEngine {
   }
 
   /**
-   * Resumes the runs a previous process left under way (it is gone): from their last finished
-   * step. A step that was under way is run again only if it is safe to (read-only, idempotent, or
-   * retry.force); otherwise the run fails naming it. Runs started by another run are the parent's
-   * to redo (its step runs the child workflow again, or fails, by the same rule).
+   * Goes on with the runs a previous process left under way (resumeLocal), or, with runs shared
+   * by the mesh, follows the mesh's runs: a lost node's are taken over here by the lease rule.
    */
   resumeInterrupted(): string[] {
-    const resumed: string[] = [];
     const shared = this.deps.shared;
     if (shared) {
       // Runs are the mesh's: those of a lost node (this one's previous process too) are taken over
       // by the lease rule, by one node, not resumed here from this node's own file.
       // A cancel asked on any node reaches the node holding the run (the mesh's shared state).
       shared.start(
-        (row, steps) => void this.takeOver(row, steps),
+        (row, steps) => takeOver(this.reopener, row, steps),
         (id) => this.lost(id),
         (id) => {
           if (this.cancel(id)) this.deps.log.info({ run: id }, 'workflow run cancelled through the mesh');
         },
       );
-      return resumed;
+      return [];
     }
-    for (const row of this.deps.store.running()) {
-      if (row.ownerPid !== null && row.ownerPid !== process.pid && alive(row.ownerPid)) continue;
-      if (row.ownerPid === process.pid) continue;
-      const wf = this.compiled.get(row.workflow);
-      if (row.parentRun !== null || !wf) {
-        this.deps.store.end(
-          row.id,
-          'failed',
-          undefined,
-          wf ? 'interrupted' : 'workflow no longer configured',
-        );
-        continue;
-      }
-      this.deps.store.adopt(row.id);
-      const run = this.reopened(row, wf, false);
-      if (typeof run === 'string') {
-        const why = notRerun(run, 'switchboard stopped');
-        this.deps.store.end(row.id, 'failed', undefined, why);
-        this.deps.log.warn({ run: row.id, workflow: row.workflow, step: run }, why);
-        continue;
-      }
-      this.deps.log.info(
-        { run: row.id, workflow: row.workflow, done: Object.keys(run.outputs) },
-        'resuming workflow run',
-      );
-      resumed.push(row.id);
-      void this.execute(run).catch((err: unknown) =>
-        this.deps.log.error({ run: row.id, err: (err as Error).message }, 'resumed workflow run failed'),
-      );
-    }
-    return resumed;
+    return resumeLocal(this.reopener);
   }
 
   close(): void {
@@ -171,61 +149,12 @@ export class WorkflowEngine {
     this.deps.shared?.close();
   }
 
-  /** A run a lost node held, now this node's (its lease taken): resumed by the restart rule. */
-  private takeOver(row: RunRow, steps: StepRow[]): void {
-    const wf = this.compiled.get(row.workflow);
-    this.deps.store.imported(row, steps);
-    const fail = (why: string) => {
-      this.deps.store.end(row.id, 'failed', undefined, why);
-      void this.deps.shared?.ended(row.id, 'failed', undefined, why).catch(() => {});
-      this.deps.log.warn({ run: row.id, workflow: row.workflow }, why);
-    };
-    if (row.parentRun !== null || !wf) return fail(wf ? 'interrupted' : 'workflow no longer configured');
-    const run = this.reopened(row, wf, true);
-    if (typeof run === 'string') return fail(notRerun(run, 'the node running the run was lost'));
-    this.deps.log.info(
-      { run: row.id, workflow: row.workflow, done: Object.keys(run.outputs) },
-      'taking over a workflow run from a lost node',
-    );
-    void this.execute(run).catch((err: unknown) =>
-      this.deps.log.error({ run: row.id, err: (err as Error).message }, 'taken-over workflow run failed'),
-    );
-  }
-
   /** Another node took this run over (this node was thought lost): it stops here, recording nothing. */
   private lost(id: string): void {
     const c = this.active.get(id);
     if (!c) return;
     this.deps.log.warn({ run: id }, 'workflow run taken over by another node; stopping it here');
     c.abort(new Error('taken over by another node'));
-  }
-
-  /**
-   * A run read back from the store with its finished steps filled in, ready to go on from there;
-   * or the id of the step that was under way and may not be run again.
-   */
-  private reopened(row: RunRow, wf: Compiled, resumed: boolean): Run | string {
-    const run: Run = {
-      id: row.id,
-      name: row.workflow,
-      wf,
-      input: row.input as Record<string, unknown>,
-      outer: undefined,
-      runFor: row.caller,
-      outputs: {},
-      resumed,
-    };
-    for (const s of this.deps.store.steps(row.id)) {
-      const finished =
-        s.status === 'done' || s.status === 'skipped' || (s.status === 'failed' && s.output !== undefined);
-      if (finished) {
-        run.outputs[s.step] = s.output as StepOutput;
-        continue;
-      }
-      const step = wf.steps.find((c) => c.config.id === s.step);
-      if (step && !this.steps.retryable(step)) return s.step;
-    }
-    return run;
   }
 
   private execute(run: Run): Promise<Result> {
@@ -352,8 +281,4 @@ export class WorkflowEngine {
     }, this.deps.cancelPollMs ?? 500);
     this.poll.unref();
   }
-}
-
-function notRerun(step: string, when: string): string {
-  return `step ${step} was under way when ${when}; it is neither read-only nor idempotent, so it is not run again (retry.force allows it)`;
 }

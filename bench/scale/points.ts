@@ -158,7 +158,13 @@ export function sessionsPoint(open: number, openSession: (url: string) => Promis
     subject: () =>
       withUrl(
         'switchboard (http)',
-        gatewayArgs(writeGatewayConfig([{ name: 'echo', args: ['--stdio'], era: 'legacy' }]), 'http'),
+        gatewayArgs(
+          // One caller holds every session here, so both session limits make room for them all.
+          writeGatewayConfig([{ name: 'echo', args: ['--stdio'], era: 'legacy' }], {
+            http: { sessions: { max: open + 16, maxPerCaller: open + 16 } },
+          }),
+          'http',
+        ),
       ),
     ready: echoes,
     call: echoCall('hello from the scale benchmark'),

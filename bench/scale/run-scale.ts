@@ -72,6 +72,8 @@ export async function runScale(argv: readonly string[]): Promise<number> {
   console.log(`\nswitchboard scale benchmark — ${rounds} rounds, node ${process.version}`);
   console.log('ratio = switchboard ÷ direct baseline from the same run (p50 latency; throughput)\n');
   console.log(table(outcomes));
+  for (const { point, error } of outcomes)
+    if (error) console.log(`\n${point.curve} / ${point.label} failed:\n    ${error}`);
   const path = writeResults(RESULTS_DIR, {
     scale: outcomes.map(({ point, base, subj, error }) => ({
       curve: point.curve,
@@ -183,7 +185,9 @@ function table(outcomes: readonly Outcome[]): string {
     'extra',
   ];
   const rows = outcomes.map(({ point, base, subj, error }) => {
-    if (error || !base || !subj) return [point.curve, point.label, '', '', '', '', `failed: ${error ?? ''}`];
+    // The table keeps one line per point; the whole error is printed under it.
+    if (error || !base || !subj)
+      return [point.curve, point.label, '', '', '', '', `failed: ${(error ?? '').split('\n')[0]!.slice(0, 120)}`];
     const extra: string[] = [];
     if (base.throughput && subj.throughput) {
       const ratio = subj.throughput.callsPerSecond / base.throughput.callsPerSecond;

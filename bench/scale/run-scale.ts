@@ -187,7 +187,15 @@ function table(outcomes: readonly Outcome[]): string {
   const rows = outcomes.map(({ point, base, subj, error }) => {
     // The table keeps one line per point; the whole error is printed under it.
     if (error || !base || !subj)
-      return [point.curve, point.label, '', '', '', '', `failed: ${(error ?? '').split('\n')[0]!.slice(0, 120)}`];
+      return [
+        point.curve,
+        point.label,
+        '',
+        '',
+        '',
+        '',
+        `failed: ${(error ?? '').split('\n')[0]!.slice(0, 120)}`,
+      ];
     const extra: string[] = [];
     if (base.throughput && subj.throughput) {
       const ratio = subj.throughput.callsPerSecond / base.throughput.callsPerSecond;

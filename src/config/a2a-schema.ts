@@ -54,3 +54,29 @@ export const A2ASection = z
   .describe(
     'A2A (agent-to-agent protocol): switchboard as an agent. Remote agents as backends are servers entries with `a2a:`.',
   );
+
+/**
+ * Where the agent's paths would take requests meant for the MCP endpoint: its routes are tried
+ * first on the HTTP front, so an A2A path that is the MCP path, lies under it (a profile's
+ * endpoint) or holds it under the REST base would make the MCP endpoint unreachable.
+ */
+export function a2aPathIssues(
+  serve: z.output<typeof A2AServe>,
+  mcpPath: string,
+): { path: (string | number)[]; message: string }[] {
+  if (!serve.enabled) return [];
+  const under = (path: string, base: string) =>
+    path === base || path.startsWith(`${base.replace(/\/$/, '')}/`);
+  const issues: { path: (string | number)[]; message: string }[] = [];
+  if (under(serve.path, mcpPath))
+    issues.push({
+      path: ['a2a', 'serve', 'path'],
+      message: `${serve.path} is the MCP endpoint (http.path ${mcpPath}) or under it; give the A2A endpoint a path of its own`,
+    });
+  if (under(serve.restPath, mcpPath) || under(mcpPath, serve.restPath))
+    issues.push({
+      path: ['a2a', 'serve', 'restPath'],
+      message: `${serve.restPath} and the MCP endpoint (http.path ${mcpPath}) overlap: the REST binding answers every path under it; give it a base of its own`,
+    });
+  return issues;
+}

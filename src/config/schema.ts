@@ -12,7 +12,7 @@ import { TracingSection } from './tracing-schema.js';
 import { AdminSection } from './admin-schema.js';
 import { profileIssues } from './catalog-schema.js';
 import { WorkflowsSection } from './workflow-schema.js';
-import { A2ASection } from './a2a-schema.js';
+import { A2ASection, a2aPathIssues } from './a2a-schema.js';
 import {
   AuditSection,
   CatalogSection,
@@ -94,6 +94,7 @@ export const Config = z
           message: `"${name}" is the name of a server switchboard itself answers for; give this server another name`,
         });
     for (const issue of profileIssues(c.catalog, c.servers)) ctx.addIssue({ code: 'custom', ...issue });
+    for (const issue of a2aPathIssues(c.a2a.serve, c.http.path)) ctx.addIssue({ code: 'custom', ...issue });
   });
 
 export type Config = z.output<typeof Config>;

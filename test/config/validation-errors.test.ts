@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../src/config/errors.js';
+import { parseConfig } from '../../src/config/load.js';
 import { issueAt, rejects } from './helpers.js';
 
 test('a string where an array is expected names the file, the path, the expectation and what was found', () => {
@@ -174,4 +175,26 @@ test('replicas is a whole number of at least 1, and a remote server lists its re
   assert.match(issueAt(remote, 'servers.a').message, /replicas are listed in urls/);
   const mixed = rejects('servers:\n  a: { command: x, urls: ["https://x.example"] }\n', 'switchboard.yaml');
   assert.match(issueAt(mixed, 'servers.a').message, /got both a command and urls/);
+});
+
+test('A2A paths that would shadow the MCP endpoint are refused, each naming both paths', () => {
+  const at = (yaml: string, key: string) => issueAt(rejects(yaml, 'switchboard.yaml'), key).message;
+  assert.match(
+    at('a2a:\n  serve:\n    enabled: true\n    path: /mcp\n', 'a2a.serve.path'),
+    /\/mcp is the MCP endpoint/,
+  );
+  assert.match(
+    at(
+      'http:\n  path: /tools\na2a:\n  serve:\n    enabled: true\n    restPath: /tools/rest\n',
+      'a2a.serve.restPath',
+    ),
+    /\/tools\/rest and the MCP endpoint \(http.path \/tools\) overlap/,
+  );
+  // The REST base answers everything under it: an MCP endpoint there would never be reached.
+  assert.match(
+    at('http:\n  path: /a2a/rest/mcp\na2a:\n  serve:\n    enabled: true\n', 'a2a.serve.restPath'),
+    /overlap/,
+  );
+  // A disabled agent claims no path.
+  assert.doesNotThrow(() => parseConfig('a2a:\n  serve:\n    path: /mcp\n', 'switchboard.yaml', { env: {} }));
 });

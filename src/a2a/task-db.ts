@@ -4,6 +4,7 @@
 // process left unfinished are marked failed, since the calls behind them ended with that process.
 // Each open registers itself as a holder of the file: tasks are settled only when no other live
 // switchboard holds it (a second one on the same state directory must not fail the first's tasks).
+// Finished tasks are deleted after a2a.serve.tasks.keepMs (task-prune.ts).
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -13,6 +14,7 @@ import { DatabaseTaskStore, TASK_TABLE } from '@a2a-js/sdk/server/database';
 import { Kysely, Migrator, SqliteDialect, sql, type Migration } from 'kysely';
 import { openWritableSqlite } from '../state/sqlite-file.js';
 import { messageOf, textPart } from './parts.js';
+import { startPruning } from './task-prune.js';
 
 /** The names the SDK's `a2a-db` tool gives its task store's ledger and lock tables. */
 const LEDGER_TABLE = `a2a_${TASK_TABLE}_migrations`;
@@ -73,8 +75,15 @@ export interface AgentTaskDb {
   close(): Promise<void>;
 }
 
+export interface AgentTaskDbOptions {
+  /** How long a finished task is kept after its last status change (0: for ever). */
+  keepMs: number;
+  /** Told of each prune that deleted tasks, or failed. */
+  pruned(tasks: number, error?: unknown): void;
+}
+
 /** Opens (creating it if need be) the agent's task file and settles what a previous run left. */
-export async function openAgentTaskDb(path: string): Promise<AgentTaskDb> {
+export async function openAgentTaskDb(path: string, options: AgentTaskDbOptions): Promise<AgentTaskDb> {
   const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: openWritableSqlite(path) }) });
   try {
     const migrator = new Migrator({
@@ -89,7 +98,9 @@ export async function openAgentTaskDb(path: string): Promise<AgentTaskDb> {
     const instance = randomUUID();
     const shared = await hold(db, instance);
     const interrupted = shared ? 0 : await failUnfinished(db, store);
+    const pruner = startPruning(db, options.keepMs, options.pruned);
     const close = async () => {
+      pruner.stop();
       await sql`DELETE FROM ${sql.table(HOLDERS_TABLE)} WHERE instance = ${instance}`.execute(db);
       await db.destroy();
     };

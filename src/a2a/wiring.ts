@@ -28,7 +28,16 @@ export async function openA2AAgent(
   const path = agentTasksPath(config, env);
   let tasks: Awaited<ReturnType<typeof openAgentTaskDb>>;
   try {
-    tasks = await openAgentTaskDb(path);
+    tasks = await openAgentTaskDb(path, {
+      keepMs: settings.tasks.keepMs,
+      pruned: (n, err) =>
+        err === undefined
+          ? log.info({ tasks: n, path }, 'finished A2A tasks past a2a.serve.tasks.keepMs deleted')
+          : log.warn(
+              { err: (err as Error).message, path },
+              'finished A2A tasks could not be pruned; tried again later',
+            ),
+    });
   } catch (err) {
     throw new Error(
       `cannot open the A2A task database ${path}: ${(err as Error).message}\nSet a2a.serve.tasks.path to a writable file.`,

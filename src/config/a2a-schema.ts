@@ -33,6 +33,14 @@ export const A2AServe = z
           .describe(
             "SQLite file of the agent's tasks, kept across restarts (default: $XDG_STATE_HOME/switchboard/a2a-tasks.sqlite, else ~/.local/state/switchboard/a2a-tasks.sqlite). Hidden from sandboxed backends.",
           ),
+        keepMs: z
+          .number()
+          .int()
+          .min(0)
+          .default(7 * 24 * 60 * 60_000)
+          .describe(
+            'How long a finished task (completed, failed, canceled, rejected) is kept after its last status change; then it is deleted. 0 keeps every task.',
+          ),
       })
       .strict()
       .prefault({})

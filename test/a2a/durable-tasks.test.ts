@@ -15,6 +15,9 @@ import { launchSwitchboard } from '../support/start-switchboard.js';
 import { spawnSwitchboard } from '../support/switchboard-process.js';
 import { agentClient, artifactTexts, asTask, skillCall, statusText } from './agent-clients.js';
 
+/** Tasks kept as by default, prunes ignored. */
+const KEEP = { keepMs: 7 * 24 * 60 * 60_000, pruned: () => {} };
+
 async function tempDir(t: test.TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'sb-a2a-tasks-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
@@ -107,7 +110,7 @@ test('a holder left by a process that died is not taken for a live one, even whe
   t.after(() => rm(dir, { recursive: true, force: true }));
   const path = join(dir, 'tasks.sqlite');
   const context = new ServerCallContext({ user: { isAuthenticated: true, userName: 'agent:key:ci' } });
-  const first = await openAgentTaskDb(path);
+  const first = await openAgentTaskDb(path, KEEP);
   await first.store.save(
     {
       id: 't1',
@@ -121,10 +124,70 @@ test('a holder left by a process that died is not taken for a live one, even whe
   );
   // The first process dies without closing (its holder row stays), and the next one has its pid:
   // a container's PID 1 after a crash. This process opening the file again is exactly that.
-  const second = await openAgentTaskDb(path);
+  const second = await openAgentTaskDb(path, KEEP);
   t.after(() => second.close());
   assert.equal(second.shared, false, 'the dead holder is not another switchboard');
   assert.equal(second.interrupted, 1);
   const task = await second.store.load('t1', context);
   assert.equal(task?.status?.state, TaskState.TASK_STATE_FAILED);
+});
+
+test('finished tasks past keepMs are deleted at open; recent ones and unfinished ones are kept', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-a2a-prune-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const path = join(dir, 'tasks.sqlite');
+  const context = new ServerCallContext({ user: { isAuthenticated: true, userName: 'agent:key:ci' } });
+  const hourAgo = new Date(Date.now() - 60 * 60_000).toISOString();
+  const now = new Date().toISOString();
+  const saved = (id: string, state: TaskState, timestamp: string) =>
+    ({
+      id,
+      contextId: 'c',
+      status: { state, timestamp },
+      artifacts: [],
+      history: [],
+      metadata: {},
+    }) as unknown as Task;
+  const first = await openAgentTaskDb(path, KEEP);
+  await first.store.save(saved('old-done', TaskState.TASK_STATE_COMPLETED, hourAgo), context);
+  await first.store.save(saved('old-failed', TaskState.TASK_STATE_FAILED, hourAgo), context);
+  await first.store.save(saved('new-done', TaskState.TASK_STATE_COMPLETED, now), context);
+  await first.store.save(saved('old-asking', TaskState.TASK_STATE_INPUT_REQUIRED, hourAgo), context);
+  await first.close();
+
+  const reports: number[] = [];
+  const second = await openAgentTaskDb(path, { keepMs: 10 * 60_000, pruned: (n) => reports.push(n) });
+  t.after(() => second.close());
+  // The prune at open runs beside the first reads: wait for its report.
+  for (let i = 0; i < 100 && reports.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(reports, [2]);
+  assert.equal(await second.store.load('old-done', context), undefined);
+  assert.equal(await second.store.load('old-failed', context), undefined);
+  assert.equal((await second.store.load('new-done', context))?.status?.state, TaskState.TASK_STATE_COMPLETED);
+  // Unfinished at open means failed now (by this open, with a fresh timestamp): kept.
+  assert.equal((await second.store.load('old-asking', context))?.status?.state, TaskState.TASK_STATE_FAILED);
+});
+
+test('keepMs 0 keeps every finished task', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-a2a-keep-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const path = join(dir, 'tasks.sqlite');
+  const context = new ServerCallContext({ user: { isAuthenticated: true, userName: 'agent:key:ci' } });
+  const first = await openAgentTaskDb(path, KEEP);
+  await first.store.save(
+    {
+      id: 'ancient',
+      contextId: 'c',
+      status: { state: TaskState.TASK_STATE_COMPLETED, timestamp: '2020-01-01T00:00:00Z' },
+      artifacts: [],
+      history: [],
+      metadata: {},
+    } as unknown as Task,
+    context,
+  );
+  await first.close();
+  const second = await openAgentTaskDb(path, { keepMs: 0, pruned: () => assert.fail('nothing is pruned') });
+  t.after(() => second.close());
+  await new Promise((r) => setTimeout(r, 100));
+  assert.ok(await second.store.load('ancient', context));
 });

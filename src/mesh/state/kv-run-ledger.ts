@@ -56,6 +56,9 @@ export class KvRunLedger implements SharedRuns {
     await kv.put(`r.${row.id}`, enc(row));
     this.owned.set(row.id, await kv.create(`l.${row.id}`, this.holder));
     this.renewing();
+    // A cancel asked once the record was there, but heard before this node held the lease, was
+    // not this node's to act on then: it is now.
+    if (this.cancels.has(row.id)) this.cancelled?.(row.id);
   }
 
   async stepStarted(run: string, step: string, attempts: number): Promise<void> {
@@ -147,7 +150,9 @@ export class KvRunLedger implements SharedRuns {
     for await (const key of await kv.keys(`s.${run}.>`)) {
       const s = await kv.get(key);
       if (s?.operation !== 'PUT') continue;
-      this.stepRevisions.set(key, s.revision);
+      // Kept only for runs this process writes: a run merely read (shown, or not taken over after
+      // all) must leave nothing behind here.
+      if (this.owned.has(run)) this.stepRevisions.set(key, s.revision);
       steps.push(s.json<StepRow>());
     }
     return { row: r.json<RunRow>(), steps };

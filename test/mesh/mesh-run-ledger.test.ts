@@ -1,0 +1,97 @@
+// The mesh's shared run ledger against a real nats-server with JetStream: a cancel that lands
+// between a run's record and its lease still stops the run, and reading another node's run leaves
+// nothing behind on the node that read it.
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { MeshSection } from '../../src/config/mesh-schema.js';
+import { KvRunLedger } from '../../src/mesh/state/kv-run-ledger.js';
+import { MeshState } from '../../src/mesh/state/mesh-state.js';
+import type { RunRow } from '../../src/workflows/run-store.js';
+import { captureLog } from '../support/log-capture.js';
+import { NO_NATS, startNats, type Nats } from '../support/nats.js';
+import { until } from '../support/poll.js';
+
+describe('the shared run ledger', { skip: NO_NATS, timeout: 60_000 }, () => {
+  let nats: Nats;
+  before(async () => {
+    nats = await startNats({ jetStream: mkdtempSync(join(tmpdir(), 'sb-js-ledger-')) });
+  });
+  after(async () => {
+    await nats.stop();
+  });
+
+  /** Each test's connections, closed when it ends. */
+  let states: MeshState[] = [];
+  afterEach(async () => {
+    await Promise.all(states.map((s) => s.close()));
+    states = [];
+  });
+  const stateOf = (node: string, name: string) => {
+    const state = new MeshState(
+      MeshSection.parse({ enabled: true, servers: [nats.url], node, name, state: 'jetstream' }),
+      captureLog('warn').logger,
+    );
+    states.push(state);
+    return state;
+  };
+  const runRow = (id: string): RunRow => ({
+    id,
+    workflow: 'w',
+    caller: 'host:t',
+    parentRun: null,
+    status: 'running',
+    input: {},
+    result: null,
+    error: null,
+    ownerPid: process.pid,
+    cancelRequested: false,
+    startedAt: Date.now(),
+    endedAt: null,
+  });
+
+  it('a cancel heard before this node held the run is acted on once it does', async (t) => {
+    const a = new KvRunLedger(stateOf('a', 'l1'));
+    const b = new KvRunLedger(stateOf('b', 'l1'));
+    t.after(() => {
+      a.close();
+      b.close();
+    });
+    const cancelled: string[] = [];
+    a.start(
+      () => {},
+      () => {},
+      (run) => cancelled.push(run),
+    );
+    b.start(
+      () => {},
+      () => {},
+    );
+    // The record is written (as created() writes it first) and b asks for the cancel before a
+    // holds the lease: a hears it while the run is nobody's.
+    const kv = await stateOf('a', 'l1').bucket('runs');
+    await kv.put('r.run1', JSON.stringify(runRow('run1')));
+    assert.equal(await b.requestCancel('run1'), true);
+    await until(() => (a as unknown as { cancels: Set<string> }).cancels.has('run1'), 'a to hear the cancel');
+    assert.deepEqual(cancelled, [], 'nobody holds run1 yet');
+    await a.created(runRow('run1'));
+    assert.deepEqual(cancelled, ['run1']);
+  });
+
+  it('reading a run this node does not hold keeps none of its step revisions', async (t) => {
+    const a = new KvRunLedger(stateOf('a', 'l2'));
+    const b = new KvRunLedger(stateOf('b', 'l2'));
+    t.after(() => {
+      a.close();
+      b.close();
+    });
+    await a.created(runRow('run2'));
+    await a.stepStarted('run2', 'first', 1);
+    await a.stepEnded('run2', 'first', 'done', { ok: true });
+    const read = await b.read('run2');
+    assert.equal(read?.steps.length, 1);
+    assert.equal((b as unknown as { stepRevisions: Map<string, number> }).stepRevisions.size, 0);
+  });
+});

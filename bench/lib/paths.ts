@@ -9,4 +9,5 @@ export const GATEWAY_MAIN =
   process.env.SWITCHBOARD_BENCH_GATEWAY ?? join(ROOT, 'dist', 'src', 'cli', 'main.js');
 export const ECHO_SERVER = join(ROOT, 'dist', 'bench', 'fixtures', 'echo-server.js');
 export const PIPE_PROXY = join(ROOT, 'dist', 'bench', 'fixtures', 'pipe-proxy.js');
+export const JSON_PROXY = join(ROOT, 'dist', 'bench', 'fixtures', 'json-proxy.js');
 export const RESULTS_DIR = join(ROOT, 'bench', 'results');

@@ -4,7 +4,7 @@ import type { Client } from '@modelcontextprotocol/client';
 
 import { openHttp, openStdio, type Endpoint, type Era } from '../lib/endpoints.js';
 import { gatewayArgs, writeGatewayConfig, type EchoBackend } from '../lib/gateway.js';
-import { ECHO_SERVER } from '../lib/paths.js';
+import { ECHO_SERVER, JSON_PROXY, PIPE_PROXY } from '../lib/paths.js';
 import type { Call } from '../lib/runners.js';
 
 export interface Point {
@@ -124,6 +124,21 @@ export function payloadPoint(bytes: number, label: string): Point {
     call: echoCall(text),
     calls: Math.max(10, Math.min(500, Math.round(50_000_000 / bytes))),
     bytes,
+  };
+}
+
+/**
+ * The payload point with a floor in switchboard's place: a Node process that only pipes bytes
+ * (`pipe`), or one that parses and writes each message again as any JSON-RPC proxy must (`json`).
+ * What switchboard costs per byte and holds at its peak reads against these, from the same run.
+ */
+export function payloadFloorPoint(bytes: number, label: string, floor: 'pipe' | 'json'): Point {
+  const point = payloadPoint(bytes, label);
+  const [script, name] = floor === 'pipe' ? [PIPE_PROXY, 'pipe proxy'] : [JSON_PROXY, 'JSON proxy'];
+  return {
+    ...point,
+    curve: `payload floor (${name})`,
+    subject: () => openStdio(`${name} (payload floor)`, node, [script], CONNECT_MS),
   };
 }
 

@@ -12,7 +12,14 @@ import { installExitHooks, killEverything, survivors } from '../lib/processes.js
 import { writeResults } from '../lib/report.js';
 import { timeConcurrent } from '../lib/runners.js';
 import { openSession } from '../session-open.js';
-import { catalogPoint, concurrencyPoint, payloadPoint, sessionsPoint, type Point } from './points.js';
+import {
+  catalogPoint,
+  concurrencyPoint,
+  payloadFloorPoint,
+  payloadPoint,
+  sessionsPoint,
+  type Point,
+} from './points.js';
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -32,6 +39,14 @@ const CURVES: Record<string, () => Point[]> = {
       // Just under the default limits.maxMessageBytes (4 MiB) once framed as JSON-RPC.
       [4 * MIB - 8 * KIB, '4 MiB − 8 KiB'],
     ].map(([bytes, label]) => payloadPoint(bytes as number, label as string)),
+  'payload-floor': () =>
+    (['pipe', 'json'] as const).flatMap((floor) =>
+      [
+        [100 * KIB, '100 KiB'],
+        [MIB, '1 MiB'],
+        [4 * MIB - 8 * KIB, '4 MiB − 8 KiB'],
+      ].map(([bytes, label]) => payloadFloorPoint(bytes as number, label as string, floor)),
+    ),
   concurrency: () => [1, 8, 32, 128].map(concurrencyPoint),
 };
 
@@ -70,7 +85,10 @@ export async function runScale(argv: readonly string[]): Promise<number> {
   const left = survivors();
   if (left.length) killEverything();
   console.log(`\nswitchboard scale benchmark — ${rounds} rounds, node ${process.version}`);
-  console.log('ratio = switchboard ÷ direct baseline from the same run (p50 latency; throughput)\n');
+  console.log('ratio = switchboard ÷ direct baseline from the same run (p50 latency; throughput)');
+  console.log(
+    '"through" and CPU/call: the process between host and server (switchboard; on floor rows, the floor process)\n',
+  );
   console.log(table(outcomes));
   for (const { point, error } of outcomes)
     if (error) console.log(`\n${point.curve} / ${point.label} failed:\n    ${error}`);
@@ -175,15 +193,7 @@ const fmt = (x: number | undefined, digits = 2) =>
 
 /** One line per point: latency and CPU against the baseline, and what the curve adds. */
 function table(outcomes: readonly Outcome[]): string {
-  const header = [
-    'curve',
-    'point',
-    'p50 direct ms',
-    'p50 switchboard ms',
-    'p50 ratio',
-    'switchboard CPU/call ms',
-    'extra',
-  ];
+  const header = ['curve', 'point', 'p50 direct ms', 'p50 through ms', 'p50 ratio', 'CPU/call ms', 'extra'];
   const rows = outcomes.map(({ point, base, subj, error }) => {
     // The table keeps one line per point; the whole error is printed under it.
     if (error || !base || !subj)

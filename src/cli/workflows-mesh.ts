@@ -1,7 +1,9 @@
-// `switchboard workflows cancel RUN` when the config shares workflow runs over the mesh
-// (mesh.state jetstream): the request is written to the mesh's runs bucket, where the node running
-// the run (any node) hears it and stops the run's steps under way.
+// `switchboard workflows runs|show|cancel` when the config shares workflow runs over the mesh
+// (mesh.state jetstream): runs are read from the mesh's runs bucket, whichever node ran them (a
+// run another node took over is in no one file), and a cancel is written there, where the node
+// running the run (any node) hears it and stops the run's steps under way.
 import type { Config } from '../config/schema.js';
+import type { RunRow, StepRow } from '../workflows/run-store.js';
 import { silentLogger } from '../log.js';
 import { KvRunLedger } from '../mesh/state/kv-run-ledger.js';
 import { MeshState } from '../mesh/state/mesh-state.js';
@@ -29,4 +31,24 @@ export async function cancelThroughMesh(config: Config, run: string, io: Command
     ledger.close();
     await state.close();
   }
+}
+
+/** Where `runs` and `show` read runs: one node's state database, or the mesh's runs bucket. */
+export interface RunsView {
+  list(limit: number, workflow?: string): Promise<RunRow[]>;
+  get(run: string): Promise<{ row: RunRow; steps: StepRow[] } | undefined>;
+  close(): Promise<void>;
+}
+
+export function meshRuns(config: Config): RunsView {
+  const state = new MeshState(config.mesh, silentLogger);
+  const ledger = new KvRunLedger(state);
+  return {
+    list: (limit, workflow) => ledger.list(limit, workflow),
+    get: (run) => ledger.read(run),
+    close: async () => {
+      ledger.close();
+      await state.close();
+    },
+  };
 }

@@ -1,5 +1,6 @@
 // `switchboard workflows list|run|runs|show|cancel`: the operator's side of workflows. list, runs
-// and show read the config and the state database; cancel asks, through the state database, the
+// and show read the config and the state database (the mesh's runs with mesh.state jetstream,
+// workflows-mesh.ts); cancel asks, through the state database, the
 // switchboard running a run to stop it (it looks twice a second); run calls the workflow tool of a
 // running switchboard over MCP (--url), or starts one in this process from --config for one run.
 import { existsSync } from 'node:fs';
@@ -12,15 +13,16 @@ import { startSwitchboard } from '../switchboard.js';
 import { RunStore, type RunRow } from '../workflows/run-store.js';
 import { WORKFLOWS_SOURCE } from '../workflows/workflow-source.js';
 import { processIo, parseCommand, type CommandIo } from './io.js';
-import { cancelThroughMesh, sharedRuns } from './workflows-mesh.js';
+import { cancelThroughMesh, meshRuns, sharedRuns, type RunsView } from './workflows-mesh.js';
 
 export const WORKFLOWS_USAGE = `Usage: switchboard workflows <list|run|runs|show|cancel> [options]
 
   list                     The workflows of --config: tool name, steps, description
   run NAME --args JSON     Run a workflow and print its result: on the switchboard at --url (its
                            MCP endpoint), else in a switchboard started here from --config
-  runs                     Recent runs, newest first (--workflow NAME, --limit N)
-  show RUN                 One run: its input, result or error, and each step's outcome
+  runs                     Recent runs, newest first (--workflow NAME, --limit N); with mesh.state
+                           jetstream in --config, the runs of every node of the mesh
+  show RUN                 One run: its input, result or error, and each step's outcome (likewise)
   cancel RUN               Ask the switchboard running RUN to cancel it (steps under way are cancelled);
                            with mesh.state jetstream in --config, whichever node of the mesh runs it
 
@@ -74,47 +76,73 @@ export async function runWorkflows(argv: string[], io: CommandIo = processIo): P
   if (sub === 'run') return run(arg!, v, config, io);
   // Runs shared over the mesh: the cancel goes where every node hears it, not to one node's file.
   if (sub === 'cancel' && sharedRuns(config)) return cancelThroughMesh(config, arg!, io);
-  const path = v.state ?? config?.state.path ?? defaultStateDbPath();
-  if (!existsSync(path)) {
-    io.err(`switchboard workflows: no state database at ${path} (has switchboard run with this config?)`);
-    return 1;
-  }
-  const db = openStateDb(path);
-  try {
+  let view: RunsView;
+  if (sharedRuns(config) && sub !== 'cancel') view = meshRuns(config);
+  else {
+    const path = v.state ?? config?.state.path ?? defaultStateDbPath();
+    if (!existsSync(path)) {
+      io.err(`switchboard workflows: no state database at ${path} (has switchboard run with this config?)`);
+      return 1;
+    }
+    const db = openStateDb(path);
     const store = new RunStore(db);
+    if (sub === 'cancel') {
+      try {
+        const row = store.get(arg!);
+        if (!row) return noRun(io, arg!);
+        if (!store.requestCancel(row.id)) {
+          io.err(`switchboard workflows: run ${row.id} is ${row.status}, not running`);
+          return 1;
+        }
+        io.out(`cancel requested for ${row.id}; the switchboard running it stops it within a second`);
+        return 0;
+      } finally {
+        db.close();
+      }
+    }
+    view = {
+      list: (limit, workflow) => Promise.resolve(store.list(limit, workflow)),
+      get: (id) => {
+        const row = store.get(id);
+        return Promise.resolve(row && { row, steps: store.steps(row.id) });
+      },
+      close: () => {
+        db.close();
+        return Promise.resolve();
+      },
+    };
+  }
+  try {
     if (sub === 'runs') {
-      for (const r of store.list(Number(v.limit ?? 50), v.workflow))
+      for (const r of await view.list(Number(v.limit ?? 50), v.workflow))
         io.out(v.json ? JSON.stringify(r) : line(r));
       return 0;
     }
-    const row = store.get(arg!);
-    if (!row) {
-      io.err(`switchboard workflows: no run ${arg}`);
-      return 1;
+    const found = await view.get(arg!);
+    if (!found) return noRun(io, arg!);
+    const { row, steps } = found;
+    if (v.json) io.out(JSON.stringify({ ...row, steps }));
+    else {
+      io.out(line(row));
+      io.out(`  input: ${JSON.stringify(row.input)}`);
+      if (row.result !== undefined) io.out(`  result: ${JSON.stringify(row.result)}`);
+      for (const s of steps)
+        io.out(
+          `  ${s.step}  ${s.status}${s.error ? `  ${s.error}` : ''}${s.output !== undefined ? `  ${JSON.stringify((s.output as { data?: unknown }).data)}` : ''}`,
+        );
     }
-    if (sub === 'show') {
-      const steps = store.steps(row.id);
-      if (v.json) io.out(JSON.stringify({ ...row, steps }));
-      else {
-        io.out(line(row));
-        io.out(`  input: ${JSON.stringify(row.input)}`);
-        if (row.result !== undefined) io.out(`  result: ${JSON.stringify(row.result)}`);
-        for (const s of steps)
-          io.out(
-            `  ${s.step}  ${s.status}${s.error ? `  ${s.error}` : ''}${s.output !== undefined ? `  ${JSON.stringify((s.output as { data?: unknown }).data)}` : ''}`,
-          );
-      }
-      return 0;
-    }
-    if (!store.requestCancel(row.id)) {
-      io.err(`switchboard workflows: run ${row.id} is ${row.status}, not running`);
-      return 1;
-    }
-    io.out(`cancel requested for ${row.id}; the switchboard running it stops it within a second`);
     return 0;
+  } catch (err) {
+    io.err(`switchboard workflows: ${(err as Error).message}`);
+    return 1;
   } finally {
-    db.close();
+    await view.close();
   }
+}
+
+function noRun(io: CommandIo, run: string): number {
+  io.err(`switchboard workflows: no run ${run}`);
+  return 1;
 }
 
 function needs(io: CommandIo, sub: string, what: string): number {

@@ -159,5 +159,32 @@ describe('workflow run tasks shared over JetStream', { skip: NO_NATS, timeout: 1
     });
     assert.equal(again, 1);
     assert.match(err.join('\n'), /no run .* under way in mesh m2/);
+
+    // b's operator sees a's runs, which b's own state file never held: they are the mesh's.
+    const cli = async (...argv: string[]) => {
+      const lines: string[] = [];
+      const code = await runWorkflows([...argv, '--config', fileB], {
+        out: (l) => lines.push(l),
+        err: (l) => lines.push(l),
+      });
+      return { code, text: lines.join('\n') };
+    };
+    const runId = one.slice('workflows:'.length);
+    await until(async () => {
+      const shown = await cli('show', runId, '--json');
+      return (shown.code === 0 && JSON.parse(shown.text).status === 'cancelled') || undefined;
+    }, 'b to show run one as cancelled');
+    const shown = JSON.parse((await cli('show', runId, '--json')).text) as Obj;
+    assert.equal(shown.workflow, 'one');
+    assert.deepEqual(
+      (shown.steps as Obj[]).map((st) => st.step),
+      ['wait'],
+    );
+    const runs = await cli('runs', '--workflow', 'two');
+    assert.equal(runs.code, 0, runs.text);
+    assert.match(runs.text, new RegExp(`^${two.slice('workflows:'.length)}  two  cancelled`));
+    const missing = await cli('show', 'no-such-run');
+    assert.equal(missing.code, 1);
+    assert.match(missing.text, /no run no-such-run/);
   });
 });

@@ -158,6 +158,19 @@ export class KvRunLedger implements SharedRuns {
     return { row: r.json<RunRow>(), steps };
   }
 
+  /** The mesh's runs, newest first (`switchboard workflows runs` on any node): at most `limit`. */
+  async list(limit: number, workflow?: string): Promise<RunRow[]> {
+    const kv = await this.kv();
+    const rows: RunRow[] = [];
+    for await (const key of await kv.keys('r.>')) {
+      const r = await kv.get(key);
+      if (r?.operation !== 'PUT') continue;
+      const row = r.json<RunRow>();
+      if (workflow === undefined || row.workflow === workflow) rows.push(row);
+    }
+    return rows.sort((a, b) => b.startedAt - a.startedAt).slice(0, limit);
+  }
+
   async requestCancel(run: string): Promise<boolean> {
     const kv = await this.kv();
     const r = await kv.get(`r.${run}`);

@@ -9,6 +9,7 @@ import { HttpBackend } from '../config/schema.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { Logger } from '../log.js';
 import { AssertionSigner, AssertionVerifier, privateKeyOf, publicKeyOf } from './assertion.js';
+import { BeatChecker, BeatSealer, type BeatKind } from './beats.js';
 import { connectionOptions } from './connect.js';
 import { MeshDoor } from './door.js';
 import { MeshChannel } from './mesh-channel.js';
@@ -56,6 +57,11 @@ export class Mesh {
   private readonly verifier: AssertionVerifier;
   /** Session keys with the other nodes (only with a node key of its own: it signs the announced key). */
   private readonly sessions: PairSessions | undefined;
+  /** Seals this node's heartbeats and goodbye (with a node key), and checks those of trusted nodes. */
+  private readonly sealer: BeatSealer | undefined;
+  private readonly beats: BeatChecker;
+  /** Refusals of membership messages logged already (node and reason): each is logged once. */
+  private readonly refusedBeats = new Set<string>();
   /** Membership changes are applied one at a time, in order. */
   private applying: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -83,6 +89,10 @@ export class Mesh {
       ? new AssertionSigner(config.node, key, config.assertionTtlSeconds, this.sessions)
       : undefined;
     this.verifier = new AssertionVerifier(config.node, trusted, this.sessions);
+    this.sealer = key ? new BeatSealer(config.name, config.node, key) : undefined;
+    // As fresh as an assertion must be, and never less than a few heartbeats.
+    const maxAgeMs = Math.max(config.assertionTtlSeconds * 1000, 10 * config.heartbeatMs);
+    this.beats = new BeatChecker(config.name, trusted, maxAgeMs);
   }
 
   private readonly alive = (node: string): boolean => this.membership.alive(node);
@@ -147,19 +157,31 @@ export class Mesh {
     nc.subscribe(s.heartbeats, {
       callback: (err, msg) => {
         if (err) return;
+        let sealed: Announcement & { seal?: unknown };
         try {
-          const a = msg.json<Announcement>();
-          this.membership.heard(a);
-          // Session keys only from the node whose subject it came by (NATS permissions bind those).
-          if (a.node === msg.subject.slice(s.heartbeat('').length)) this.sessions?.heard(a.node, a);
+          sealed = msg.json<Announcement & { seal?: unknown }>();
         } catch {
-          /* not an announcement */
+          return; // not an announcement
         }
+        // A node speaks for itself only, on its own subject (NATS permissions bind those).
+        const node = msg.subject.slice(s.heartbeat('').length);
+        const { seal, ...a } = sealed;
+        if (a.node !== node || !this.taken('beat', node, a, seal)) return;
+        this.membership.heard(a);
+        this.sessions?.heard(a.node, a);
       },
     });
     nc.subscribe(s.byes, {
       callback: (err, msg) => {
-        if (!err) this.membership.left(msg.subject.split('.').pop()!);
+        if (err) return;
+        const node = msg.subject.slice(s.bye('').length);
+        let seal: unknown;
+        try {
+          seal = msg.data.length ? (msg.json<{ seal?: unknown }>().seal ?? undefined) : undefined;
+        } catch {
+          /* unsealed */
+        }
+        if (this.taken('bye', node, { node }, seal)) this.membership.left(node);
       },
     });
     this.membership.onChange((change) => {
@@ -189,7 +211,9 @@ export class Mesh {
     const nc = this.nc;
     if (!nc) return;
     try {
-      nc.publish(this.subjects.bye(this.config.node), '');
+      const node = this.config.node;
+      const bye = this.sealer ? JSON.stringify({ seal: this.sealer.seal('bye', { node }) }) : '';
+      nc.publish(this.subjects.bye(node), bye);
       await nc.flush();
     } catch {
       /* leaving anyway */
@@ -216,10 +240,27 @@ export class Mesh {
   private announce(): void {
     if (this.stopped || !this.nc || this.nc.isClosed()) return;
     try {
-      this.nc.publish(this.subjects.heartbeat(this.config.node), JSON.stringify(this.announcement()));
+      const a = this.announcement();
+      const seal = this.sealer?.seal('beat', a);
+      this.nc.publish(this.subjects.heartbeat(this.config.node), JSON.stringify(seal ? { ...a, seal } : a));
     } catch {
       /* disconnected: the client buffers or drops; the next beat tries again */
     }
+  }
+
+  /** Whether a heartbeat or goodbye is taken (beats.ts); a refusal is logged once per node and reason. */
+  private taken(kind: BeatKind, node: string, body: unknown, seal: unknown): boolean {
+    const why = this.beats.check(kind, node, body, seal);
+    if (why === undefined) return true;
+    const key = `${node}\u0000${kind}\u0000${why}`;
+    if (!this.refusedBeats.has(key)) {
+      this.refusedBeats.add(key);
+      this.log.warn(
+        { node, message: kind === 'beat' ? 'heartbeat' : 'goodbye', why },
+        'mesh membership message refused',
+      );
+    }
+    return false;
   }
 
   /** Logs the connection's changes; while NATS is away other nodes fall silent and go down here. */

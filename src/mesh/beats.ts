@@ -1,0 +1,102 @@
+// Signed membership messages: a node with a key seals each heartbeat (what it serves, its session
+// key) and its goodbye with its Ed25519 key, so a client that may publish on the mesh's subjects
+// can neither announce servers in a trusted node's name nor say a live node left, and a sealed
+// message taken off the bus and sent again is refused (each run of a node counts its messages).
+import { randomUUID, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
+import { canonicalJson } from '../encoding/canonical-json.js';
+
+/** The version of what a seal signs: changed if that ever changes. */
+const SEAL_VERSION = 'switchboard-mesh-beat-1';
+
+export type BeatKind = 'beat' | 'bye';
+
+/** What a sealed heartbeat or goodbye carries besides its body (`seal` in the message). */
+export interface BeatSeal {
+  /** This run of the node (a restart is another run). */
+  run: string;
+  /** When the run started (ms, the node's clock): a later run of the node outranks an earlier one. */
+  started: number;
+  /** The message's number in its run, from 1: a number heard already is a replay. */
+  seq: number;
+  /** When it was sealed (ms, the node's clock). */
+  at: number;
+  /** Ed25519 (base64url) over the version, mesh, kind, node, the fields above and the body. */
+  sig: string;
+}
+
+function signingInput(
+  mesh: string,
+  kind: BeatKind,
+  node: string,
+  s: Omit<BeatSeal, 'sig'>,
+  body: unknown,
+): Buffer {
+  return Buffer.from(canonicalJson([SEAL_VERSION, mesh, kind, node, s.run, s.started, s.seq, s.at, body]));
+}
+
+export class BeatSealer {
+  private readonly run = randomUUID();
+  private seq = 0;
+
+  constructor(
+    private readonly mesh: string,
+    private readonly node: string,
+    private readonly key: KeyObject,
+    /** When this run started (ms): now, for a node starting. */
+    private readonly started = Date.now(),
+  ) {}
+
+  seal(kind: BeatKind, body: unknown): BeatSeal {
+    const s = { run: this.run, started: this.started, seq: ++this.seq, at: Date.now() };
+    const sig = edSign(null, signingInput(this.mesh, kind, this.node, s, body), this.key);
+    return { ...s, sig: sig.toString('base64url') };
+  }
+}
+
+function isSeal(v: unknown): v is BeatSeal {
+  const s = v as BeatSeal | null;
+  return (
+    typeof s === 'object' &&
+    s !== null &&
+    typeof s.run === 'string' &&
+    typeof s.sig === 'string' &&
+    Number.isSafeInteger(s.started) &&
+    Number.isSafeInteger(s.seq) &&
+    Number.isSafeInteger(s.at)
+  );
+}
+
+/**
+ * Checks the heartbeats and goodbyes of the nodes this one holds a key for (`mesh.trust`); those
+ * of other nodes are taken unsealed, as the mesh takes them without keys. A message is taken only
+ * if its seal verifies, it is fresh (sealed within `maxAgeMs` of this node's clock), and it is
+ * newer than the last one taken from that node: a later run, or a higher number in the same run.
+ * A goodbye must come from the run last heard.
+ */
+export class BeatChecker {
+  private readonly last = new Map<string, { run: string; started: number; seq: number }>();
+
+  constructor(
+    private readonly mesh: string,
+    private readonly trusted: ReadonlyMap<string, KeyObject>,
+    private readonly maxAgeMs: number,
+  ) {}
+
+  /** Undefined if the message is to be taken; else why it is refused (a fixed phrase, for the log). */
+  check(kind: BeatKind, node: string, body: unknown, seal: unknown, now = Date.now()): string | undefined {
+    const key = this.trusted.get(node);
+    if (!key) return undefined;
+    if (!isSeal(seal)) return 'not sealed, though mesh.trust holds its key';
+    const input = signingInput(this.mesh, kind, node, seal, body);
+    if (!edVerify(null, input, key, Buffer.from(seal.sig, 'base64url')))
+      return "seal does not verify with the node's key";
+    if (Math.abs(now - seal.at) > this.maxAgeMs) return 'sealed too long ago (or ahead of this clock)';
+    const prev = this.last.get(node);
+    if (prev && seal.started < prev.started) return 'from an earlier run of the node';
+    if (prev && seal.started === prev.started && (seal.run !== prev.run || seal.seq <= prev.seq))
+      return 'heard already (a replay)';
+    if (kind === 'bye' && prev?.run !== seal.run) return 'a goodbye from a run not heard';
+    this.last.set(node, { run: seal.run, started: seal.started, seq: seal.seq });
+    return undefined;
+  }
+}

@@ -1,0 +1,134 @@
+// Membership messages as an attacker on the bus sends them: a client that may publish on the
+// mesh's subjects (but holds no node key) forges heartbeats and goodbyes in a trusted node's name
+// and replays genuine ones. None is taken: the forged server never reaches the other node's
+// catalog, the live node stays in the mesh, and a stopped node is not brought back by its own
+// heartbeats sent again.
+import assert from 'node:assert/strict';
+import { createPrivateKey, sign as edSign } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { ConfigInput } from '../../src/config/schema.js';
+import type { Switchboard } from '../../src/switchboard.js';
+import { probe } from '../gateway/harness.js';
+import { captureLog, type CapturedLog } from '../support/log-capture.js';
+import { NO_NATS, nodeKeys, startNats, type Nats } from '../support/nats.js';
+import { eventually, until } from '../support/poll.js';
+import { launchSwitchboard } from '../support/start-switchboard.js';
+
+const HOST = { kind: 'host', id: 'tester' } as const;
+const keys = { a: nodeKeys(), b: nodeKeys(), evil: nodeKeys() };
+type Beat = { node: string; servers: Record<string, string>; seal?: Record<string, unknown> };
+
+describe('mesh membership against forged and replayed messages', { skip: NO_NATS, timeout: 120_000 }, () => {
+  let nats: Nats;
+  let a: Switchboard;
+  let b: Switchboard | undefined;
+  let spy: NatsConnection;
+  let log: CapturedLog;
+  const beats: Beat[] = [];
+  let markers = 0;
+
+  const node = (name: 'a' | 'b', servers: ConfigInput['servers'], logTo?: CapturedLog) =>
+    launchSwitchboard(
+      {
+        servers,
+        audit: { enabled: false },
+        pinning: { enabled: false },
+        mesh: {
+          enabled: true,
+          servers: [nats.url],
+          node: name,
+          key: keys[name].privateKey,
+          trust: { a: keys.a.publicKey, b: keys.b.publicKey },
+          heartbeatMs: 100,
+        },
+      } as ConfigInput,
+      logTo ? { log: logTo.logger } : {},
+    );
+
+  /**
+   * Waits until a has taken everything the spy published before: a heartbeat of a node a holds no
+   * key for is taken unsealed, and NATS hands a one publisher's messages in order.
+   */
+  async function settled(): Promise<void> {
+    const marker = `marker${++markers}`;
+    spy.publish(`switchboard.hb.${marker}`, JSON.stringify({ node: marker, servers: {} }));
+    await spy.flush();
+    await until(() => a.mesh!.liveNodes().includes(marker) || undefined, `a to hear ${marker}`);
+  }
+
+  const remoteServers = () => [...a.gateway.backends.keys()].filter((n) => a.gateway.remotes.has(n));
+
+  before(async () => {
+    nats = await startNats();
+    spy = await connect({ servers: nats.url });
+    spy.subscribe('switchboard.hb.b', { callback: (_e, m) => void beats.push(m.json<Beat>()) });
+    log = captureLog('warn');
+    b = await node('b', { bp: probe('bp', { toolPrefix: 'p_' }) });
+    a = await node('a', {}, log);
+    await eventually('a sees b’s server', async () => {
+      const r = (await a.gateway.dispatch(HOST, 'tools/list', {})) as { tools: { name: string }[] };
+      return r.tools.some((t) => t.name === 'p_echo');
+    });
+  });
+  after(async () => {
+    await a.stop();
+    await b?.stop();
+    await spy.close();
+    await nats.stop();
+  });
+
+  it('takes no server announced in b’s name by anyone but b', async () => {
+    const real = beats.at(-1)!;
+    assert.ok(real.seal, 'b seals its heartbeats');
+    const servers = { ...real.servers, stolen: 'x' };
+    // Unsealed; sealed with another key; b's own seal over other servers; another node's name on b's subject.
+    const forged: Beat[] = [
+      { node: 'b', servers },
+      {
+        node: 'b',
+        servers,
+        seal: {
+          ...real.seal,
+          sig: edSign(null, Buffer.from('anything'), createPrivateKey(keys.evil.privateKey)).toString(
+            'base64url',
+          ),
+        },
+      },
+      { ...real, servers },
+    ];
+    for (const beat of forged) spy.publish('switchboard.hb.b', JSON.stringify(beat));
+    spy.publish('switchboard.hb.b', JSON.stringify({ node: 'a', servers: { stolen: 'x' } }));
+    await settled();
+    // A few more of b's genuine heartbeats: the forged server would have been fetched by now.
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(remoteServers(), ['bp']);
+    assert.match(log.text(), /mesh membership message refused/);
+  });
+
+  it('keeps b in the mesh when a goodbye in its name is forged', async () => {
+    spy.publish('switchboard.bye.b', '');
+    spy.publish('switchboard.bye.b', JSON.stringify({ seal: { ...beats.at(-1)!.seal, seq: 1e9 } }));
+    await settled();
+    assert.ok(a.mesh!.liveNodes().includes('b'), 'b is still a live node');
+    assert.deepEqual(remoteServers(), ['bp']);
+    const r = (await a.gateway.dispatch(HOST, 'tools/call', {
+      name: 'p_echo',
+      arguments: { tag: 'alive' },
+    })) as {
+      content: { text: string }[];
+    };
+    assert.match(r.content[0]!.text, /alive/);
+  });
+
+  it('does not bring a stopped node back with its own heartbeats sent again', async () => {
+    const captured = beats.slice(-5);
+    await b!.stop();
+    b = undefined;
+    await until(() => !a.mesh!.liveNodes().includes('b') || undefined, 'a to see b leave');
+    for (const beat of captured) spy.publish('switchboard.hb.b', JSON.stringify(beat));
+    await settled();
+    assert.equal(a.mesh!.liveNodes().includes('b'), false, 'replayed heartbeats are not b');
+    assert.deepEqual(remoteServers(), []);
+  });
+});

@@ -3,7 +3,7 @@
 // can neither announce servers in a trusted node's name nor say a live node left, and a sealed
 // message taken off the bus and sent again is refused (each run of a node counts its messages).
 import { randomUUID, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
-import { canonicalJson } from '../encoding/canonical-json.js';
+import { CanonicalJsonError, canonicalJson } from '../encoding/canonical-json.js';
 
 /** The version of what a seal signs: changed if that ever changes. */
 const SEAL_VERSION = 'switchboard-mesh-beat-1';
@@ -66,20 +66,35 @@ function isSeal(v: unknown): v is BeatSeal {
   );
 }
 
+/** The last message taken from a node: its run, its number, and when this node heard it. */
+interface Heard {
+  run: string;
+  started: number;
+  seq: number;
+  /** This node's clock. */
+  heardAt: number;
+}
+
 /**
  * Checks the heartbeats and goodbyes of the nodes this one holds a key for (`mesh.trust`); those
  * of other nodes are taken unsealed, as the mesh takes them without keys. A message is taken only
- * if its seal verifies, it is fresh (sealed within `maxAgeMs` of this node's clock), and it is
- * newer than the last one taken from that node: a later run, or a higher number in the same run.
+ * if its seal verifies and it is fresh (sealed within `maxAgeMs` of this node's clock), and:
+ * - from the run last heard, its number is higher than the last one taken;
+ * - from another run, that run is not one the node has left, and it started later than the run
+ *   last heard or that run has been silent for `silentMs` here (a node restarted on a clock set
+ *   back is heard again once its old run has gone quiet; its old run's messages are not).
  * A goodbye must come from the run last heard.
  */
 export class BeatChecker {
-  private readonly last = new Map<string, { run: string; started: number; seq: number }>();
+  private readonly last = new Map<string, Heard>();
+  /** Runs a node has left for a newer one, with when: their messages are refused while fresh. */
+  private readonly retired = new Map<string, number>();
 
   constructor(
     private readonly mesh: string,
     private readonly trusted: ReadonlyMap<string, KeyObject>,
     private readonly maxAgeMs: number,
+    private readonly silentMs: number,
   ) {}
 
   /** Undefined if the message is to be taken; else why it is refused (a fixed phrase, for the log). */
@@ -87,16 +102,33 @@ export class BeatChecker {
     const key = this.trusted.get(node);
     if (!key) return undefined;
     if (!isSeal(seal)) return 'not sealed, though mesh.trust holds its key';
-    const input = signingInput(this.mesh, kind, node, seal, body);
+    let input: Buffer;
+    try {
+      input = signingInput(this.mesh, kind, node, seal, body);
+    } catch (err) {
+      if (err instanceof CanonicalJsonError) return 'a body with no canonical form';
+      throw err;
+    }
     if (!edVerify(null, input, key, Buffer.from(seal.sig, 'base64url')))
       return "seal does not verify with the node's key";
     if (Math.abs(now - seal.at) > this.maxAgeMs) return 'sealed too long ago (or ahead of this clock)';
     const prev = this.last.get(node);
-    if (prev && seal.started < prev.started) return 'from an earlier run of the node';
-    if (prev && seal.started === prev.started && (seal.run !== prev.run || seal.seq <= prev.seq))
-      return 'heard already (a replay)';
-    if (kind === 'bye' && prev?.run !== seal.run) return 'a goodbye from a run not heard';
-    this.last.set(node, { run: seal.run, started: seal.started, seq: seal.seq });
+    if (prev?.run === seal.run) {
+      if (seal.seq <= prev.seq) return 'heard already (a replay)';
+    } else {
+      if (kind === 'bye') return 'a goodbye from a run not heard';
+      this.forgetRetired(now);
+      if (this.retired.has(seal.run)) return 'from a run the node has left';
+      if (prev && seal.started <= prev.started && now - prev.heardAt <= this.silentMs)
+        return 'from another run while the run heard is live';
+      if (prev) this.retired.set(prev.run, now);
+    }
+    this.last.set(node, { run: seal.run, started: seal.started, seq: seal.seq, heardAt: now });
     return undefined;
+  }
+
+  /** Runs left longer ago than a seal stays fresh: their messages are refused as stale anyway. */
+  private forgetRetired(now: number): void {
+    for (const [run, at] of this.retired) if (now - at > 2 * this.maxAgeMs) this.retired.delete(run);
   }
 }

@@ -15,7 +15,7 @@ import { MeshDoor } from './door.js';
 import { MeshChannel } from './mesh-channel.js';
 import { Membership } from './membership.js';
 import { PairSessions } from './pair-sessions.js';
-import { subjectsOf, type Announcement, type Subjects } from './subjects.js';
+import { isAnnouncement, subjectsOf, type Announcement, type Subjects } from './subjects.js';
 
 /** A server of other nodes as the live nodes announce it. */
 interface Wanted {
@@ -92,7 +92,8 @@ export class Mesh {
     this.sealer = key ? new BeatSealer(config.name, config.node, key) : undefined;
     // As fresh as an assertion must be, and never less than a few heartbeats.
     const maxAgeMs = Math.max(config.assertionTtlSeconds * 1000, 10 * config.heartbeatMs);
-    this.beats = new BeatChecker(config.name, trusted, maxAgeMs);
+    // A run silent for as long as makes a node down here may give way to another run of it.
+    this.beats = new BeatChecker(config.name, trusted, maxAgeMs, 3 * config.heartbeatMs);
   }
 
   private readonly alive = (node: string): boolean => this.membership.alive(node);
@@ -155,33 +156,36 @@ export class Mesh {
     });
     this.door.start();
     nc.subscribe(s.heartbeats, {
+      // Whatever anyone publishes here, nothing may throw out of the callback: the client would
+      // stop reading the connection (calls and answers included) until it reconnects.
       callback: (err, msg) => {
         if (err) return;
-        let sealed: Announcement & { seal?: unknown };
         try {
-          sealed = msg.json<Announcement & { seal?: unknown }>();
-        } catch {
-          return; // not an announcement
+          const sealed = msg.json<unknown>();
+          // A node speaks for itself only, on its own subject (NATS permissions bind those).
+          const node = msg.subject.slice(s.heartbeat('').length);
+          if (!isAnnouncement(sealed) || sealed.node !== node) return;
+          const { seal, ...a } = sealed;
+          if (!this.taken('beat', node, a, seal)) return;
+          this.membership.heard(a);
+          this.sessions?.heard(a.node, a);
+        } catch (e) {
+          this.log.warn({ err: (e as Error).message }, 'mesh heartbeat dropped');
         }
-        // A node speaks for itself only, on its own subject (NATS permissions bind those).
-        const node = msg.subject.slice(s.heartbeat('').length);
-        const { seal, ...a } = sealed;
-        if (a.node !== node || !this.taken('beat', node, a, seal)) return;
-        this.membership.heard(a);
-        this.sessions?.heard(a.node, a);
       },
     });
     nc.subscribe(s.byes, {
       callback: (err, msg) => {
         if (err) return;
-        const node = msg.subject.slice(s.bye('').length);
-        let seal: unknown;
         try {
-          seal = msg.data.length ? (msg.json<{ seal?: unknown }>().seal ?? undefined) : undefined;
-        } catch {
-          /* unsealed */
+          const node = msg.subject.slice(s.bye('').length);
+          const said: unknown = msg.data.length ? msg.json() : undefined;
+          const seal =
+            typeof said === 'object' && said !== null ? (said as { seal?: unknown }).seal : undefined;
+          if (this.taken('bye', node, { node }, seal)) this.membership.left(node);
+        } catch (e) {
+          this.log.warn({ err: (e as Error).message }, 'mesh goodbye dropped');
         }
-        if (this.taken('bye', node, { node }, seal)) this.membership.left(node);
       },
     });
     this.membership.onChange((change) => {

@@ -33,6 +33,15 @@ export interface Announcement extends SessionAnnouncement {
   servers: Record<string, string>;
 }
 
+/** What a heartbeat must be before anything reads it: a node name and a flat map of servers. */
+export function isAnnouncement(v: unknown): v is Announcement & { seal?: unknown } {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const a = v as { node?: unknown; servers?: unknown };
+  if (typeof a.node !== 'string' || typeof a.servers !== 'object' || a.servers === null) return false;
+  if (Array.isArray(a.servers)) return false;
+  return Object.values(a.servers).every((digest) => typeof digest === 'string');
+}
+
 /** The `_meta` key of an answer from a door naming the call it ran as there (the entry node strips it). */
 export const MESH_CALL_META = 'io.switchboard/mesh-call';
 

@@ -7,7 +7,7 @@ import { BeatChecker, BeatSealer } from '../../src/mesh/beats.js';
 
 const b = generateKeyPairSync('ed25519');
 const other = generateKeyPairSync('ed25519');
-const checker = () => new BeatChecker('m', new Map([['b', b.publicKey]]), 30_000);
+const checker = () => new BeatChecker('m', new Map([['b', b.publicKey]]), 30_000, 300);
 const body = { node: 'b', servers: { s: 'x' } };
 
 test('a sealed heartbeat is taken once, in order; a replay, an older number or a tampered body is not', () => {
@@ -29,11 +29,11 @@ test('a sealed heartbeat is taken once, in order; a replay, an older number or a
 test('a seal binds the mesh, the node and the kind', () => {
   const seal = new BeatSealer('m', 'b', b.privateKey).seal('beat', body);
   assert.match(
-    new BeatChecker('m2', new Map([['b', b.publicKey]]), 30_000).check('beat', 'b', body, seal)!,
+    new BeatChecker('m2', new Map([['b', b.publicKey]]), 30_000, 300).check('beat', 'b', body, seal)!,
     /verify/,
   );
   assert.match(checker().check('bye', 'b', body, seal)!, /verify/);
-  const asC = new BeatChecker('m', new Map([['c', b.publicKey]]), 30_000);
+  const asC = new BeatChecker('m', new Map([['c', b.publicKey]]), 30_000, 300);
   assert.match(asC.check('beat', 'c', body, seal)!, /verify/);
   assert.match(
     checker().check('beat', 'b', body, new BeatSealer('m', 'b', other.privateKey).seal('beat', body))!,
@@ -41,7 +41,7 @@ test('a seal binds the mesh, the node and the kind', () => {
   );
 });
 
-test('a later run outranks an earlier one; a stale or future seal is refused', () => {
+test('a later run outranks an earlier one, which is not heard again; a stale or future seal is refused', () => {
   const c = checker();
   const now = Date.now();
   const early = new BeatSealer('m', 'b', b.privateKey, now - 1000);
@@ -58,10 +58,13 @@ test('a later run outranks an earlier one; a stale or future seal is refused', (
   // The node restarted: its new run is taken, and the earlier run's messages no longer are.
   const later = new BeatSealer('m', 'b', b.privateKey, now);
   assert.equal(c.check('beat', 'b', body, later.seal('beat', body)), undefined);
-  assert.equal(c.check('beat', 'b', body, early.seal('beat', body)), 'from an earlier run of the node');
-  // Another run claiming the same start: not the run heard.
+  assert.equal(c.check('beat', 'b', body, early.seal('beat', body)), 'from a run the node has left');
+  // Another run claiming the same start while the run heard is live: not taken.
   const twin = new BeatSealer('m', 'b', b.privateKey, now);
-  assert.equal(c.check('beat', 'b', body, twin.seal('beat', body)), 'heard already (a replay)');
+  assert.equal(
+    c.check('beat', 'b', body, twin.seal('beat', body)),
+    'from another run while the run heard is live',
+  );
 });
 
 test('a goodbye is taken only from the run last heard; a node without a key is heard unsealed', () => {
@@ -75,4 +78,29 @@ test('a goodbye is taken only from the run last heard; a node without a key is h
   assert.equal(c.check('bye', 'b', { node: 'b' }, undefined), 'not sealed, though mesh.trust holds its key');
   assert.equal(c.check('bye', 'b', { node: 'b' }, sealer.seal('bye', { node: 'b' })), undefined);
   assert.equal(c.check('beat', 'z', { node: 'z', servers: {} }, undefined), undefined);
+});
+
+test('a node restarted on a clock set back is heard once its old run is silent; the old run is not heard again', () => {
+  const c = checker();
+  const now = Date.now();
+  const old = new BeatSealer('m', 'b', b.privateKey, now);
+  assert.equal(c.check('beat', 'b', body, old.seal('beat', body), now), undefined);
+  // The new run claims an earlier start: refused while the old run is live here.
+  const setBack = new BeatSealer('m', 'b', b.privateKey, now - 5000);
+  assert.equal(
+    c.check('beat', 'b', body, setBack.seal('beat', body), now + 100),
+    'from another run while the run heard is live',
+  );
+  // Silent for longer than silentMs (300): the new run is taken, and the old one is done with.
+  assert.equal(c.check('beat', 'b', body, setBack.seal('beat', body), now + 400), undefined);
+  assert.equal(c.check('beat', 'b', body, old.seal('beat', body), now + 500), 'from a run the node has left');
+  assert.equal(c.check('beat', 'b', body, setBack.seal('beat', body), now + 600), undefined);
+});
+
+test('a body nested past canonical JSON is refused, not thrown', () => {
+  let deep: unknown = 'x';
+  for (let i = 0; i < 600; i++) deep = { d: deep };
+  const sealer = new BeatSealer('m', 'b', b.privateKey);
+  const seal = { ...sealer.seal('beat', body) };
+  assert.equal(checker().check('beat', 'b', { ...body, kx: deep }, seal), 'a body with no canonical form');
 });

@@ -121,6 +121,33 @@ describe('mesh membership against forged and replayed messages', { skip: NO_NATS
     assert.match(r.content[0]!.text, /alive/);
   });
 
+  it('keeps reading the mesh after heartbeats that are not announcements at all', async () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 600; i++) deep = { d: deep };
+    const seal = beats.at(-1)!.seal;
+    for (const junk of [
+      'null',
+      '[]',
+      '"text"',
+      JSON.stringify({ node: 'b', servers: { bp: 'x' }, kx: deep, seal }),
+      JSON.stringify({ node: 'zz', servers: { s: deep } }),
+      JSON.stringify({ node: 'zz', servers: ['s'] }),
+    ])
+      spy.publish('switchboard.hb.b', junk);
+    spy.publish('switchboard.bye.b', 'null');
+    spy.publish('switchboard.bye.b', '{');
+    // a still hears the bus (the marker), and b with it.
+    await settled();
+    assert.ok(a.mesh!.liveNodes().includes('b'));
+    const r = (await a.gateway.dispatch(HOST, 'tools/call', {
+      name: 'p_echo',
+      arguments: { tag: 'still' },
+    })) as {
+      content: { text: string }[];
+    };
+    assert.match(r.content[0]!.text, /still/);
+  });
+
   it('does not bring a stopped node back with its own heartbeats sent again', async () => {
     const captured = beats.slice(-5);
     await b!.stop();

@@ -137,6 +137,11 @@ export class KvRunLedger implements SharedRuns {
     }
     await kv.delete(`l.${run}`, { previousSeq: lease }).catch(() => {});
     if (this.cancels.has(run)) await kv.delete(`c.${run}`).catch(() => {});
+    this.forgetSteps(run);
+  }
+
+  /** Drops what this process kept of a run's step outcomes: it writes that run no more. */
+  private forgetSteps(run: string): void {
     for (const k of [...this.stepRevisions.keys()])
       if (k.startsWith(`s.${run}.`)) this.stepRevisions.delete(k);
   }
@@ -266,6 +271,7 @@ export class KvRunLedger implements SharedRuns {
         const held = await this.read(run);
         if (!held || held.row.status !== 'running') {
           this.owned.delete(run);
+          this.forgetSteps(run);
           await kv.delete(`l.${run}`, { previousSeq: revision }).catch(() => {});
           continue;
         }

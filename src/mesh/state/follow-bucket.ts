@@ -19,7 +19,16 @@ export interface Following {
   stop(): void;
 }
 
-export async function followBucket(kv: KV, filter: string, apply: (e: Followed) => void): Promise<Following> {
+/**
+ * `failed` hears a write `apply` could not take (a value no node of this release writes): it is
+ * skipped, and the following goes on, since a throw out of the consumer's callback would end it.
+ */
+export async function followBucket(
+  kv: KV,
+  filter: string,
+  apply: (e: Followed) => void,
+  failed: (err: unknown, key: string) => void,
+): Promise<Following> {
   const b = kv as Bucket;
   // Last value per key, then new writes: what KV's own watch asks for, with its count kept here.
   const cc = b._buildCC(filter, '');
@@ -33,14 +42,17 @@ export async function followBucket(kv: KV, filter: string, apply: (e: Followed) 
   const messages = await consumer.consume({
     callback: (m) => {
       const op = (m.headers?.get('KV-Operation') || 'PUT') as Followed['op'];
+      const key = m.subject.substring(prefixLen);
       try {
         apply({
-          key: b.decodeKey(m.subject.substring(prefixLen)),
+          key: b.decodeKey(key),
           op,
           revision: m.seq,
           data: m.data,
           at: m.info.timestampNanos ? Math.floor(m.info.timestampNanos / 1e6) : Date.now(),
         });
+      } catch (err) {
+        failed(err, key);
       } finally {
         if (left > 0 && (--left === 0 || m.info.pending === 0)) {
           left = 0;

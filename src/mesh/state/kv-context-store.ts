@@ -84,7 +84,7 @@ export class KvContextStore implements AnyContextStore {
   private async kv(): Promise<KV> {
     this.following ??= (async () => {
       const kv = await this.state.bucket('context');
-      const follow = await followBucket(kv, '>', (e) => this.applied(e));
+      const follow = await followBucket(kv, '>', (e) => this.applied(e), this.state.skipped);
       await follow.ready;
       return { kv, follow };
     })();

@@ -193,24 +193,34 @@ export class KvRunLedger implements SharedRuns {
     void (async () => {
       const kv = await this.kv();
       if (this.closed) return;
-      this.followCancels = await followBucket(kv, 'c.>', (e) => {
-        const run = e.key.slice(2);
-        if (e.op !== 'PUT') return void this.cancels.delete(run);
-        this.cancels.add(run);
-        if (this.owned.has(run)) this.cancelled?.(run);
-      });
+      this.followCancels = await followBucket(
+        kv,
+        'c.>',
+        (e) => {
+          const run = e.key.slice(2);
+          if (e.op !== 'PUT') return void this.cancels.delete(run);
+          this.cancels.add(run);
+          if (this.owned.has(run)) this.cancelled?.(run);
+        },
+        this.state.skipped,
+      );
       if (this.closed) return this.followCancels.stop();
-      this.follow = await followBucket(kv, 'l.>', (e) => {
-        const run = e.key.slice(2);
-        if (e.op !== 'PUT') return void this.leases.delete(run);
-        const holder = Buffer.from(e.data).toString('utf8');
-        this.leases.set(run, { revision: e.revision, holder, seenAt: Date.now() });
-        // Our lease rewritten by another holder: the run is theirs now.
-        if (this.owned.has(run) && holder !== this.holder) {
-          this.owned.delete(run);
-          lost(run);
-        }
-      });
+      this.follow = await followBucket(
+        kv,
+        'l.>',
+        (e) => {
+          const run = e.key.slice(2);
+          if (e.op !== 'PUT') return void this.leases.delete(run);
+          const holder = Buffer.from(e.data).toString('utf8');
+          this.leases.set(run, { revision: e.revision, holder, seenAt: Date.now() });
+          // Our lease rewritten by another holder: the run is theirs now.
+          if (this.owned.has(run) && holder !== this.holder) {
+            this.owned.delete(run);
+            lost(run);
+          }
+        },
+        this.state.skipped,
+      );
       this.timer = setInterval(() => void this.scan(resume), Math.max(50, this.leaseMs / 4));
       this.timer.unref();
       this.renewing();

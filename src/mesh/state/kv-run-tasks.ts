@@ -61,16 +61,17 @@ export class KvRunTasks implements SharedRunTasks, SharedTaskOwners {
   /** Follows the task keys from now on (their last values first); resolves once caught up. */
   async open(): Promise<void> {
     this.follow ??= this.kv().then((kv) =>
-      followBucket(kv, 't.>', (e) => {
-        const run = e.key.slice(2);
-        if (e.op !== 'PUT') return void this.held.delete(run);
-        try {
+      followBucket(
+        kv,
+        't.>',
+        (e) => {
+          const run = e.key.slice(2);
+          if (e.op !== 'PUT') return void this.held.delete(run);
           const task = JSON.parse(Buffer.from(e.data).toString('utf8')) as RunTask;
           this.held.set(run, { task, revision: e.revision });
-        } catch {
-          /* not a task record: left alone */
-        }
-      }),
+        },
+        this.state.skipped,
+      ),
     );
     this.follow.catch(() => (this.follow = undefined));
     const following = await this.follow;

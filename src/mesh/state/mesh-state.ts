@@ -37,6 +37,14 @@ export class MeshState {
     return this.config.node;
   }
 
+  /** What a follower of one of the buckets does with a value it cannot take: logs it, skipped. */
+  readonly skipped = (err: unknown, key: string): void => {
+    this.log.warn(
+      { err: (err as Error).message, key },
+      'mesh state: a value that cannot be read was skipped',
+    );
+  };
+
   /** A bucket of this mesh's (`<mesh>_<name>`), made on first use; history 1, file storage. */
   bucket(name: string): Promise<KV> {
     let kv = this.buckets.get(name);

@@ -243,28 +243,33 @@ export class PinStore {
    * which running switchboards watch to re-admit it.
    */
   approve(backend: string, name: string, kind: PinKind = 'tool'): boolean {
-    return this.db.transaction(() => {
-      const row = this.get(backend, name, kind);
-      const change = row?.changed;
-      if (!row || !change) return false;
-      this.putPin.run(
-        backend,
-        kind,
-        name,
-        change.sha256,
-        change.definition,
-        JSON.stringify(change.flags),
-        Date.now(),
-        row.firstSeen,
-      );
-      this.dropPending.run(backend, kind, name);
-      if (change.renamedFrom !== undefined) {
-        this.dropPin.run(backend, kind, change.renamedFrom);
-        this.dropPending.run(backend, kind, change.renamedFrom);
-      }
-      this.bump.run();
-      return true;
-    })();
+    // Immediate: it reads, then writes. A deferred transaction whose read snapshot another
+    // connection (the audit writer, a running switchboard) has moved past fails at its first
+    // write with SQLITE_BUSY at once, without waiting out busy_timeout.
+    return this.db
+      .transaction(() => {
+        const row = this.get(backend, name, kind);
+        const change = row?.changed;
+        if (!row || !change) return false;
+        this.putPin.run(
+          backend,
+          kind,
+          name,
+          change.sha256,
+          change.definition,
+          JSON.stringify(change.flags),
+          Date.now(),
+          row.firstSeen,
+        );
+        this.dropPending.run(backend, kind, name);
+        if (change.renamedFrom !== undefined) {
+          this.dropPin.run(backend, kind, change.renamedFrom);
+          this.dropPending.run(backend, kind, change.renamedFrom);
+        }
+        this.bump.run();
+        return true;
+      })
+      .immediate();
   }
 
   /** Changes with every approval; cheap to read. */

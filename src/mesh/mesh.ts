@@ -9,13 +9,14 @@ import { HttpBackend } from '../config/schema.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { Logger } from '../log.js';
 import { AssertionSigner, AssertionVerifier, privateKeyOf, publicKeyOf } from './assertion.js';
-import { BeatChecker, BeatSealer, type BeatKind } from './beats.js';
+import { BeatChecker, BeatSealer } from './beats.js';
 import { connectionOptions } from './connect.js';
 import { MeshDoor } from './door.js';
 import { MeshChannel } from './mesh-channel.js';
 import { Membership } from './membership.js';
 import { PairSessions } from './pair-sessions.js';
-import { isAnnouncement, subjectsOf, type Announcement, type Subjects } from './subjects.js';
+import { hearMembership } from './membership-feed.js';
+import { subjectsOf, type Announcement, type Subjects } from './subjects.js';
 
 /** A server of other nodes as the live nodes announce it. */
 interface Wanted {
@@ -60,8 +61,6 @@ export class Mesh {
   /** Seals this node's heartbeats and goodbye (with a node key), and checks those of trusted nodes. */
   private readonly sealer: BeatSealer | undefined;
   private readonly beats: BeatChecker;
-  /** Refusals of membership messages logged already (node and reason): each is logged once. */
-  private readonly refusedBeats = new Set<string>();
   /** Membership changes are applied one at a time, in order. */
   private applying: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -155,38 +154,11 @@ export class Mesh {
       log: this.log,
     });
     this.door.start();
-    nc.subscribe(s.heartbeats, {
-      // Whatever anyone publishes here, nothing may throw out of the callback: the client would
-      // stop reading the connection (calls and answers included) until it reconnects.
-      callback: (err, msg) => {
-        if (err) return;
-        try {
-          const sealed = msg.json<unknown>();
-          // A node speaks for itself only, on its own subject (NATS permissions bind those).
-          const node = msg.subject.slice(s.heartbeat('').length);
-          if (!isAnnouncement(sealed) || sealed.node !== node) return;
-          const { seal, ...a } = sealed;
-          if (!this.taken('beat', node, a, seal)) return;
-          this.membership.heard(a);
-          this.sessions?.heard(a.node, a);
-        } catch (e) {
-          this.log.warn({ err: (e as Error).message }, 'mesh heartbeat dropped');
-        }
-      },
-    });
-    nc.subscribe(s.byes, {
-      callback: (err, msg) => {
-        if (err) return;
-        try {
-          const node = msg.subject.slice(s.bye('').length);
-          const said: unknown = msg.data.length ? msg.json() : undefined;
-          const seal =
-            typeof said === 'object' && said !== null ? (said as { seal?: unknown }).seal : undefined;
-          if (this.taken('bye', node, { node }, seal)) this.membership.left(node);
-        } catch (e) {
-          this.log.warn({ err: (e as Error).message }, 'mesh goodbye dropped');
-        }
-      },
+    hearMembership(nc, s, {
+      beats: this.beats,
+      membership: this.membership,
+      sessions: this.sessions,
+      log: this.log,
     });
     this.membership.onChange((change) => {
       if (change.down.length)
@@ -250,21 +222,6 @@ export class Mesh {
     } catch {
       /* disconnected: the client buffers or drops; the next beat tries again */
     }
-  }
-
-  /** Whether a heartbeat or goodbye is taken (beats.ts); a refusal is logged once per node and reason. */
-  private taken(kind: BeatKind, node: string, body: unknown, seal: unknown): boolean {
-    const why = this.beats.check(kind, node, body, seal);
-    if (why === undefined) return true;
-    const key = `${node}\u0000${kind}\u0000${why}`;
-    if (!this.refusedBeats.has(key)) {
-      this.refusedBeats.add(key);
-      this.log.warn(
-        { node, message: kind === 'beat' ? 'heartbeat' : 'goodbye', why },
-        'mesh membership message refused',
-      );
-    }
-    return false;
   }
 
   /** Logs the connection's changes; while NATS is away other nodes fall silent and go down here. */

@@ -45,6 +45,9 @@ export const CatalogSection = z
   .prefault({})
   .describe('How the merged catalog is served to callers.');
 
+/** A day in ms: the shortest time a finished workflow run is kept (a run-as-task lives up to a day). */
+const DAY_MS = 24 * 60 * 60_000;
+
 export const StateSection = z
   .object({
     path: z
@@ -53,6 +56,16 @@ export const StateSection = z
       .optional()
       .describe(
         "SQLite file of switchboard's own state, such as which caller owns which task, kept across restarts (default: $XDG_STATE_HOME/switchboard/state.sqlite, else ~/.local/state/switchboard/state.sqlite). Hidden from sandboxed backends.",
+      ),
+    workflowRunsKeepMs: z
+      .number()
+      .int()
+      .refine((ms) => ms === 0 || ms >= DAY_MS, {
+        message: 'at least a day (86400000: a run-as-task lives up to a day), or 0 to keep every run',
+      })
+      .default(30 * DAY_MS)
+      .describe(
+        "How long a finished workflow run (its record and step outcomes) is kept after it ends, in this state file and, with mesh.state jetstream, in the mesh's runs bucket; then it is deleted (checked when switchboard is ready and hourly). 0 keeps every run.",
       ),
   })
   .strict()

@@ -12,6 +12,7 @@ import type { ToolAnnotations } from './annotations.js';
 import { StepFailure, varsOf, type Compiled, type Run } from './run-state.js';
 import type { RunStore, RunRow } from './run-store.js';
 import { RUN_META, resultOf, toolError } from './run-support.js';
+import { startRunRetention, type RunRetention } from './run-retention.js';
 import type { SharedRuns } from './shared-runs.js';
 import { compileStep } from './step-call.js';
 import { StepRunner } from './step-runner.js';
@@ -33,6 +34,8 @@ export interface EngineDeps {
   cancelPollMs?: number;
   /** Runs shared by the mesh's nodes (mesh.state jetstream): a lost node's runs are taken over. */
   shared?: SharedRuns | undefined;
+  /** How long a finished run is kept (state.workflowRunsKeepMs); 0 or unset: every run. */
+  runsKeepMs?: number | undefined;
 }
 
 export class WorkflowEngine {
@@ -41,6 +44,7 @@ export class WorkflowEngine {
   /** The result of each run under way here, by run id. */
   private readonly running = new Map<string, Promise<Result>>();
   private poll: NodeJS.Timeout | undefined;
+  private retention: RunRetention | undefined;
   private closed = false;
   private readonly steps: StepRunner;
   /** What going on with a stopped run needs of the engine (run-reopen.ts). */
@@ -127,6 +131,8 @@ export class WorkflowEngine {
    */
   resumeInterrupted(): string[] {
     const shared = this.deps.shared;
+    // Finished runs are pruned from now on (run-retention.ts); runs under way are never touched.
+    this.retention ??= startRunRetention(this.deps.store, shared, this.deps.runsKeepMs ?? 0, this.deps.log);
     if (shared) {
       // Runs are the mesh's: those of a lost node (this one's previous process too) are taken over
       // by the lease rule, by one node, not resumed here from this node's own file.
@@ -146,6 +152,7 @@ export class WorkflowEngine {
   close(): void {
     this.closed = true;
     clearInterval(this.poll);
+    this.retention?.stop();
     this.deps.shared?.close();
   }
 

@@ -203,6 +203,19 @@ export class RunStore {
     }));
   }
 
+  /** Deletes the runs (and their steps) that ended before `before`; returns how many. */
+  prune(before: number): number {
+    return this.db
+      .transaction(() => {
+        const ended = "status != 'running' AND ended_at IS NOT NULL AND ended_at < ?";
+        this.db
+          .prepare(`DELETE FROM workflow_steps WHERE run_id IN (SELECT id FROM workflow_runs WHERE ${ended})`)
+          .run(before);
+        return this.db.prepare(`DELETE FROM workflow_runs WHERE ${ended}`).run(before).changes;
+      })
+      .immediate();
+  }
+
   /** Newest first. */
   list(limit = 50, workflow?: string): RunRow[] {
     const rows = workflow

@@ -39,6 +39,8 @@ export interface SharedRuns {
    * mesh knows no such run under way.
    */
   requestCancel(run: string): Promise<boolean>;
+  /** Deletes the runs that ended before `before` (record and step outcomes); returns how many. */
+  prune(before: number): Promise<number>;
   close(): void;
 }
 

@@ -92,6 +92,7 @@ export function openWorkflows(deps: WorkflowsDeps): {
     log: deps.log,
     cancelPollMs: deps.cancelPollMs,
     shared: deps.shared,
+    runsKeepMs: config.state.workflowRunsKeepMs,
   });
   return {
     source: new WorkflowSource(

@@ -94,4 +94,22 @@ describe('the shared run ledger', { skip: NO_NATS, timeout: 60_000 }, () => {
     assert.equal(read?.steps.length, 1);
     assert.equal((b as unknown as { stepRevisions: Map<string, number> }).stepRevisions.size, 0);
   });
+
+  it('prunes runs that ended before the cut, steps and all, and leaves runs under way', async (t) => {
+    const a = new KvRunLedger(stateOf('a', 'l3'));
+    t.after(() => a.close());
+    await a.created(runRow('done'));
+    await a.stepStarted('done', 'first', 1);
+    await a.stepEnded('done', 'first', 'done', { ok: true });
+    await a.ended('done', 'succeeded', { ok: true });
+    await a.created(runRow('busy'));
+    assert.equal(await a.prune(Date.now() - 60_000), 0, 'nothing ended that long ago');
+    assert.equal(await a.prune(Date.now() + 1), 1);
+    assert.equal(await a.read('done'), undefined);
+    const kv = await stateOf('a', 'l3').bucket('runs');
+    const left: string[] = [];
+    for await (const key of await kv.keys('s.done.>')) left.push(key);
+    assert.deepEqual(left, []);
+    assert.equal((await a.read('busy'))?.row.status, 'running');
+  });
 });

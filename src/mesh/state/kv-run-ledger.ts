@@ -176,6 +176,23 @@ export class KvRunLedger implements SharedRuns {
     return rows.sort((a, b) => b.startedAt - a.startedAt).slice(0, limit);
   }
 
+  async prune(before: number): Promise<number> {
+    const kv = await this.kv();
+    let pruned = 0;
+    for await (const key of await kv.keys('r.>')) {
+      const r = await kv.get(key);
+      if (r?.operation !== 'PUT') continue;
+      const row = r.json<RunRow>();
+      if (row.status === 'running' || row.endedAt === null || row.endedAt >= before) continue;
+      const run = key.slice(2);
+      // Steps first: a record left without steps is a run shown whole or not at all.
+      for await (const step of await kv.keys(`s.${run}.>`)) await kv.purge(step);
+      await kv.purge(key);
+      pruned++;
+    }
+    return pruned;
+  }
+
   async requestCancel(run: string): Promise<boolean> {
     const kv = await this.kv();
     const r = await kv.get(`r.${run}`);

@@ -264,36 +264,47 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   /** Drains host calls, cuts what outlasts shutdown.drainMs with an error, then ends everything. */
   async function stop(): Promise<{ cut: string[] }> {
     return (stopping ??= (async () => {
-      // Open watches and subscriptions end first: they would otherwise hold the drain to its end.
-      for (const r of openExtensions) r.close();
-      const drainMs = gateway.config.shutdown.drainMs;
-      const cut = await gateway.drain(drainMs);
-      if (cut.length > 0) {
-        const perBackend: Record<string, number> = {};
-        for (const c of cut)
-          perBackend[c.backend ?? 'switchboard'] = (perBackend[c.backend ?? 'switchboard'] ?? 0) + 1;
-        const where = Object.entries(perBackend).map(([b, n]) => `${n} to ${b}`);
-        log.warn(
-          { cut: cut.map((c) => c.call), perBackend },
-          `shutdown cut ${cut.length} calls still under way after ${drainMs} ms (${where.join(', ')})`,
-        );
+      // Held until the stop is done: with nothing else open (no bridge socket, no front), the
+      // process would otherwise exit while backends end, before the state and trust files close.
+      const hold = setInterval(() => {}, 60_000);
+      try {
+        return await stopAll();
+      } finally {
+        clearInterval(hold);
       }
-      stdio?.close('switchboard stopped');
-      await http?.close();
-      await mesh?.stop();
-      await admin?.stop();
-      workflows?.close();
-      await gateway.stop();
-      // After the gateway: a skill call it ended may still save its task's last state.
-      await a2a?.close();
-      await bridge?.close();
-      // Last, so the spans of calls cut above are sent too.
-      await tracing?.stop();
-      trust.close();
-      state.close();
-      await shared?.close();
-      return { cut: cut.map((c) => c.call) };
     })());
+  }
+  /** The stop itself, in order. */
+  async function stopAll(): Promise<{ cut: string[] }> {
+    // Open watches and subscriptions end first: they would otherwise hold the drain to its end.
+    for (const r of openExtensions) r.close();
+    const drainMs = gateway.config.shutdown.drainMs;
+    const cut = await gateway.drain(drainMs);
+    if (cut.length > 0) {
+      const perBackend: Record<string, number> = {};
+      for (const c of cut)
+        perBackend[c.backend ?? 'switchboard'] = (perBackend[c.backend ?? 'switchboard'] ?? 0) + 1;
+      const where = Object.entries(perBackend).map(([b, n]) => `${n} to ${b}`);
+      log.warn(
+        { cut: cut.map((c) => c.call), perBackend },
+        `shutdown cut ${cut.length} calls still under way after ${drainMs} ms (${where.join(', ')})`,
+      );
+    }
+    stdio?.close('switchboard stopped');
+    await http?.close();
+    await mesh?.stop();
+    await admin?.stop();
+    workflows?.close();
+    await gateway.stop();
+    // After the gateway: a skill call it ended may still save its task's last state.
+    await a2a?.close();
+    await bridge?.close();
+    // Last, so the spans of calls cut above are sent too.
+    await tracing?.stop();
+    trust.close();
+    state.close();
+    await shared?.close();
+    return { cut: cut.map((c) => c.call) };
   }
   return {
     gateway,

@@ -1,6 +1,7 @@
 // Graceful shutdown: host calls under way finish (new ones are refused) before backends are ended;
 // what is still running at the deadline is cut and reported.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
 import { Inbox } from '../gateway/harness.js';
 import { connect, faulty, json, running } from './helpers.js';
@@ -42,4 +43,26 @@ test('a stop cuts what is still under way at the drain deadline and says so', as
   hang.catch(() => {});
   await progress.next();
   assert.deepEqual(await sb.stop(), { cut: ['tools/call f/slow'] });
+});
+
+test('a stop finishes in a process nothing else holds open (no bridge, no front)', async () => {
+  // In a process of its own: the test runner's own handles would hide the fault.
+  const start = new URL('../../src/switchboard.js', import.meta.url).href;
+  const config = new URL('../support/start-switchboard.js', import.meta.url).href;
+  const script = `
+    import { startSwitchboard } from ${JSON.stringify(start)};
+    import { configFor } from ${JSON.stringify(config)};
+    const sb = await startSwitchboard({
+      config: configFor({ servers: { f: ${JSON.stringify(faulty())} }, bridge: { enabled: false }, audit: { enabled: false } }),
+      http: false,
+    });
+    process.on('exit', (code) => console.log(globalThis.stopped ? 'stopped' : 'exited half stopped', code));
+    await sb.stop();
+    globalThis.stopped = true;
+  `;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  assert.equal(out.trim(), 'stopped 0');
 });

@@ -11,13 +11,12 @@ import { META } from '../protocol/versions.js';
 import type { Logger } from '../log.js';
 import { digestOf, isMaced, routedMessage, type AssertionSigner } from './assertion.js';
 import { listChanges, RemoteListens } from './listen-streams.js';
+import { mergedTaskList } from './mesh-task-list.js';
 import { markTaskIds, marked, unmarked } from './node-marks.js';
 import { MESH_CALL_META, STALE_SESSION, type Envelope, type Subjects } from './subjects.js';
 
 /** What switchboard's own requests (catalog, discover) are asserted as: `host:switchboard@<node>` there. */
 const SELF = { kind: 'host', id: 'switchboard' } as const;
-/** Pages of one node's tasks/list read at most for one merged list. */
-const MAX_LIST_PAGES = 100;
 
 export interface MeshChannelOptions {
   nc: NatsConnection;
@@ -152,39 +151,17 @@ export class MeshChannel implements Channel {
     }
   }
 
-  /**
-   * tasks/list over every live node serving the server: each node's list (every page of it, its
-   * task ids marked with the node) read for the same caller, merged into one answer. A node that
-   * cannot answer is left out, as a backend that cannot is left out of the merged list.
-   */
+  /** tasks/list over every live node serving the server, merged (mesh-task-list.ts). */
   private async listTasks(message: JsonRpcRequest, origin: RequestOrigin | undefined): Promise<void> {
     const nodes = this.o.nodes();
     if (nodes.length === 0)
       return this.fail(message.id, `no node of the mesh serving ${this.o.server} is reachable`);
-    const lists = await Promise.all(
-      nodes.map(async (node) => {
-        const tasks: unknown[] = [];
-        let cursor: unknown = message.params?.cursor;
-        for (let page = 0; page < MAX_LIST_PAGES; page++) {
-          const params = { ...message.params, ...(cursor === undefined ? {} : { cursor }) };
-          const sub = `${String(message.id)}/${node}/${page}`;
-          const answer = await this.request(node, { ...message, id: sub, params }, origin);
-          if (!('result' in answer)) {
-            const why = 'error' in answer ? answer.error.message : 'no answer';
-            this.o.log.warn(
-              { server: this.o.server, node, err: why },
-              'tasks/list failed on a node; left out',
-            );
-            break;
-          }
-          if (Array.isArray(answer.result.tasks)) tasks.push(...answer.result.tasks);
-          cursor = answer.result.nextCursor;
-          if (typeof cursor !== 'string' || cursor.length === 0) break;
-        }
-        return tasks;
-      }),
-    );
-    this.onmessage?.({ jsonrpc: '2.0', id: message.id, result: { tasks: lists.flat() } });
+    const tasks = await mergedTaskList(nodes, message, {
+      ask: (node, page) => this.request(node, page, origin),
+      left: (node, why) =>
+        this.o.log.warn({ server: this.o.server, node, err: why }, 'tasks/list failed on a node; left out'),
+    });
+    this.onmessage?.({ jsonrpc: '2.0', id: message.id, result: { tasks } });
   }
 
   /** A request of the channel's own to one node; resolves with its answer (an error if the node is lost). */

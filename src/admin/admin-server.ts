@@ -137,6 +137,9 @@ async function handle(
     default:
       if (url.pathname.startsWith(API_PREFIX + '/') && (await serveApi(options, operator, req, res, url)))
         return;
+      // The dashboard's script modules (/dashboard/<name>.js).
+      if (get && isDashboardAsset(url.pathname))
+        return serveDashboardAsset(res, url.pathname, req.method === 'HEAD');
       return sendJson(res, 404, { error: 'not_found', message: `nothing is served on ${url.pathname}` });
   }
   sendJson(res, 405, {

@@ -1,7 +1,8 @@
 // The dashboard's page, style sheet and script, served from the package itself (nothing fetched
-// at run time): the page and the style sheet are strings here, the script is the compiled
-// dashboard/app.ts beside this module. Served under a Content-Security-Policy of 'self' only.
-import { readFileSync } from 'node:fs';
+// at run time): the page and the style sheet are strings here, the script is the compiled modules
+// of dashboard/ beside this module (/dashboard/<name>.js, entered by /dashboard.js). Served under a
+// Content-Security-Policy of 'self' only.
+import { readdirSync, readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 
 /** Only this listener's own files: no inline script or style, no other origin, no framing. */
@@ -92,30 +93,46 @@ svg.topology .rate { fill: var(--muted); font-size: 11px; }
 .row { display: flex; gap: 0.5rem; align-items: center; margin: 0.5rem 0; }
 `;
 
-let script: string | undefined;
+const MODULES_DIR = new URL('./dashboard/', import.meta.url);
+let modules: Map<string, string> | undefined;
 
-function appScript(): string {
-  // The compiled script, without its source-map comment (the map is not served).
-  script ??= readFileSync(new URL('./dashboard/app.js', import.meta.url), 'utf8').replace(
-    /\n\/\/# sourceMappingURL=.*\n?$/,
-    '\n',
+/** The compiled dashboard modules by name (`app.js`, `page.js`, …), without source-map comments. */
+function dashboardModules(): Map<string, string> {
+  modules ??= new Map(
+    readdirSync(MODULES_DIR)
+      .filter((f) => /^[a-z-]+\.js$/.test(f))
+      .map((f) => [
+        f,
+        readFileSync(new URL(f, MODULES_DIR), 'utf8').replace(/\n\/\/# sourceMappingURL=.*\n?$/, '\n'),
+      ]),
   );
-  return script;
+  return modules;
 }
+
+/** The page's script: the entry module, whose imports are its siblings under /dashboard/. */
+const ENTRY = "import '/dashboard/app.js';\n";
 
 const TYPES = {
   '/': ['text/html; charset=utf-8', () => PAGE],
   '/dashboard.css': ['text/css; charset=utf-8', () => CSS],
-  '/dashboard.js': ['text/javascript; charset=utf-8', appScript],
+  '/dashboard.js': ['text/javascript; charset=utf-8', () => ENTRY],
 } as const satisfies Record<string, readonly [string, () => string]>;
 
-export function isDashboardAsset(path: string): path is keyof typeof TYPES {
-  return Object.hasOwn(TYPES, path);
+const MODULE_PATH = /^\/dashboard\/([a-z-]+\.js)$/;
+
+/** Whether `path` is one of the dashboard's files: the page, the style sheet or a script module. */
+export function isDashboardAsset(path: string): boolean {
+  if (Object.hasOwn(TYPES, path)) return true;
+  const name = MODULE_PATH.exec(path)?.[1];
+  return name !== undefined && dashboardModules().has(name);
 }
 
-export function serveDashboardAsset(res: ServerResponse, path: keyof typeof TYPES, head: boolean): void {
-  const [type, body] = TYPES[path];
-  const text = body();
+export function serveDashboardAsset(res: ServerResponse, path: string, head: boolean): void {
+  const name = MODULE_PATH.exec(path)?.[1];
+  const [type, text] =
+    name === undefined
+      ? [TYPES[path as keyof typeof TYPES][0], TYPES[path as keyof typeof TYPES][1]()]
+      : ['text/javascript; charset=utf-8', dashboardModules().get(name)!];
   res.writeHead(200, {
     'content-type': type,
     'content-length': Buffer.byteLength(text),

@@ -14,7 +14,8 @@ import { DatabaseTaskStore, TASK_TABLE } from '@a2a-js/sdk/server/database';
 import { Kysely, Migrator, SqliteDialect, sql, type Migration } from 'kysely';
 import { openWritableSqlite } from '../state/sqlite-file.js';
 import { messageOf, textPart } from './parts.js';
-import { startPruning } from './task-prune.js';
+import { startRetention } from '../state/retention.js';
+import { pruneFinished } from './task-prune.js';
 
 /** The names the SDK's `a2a-db` tool gives its task store's ledger and lock tables. */
 const LEDGER_TABLE = `a2a_${TASK_TABLE}_migrations`;
@@ -98,7 +99,7 @@ export async function openAgentTaskDb(path: string, options: AgentTaskDbOptions)
     const instance = randomUUID();
     const shared = await hold(db, instance);
     const interrupted = shared ? 0 : await failUnfinished(db, store);
-    const pruner = startPruning(db, options.keepMs, options.pruned);
+    const pruner = startRetention(options.keepMs, (before) => pruneFinished(db, before), options.pruned);
     const close = async () => {
       pruner.stop();
       await sql`DELETE FROM ${sql.table(HOLDERS_TABLE)} WHERE instance = ${instance}`.execute(db);

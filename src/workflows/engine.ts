@@ -12,7 +12,8 @@ import type { ToolAnnotations } from './annotations.js';
 import { StepFailure, varsOf, type Compiled, type Run } from './run-state.js';
 import type { RunStore, RunRow } from './run-store.js';
 import { RUN_META, resultOf, toolError } from './run-support.js';
-import { startRunRetention, type RunRetention } from './run-retention.js';
+import type { Retention } from '../state/retention.js';
+import { startRunRetention } from './run-retention.js';
 import type { SharedRuns } from './shared-runs.js';
 import { compileStep } from './step-call.js';
 import { StepRunner } from './step-runner.js';
@@ -44,7 +45,7 @@ export class WorkflowEngine {
   /** The result of each run under way here, by run id. */
   private readonly running = new Map<string, Promise<Result>>();
   private poll: NodeJS.Timeout | undefined;
-  private retention: RunRetention | undefined;
+  private retention: Retention | undefined;
   private closed = false;
   private readonly steps: StepRunner;
   /** What going on with a stopped run needs of the engine (run-reopen.ts). */

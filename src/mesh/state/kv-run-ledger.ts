@@ -165,32 +165,31 @@ export class KvRunLedger implements SharedRuns {
 
   /** The mesh's runs, newest first (`switchboard workflows runs` on any node): at most `limit`. */
   async list(limit: number, workflow?: string): Promise<RunRow[]> {
-    const kv = await this.kv();
     const rows: RunRow[] = [];
-    for await (const key of await kv.keys('r.>')) {
-      const r = await kv.get(key);
-      if (r?.operation !== 'PUT') continue;
-      const row = r.json<RunRow>();
+    for await (const row of this.records(await this.kv()))
       if (workflow === undefined || row.workflow === workflow) rows.push(row);
-    }
     return rows.sort((a, b) => b.startedAt - a.startedAt).slice(0, limit);
   }
 
   async prune(before: number): Promise<number> {
     const kv = await this.kv();
     let pruned = 0;
-    for await (const key of await kv.keys('r.>')) {
-      const r = await kv.get(key);
-      if (r?.operation !== 'PUT') continue;
-      const row = r.json<RunRow>();
+    for await (const row of this.records(kv)) {
       if (row.status === 'running' || row.endedAt === null || row.endedAt >= before) continue;
-      const run = key.slice(2);
       // Steps first: a record left without steps is a run shown whole or not at all.
-      for await (const step of await kv.keys(`s.${run}.>`)) await kv.purge(step);
-      await kv.purge(key);
+      for await (const step of await kv.keys(`s.${row.id}.>`)) await kv.purge(step);
+      await kv.purge(`r.${row.id}`);
       pruned++;
     }
     return pruned;
+  }
+
+  /** Every run record the bucket holds. */
+  private async *records(kv: KV): AsyncGenerator<RunRow> {
+    for await (const key of await kv.keys('r.>')) {
+      const r = await kv.get(key);
+      if (r?.operation === 'PUT') yield r.json<RunRow>();
+    }
   }
 
   async requestCancel(run: string): Promise<boolean> {

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { ConfigInput } from '../../src/config/schema.js';
 import type { Switchboard } from '../../src/switchboard.js';
 import { probe } from '../gateway/harness.js';
-import { NO_NATS, nodeKeys, startNats, type Nats } from '../support/nats.js';
+import { NO_NATS, keyedMesh, nodeKeys, startNats, type Nats } from '../support/nats.js';
 import { eventually } from '../support/poll.js';
 import { launchSwitchboard } from '../support/start-switchboard.js';
 
@@ -23,21 +23,13 @@ async function toolNames(sb: Switchboard): Promise<string[]> {
 describe('a mesh of three nodes', { skip: NO_NATS, timeout: 120_000 }, () => {
   let nats: Nats;
   const keys = { a: nodeKeys(), b: nodeKeys(), c: nodeKeys() };
-  const trust = { a: keys.a.publicKey, b: keys.b.publicKey, c: keys.c.publicKey };
   const nodes: Record<string, Switchboard> = {};
   const node = (name: 'a' | 'b' | 'c', servers: ConfigInput['servers']) =>
     launchSwitchboard({
       servers,
       audit: { enabled: false },
       pinning: { enabled: false },
-      mesh: {
-        enabled: true,
-        servers: [nats.url],
-        node: name,
-        key: keys[name].privateKey,
-        trust,
-        heartbeatMs: 200,
-      },
+      mesh: keyedMesh(nats.url, keys, name, 200),
     } as ConfigInput);
 
   before(async () => {

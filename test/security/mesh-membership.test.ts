@@ -11,7 +11,7 @@ import type { ConfigInput } from '../../src/config/schema.js';
 import type { Switchboard } from '../../src/switchboard.js';
 import { probe } from '../gateway/harness.js';
 import { captureLog, type CapturedLog } from '../support/log-capture.js';
-import { NO_NATS, nodeKeys, startNats, type Nats } from '../support/nats.js';
+import { NO_NATS, keyedMesh, nodeKeys, startNats, type Nats } from '../support/nats.js';
 import { eventually, until } from '../support/poll.js';
 import { launchSwitchboard } from '../support/start-switchboard.js';
 
@@ -34,14 +34,7 @@ describe('mesh membership against forged and replayed messages', { skip: NO_NATS
         servers,
         audit: { enabled: false },
         pinning: { enabled: false },
-        mesh: {
-          enabled: true,
-          servers: [nats.url],
-          node: name,
-          key: keys[name].privateKey,
-          trust: { a: keys.a.publicKey, b: keys.b.publicKey },
-          heartbeatMs: 100,
-        },
+        mesh: keyedMesh(nats.url, keys, name, 100, ['a', 'b']),
       } as ConfigInput,
       logTo ? { log: logTo.logger } : {},
     );

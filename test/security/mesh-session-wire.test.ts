@@ -18,7 +18,7 @@ import { pairSession, type PairSessions } from '../../src/mesh/pair-sessions.js'
 import type { Announcement, Envelope } from '../../src/mesh/subjects.js';
 import type { Switchboard } from '../../src/switchboard.js';
 import { probe } from '../gateway/harness.js';
-import { NO_NATS, nodeKeys, startNats, type Nats } from '../support/nats.js';
+import { NO_NATS, keyedMesh, nodeKeys, startNats, type Nats } from '../support/nats.js';
 import { eventually, until } from '../support/poll.js';
 import { launchSwitchboard } from '../support/start-switchboard.js';
 
@@ -41,14 +41,7 @@ describe('mesh session keys over the wire', { skip: NO_NATS, timeout: 120_000 },
       servers,
       audit: { enabled: false },
       pinning: { enabled: false },
-      mesh: {
-        enabled: true,
-        servers: [nats.url],
-        node: name,
-        key: keys[name].privateKey,
-        trust: { a: keys.a.publicKey, b: keys.b.publicKey },
-        heartbeatMs: 100,
-      },
+      mesh: keyedMesh(nats.url, keys, name, 100, ['a', 'b']),
     } as ConfigInput);
 
   async function call(tag: string): Promise<string> {

@@ -17,7 +17,7 @@ import { queryAudit, verifyAudit } from '../../src/trust/audit-read.js';
 import type { AuditRecord } from '../../src/trust/audit-record.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { probe } from '../gateway/harness.js';
-import { NO_NATS, nodeKeys, startNats, type Nats } from '../support/nats.js';
+import { NO_NATS, keyedMesh, nodeKeys, startNats, type Nats } from '../support/nats.js';
 import { eventually } from '../support/poll.js';
 import { launchSwitchboard } from '../support/start-switchboard.js';
 
@@ -37,14 +37,7 @@ describe('mesh identity attacks over the wire', { skip: NO_NATS, timeout: 120_00
       servers,
       audit: { path: join(dir, `${name}.sqlite`) },
       pinning: { enabled: false },
-      mesh: {
-        enabled: true,
-        servers: [nats.url],
-        node: name,
-        key: keys[name].privateKey,
-        trust: { a: keys.a.publicKey, b: keys.b.publicKey },
-        heartbeatMs: 200,
-      },
+      mesh: keyedMesh(nats.url, keys, name, 200, ['a', 'b']),
     } as ConfigInput);
 
   function records(sb: Switchboard, name: string): AuditRecord[] {

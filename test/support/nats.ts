@@ -62,3 +62,26 @@ export function nodeKeys(): { privateKey: string; publicKey: string } {
     publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
   };
 }
+
+export type NodeKeys = ReturnType<typeof nodeKeys>;
+
+/**
+ * The `mesh` section of node `node` in a mesh on `url` whose nodes sign: its own key, and the
+ * public keys of the `trusted` nodes (every node of `keys` unless named).
+ */
+export function keyedMesh(
+  url: string,
+  keys: Record<string, NodeKeys>,
+  node: string,
+  heartbeatMs: number,
+  trusted: readonly string[] = Object.keys(keys),
+) {
+  return {
+    enabled: true,
+    servers: [url],
+    node,
+    key: keys[node]!.privateKey,
+    trust: Object.fromEntries(trusted.map((n) => [n, keys[n]!.publicKey])),
+    heartbeatMs,
+  };
+}

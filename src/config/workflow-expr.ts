@@ -68,9 +68,8 @@ function toCel(value: unknown): unknown {
   if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value) : value;
   if (Array.isArray(value)) return value.map(toCel);
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = toCel(v);
-    return out;
+    // fromEntries defines each key, so a "__proto__" member stays a member (assignment would not).
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toCel(v)]));
   }
   return value;
 }
@@ -82,9 +81,7 @@ function fromCel(value: unknown): unknown {
   if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), fromCel(v)]));
   if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = fromCel(v);
-    return out;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fromCel(v)]));
   }
   return value;
 }

@@ -21,32 +21,83 @@ export class CanonicalJsonError extends Error {
 
 /** Throws CanonicalJsonError for a value nested deeper than MAX_CANONICAL_DEPTH or not encodable. */
 export function canonicalJson(value: unknown): string {
-  let text: string | undefined;
   try {
-    text = JSON.stringify(sortKeys(value, 0));
+    return encode(value, 0) ?? 'null';
   } catch (err) {
     if (err instanceof CanonicalJsonError) throw err;
-    // A BigInt, a cycle, a toJSON that throws: the value has no canonical form.
+    // A BigInt, a toJSON that throws: the value has no canonical form.
     throw new CanonicalJsonError(`value cannot be encoded: ${(err as Error).message}`, 'unencodable');
   }
-  return text ?? 'null';
 }
 
-function sortKeys(value: unknown, depth: number): unknown {
-  if (value === null || typeof value !== 'object') return value;
+/**
+ * The text JSON.stringify gives for `value` with every object's keys sorted, written directly:
+ * every call is hashed this way, and a sorted copy of the value to stringify cost more than the
+ * text. Undefined (what JSON.stringify leaves out of an object) for a value with no JSON form.
+ */
+function encode(value: unknown, depth: number): string | undefined {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) as string | undefined;
   if (depth >= MAX_CANONICAL_DEPTH) {
     throw new CanonicalJsonError(
       `value nests deeper than ${MAX_CANONICAL_DEPTH} levels; it has no canonical form`,
       'too_deep',
     );
   }
-  if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : sortKeys(v, depth + 1)));
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    const v = (value as Record<string, unknown>)[key];
-    if (v !== undefined) out[key] = sortKeys(v, depth + 1);
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) text += ',';
+      text += encode(value[i], depth + 1) ?? 'null';
+    }
+    return text + ']';
   }
-  return out;
+  const keys = sortedInPlace(Object.keys(value));
+  let text = '{';
+  for (const key of keys) {
+    const v = encode((value as Record<string, unknown>)[key], depth + 1);
+    if (v === undefined) continue;
+    if (text.length > 1) text += ',';
+    text += JSON.stringify(key) + ':' + v;
+  }
+  return text + '}';
+}
+
+/**
+ * The order the canonical form has always had: what JSON.stringify gives for a copy of the
+ * object made by inserting its keys sorted. An object lists array-index keys ("0", "7", "10")
+ * first, ascending by number, whatever order they were added in; only the other keys follow in
+ * insertion order. So: the index keys as Object.keys gives them (already first and ascending),
+ * then the rest sorted by UTF-16 code units, in place (insertion sort for the few keys an object
+ * usually has: the built-in sort allocates a work area on every call).
+ */
+function sortedInPlace(keys: string[]): string[] {
+  let first = 0;
+  while (first < keys.length && isArrayIndex(keys[first]!)) first++;
+  if (keys.length - first > 16) {
+    const rest = keys.splice(first).sort();
+    for (const key of rest) keys.push(key);
+    return keys;
+  }
+  for (let i = first + 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    for (; j >= first && keys[j]! > key; j--) keys[j + 1] = keys[j]!;
+    keys[j + 1] = key;
+  }
+  return keys;
+}
+
+/** "0", "1", … "4294967294": the keys an object holds as elements (no sign, no leading zero). */
+function isArrayIndex(key: string): boolean {
+  const n = key.length;
+  if (n === 0 || n > 10) return false;
+  const c0 = key.charCodeAt(0);
+  if (c0 < 48 || c0 > 57 || (c0 === 48 && n > 1)) return false;
+  for (let i = 1; i < n; i++) {
+    const c = key.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return n < 10 || Number(key) < 4294967295;
 }
 
 /** Hex SHA-256 of the UTF-8 text: one-shot, since a Hash object per call costs several times more. */

@@ -1,5 +1,6 @@
 // What hosts are told at initialize: one set of capabilities and one set of instructions made
 // from every backend's.
+import { setOwn } from '../encoding/set-own.js';
 import { mergeTaskCapabilities } from '../tasks/task-capabilities.js';
 
 /**
@@ -10,7 +11,8 @@ import { mergeTaskCapabilities } from '../tasks/task-capabilities.js';
 export function mergeCapabilities(backends: Record<string, unknown>[]): Record<string, unknown> {
   const experimental: Record<string, unknown> = {};
   for (const caps of backends)
-    Object.assign(experimental, caps.experimental as Record<string, unknown> | undefined);
+    for (const [key, value] of Object.entries((caps.experimental ?? {}) as Record<string, unknown>))
+      setOwn(experimental, key, value);
   return {
     tools: { listChanged: true },
     prompts: { listChanged: true },

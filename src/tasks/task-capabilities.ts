@@ -1,6 +1,7 @@
 // What hosts are told of backends' tasks: the merged capability and extension, and the tools'
 // `execution.taskSupport` kept only where a host's task request can be honoured.
 import { isObj, type Obj } from './task-ids.js';
+import { setOwn } from '../encoding/set-own.js';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
@@ -25,7 +26,10 @@ export function mergeTaskCapabilities(backends: Record<string, unknown>[]): Reco
 
 function deepUnion(a: Obj, b: Obj): Obj {
   const out: Obj = { ...a };
-  for (const [k, v] of Object.entries(b)) out[k] = isObj(out[k]) && isObj(v) ? deepUnion(out[k], v) : v;
+  for (const [k, v] of Object.entries(b)) {
+    const had = Object.hasOwn(out, k) ? out[k] : undefined;
+    setOwn(out, k, isObj(had) && isObj(v) ? deepUnion(had, v) : v);
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 // one expression of named groups. With nothing to hide, every method returns its input untouched.
 import { LiteralScan } from './literal-scan.js';
 import { MIN_REDACTED_LENGTH, needlesOf, type SecretForms } from './needles.js';
+import { setOwn } from '../encoding/set-own.js';
 
 export { MIN_REDACTED_LENGTH } from './needles.js';
 
@@ -116,17 +117,10 @@ export class Redactor {
         if (k === key && w === v) continue;
         // Rebuilt in order from here: a renamed key keeps its place.
         out = {};
-        for (let j = 0; j < i; j++) put(out, keys[j]!, source[keys[j]!]);
+        for (let j = 0; j < i; j++) setOwn(out, keys[j]!, source[keys[j]!]);
       }
-      put(out, k, w);
+      setOwn(out, k, w);
     }
     return out ?? value;
   }
-}
-
-/** Sets an own property, even one named `__proto__` (which assignment would take as the prototype). */
-function put(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__')
-    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  else target[key] = value;
 }

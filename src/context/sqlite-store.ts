@@ -51,12 +51,18 @@ interface Row {
   expires_at: number | null;
 }
 
+/** What a write needs to know of the key it replaces. */
+type Held = Pick<Row, 'version' | 'bytes' | 'expires_at'>;
+
 const live = (row: Pick<Row, 'expires_at'>, now: number) => row.expires_at === null || row.expires_at > now;
 
-function entryOf(r: Row): Entry {
+/** A key's value as the store reads it. */
+type Valued = Pick<Row, 'json' | 'version' | 'updated_at' | 'expires_at'>;
+
+function entryOf(scope: string, key: string, r: Valued): Entry {
   return {
-    scope: r.scope,
-    key: r.key,
+    scope,
+    key,
     json: r.json,
     version: r.version,
     updatedAt: r.updated_at,
@@ -75,8 +81,8 @@ interface Queued {
   reject(err: unknown): void;
 }
 
-/** What came of one put of a group: its entry and the keys its scope sweep expired, or its error. */
-type Outcome = { entry: Entry; expired: Row[] } | { error: unknown };
+/** What came of one put of a group: its entry or its refusal, and the keys its scope sweep expired. */
+type Outcome = { entry: Entry; expired: Row[] } | { error: unknown; expired: Row[] };
 
 export class SqliteContextStore implements ContextStore {
   private readonly watchers = new Watchers();
@@ -96,6 +102,14 @@ export class SqliteContextStore implements ContextStore {
     if (!options.readonly) migrate(db, 'context', MIGRATIONS);
     this.q = {
       row: db.prepare<[string, string], Row>('SELECT * FROM context_entries WHERE scope = ? AND key = ?'),
+      // The hot paths read only the columns they use: better-sqlite3 builds each row's object
+      // column by column, which costs more than the lookup itself.
+      value: db.prepare<[string, string], Valued>(
+        'SELECT json, version, updated_at, expires_at FROM context_entries WHERE scope = ? AND key = ?',
+      ),
+      held: db.prepare<[string, string], Held>(
+        'SELECT version, bytes, expires_at FROM context_entries WHERE scope = ? AND key = ?',
+      ),
       upsert: db.prepare(
         `INSERT INTO context_entries (scope, key, json, bytes, version, updated_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -121,20 +135,27 @@ export class SqliteContextStore implements ContextStore {
       ),
     };
     this.putTx = db.transaction(
-      (scope: string, key: string, json: string, options: PutOptions, now: number, expired: Row[]) =>
-        this.write(scope, key, json, options, now, expired),
+      (scope: string, key: string, json: string, options: PutOptions, now: number, expired: Row[]) => {
+        const entry = this.write(scope, key, json, options, now, expired);
+        this.q.revision.run(entry.version);
+        return entry;
+      },
     );
+    // No savepoint per put: a put is refused (conflict, full scope) before it writes anything,
+    // and what a refused put's sweep removed had expired anyway, so the sweep stands. Any other
+    // error leaves the transaction and rolls back the whole group.
     this.groupTx = db.transaction((group: Queued[], outcomes: Outcome[]) => {
+      const revision = this.revision;
       for (const q of group) {
         const expired: Row[] = [];
         try {
-          // Nested: a savepoint, so a refused put (conflict, full scope) undoes only itself.
-          outcomes.push({ entry: this.putTx(q.scope, q.key, q.json, q.options, q.now, expired), expired });
+          outcomes.push({ entry: this.write(q.scope, q.key, q.json, q.options, q.now, expired), expired });
         } catch (error) {
-          this.revision = this.storedRevision();
-          outcomes.push({ error });
+          if (!(error instanceof ContextStoreError)) throw error;
+          outcomes.push({ error, expired });
         }
       }
+      if (this.revision !== revision) this.q.revision.run(this.revision);
     });
     const row = db.prepare('SELECT revision FROM context_revision WHERE id = 1').get() as {
       revision: number;
@@ -143,8 +164,8 @@ export class SqliteContextStore implements ContextStore {
   }
 
   get(scope: string, key: string, now = Date.now()): Entry | undefined {
-    const row = this.q.row.get(scope, key);
-    return row && live(row, now) ? entryOf(row) : undefined;
+    const row = this.q.value.get(scope, key);
+    return row && live(row, now) ? entryOf(scope, key, row) : undefined;
   }
 
   put(scope: string, key: string, json: string, options: PutOptions, now = Date.now()): Entry {
@@ -196,9 +217,9 @@ export class SqliteContextStore implements ContextStore {
     }
     group.forEach((q, i) => {
       const o = outcomes[i]!;
-      if ('error' in o) return q.reject(o.error);
       for (const r of o.expired)
         this.watchers.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
+      if ('error' in o) return q.reject(o.error);
       this.watchers.emit({ scope: q.scope, key: q.key, op: 'put', version: o.entry.version, json: q.json });
       q.resolve(o.entry);
     });
@@ -213,7 +234,7 @@ export class SqliteContextStore implements ContextStore {
   /**
    * One write, inside its transaction. The common path reads the key's row and the scope's usage
    * once each (a put is on every caller's hot path); only a scope that looks full is swept and
-   * read again.
+   * read again. The caller stores the revision it leaves (once per transaction).
    */
   private write(
     scope: string,
@@ -223,7 +244,7 @@ export class SqliteContextStore implements ContextStore {
     now: number,
     expired: Row[],
   ): Entry {
-    let old = this.q.row.get(scope, key);
+    let old = this.q.held.get(scope, key);
     const current = old && live(old, now) ? old.version : 0;
     if (options.ifVersion !== undefined && options.ifVersion !== current) {
       throw new ContextStoreError(
@@ -233,13 +254,13 @@ export class SqliteContextStore implements ContextStore {
       );
     }
     const bytes = Buffer.byteLength(json);
-    const fits = (u: Usage, prior: Row | undefined) =>
+    const fits = (u: Usage, prior: Held | undefined) =>
       u.keys + (prior ? 0 : 1) <= options.limits.maxKeys &&
       u.bytes + bytes - (prior?.bytes ?? 0) <= options.limits.maxBytes;
     // Expired keys still count until swept: sweep this scope before refusing a write.
     if (!fits(this.usageOf(scope), old)) {
       expired.push(...this.dropExpired(this.q.expiredIn.all(scope, now)));
-      old = this.q.row.get(scope, key);
+      old = this.q.held.get(scope, key);
       const u = this.usageOf(scope);
       if (!fits(u, old)) {
         throw new ContextStoreError(
@@ -253,7 +274,6 @@ export class SqliteContextStore implements ContextStore {
     const expiresAt = options.ttlMs === undefined ? null : now + options.ttlMs;
     this.q.upsert.run(scope, key, json, bytes, version, now, expiresAt);
     this.q.addUsage.run(scope, old ? 0 : 1, bytes - (old?.bytes ?? 0));
-    this.q.revision.run(version);
     return { scope, key, json, version, updatedAt: now, ...(expiresAt !== null && { expiresAt }) };
   }
 
@@ -276,7 +296,7 @@ export class SqliteContextStore implements ContextStore {
   list(scope: string, prefix: string, limit: number, after = '', now = Date.now()): Page {
     const rows = this.q.list.all(scope, prefix, after, prefix + TOP, now, limit + 1);
     const more = rows.length > limit;
-    const entries = rows.slice(0, limit).map(entryOf);
+    const entries = rows.slice(0, limit).map((r) => entryOf(r.scope, r.key, r));
     return { entries, ...(more && { next: entries[entries.length - 1]!.key }) };
   }
 

@@ -143,11 +143,14 @@ export const contextExtension: Extension = {
       if (why !== undefined) throw rejected(scope, key, `validator ${rules.validator}: ${why}`);
     };
 
-    api.handle('context.get', async (params) => {
+    api.handle('context.get', (params) => {
       const scope = scopeOf(params);
       const key = keyOf(params);
-      const e = await store.get(scope, key);
-      return e ? { found: true, ...described(e) } : { found: false, scope, key, version: 0 };
+      const got = (e: Entry | undefined): Result =>
+        e ? { found: true, ...described(e) } : { found: false, scope, key, version: 0 };
+      // The embedded store answers at once; the mesh's later.
+      const e = store.get(scope, key);
+      return e instanceof Promise ? e.then(got) : got(e);
     });
     api.handle('context.put', (params, ctx) => write(params, ctx, false));
     api.handle('context.cas', (params, ctx) => write(params, ctx, true));

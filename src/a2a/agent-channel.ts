@@ -21,6 +21,7 @@ import { AgentTasks, type TaskRun } from './agent-tasks.js';
 import { dataPart, messageOf, partsToResult, textOf, textPart } from './parts.js';
 import { answerParts, elicitationFor } from './questions.js';
 import { skillsToTools } from './skill-tools.js';
+import { textOf as wireText } from '../encoding/text-of.js';
 
 type Json = Record<string, unknown>;
 type Id = string | number;
@@ -177,9 +178,9 @@ export class AgentChannel implements Channel {
    * its status says when it waits for an answer.
    */
   private async callSkill(params: Json, signal: AbortSignal, run?: TaskRun): Promise<Json> {
-    const skill = this.skills.get(String(params.name));
+    const skill = this.skills.get(wireText(params.name));
     if (skill === undefined)
-      throw Object.assign(new Error(`Unknown tool: ${String(params.name)}`), { code: -32602 });
+      throw Object.assign(new Error(`Unknown tool: ${wireText(params.name)}`), { code: -32602 });
     const args = (params.arguments ?? {}) as Json;
     const progressToken = (params._meta as Json | undefined)?.progressToken;
     const related = run && { _meta: { [RELATED_TASK]: { taskId: run.taskId } } };

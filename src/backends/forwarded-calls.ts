@@ -7,6 +7,7 @@ import type { Params, RequestId, Result } from '../jsonrpc/message.js';
 import type { RpcPeer } from '../jsonrpc/peer.js';
 import type { CallContext } from '../call/context.js';
 import { CallTimer, callLimits } from './call-timer.js';
+import { textOf } from '../encoding/text-of.js';
 
 /** A call as it goes out: params in the backend's era, and any HTTP headers to send with them. */
 export interface Outgoing {
@@ -76,7 +77,7 @@ export class ForwardedCalls {
       });
     } catch (err) {
       if (timer.expired && !ctx.signal.aborted) {
-        const what = method === 'tools/call' ? `tool ${String(params.name)}` : method;
+        const what = method === 'tools/call' ? `tool ${textOf(params.name)}` : method;
         throw new LocalError('timeout', `Backend ${this.label} timed out on ${what}: it ${timer.expired}`, {
           cause: err,
         });

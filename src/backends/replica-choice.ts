@@ -7,6 +7,7 @@ import { methodSpec } from '../protocol/methods.js';
 import type { BackendConnection } from './backend.js';
 import { TaskAffinity, createdTask, type TaskAffinityLimits } from './task-affinity.js';
 import type { BackendState, CallOptions } from './upstream.js';
+import { textOf } from '../encoding/text-of.js';
 
 export class ReplicaChooser {
   private readonly outstanding: number[];
@@ -33,7 +34,7 @@ export class ReplicaChooser {
     if (options.replica !== undefined) return this.bound(options.replica, "the call's state");
     if (methodSpec(method)?.target === 'task') {
       const home = this.tasks.find(params?.taskId);
-      const what = `task ${String(params?.taskId)}`;
+      const what = `task ${textOf(params?.taskId)}`;
       if (home?.lost) {
         throw new LocalError(
           'backend_unavailable',
@@ -42,7 +43,7 @@ export class ReplicaChooser {
       }
       if (home) return this.bound(home.replica, what);
     } else if (method === 'resources/subscribe' || method === 'resources/unsubscribe') {
-      const holder = this.held.get(String(params?.uri));
+      const holder = this.held.get(textOf(params?.uri));
       if (holder !== undefined && this.replicas[holder]!.state === 'ready') return holder;
     } else if (methodSpec(method)?.list) {
       // The catalog is read from one replica, so hosts see one consistent set of names.
@@ -68,8 +69,8 @@ export class ReplicaChooser {
     } finally {
       this.outstanding[i]!--;
     }
-    if (method === 'resources/subscribe') this.held.set(String(params?.uri), i);
-    else if (method === 'resources/unsubscribe') this.held.delete(String(params?.uri));
+    if (method === 'resources/subscribe') this.held.set(textOf(params?.uri), i);
+    else if (method === 'resources/unsubscribe') this.held.delete(textOf(params?.uri));
     else if (this.replicas.length > 1) {
       const task = createdTask(result);
       if (task) this.tasks.remember(task.taskId, i, task.ttl);

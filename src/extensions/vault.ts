@@ -6,6 +6,7 @@ import { WIRE, WireError } from '../errors/errors.js';
 import type { Params } from '../jsonrpc/message.js';
 import type { SignOptions, Vault, VaultKey } from '../vault/vault.js';
 import type { Extension } from './extension.js';
+import { textOf } from '../encoding/text-of.js';
 
 function bytesOf(params: Params, field: string, required: boolean): Buffer | undefined {
   const text = params[field];
@@ -35,12 +36,12 @@ function signOptions(params: Params): SignOptions {
 
 function keyOf(vault: Vault, params: Params): VaultKey {
   const key = typeof params.key === 'string' ? vault.keys.get(params.key) : undefined;
-  if (!key) throw new WireError(WIRE.INVALID_PARAMS, `Unknown vault key: ${String(params.key)}`);
+  if (!key) throw new WireError(WIRE.INVALID_PARAMS, `Unknown vault key: ${textOf(params.key)}`);
   return key;
 }
 
 function cannot(params: Params, key: VaultKey, what: string): WireError {
-  return new WireError(WIRE.INVALID_PARAMS, `Key ${String(params.key)} (${key.algorithm}) cannot ${what}`);
+  return new WireError(WIRE.INVALID_PARAMS, `Key ${textOf(params.key)} (${key.algorithm}) cannot ${what}`);
 }
 
 /** Every method the vault serves: all for backends only (a host's model must never see a secret). */
@@ -103,14 +104,14 @@ export const vaultExtension: Extension = {
       if (!key.publicKeyPem)
         throw new WireError(
           WIRE.INVALID_PARAMS,
-          `Key ${String(params.key)} is symmetric and has no public part`,
+          `Key ${textOf(params.key)} is symmetric and has no public part`,
         );
       return { publicKey: key.publicKeyPem, algorithm: key.algorithm };
     });
     api.handle('vault.get', (params) => {
       const value = typeof params.name === 'string' ? vault.secrets.get(params.name) : undefined;
       if (value === undefined)
-        throw new WireError(WIRE.INVALID_PARAMS, `Unknown vault secret: ${String(params.name)}`);
+        throw new WireError(WIRE.INVALID_PARAMS, `Unknown vault secret: ${textOf(params.name)}`);
       return { name: params.name, value };
     });
     api.handle('vault.keys', () => ({

@@ -2,6 +2,7 @@
 // one stream. The era router (`eraOf`) sends a request naming a modern version in its `_meta` to
 // be served on its own, statelessly; everything else belongs to the connection's legacy session.
 import { LocalError } from '../errors/errors.js';
+import { messageOf } from '../jsonrpc/outgoing.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { JsonRpcMessage, JsonRpcRequest, RequestId } from '../jsonrpc/message.js';
 import type { Caller } from '../call/context.js';
@@ -39,18 +40,32 @@ export function openLineConnection(
       if (modern.get(req.id) === ac) modern.delete(req.id);
     }
   };
+  // Nothing one message does may throw out of the connection's read callback, where it would end
+  // the process and every other connection with it: the message is lost and the log says so.
+  const failed = (err: unknown) =>
+    gateway.log.warn(
+      { caller: `${caller.kind}:${caller.id}`, err: messageOf(err) },
+      'a message could not be handled',
+    );
+  const take = (value: unknown): Promise<void> | undefined => {
+    const m = value as { id?: RequestId; method?: unknown; params?: JsonRpcRequest['params'] } | null;
+    if (typeof m?.method === 'string' && m.id !== undefined && eraOf(m) === 'modern')
+      return serveModern(m as JsonRpcRequest);
+    if (m?.method === 'notifications/cancelled') {
+      const id = (m.params as { requestId?: RequestId } | undefined)?.requestId;
+      const ac = id === undefined ? undefined : modern.get(id);
+      if (ac) return void ac.abort(new LocalError('cancelled', 'cancelled by the peer'));
+    }
+    return session.receive(value);
+  };
   return {
     session,
     receive(value) {
-      const m = value as { id?: RequestId; method?: unknown; params?: JsonRpcRequest['params'] } | null;
-      if (typeof m?.method === 'string' && m.id !== undefined && eraOf(m) === 'modern')
-        return void serveModern(m as JsonRpcRequest);
-      if (m?.method === 'notifications/cancelled') {
-        const id = (m.params as { requestId?: RequestId } | undefined)?.requestId;
-        const ac = id === undefined ? undefined : modern.get(id);
-        if (ac) return void ac.abort(new LocalError('cancelled', 'cancelled by the peer'));
+      try {
+        take(value)?.catch(failed);
+      } catch (err) {
+        failed(err);
       }
-      void session.receive(value);
     },
     close(why) {
       for (const ac of modern.values()) ac.abort(new LocalError('cancelled', why));

@@ -14,6 +14,7 @@ import type { Subscriptions } from './subscriptions.js';
 import { exposeResultUris } from '../catalog/result-uris.js';
 import { RELATED_TASK, exposeRelated, unwrapRelated } from '../tasks/task-ids.js';
 import type { TaskRoutes } from '../tasks/task-routes.js';
+import { textOf } from '../encoding/text-of.js';
 
 /** Who a backend's message is for: a caller, and the call of its it is about when that is known. */
 interface Owner {
@@ -92,7 +93,7 @@ export class BackendMessages {
       case 'notifications/tasks':
         return this.taskStatus(backend, n.method, p);
       case 'notifications/elicitation/complete': {
-        const id = String(p.elicitationId);
+        const id = textOf(p.elicitationId);
         const owner = this.elicitations.get(id);
         if (owner) this.tell(owner, n.method, p);
         this.elicitations.delete(id);
@@ -111,7 +112,8 @@ export class BackendMessages {
    * by the URI they see, and nobody else does.
    */
   resourceUpdated(owner: string, p: Params): void {
-    const uri = String(p.uri);
+    if (typeof p.uri !== 'string') return;
+    const uri = p.uri;
     const exposed = { ...p, uri: this.deps.catalog.exposeUri(owner, uri) };
     const clean = this.deps.redact(exposed);
     for (const id of this.deps.subscriptions.subscribers(owner, uri)) {

@@ -168,7 +168,7 @@ export class CatalogSync {
           this.hints.set(key, { until: Date.now() + page.ttlMs, scope });
         }
         const got = page[spec.key];
-        if (Array.isArray(got)) items.push(...(got as Item[]));
+        if (Array.isArray(got)) items.push(...wellFormed(got, spec.field, backend, this.log));
         cursor = page.nextCursor;
       } while (typeof cursor === 'string' && cursor.length > 0);
     } catch (err) {
@@ -222,6 +222,29 @@ export class CatalogSync {
     for (const kind of LIST_KIND_NAMES) if (changed.has(kind)) this.changed(kind);
     for (const e of batch) this.logCollisions(e.backend, e.kind);
   }
+}
+
+/**
+ * The items of a listed page that name themselves with a string (`name`, `uri` or `uriTemplate`);
+ * the rest are left out, one warning per page. Everything downstream (naming, routing, pinning)
+ * reads that field as text, and a value that is not one (`{"toString": 1}`) cannot even be
+ * printed.
+ */
+function wellFormed(got: unknown[], field: string, backend: Upstream, log: Logger): Item[] {
+  const items = got.filter(
+    (item): item is Item =>
+      typeof item === 'object' &&
+      item !== null &&
+      !Array.isArray(item) &&
+      typeof (item as Item)[field] === 'string' &&
+      (item as Item)[field] !== '',
+  );
+  if (items.length < got.length)
+    log.warn(
+      { backend: backend.name, field, left: got.length - items.length },
+      `list items without a string ${field} were left out`,
+    );
+  return items;
 }
 
 /**

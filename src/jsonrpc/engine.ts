@@ -27,6 +27,11 @@ export interface Inbound {
   invalid(id: RequestId | null, reason: string): void;
   /** An error answered to id null: the other side could not tell which request it concerns. */
   orphanError?(error: WireErrorBody): void;
+  /**
+   * Handling one message threw (a value no handler expected): the connection and the process go
+   * on; the message is lost and this says so.
+   */
+  failed(error: unknown, message: unknown): void;
 }
 
 export class RpcEngine<C = undefined> {
@@ -42,8 +47,20 @@ export class RpcEngine<C = undefined> {
     return this.outgoing.closedWith;
   }
 
-  /** Sorts one parsed message: answers, progress and cancellations are handled here. */
+  /**
+   * Sorts one parsed message: answers, progress and cancellations are handled here. Nothing a
+   * peer sends may throw out of here: this runs in the connection's read callback, where an
+   * exception would end the process and every other connection with it.
+   */
   receive(value: unknown, inbound: Inbound): void {
+    try {
+      this.sort(value, inbound);
+    } catch (err) {
+      inbound.failed(err, value);
+    }
+  }
+
+  private sort(value: unknown, inbound: Inbound): void {
     const c = classify(value);
     switch (c.kind) {
       case 'response': {

@@ -7,7 +7,8 @@ export type Result = Record<string, unknown> & { _meta?: Meta };
 
 // The error body is the error catalogue's (errors/ sits below the JSON-RPC engine that throws them).
 export type { WireErrorBody } from '../errors/catalogue.js';
-import type { WireErrorBody } from '../errors/catalogue.js';
+import { WIRE, type WireErrorBody } from '../errors/catalogue.js';
+import { textOf } from '../encoding/text-of.js';
 
 export interface JsonRpcRequest {
   jsonrpc: '2.0';
@@ -77,9 +78,30 @@ export function classify(value: unknown): Classified {
       return { kind: 'invalid', id, reason: 'error must be an object' };
     if ('result' in value && !isObject(value.result))
       return { kind: 'invalid', id, reason: 'result must be an object' };
+    if ('error' in value) return { kind: 'response', message: wellFormedFailure(value, id) };
     return { kind: 'response', message: value as unknown as JsonRpcResponse };
   }
   return { kind: 'invalid', id, reason: 'neither a request, a notification nor a response' };
+}
+
+/**
+ * An error answer as JSON-RPC defines it (an integer code, a string message), so the request it
+ * answers fails at once with something readable rather than waiting for its time limit; one that
+ * is not says so in its message.
+ */
+function wellFormedFailure(value: Record<string, unknown>, id: RequestId | null): JsonRpcFailure {
+  const error = value.error as Record<string, unknown>;
+  if (Number.isInteger(error.code) && typeof error.message === 'string')
+    return value as unknown as JsonRpcFailure;
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: Number.isInteger(error.code) ? (error.code as number) : WIRE.INTERNAL_ERROR,
+      message: typeof error.message === 'string' ? error.message : `malformed error answer: ${textOf(error)}`,
+      ...('data' in error && { data: error.data }),
+    },
+  };
 }
 
 export function isFailure(r: JsonRpcResponse): r is JsonRpcFailure {

@@ -38,6 +38,7 @@ export class RpcPeer {
   private readonly inbound: Inbound = {
     request: (req) => void this.serve(req),
     notification: (n) => this.onNotification(n),
+    failed: (err) => this.log.warn({ err: messageOf(err) }, 'a message from the peer could not be handled'),
     invalid: (id, reason) => {
       this.log.warn({ reason }, 'invalid message from peer dropped');
       if (id !== null) {

@@ -15,6 +15,7 @@ import type { Logger } from '../log.js';
 import { doorListen } from './door-listen.js';
 import { digestOf, remoteCaller, routedMessage, type AssertionVerifier } from './assertion.js';
 import { MESH_CALL_META, STALE_SESSION, type Envelope, type Subjects } from './subjects.js';
+import { textOf } from '../encoding/text-of.js';
 
 export interface DoorOptions {
   nc: NatsConnection;
@@ -173,7 +174,7 @@ export class MeshDoor {
 function exposedParams(catalog: Catalog, server: string, method: string, params: Params): Params {
   if (method === 'tools/call' || method === 'prompts/get') {
     const kind = method === 'tools/call' ? 'tools' : 'prompts';
-    const own = String(params.name);
+    const own = textOf(params.name);
     // The name it is exposed by here, looked up directly: no pass over the whole list per call.
     const ns = catalog.namespaces.get(server);
     const direct = ns && exposedName(ns, own);

@@ -17,6 +17,7 @@ import type { Caller, CallContext, Reply, SessionControl } from '../call/context
 import { newCall } from '../call/new-call.js';
 import { LEGACY_VERSIONS, LATEST_LEGACY, type LogLevel } from '../protocol/versions.js';
 import { randomUUID } from 'node:crypto';
+import { textOf } from '../encoding/text-of.js';
 
 /** Where a session's outgoing messages go; `related` names the host request they belong to. */
 export interface Sink {
@@ -226,7 +227,7 @@ export class LegacySession {
         if (typeof id === 'string' || typeof id === 'number')
           this.engine.incoming.cancel(
             id,
-            new LocalError('cancelled', String(n.params?.reason ?? 'cancelled by host')),
+            new LocalError('cancelled', textOf(n.params?.reason ?? 'cancelled by host')),
           );
         return;
       }

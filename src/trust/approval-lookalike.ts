@@ -5,6 +5,7 @@
 // ones that carry the metadata and open with the approval prompt.
 import type { Params, Result } from '../jsonrpc/message.js';
 import { APPROVAL_META, APPROVAL_PROMPT } from './approver.js';
+import { setOwn } from '../encoding/set-own.js';
 
 /** The params of a backend's request to its caller, with any imitation of an approval marked. */
 export function markLookalike(
@@ -38,7 +39,7 @@ export function markLookalikeInputs(backend: string, result: Result): Result {
     const params =
       r && typeof r === 'object' ? markLookalike(backend, String(r.method), r.params) : undefined;
     changed ||= params !== r?.params;
-    marked[key] = params === r?.params ? r : { ...r, params };
+    setOwn(marked, key, params === r?.params ? r : { ...r, params });
   }
   return changed ? { ...result, inputRequests: marked } : result;
 }

@@ -14,6 +14,7 @@ import type { AuditEntry } from './audit-record.js';
 import type { AppendResult } from './audit-append.js';
 import { AuditThread } from './audit-thread.js';
 import type { Redactor } from '../vault/redactor.js';
+import { textOf } from '../encoding/text-of.js';
 
 export interface AuditOptions {
   /** Store the canonical arguments themselves, not only their hash. */
@@ -232,7 +233,7 @@ function storedValues(raw: unknown, redactor: Redactor | undefined): string | nu
 /** The name or URI an unresolved call asked for, as the caller wrote it. */
 function calledName(ctx: CallContext): string | null {
   const named = namedBy(methodSpec(ctx.method), ctx.params);
-  return named === undefined ? null : String(named);
+  return named === undefined ? null : textOf(named);
 }
 
 function redactText(redactor: Redactor | undefined, text: string | null): string | null {

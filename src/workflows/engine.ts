@@ -9,7 +9,7 @@ import { WIRE, WireError } from '../errors/errors.js';
 import type { Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import type { ToolAnnotations } from './annotations.js';
-import { StepFailure, varsOf, type Compiled, type Run } from './run-state.js';
+import { StepFailure, stepOutputs, varsOf, type Compiled, type Run } from './run-state.js';
 import type { RunStore, RunRow } from './run-store.js';
 import { RUN_META, resultOf, toolError } from './run-support.js';
 import type { Retention } from '../state/retention.js';
@@ -95,7 +95,7 @@ export class WorkflowEngine {
     const caller = outer ? `${outer.caller.kind}:${outer.caller.id}` : 'extension:switchboard';
     const id = this.deps.store.create(name, caller, input, outer?.run?.id);
     const runFor = outer?.run?.for ?? caller;
-    return { id, done: this.execute({ id, name, wf, input, outer, runFor, outputs: {} }) };
+    return { id, done: this.execute({ id, name, wf, input, outer, runFor, outputs: stepOutputs() }) };
   }
 
   get log(): Logger {

@@ -4,7 +4,7 @@
 // retry.force), otherwise the run fails naming it.
 import type { Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
-import type { Compiled, Run } from './run-state.js';
+import { stepOutputs, type Compiled, type Run } from './run-state.js';
 import type { RunRow, RunStore, StepRow } from './run-store.js';
 import { alive } from './run-support.js';
 import type { SharedRuns } from './shared-runs.js';
@@ -93,7 +93,7 @@ function reopened(o: Reopener, row: RunRow, wf: Compiled, resumed: boolean): Run
     input: row.input as Record<string, unknown>,
     outer: undefined,
     runFor: row.caller,
-    outputs: {},
+    outputs: stepOutputs(),
     resumed,
   };
   for (const s of o.store.steps(row.id)) {

@@ -21,6 +21,10 @@ export interface Run {
   outer: CallContext | undefined;
   /** Who the run is for (the outermost caller), as `kind:id`. */
   runFor: string;
+  /**
+   * By step id; made with stepOutputs(), without a prototype, so a step named `toString` or
+   * `__proto__` is a step like any other (not "already done", not the object's prototype).
+   */
   outputs: Record<string, StepOutput>;
   /** Resumed here (after a restart, or taken over from a lost node): already recorded. */
   resumed?: boolean;
@@ -38,4 +42,9 @@ export class StepFailure extends Error {
 /** What a step's expressions see: the input, finished steps' outputs, and the run. */
 export function varsOf(run: Run): Record<string, unknown> {
   return { input: run.input, steps: run.outputs, run: { id: run.id, workflow: run.name } };
+}
+
+/** An empty outputs table (see RunState.outputs). */
+export function stepOutputs(): Record<string, StepOutput> {
+  return Object.create(null) as Record<string, StepOutput>;
 }

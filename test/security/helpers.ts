@@ -54,6 +54,11 @@ export class RawBridge {
     }
   }
 
+  /** Writes one message as it is, expecting no answer (a notification). */
+  send(message: Json): void {
+    this.socket.write(JSON.stringify(message) + '\n');
+  }
+
   close(): void {
     this.socket.destroy();
   }

@@ -24,7 +24,7 @@ function engine(options: { idPrefix?: string; deliver?: (m: JsonRpcMessage) => D
   return { rpc, sent };
 }
 
-const ignore: Inbound = { request: () => {}, notification: () => {}, invalid: () => {} };
+const ignore: Inbound = { request: () => {}, notification: () => {}, invalid: () => {}, failed: () => {} };
 const isCode = (code: string | number) => (err: unknown) => (err as { code?: unknown }).code === code;
 
 test('ids carry the prefix, and answers reach the request they name in any order', async () => {
@@ -203,4 +203,35 @@ test('an error answered to id null goes to orphanError; invalid messages to inva
     ['orphan', -32700],
     ['invalid', 4, 'jsonrpc must be "2.0"'],
   ]);
+});
+
+test('a malformed error answer fails its request at once, with a message saying what came', async () => {
+  const { rpc } = engine();
+  const call = rpc.outgoing.request('a', {});
+  // Any peer can send this; String() of it throws.
+  rpc.receive(JSON.parse('{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":{"toString":1}}}'), ignore);
+  await assert.rejects(call, (err: unknown) => {
+    assert.ok(err instanceof WireError);
+    assert.equal(err.code, -32603);
+    assert.match(err.message, /^malformed error answer: \{"code":"x","message":\{"toString":1\}\}$/);
+    return true;
+  });
+});
+
+test('a message whose handling throws is reported, and the engine goes on serving', async () => {
+  const { rpc } = engine();
+  const failures: unknown[] = [];
+  const throwing: Inbound = {
+    ...ignore,
+    notification: () => {
+      throw new TypeError('Cannot convert object to primitive value');
+    },
+    failed: (err, message) => failures.push([(err as Error).message, message]),
+  };
+  const bad = { jsonrpc: '2.0', method: 'notifications/x', params: {} };
+  assert.doesNotThrow(() => rpc.receive(bad, throwing));
+  assert.deepEqual(failures, [['Cannot convert object to primitive value', bad]]);
+  const call = rpc.outgoing.request('a', {});
+  rpc.receive({ jsonrpc: '2.0', id: 1, result: { ok: true } }, throwing);
+  assert.deepEqual(await call, { ok: true });
 });

@@ -233,3 +233,25 @@ test('a step past its timeout is cancelled and fails the run', async (t) => {
   assert.equal(r.isError, true);
   assert.match(JSON.stringify(r.content), /did not end within 300 ms/);
 });
+
+test('a step may be named like a JavaScript object member ("toString", "__proto__") and still runs', async (t) => {
+  const s = await setup(t, {
+    workflows: {
+      named: {
+        steps: [
+          { id: 'toString', tool: 'fx_add', args: { a: '1', b: '2' } },
+          { id: '__proto__', tool: 'fx_add', args: { a: '3', b: '4' }, needs: ['toString'] },
+          { id: 'after', tool: 'fx_add', args: { a: '0', b: '0' }, needs: ['__proto__'] },
+        ],
+      },
+    },
+  });
+  const r = (await s.sb.gateway.dispatch(host as never, 'tools/call', {
+    name: 'workflows_named',
+    arguments: {},
+  })) as Result;
+  const steps = r.structuredContent as Record<string, { sum?: number } | undefined>;
+  assert.deepEqual(Object.keys(steps).sort(), ['__proto__', 'after', 'toString']);
+  assert.equal(steps['toString']?.sum, 3);
+  assert.equal(Object.getOwnPropertyDescriptor(steps, '__proto__')?.value?.sum, 7);
+});

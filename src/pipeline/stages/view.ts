@@ -11,6 +11,7 @@ import type { CatalogView } from '../../catalog/view.js';
 import { methodSpec } from '../../protocol/methods.js';
 import { notFound } from '../../protocol/not-found.js';
 import type { Stage } from '../compose.js';
+import { textOf } from '../../encoding/text-of.js';
 
 export type ViewOf = (ctx: CallContext) => CatalogView;
 
@@ -20,7 +21,7 @@ export function byMetaTool(ctx: CallContext): boolean {
   return (
     p !== undefined &&
     p.method === 'tools/call' &&
-    (META_TOOL_NAMES.has(String(p.params.name)) || p.params.name === RUN_SCRIPT) &&
+    (META_TOOL_NAMES.has(textOf(p.params.name)) || p.params.name === RUN_SCRIPT) &&
     !p.target
   );
 }

@@ -22,6 +22,7 @@ import { chainOf, traceMeta } from './chain.js';
 import { BridgeConnection, type BridgeConnectOptions } from './connection.js';
 import { AUTH_ID, BRIDGE_ERROR_CODES, CHAIN_META_KEY } from './constants.js';
 import { BridgeError, cancelledError } from './errors.js';
+import { textOf } from '../../encoding/text-of.js';
 
 export interface BridgeRequestOptions {
   /** Aborting sends notifications/cancelled and rejects with code 'cancelled'. */
@@ -62,6 +63,13 @@ export class BridgeClient {
     invalid: (_id, reason) =>
       this.onError?.(new BridgeError('protocol', `the bridge sent an invalid message: ${reason}`)),
     orphanError: ({ code, message, data }) => this.onError?.(new BridgeError(code, message, data)),
+    failed: (err) =>
+      this.onError?.(
+        new BridgeError(
+          'protocol',
+          `a message from the bridge could not be handled: ${err instanceof Error ? err.message : textOf(err)}`,
+        ),
+      ),
   };
 
   constructor(private readonly connection: BridgeConnection) {

@@ -168,7 +168,9 @@ export function normalise(text: string): string {
   const decoded = text
     .replace(/&#x([0-9a-f]{1,6});/gi, (_, hex: string) => safeChar(parseInt(hex, 16)))
     .replace(/&#(\d{1,7});/g, (_, dec: string) => safeChar(parseInt(dec, 10)))
-    .replace(/&([a-z]+);/gi, (whole, name: string) => ENTITIES[name.toLowerCase()] ?? whole);
+    .replace(/&([a-z]+);/gi, (whole, name: string) =>
+      Object.hasOwn(ENTITIES, name.toLowerCase()) ? ENTITIES[name.toLowerCase()]! : whole,
+    );
   const visible = [...decoded.normalize('NFKC')]
     .filter((c) => !isInvisible(c) && !isControl(c))
     .map((c) => CONFUSABLE[c] ?? c)

@@ -1,0 +1,91 @@
+// A peer sends a value where a string belongs, one that cannot even be printed: JSON's
+// {"toString": 1} makes String(value) throw. Read in a connection's callback, one such message
+// used to end the whole process. Each case here is sent by a backend or a bridge peer, and after
+// it switchboard still serves a well-behaved backend beside it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startGateway } from '../support/start-switchboard.js';
+import { captureLog } from '../support/log-capture.js';
+import { eventually } from '../support/poll.js';
+import { morphing, listed } from '../security/pinning-helpers.js';
+import { RawBridge, newToken, remoteCaller } from '../security/helpers.js';
+import { probe } from '../gateway/harness.js';
+import { connect, faulty } from './helpers.js';
+
+/** A value String() throws on, as JSON carries it. */
+const UNPRINTABLE = JSON.parse('{"toString":1}') as unknown;
+
+async function stillServes(client: Awaited<ReturnType<typeof connect>>): Promise<void> {
+  const answer = await client.callTool({ name: 'p_echo', arguments: { text: 'still here' } });
+  assert.match(JSON.stringify(answer), /still here/);
+}
+
+test('list items named by a value that is not a string are left out; the rest are served', async (t) => {
+  const log = captureLog('warn');
+  const sb = await startGateway(
+    t,
+    {
+      servers: {
+        m: morphing({
+          tools: [
+            { name: UNPRINTABLE, inputSchema: { type: 'object' } },
+            { name: 'fine', inputSchema: { type: 'object' } },
+          ],
+          templates: [
+            { uriTemplate: UNPRINTABLE, name: 'bad' },
+            { uriTemplate: 'ok://{id}', name: 'ok' },
+          ],
+        }),
+        p: probe('p'),
+      },
+    },
+    { log: log.logger },
+  );
+  const client = await connect(t, sb);
+  await eventually('both backends are listed', () => listed(sb, 'tools').includes('p_echo'));
+  assert.deepEqual(
+    listed(sb, 'tools').filter((n) => n.startsWith('m_')),
+    ['m_fine', 'm_morph'],
+  );
+  assert.deepEqual(
+    listed(sb, 'resourceTemplates').filter((u) => u.startsWith('m+')),
+    ['m+ok://{id}'],
+  );
+  assert.ok(log.lines().some((l) => /list items without a string name were left out/.test(String(l.msg))));
+  await stillServes(client);
+});
+
+test('notifications and an error answer carrying such values are survived', async (t) => {
+  const sb = await startGateway(t, { servers: { f: faulty(), p: probe('p') } });
+  const client = await connect(t, sb);
+  for (const notification of [
+    { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: UNPRINTABLE } },
+    { jsonrpc: '2.0', method: 'notifications/elicitation/complete', params: { elicitationId: UNPRINTABLE } },
+  ]) {
+    await client.callTool({ name: 'f_notify', arguments: { notification } });
+    await stillServes(client);
+  }
+  // The call the malformed answer belongs to fails at once, saying what came.
+  await assert.rejects(
+    client.callTool({ name: 'f_reject', arguments: { error: { code: -32000, message: UNPRINTABLE } } }),
+    /malformed error answer/,
+  );
+  await stillServes(client);
+});
+
+test('a bridge peer cancelling with such a reason is survived', async (t) => {
+  const token = newToken();
+  const sb = await startGateway(t, { servers: { p: probe('p'), r: remoteCaller(token, ['p_echo']) } });
+  const client = await connect(t, sb);
+  const raw = await RawBridge.as(sb.bridgePath!, token);
+  t.after(() => raw.close());
+  raw.send({
+    jsonrpc: '2.0',
+    method: 'notifications/cancelled',
+    params: { requestId: 1, reason: UNPRINTABLE },
+  });
+  // The same connection still answers, and so does everything else.
+  const answer = await raw.request('tools/call', { name: 'p_echo', arguments: { text: 'bridge' } });
+  assert.equal(answer.error, undefined, JSON.stringify(answer));
+  await stillServes(client);
+});

@@ -7,7 +7,7 @@ import type { ConfigInput } from '../../src/config/schema.js';
 import { probe, rawSession } from '../gateway/harness.js';
 import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { until } from '../support/poll.js';
-import { nextMessage, openSse, type SseEvent } from './sse-reader.js';
+import { nextMessage, openSse, type SseConnection, type SseEvent } from './sse-reader.js';
 
 const call = (id: number, name: string, args: object = {}, meta?: object) =>
   JSON.stringify({
@@ -152,12 +152,13 @@ test('with pollAfterMs, a long call ends its connection without its answer and t
   const { url, session } = await gateway(t, { pollAfterMs: 50, retryMs: 10 });
   const headers = { 'mcp-session-id': session };
   const post = await openSse(url, call(5, 'elicit', { message: 'later' }), headers);
-  const asked = await nextMessage(post, (m) => m.method === 'elicitation/create');
-  // The question is pending, so the call cannot end: switchboard closed the connection itself.
+  // The question stays pending, so the call cannot end: switchboard closes the connection itself.
   await post.ended;
   const seen: SseEvent[] = post.events.items;
   assert.equal(seen[0]!.retry, 10);
   assert.ok(!seen.some((e) => e.message && isAnswer(5)(e.message)));
+  // The question came before the close or after it (a slow backend): a polling host gets it either way.
+  const asked = await pollFor(url, headers, post, (m) => m.method === 'elicitation/create');
   await fetch(url, {
     method: 'POST',
     headers: {
@@ -165,12 +166,33 @@ test('with pollAfterMs, a long call ends its connection without its answer and t
       accept: 'application/json, text/event-stream',
       ...headers,
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: asked.message!.id, result: { action: 'decline' } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: asked.event.message!.id, result: { action: 'decline' } }),
   });
-  const polled = await openSse(url, undefined, { ...headers, 'last-event-id': seen.at(-1)!.id! });
-  const answered = await nextMessage(polled, isAnswer(5));
-  assert.match(JSON.stringify(answered.message), /decline/);
+  const answered = await pollFor(url, headers, asked.conn, isAnswer(5));
+  assert.match(JSON.stringify(answered.event.message), /decline/);
 });
+
+/**
+ * What a polling host does: reads `conn` until `match` arrives or the stream ends, then resumes from
+ * the last event it saw, again and again, after the retry interval.
+ */
+async function pollFor(
+  url: string,
+  headers: Record<string, string>,
+  conn: SseConnection,
+  match: (m: Record<string, unknown>) => boolean,
+): Promise<{ event: SseEvent; conn: SseConnection }> {
+  let lastId: string | undefined;
+  for (;;) {
+    const event = await Promise.race([nextMessage(conn, match), conn.ended.then(() => undefined)]);
+    const found = event ?? conn.events.items.find((e) => e.message !== undefined && match(e.message));
+    if (found) return { event: found, conn };
+    lastId = conn.events.items.at(-1)?.id ?? lastId;
+    assert.ok(lastId, 'the stream gave an event id to resume from');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    conn = await openSse(url, undefined, { ...headers, 'last-event-id': lastId });
+  }
+}
 
 test('a host that resumes in time keeps its call past http.sessions.detachedCallMs', async (t) => {
   const detachedCallMs = 2000;

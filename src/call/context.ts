@@ -84,6 +84,12 @@ export interface CallContext {
   params: Params;
   /** Aborts when the caller cancels, or when the call this one was made for is cancelled. */
   signal: AbortSignal;
+  /**
+   * Ends the call apart from a cancellation (a stop's deadline): aborts `signal` with `reason`, and
+   * the door still answers the caller with the error the call ends with. Given by the door that
+   * owns the signal; undefined where it gave none.
+   */
+  readonly cut?: ((reason: Error) => void) | undefined;
   readonly reply: Reply;
   /** Backends the call passed through before reaching its target (empty for a host's call). */
   path: readonly string[];

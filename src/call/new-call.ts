@@ -15,6 +15,8 @@ export interface CallInit {
   reply?: Reply | undefined;
   /** Aborts the call; a child call is also aborted with its parent. */
   signal?: AbortSignal | undefined;
+  /** Aborts `signal` without making the door drop its answer (see CallContext.cut). */
+  cut?: ((reason: Error) => void) | undefined;
   /**
    * The call this one is made while serving, inside switchboard (a handler's sub-call, a backend's
    * question about its call): it runs under its parent's admission, chain, reply and fate.
@@ -55,6 +57,7 @@ export function newCall(init: CallInit): CallContext {
     requestId: init.requestId,
     params,
     signal: parent && init.signal ? AbortSignal.any([init.signal, parent.signal]) : signal,
+    cut: parent ? undefined : init.cut,
     reply,
     path: parent?.path ?? [],
     startedAt: performance.now(),

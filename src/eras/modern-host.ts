@@ -98,6 +98,7 @@ export class ModernHost {
       requestId: req.id,
       params,
       signal: paused.signal,
+      cut: paused.cut,
       reply: paused.reply,
       resume,
       wire: ex.wire,

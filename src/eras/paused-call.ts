@@ -177,6 +177,15 @@ export class PausedCall {
     clearTimeout(this.timer);
     this.controller.abort(new LocalError('cancelled', why));
   }
+
+  /**
+   * Ends the call with `reason` (a stop's deadline). Unlike a cancellation of the exchange, this
+   * is no reason to send nothing: whoever waits on the call gets the error it ends with.
+   */
+  readonly cut = (reason: Error): void => {
+    clearTimeout(this.timer);
+    this.controller.abort(reason);
+  };
 }
 
 interface Ask {

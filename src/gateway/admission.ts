@@ -25,8 +25,8 @@ interface Slots {
 }
 
 export class Admission {
-  /** Host calls under way, each with the signal a stop's deadline cuts it by. */
-  private readonly hostCalls = new Map<CallContext, LinkedSignal>();
+  /** Host calls under way, each with how a stop's deadline cuts it (see cutter). */
+  private readonly hostCalls = new Map<CallContext, (reason: Error) => void>();
   private draining = false;
   private drained: (() => void) | undefined;
   private readonly slots = new Map<string, Slots>();
@@ -126,22 +126,16 @@ export class Admission {
   private take(key: string, s: Slots, ctx: CallContext): () => void {
     s.under++;
     const host = ctx.caller.kind === 'host';
-    let cut: LinkedSignal | undefined;
-    if (host) {
-      // The call runs under a signal of its own from here on, so a stop can end it without
-      // touching the caller's (which would make its session send nothing, as for a cancellation).
-      cut = linkSignals([ctx.signal]);
-      ctx.signal = cut.signal;
-      this.hostCalls.set(ctx, cut);
-    }
+    const link = host ? cutter(ctx) : undefined;
+    if (host) this.hostCalls.set(ctx, link?.abort ?? ctx.cut!);
     let released = false;
     return () => {
       if (released) return;
       released = true;
       s.under--;
       this.next(key, s);
-      if (!cut) return;
-      cut.unlink();
+      if (!host) return;
+      link?.unlink();
       this.hostCalls.delete(ctx);
       this.drained?.();
     };
@@ -203,7 +197,7 @@ export class Admission {
           if (this.hostCalls.size === 0) resolve();
         };
       });
-      for (const link of this.hostCalls.values()) link.abort(reason);
+      for (const cut of this.hostCalls.values()) cut(reason);
       // A call ends at once on its abort (a backend request, a handler and a question to the
       // caller all listen to it); the bound is for one that does not, which is then left behind.
       await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, CUT_GRACE_MS).unref())]);
@@ -218,6 +212,18 @@ export class Admission {
 
 /** How long calls cut at a stop's deadline get to end with their error before the fronts close. */
 const CUT_GRACE_MS = 1000;
+
+/**
+ * How a stop ends a host call without it counting as the caller's cancellation (its session would
+ * send nothing then): by the door's own cut when the door gave one (nothing to set up), else by a
+ * signal of the call's own linked to the caller's, which the call runs under from here on.
+ */
+function cutter(ctx: CallContext): LinkedSignal | undefined {
+  if (ctx.cut) return undefined;
+  const link = linkSignals([ctx.signal]);
+  ctx.signal = link.signal;
+  return link;
+}
 
 function callerKey(ctx: CallContext): string {
   return ctx.caller.kind === 'backend' ? `backend:${ctx.caller.id}` : ctx.reply.sessionKey;

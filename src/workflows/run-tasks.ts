@@ -86,7 +86,7 @@ export class WorkflowTasks implements SourceTasks {
     // The run goes on after this call answers: its steps are still children of this call (audit,
     // questions to the caller), but only tasks/cancel stops it once it is a task.
     const controller = new AbortController();
-    const detached: CallContext = { ...ctx, signal: controller.signal };
+    const detached: CallContext = { ...ctx, signal: controller.signal, cut: undefined };
     const launched = this.engine.launch(name, ctx.params.arguments, detached);
     if ('refused' in launched) return launched.refused;
     const ttl = requestedTtl(ctx) ?? DEFAULT_TASK_TTL_MS;

@@ -61,6 +61,27 @@ test('a call cut at the drain deadline gets an error naming the shutdown', async
   await assert.rejects(cut, (err) => (assertCutByShutdown(err), true));
 });
 
+const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'modern-host', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+  progressToken: 'p',
+};
+
+test('a modern HTTP call cut at the drain deadline is answered with an error naming the shutdown', async (t) => {
+  const sb = await startGateway(t, { servers: { f: faulty() }, shutdown: { drainMs: 100 } });
+  const stream = await rawOpen(
+    httpUrl(sb),
+    JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { ...SLOW, _meta: MODERN_META } }),
+    { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'slow' },
+  );
+  await stream.inbox.next((m) => m.method === 'notifications/progress');
+  assert.deepEqual(await sb.stop(), { cut: ['tools/call f/slow'] });
+  // The stream still carries the call's answer: a cut is not the host's cancellation.
+  const answer = await stream.inbox.next((m) => m.id === 8);
+  assertCutByShutdown(answer.error);
+});
+
 /** `switchboard up --stdio` as a host runs it: NDJSON on its stdin and stdout. */
 async function stdioProcess(t: TestContext, config: object) {
   const dir = await mkdtemp(join(tmpdir(), 'sb-stdio-'));
@@ -81,14 +102,15 @@ async function stdioProcess(t: TestContext, config: object) {
   write({ id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {} } });
   await inbox.next((m) => m.id === 1);
   write({ method: 'notifications/initialized' });
+  const progress = () => inbox.next((m) => m.method === 'notifications/progress');
   /** Starts a slow call and resolves once the backend is working on it. */
   const callSlow = async (id: number, steps: number) => {
     const args = { ...SLOW.arguments, steps };
     write({ id, method: 'tools/call', params: { ...SLOW, arguments: args, _meta: { progressToken: id } } });
-    await inbox.next((m) => m.method === 'notifications/progress');
+    await progress();
   };
   const answer = (id: number) => inbox.next((m) => m.id === id);
-  return { child, write, callSlow, answer, exited, stderr: () => stderr };
+  return { child, write, callSlow, answer, progress, exited, stderr: () => stderr };
 }
 
 test('stdin closed mid-call: the call finishes within the drain, queued ones are refused, exit 0', async (t) => {
@@ -121,6 +143,15 @@ test('SIGTERM mid-call over stdio: the cut call gets an error naming the shutdow
   assert.equal(await host.exited, 1);
 });
 
+test('SIGTERM mid-call over stdio, a modern request: the cut call gets an error naming the shutdown', async (t) => {
+  const host = await stdioProcess(t, { servers: { f: faulty() }, shutdown: { drainMs: 200 } });
+  host.write({ id: 3, method: 'tools/call', params: { ...SLOW, _meta: MODERN_META } });
+  await host.progress();
+  host.child.kill('SIGTERM');
+  assertCutByShutdown((await host.answer(3)).error);
+  assert.equal(await host.exited, 1);
+});
+
 test('SIGTERM mid-call over HTTP: the cut call gets an error naming the shutdown', async (t) => {
   const sb = await spawnSwitchboard(t, { servers: { f: faulty() }, shutdown: { drainMs: 200 } });
   const { Client: SdkClient, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
@@ -139,15 +170,9 @@ test('a modern HTTP host closing its stream cancels the call at the backend, aud
   const sb = await startGateway(t, { servers: { f: faulty() }, audit: { path } });
   const observer = await connect(t, sb);
   const ac = new AbortController();
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientInfo': { name: 'modern-host', version: '1' },
-    'io.modelcontextprotocol/clientCapabilities': {},
-    progressToken: 'p',
-  };
   const stream = await rawOpen(
     httpUrl(sb),
-    JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { ...SLOW, _meta: meta } }),
+    JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { ...SLOW, _meta: MODERN_META } }),
     { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'slow' },
     ac.signal,
   );

@@ -59,10 +59,10 @@ export async function startAdmin(config: Config['admin'], deps: AdminDeps): Prom
             deps.audit && { written: deps.audit.recordsWritten, lost: deps.audit.lost, lag: deps.audit.lag },
           isHandler: (m) => gateway.handlers.find(m) !== undefined,
         },
-      }).start()
+      }).start(log)
     : undefined;
-  const recent = new RecentCalls(config.recentCalls, deps.clean).start();
-  const edges = new CallEdges().start();
+  const recent = new RecentCalls(config.recentCalls, deps.clean).start(log);
+  const edges = new CallEdges().start(log);
   // A read-only connection of its own, opened at the first audit request: the writer's thread
   // keeps appending through its own, and reads never wait for it (WAL).
   let auditDb: TrustDb | undefined;

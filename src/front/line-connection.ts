@@ -4,7 +4,7 @@
 import { LocalError } from '../errors/errors.js';
 import { messageOf } from '../jsonrpc/outgoing.js';
 import type { Gateway } from '../gateway/gateway.js';
-import type { JsonRpcMessage, JsonRpcRequest, RequestId } from '../jsonrpc/message.js';
+import { classify, type JsonRpcMessage, type JsonRpcRequest, type RequestId } from '../jsonrpc/message.js';
 import type { Caller } from '../call/context.js';
 import { eraOf } from '../protocol/envelope.js';
 import type { LegacySession } from '../sessions/legacy-session.js';
@@ -49,8 +49,12 @@ export function openLineConnection(
     );
   const take = (value: unknown): Promise<void> | undefined => {
     const m = value as { id?: RequestId; method?: unknown; params?: JsonRpcRequest['params'] } | null;
-    if (typeof m?.method === 'string' && m.id !== undefined && eraOf(m) === 'modern')
-      return serveModern(m as JsonRpcRequest);
+    if (typeof m?.method === 'string' && m.id !== undefined && eraOf(m) === 'modern') {
+      // Served here only if it is a request JSON-RPC allows (an id that is a string or a number);
+      // the session answers anything else with the error that says what is wrong.
+      const c = classify(value);
+      if (c.kind === 'request') return serveModern(c.message);
+    }
     if (m?.method === 'notifications/cancelled') {
       const id = (m.params as { requestId?: RequestId } | undefined)?.requestId;
       const ac = id === undefined ? undefined : modern.get(id);

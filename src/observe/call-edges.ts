@@ -1,9 +1,10 @@
 // Who calls whom, live: calls per (caller, era, server) over the last minute, fed by
 // switchboard:call:end like the metrics. The dashboard's topology draws hosts → servers and the
 // bridge edges (backend → backend) from it; edges idle for a minute drop out.
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { CallEndEvent } from '../pipeline/stages/observe.js';
 import { MinuteCounter } from './minute-counter.js';
+import type { Logger } from '../log.js';
+import { watchChannel } from './watch-channel.js';
 
 export interface CallEdge {
   /** `<kind>:<id>` */
@@ -30,20 +31,20 @@ interface Edge {
 export class CallEdges {
   private readonly edges = new Map<string, Edge>();
   private readonly onEnd = (message: unknown) => this.ended(message as CallEndEvent);
-  private subscribed = false;
+  private unwatch: (() => void) | undefined;
 
   /** At most `maxEdges` edges are kept (the busiest callers of a flood stay visible as they come). */
   constructor(private readonly maxEdges = 1000) {}
 
-  start(): this {
-    if (!this.subscribed) subscribe('switchboard:call:end', this.onEnd);
-    this.subscribed = true;
+  /** Starts listening to calls' ends (what one breaks in here is logged to `log`). */
+  start(log: Logger): this {
+    this.unwatch ??= watchChannel('switchboard:call:end', this.onEnd, log);
     return this;
   }
 
   stop(): void {
-    if (this.subscribed) unsubscribe('switchboard:call:end', this.onEnd);
-    this.subscribed = false;
+    this.unwatch?.();
+    this.unwatch = undefined;
   }
 
   /** The edges with a call in the last minute. */

@@ -1,7 +1,6 @@
 // Prometheus metrics of one switchboard, in a registry of its own: call counts and latencies from
 // the pipeline's diagnostics events (call:start/end, call:stages), everything else read at scrape
 // time from the state the gateway already keeps. Label values are bounded (metrics-labels.ts).
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { CallContext } from '../call/context.js';
 import { callsInFlight, type CallEndEvent } from '../pipeline/stages/observe.js';
@@ -11,6 +10,8 @@ import { outcomeOf } from './call-outcome.js';
 import { LabelledHistogram, type HistogramSeries } from './labelled-histogram.js';
 import { BoundedLabel, UNKNOWN } from './metrics-labels.js';
 import type { MetricsSources } from './metrics-sources.js';
+import type { Logger } from '../log.js';
+import { watchChannel } from './watch-channel.js';
 
 export type { MetricsSources } from './metrics-sources.js';
 
@@ -46,8 +47,8 @@ export class Metrics {
   private readonly onStages = (message: unknown) => this.timedStages(message as CallStagesEvent);
   /** The series of each stage name, found once: a call observes every stage it passed. */
   private readonly stageSeries = new Map<string, HistogramSeries>();
-  private subscribed = false;
-  private unsample: (() => void) | undefined;
+  /** Ends the subscriptions `start` made; undefined when not started. */
+  private unwatch: (() => void) | undefined;
 
   constructor(private readonly options: MetricsOptions) {
     const max = options.maxSeriesPerLabel;
@@ -231,22 +232,21 @@ export class Metrics {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
-  /** Starts listening to the pipeline's events. */
-  start(): this {
-    if (this.subscribed) return this;
-    this.subscribed = true;
-    subscribe(CALL_END, this.onEnd);
-    subscribe(CALL_STAGES, this.onStages);
-    this.unsample = stageSampling.want(this, this.options.stageSampleEvery ?? 1);
+  /** Starts listening to the pipeline's events (what an event breaks in here is logged to `log`). */
+  start(log: Logger): this {
+    if (this.unwatch) return this;
+    const stops = [
+      watchChannel(CALL_END, this.onEnd, log),
+      watchChannel(CALL_STAGES, this.onStages, log),
+      stageSampling.want(this, this.options.stageSampleEvery ?? 1),
+    ];
+    this.unwatch = () => stops.forEach((stop) => stop());
     return this;
   }
 
   stop(): void {
-    if (!this.subscribed) return;
-    this.subscribed = false;
-    unsubscribe(CALL_END, this.onEnd);
-    unsubscribe(CALL_STAGES, this.onStages);
-    this.unsample?.();
+    this.unwatch?.();
+    this.unwatch = undefined;
   }
 
   /** The Prometheus text exposition. */

@@ -1,12 +1,13 @@
 // The last calls that ended (a bounded ring fed by switchboard:call:end), calls per server over the
 // last minute, and a live feed of each call as it ends: what the admin API's /calls, its SSE
 // stream and `switchboard status` read. Never argument values: who, what, where, how it ended.
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { CallContext } from '../call/context.js';
 import type { CallEndEvent } from '../pipeline/stages/observe.js';
 import { outcomeOf, type Outcome, type RefusalReason } from './call-outcome.js';
 import { BoundedLabel } from './metrics-labels.js';
 import { MinuteCounter } from './minute-counter.js';
+import type { Logger } from '../log.js';
+import { watchChannel } from './watch-channel.js';
 
 export interface CallSummary {
   /** When it ended, ISO 8601. */
@@ -41,7 +42,7 @@ export class RecentCalls {
   private readonly servers: BoundedLabel;
   private readonly listeners = new Set<(call: CallSummary) => void>();
   private readonly onEnd = (message: unknown) => this.ended(message as CallEndEvent);
-  private subscribed = false;
+  private unwatch: (() => void) | undefined;
 
   constructor(
     private readonly size: number,
@@ -53,15 +54,15 @@ export class RecentCalls {
     this.servers = new BoundedLabel(maxServers);
   }
 
-  start(): this {
-    if (!this.subscribed) subscribe('switchboard:call:end', this.onEnd);
-    this.subscribed = true;
+  /** Starts listening to calls' ends (what one breaks in here is logged to `log`). */
+  start(log: Logger): this {
+    this.unwatch ??= watchChannel('switchboard:call:end', this.onEnd, log);
     return this;
   }
 
   stop(): void {
-    if (this.subscribed) unsubscribe('switchboard:call:end', this.onEnd);
-    this.subscribed = false;
+    this.unwatch?.();
+    this.unwatch = undefined;
     this.listeners.clear();
   }
 

@@ -7,7 +7,6 @@
 // sub-call need it as parent) and a backend request gets its span and traceparent. Ending spans,
 // stage spans and outcome attributes wait until the turn of the event loop is over (later.ts),
 // so the reply is on its way first.
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import {
   isSpanContextValid,
   ROOT_CONTEXT,
@@ -26,6 +25,8 @@ import { callStages, stageSampling, type CallStagesEvent } from '../pipeline/com
 import { hopEnd, hopStart, type HopEvent } from '../pipeline/hop.js';
 import { callEnd, callStart, type CallEndEvent } from '../pipeline/stages/observe.js';
 import { later } from '../pipeline/after-turn.js';
+import type { Logger } from '../log.js';
+import { watchChannel } from '../observe/watch-channel.js';
 import {
   callAttributes,
   callOutcomeAttributes,
@@ -56,9 +57,12 @@ const propagator = new W3CTraceContextPropagator();
 
 const fromRecord: TextMapGetter<Record<string, unknown>> = {
   keys: (carrier) => Object.keys(carrier),
+  // Only text: the propagator joins an array, and a member made up to break that (an object with
+  // a toString of 1) must not be reached.
   get: (carrier, key) => {
     const v = carrier[key];
-    return typeof v === 'string' || Array.isArray(v) ? (v as string | string[]) : undefined;
+    if (typeof v === 'string') return v;
+    return Array.isArray(v) && v.every((e) => typeof e === 'string') ? (v as string[]) : undefined;
   },
 };
 
@@ -67,7 +71,7 @@ const fromRecord: TextMapGetter<Record<string, unknown>> = {
  * waiting). A stage gets a span when its own time (the stages inside it not counted) is at least
  * `stageSpanMinMs`.
  */
-export function traceCalls(tracer: Tracer, stageSpanMinMs = 0): () => void {
+export function traceCalls(tracer: Tracer, log: Logger, stageSpanMinMs = 0): () => void {
   const calls = new WeakMap<CallContext, CallTrace>();
   const pending = later();
 
@@ -123,20 +127,18 @@ export function traceCalls(tracer: Tracer, stageSpanMinMs = 0): () => void {
     pending.add(() => finish(hop.span, error, result, endedAt));
   };
 
-  subscribe(callStart.name, onStart);
-  subscribe(callEnd.name, onEnd);
-  subscribe(callStages.name, onStages);
+  const unwatch = [
+    watchChannel(callStart.name, onStart, log),
+    watchChannel(callEnd.name, onEnd, log),
+    watchChannel(callStages.name, onStages, log),
+    watchChannel(hopStart.name, onHopStart, log),
+    watchChannel(hopEnd.name, onHopEnd, log),
+  ];
   // Every traced call gets its stage spans: all calls are timed while tracing is on.
   const unsample = stageSampling.want(onStages, 1);
-  subscribe(hopStart.name, onHopStart);
-  subscribe(hopEnd.name, onHopEnd);
   return () => {
-    unsubscribe(callStart.name, onStart);
-    unsubscribe(callEnd.name, onEnd);
-    unsubscribe(callStages.name, onStages);
+    for (const stop of unwatch) stop();
     unsample();
-    unsubscribe(hopStart.name, onHopStart);
-    unsubscribe(hopEnd.name, onHopEnd);
     pending.flush();
   };
 }

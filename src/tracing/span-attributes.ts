@@ -27,7 +27,9 @@ export function callAttributes(ctx: CallContext): Attributes {
     'switchboard.call.id': ctx.callId,
     'switchboard.caller': `${ctx.caller.kind}:${ctx.caller.id}`,
   };
-  if (ctx.requestId !== undefined && ctx.requestId !== null) a['jsonrpc.request.id'] = String(ctx.requestId);
+  // A request id is a string or a number; anything else a door let through is left out.
+  if (typeof ctx.requestId === 'string' || typeof ctx.requestId === 'number')
+    a['jsonrpc.request.id'] = String(ctx.requestId);
   addTarget(a, ctx.method, calledTarget(ctx), ctx.params.uri);
   const version = ctx.params._meta?.[META.protocolVersion];
   if (typeof version === 'string') a['mcp.protocol.version'] = version;

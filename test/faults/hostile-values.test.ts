@@ -1,7 +1,8 @@
 // A peer sends a value where a string belongs, one that cannot even be printed: JSON's
 // {"toString": 1} makes String(value) throw. Read in a connection's callback, one such message
 // used to end the whole process. Each case here is sent by a backend or a bridge peer, and after
-// it switchboard still serves a well-behaved backend beside it.
+// it switchboard still serves a well-behaved backend beside it. With tracing on, the same goes for
+// what the span of a call reads (its request id, its trace state).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startGateway } from '../support/start-switchboard.js';
@@ -86,6 +87,34 @@ test('a bridge peer cancelling with such a reason is survived', async (t) => {
   });
   // The same connection still answers, and so does everything else.
   const answer = await raw.request('tools/call', { name: 'p_echo', arguments: { text: 'bridge' } });
+  assert.equal(answer.error, undefined, JSON.stringify(answer));
+  await stillServes(client);
+});
+
+test('with tracing on, a request whose id or trace state cannot be read is answered, and nothing ends', async (t) => {
+  const token = newToken();
+  const sb = await startGateway(t, {
+    servers: { p: probe('p'), r: remoteCaller(token, ['p_echo']) },
+    // Spans go nowhere (nothing listens on port 9); what matters is that they are made.
+    tracing: { enabled: true, endpoint: 'http://127.0.0.1:9/v1/traces' },
+  });
+  const client = await connect(t, sb);
+  const raw = await RawBridge.as(sb.bridgePath!, token);
+  t.after(() => raw.close());
+  // A modern request whose id JSON-RPC does not allow is refused, as the session refuses one.
+  const modern = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  raw.send({ jsonrpc: '2.0', id: UNPRINTABLE, method: 'tools/list', params: { _meta: modern } });
+  const refused = await raw.next((m) => m.id === null && 'error' in m);
+  assert.match(JSON.stringify(refused.error), /id must be a string or a number/);
+  // A trace state the propagator cannot join: the call is served, its trace started afresh.
+  const answer = await raw.request('tools/call', {
+    name: 'p_echo',
+    arguments: { text: 'traced' },
+    _meta: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: [UNPRINTABLE] },
+  });
   assert.equal(answer.error, undefined, JSON.stringify(answer));
   await stillServes(client);
 });

@@ -46,10 +46,15 @@ export class RawBridge {
   async request(method: string, params?: Json): Promise<Json> {
     const id = this.nextId++;
     this.socket.write(JSON.stringify({ jsonrpc: '2.0', id, method, ...(params && { params }) }) + '\n');
+    return this.next((l) => l.id === id && ('result' in l || 'error' in l), `an answer to ${id}`);
+  }
+
+  /** The first message received (already or still to come) that `match` takes. */
+  async next(match: (message: Json) => boolean, what = 'the message awaited'): Promise<Json> {
     for (;;) {
-      const found = this.received.find((l) => l.id === id && ('result' in l || 'error' in l));
+      const found = this.received.find(match);
       if (found) return found;
-      if (this.socket.destroyed) throw new Error(`closed before answering ${id}`);
+      if (this.socket.destroyed) throw new Error(`closed before ${what} came`);
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
   }

@@ -11,6 +11,7 @@ import { callStages, type CallStagesEvent } from '../../src/pipeline/compose.js'
 import { hopEnd, hopStart, type HopEvent } from '../../src/pipeline/hop.js';
 import { callEnd, callStart } from '../../src/pipeline/stages/observe.js';
 import { traceCalls } from '../../src/tracing/call-tracer.js';
+import { silentLogger } from '../../src/log.js';
 
 const BACKEND_WAIT_MS = 40;
 
@@ -59,7 +60,7 @@ async function runCall(ctx: CallContext): Promise<HopEvent> {
 
 test('a stage gets a span for its own work, not for the backend it waited for; the hop span carries that wait', async () => {
   const { exporter, tracer: t } = tracer();
-  const stop = traceCalls(t, 5);
+  const stop = traceCalls(t, silentLogger, 5);
   try {
     const hop = await runCall(callContext());
     await turn();
@@ -90,7 +91,7 @@ test('a stage gets a span for its own work, not for the backend it waited for; t
 
 test('with no minimum every stage the call passed has a span, nested as they ran, and stopping finishes what waits', async () => {
   const { exporter, tracer: t } = tracer();
-  const stop = traceCalls(t, 0);
+  const stop = traceCalls(t, silentLogger, 0);
   await runCall(callContext());
   stop(); // before the turn is over: the spans still waiting are finished here
   const spans = exporter.getFinishedSpans();

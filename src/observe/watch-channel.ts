@@ -16,7 +16,10 @@ export function watchChannel(name: string | symbol, fn: (message: unknown) => vo
       // Once per subscription: a value that breaks an observer tends to come again and again.
       if (warned) return;
       warned = true;
-      log.warn({ channel: String(name), err: messageOf(err) }, 'an observer could not read a call (further failures not logged)');
+      log.warn(
+        { channel: String(name), err: messageOf(err) },
+        'an observer could not read a call (further failures not logged)',
+      );
     }
   };
   subscribe(name, watcher);

@@ -55,7 +55,11 @@ export function startTracing(config: TracingConfig, options: TracingOptions): Tr
       }),
     ],
   });
-  const stopCalls = traceCalls(provider.getTracer('switchboard', options.version), options.log, config.stageSpanMinMs);
+  const stopCalls = traceCalls(
+    provider.getTracer('switchboard', options.version),
+    options.log,
+    config.stageSpanMinMs,
+  );
   options.log.info(
     { url: settings.url, serviceName: settings.serviceName, sampleRatio: config.sampleRatio },
     'tracing: exporting spans over OTLP/HTTP',

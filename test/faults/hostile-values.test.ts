@@ -113,7 +113,10 @@ test('with tracing on, a request whose id or trace state cannot be read is answe
   const answer = await raw.request('tools/call', {
     name: 'p_echo',
     arguments: { text: 'traced' },
-    _meta: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: [UNPRINTABLE] },
+    _meta: {
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      tracestate: [UNPRINTABLE],
+    },
   });
   assert.equal(answer.error, undefined, JSON.stringify(answer));
   await stillServes(client);

@@ -205,7 +205,12 @@ export class CatalogSync {
     return (this.flushing ??= new Promise((resolve) =>
       setImmediate(() => {
         this.flushing = undefined;
-        this.flush();
+        // A callback of its own: what a flush throws would end the process here.
+        try {
+          this.flush();
+        } catch (err) {
+          this.log.error({ err: messageOf(err) }, 'lists read from backends could not be put in the catalog');
+        }
         resolve();
       }),
     ));

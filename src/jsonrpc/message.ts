@@ -9,6 +9,15 @@ export type Result = Record<string, unknown> & { _meta?: Meta };
 export type { WireErrorBody } from '../errors/catalogue.js';
 import { WIRE, type WireErrorBody } from '../errors/catalogue.js';
 import { textOf } from '../encoding/text-of.js';
+import { nestsDeeperThan } from '../encoding/nesting.js';
+import { MAX_CANONICAL_DEPTH } from '../encoding/canonical-json.js';
+
+/**
+ * How deep a message may nest. Anything deeper is refused where it is read: the walks that come
+ * after (redaction, hashing, encoding) must not exhaust the stack, and arguments inside a message
+ * this deep are still within what canonical JSON (the audit's hashes) encodes.
+ */
+export const MAX_MESSAGE_DEPTH = MAX_CANONICAL_DEPTH;
 
 export interface JsonRpcRequest {
   jsonrpc: '2.0';
@@ -63,6 +72,7 @@ export function classify(value: unknown): Classified {
   }
   const id = isId(value.id) ? value.id : null;
   if (value.jsonrpc !== '2.0') return { kind: 'invalid', id, reason: 'jsonrpc must be "2.0"' };
+  if (nestsDeeperThan(value, MAX_MESSAGE_DEPTH)) return tooDeep(value, id);
   if ('method' in value) {
     if (typeof value.method !== 'string') return { kind: 'invalid', id, reason: 'method must be a string' };
     if (value.params !== undefined && !isObject(value.params)) {
@@ -82,6 +92,24 @@ export function classify(value: unknown): Classified {
     return { kind: 'response', message: value as unknown as JsonRpcResponse };
   }
   return { kind: 'invalid', id, reason: 'neither a request, a notification nor a response' };
+}
+
+/**
+ * A message nested past MAX_MESSAGE_DEPTH: an answer fails the request it answers at once, saying
+ * why; anything else is invalid.
+ */
+function tooDeep(value: Record<string, unknown>, id: RequestId | null): Classified {
+  const why = `nests deeper than ${MAX_MESSAGE_DEPTH} levels`;
+  if (!('method' in value) && ('result' in value || 'error' in value) && id !== null)
+    return {
+      kind: 'response',
+      message: {
+        jsonrpc: '2.0',
+        id,
+        error: { code: WIRE.INTERNAL_ERROR, message: `malformed answer: it ${why}` },
+      },
+    };
+  return { kind: 'invalid', id, reason: `the message ${why}` };
 }
 
 /**

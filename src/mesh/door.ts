@@ -10,7 +10,14 @@ import type { Catalog, Item } from '../catalog/catalog.js';
 import { exposedName } from '../catalog/naming.js';
 import { WIRE, WireError } from '../errors/errors.js';
 import type { Gateway } from '../gateway/gateway.js';
-import type { JsonRpcMessage, JsonRpcRequest, Params, RequestId, Result } from '../jsonrpc/message.js';
+import {
+  classify,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type Params,
+  type RequestId,
+  type Result,
+} from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import { doorListen } from './door-listen.js';
 import { digestOf, remoteCaller, routedMessage, type AssertionVerifier } from './assertion.js';
@@ -47,15 +54,20 @@ export class MeshDoor {
       callback: (err, msg) => {
         if (err) return;
         let envelope: Envelope;
-        let message: JsonRpcMessage;
+        let parsed: unknown;
         try {
           envelope = msg.json<Envelope>();
-          message = JSON.parse(envelope.msg) as JsonRpcMessage;
+          parsed = JSON.parse(envelope.msg);
         } catch {
           return void this.o.log.warn('mesh message that is not JSON dropped');
         }
         if (typeof envelope.inbox !== 'string' || typeof envelope.from !== 'string') return;
-        void this.receive(envelope, message).catch((e: unknown) =>
+        // Read as any peer's message is (ids, shapes, depth); nothing is answered to a message
+        // that is not one, since its inbox is not verified yet.
+        const c = classify(parsed);
+        if (c.kind === 'invalid')
+          return void this.o.log.warn({ from: envelope.from, why: c.reason }, 'mesh message dropped');
+        void this.receive(envelope, c.message).catch((e: unknown) =>
           this.o.log.error({ err: (e as Error).message, from: envelope.from }, 'mesh message failed'),
         );
       },
@@ -86,7 +98,7 @@ export class MeshDoor {
     if (!('method' in message)) return;
     if (message.method === 'notifications/cancelled') {
       const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
-      this.running.get(`${e.inbox} ${String(id)}`)?.abort(new WireError(WIRE.REQUEST_CANCELLED, 'cancelled'));
+      this.running.get(`${e.inbox} ${textOf(id)}`)?.abort(new WireError(WIRE.REQUEST_CANCELLED, 'cancelled'));
       return;
     }
     if (!isRequest) return;

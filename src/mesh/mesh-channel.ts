@@ -7,6 +7,7 @@ import type { Channel, RequestOrigin } from '../jsonrpc/channel.js';
 import type { JsonRpcMessage, JsonRpcRequest, RequestId, Result } from '../jsonrpc/message.js';
 import { isInputRequired } from '../eras/input-required.js';
 import { WIRE } from '../errors/errors.js';
+import { messageOf } from '../jsonrpc/outgoing.js';
 import { META } from '../protocol/versions.js';
 import type { Logger } from '../log.js';
 import { digestOf, isMaced, routedMessage, type AssertionSigner } from './assertion.js';
@@ -112,7 +113,10 @@ export class MeshChannel implements Channel {
     }
     if (!('method' in message) || !('id' in message)) return; // answers: the mesh asks nothing (modern era)
     const id = message.id as RequestId;
-    if (message.method === 'tasks/list') return void this.listTasks(message, options?.origin);
+    if (message.method === 'tasks/list')
+      return void this.listTasks(message, options?.origin).catch((err: unknown) =>
+        this.fail(id, `tasks/list across the mesh failed: ${messageOf(err)}`),
+      );
     if (message.method === 'subscriptions/listen') {
       // Resource updates come from a node serving the server; list changes from announcements.
       if (await this.streams.open(message, listChanges(message.params))) return;

@@ -1,7 +1,7 @@
 // tasks/list across the mesh: each live node's list of a server's tasks (every page of it, read for
 // the same caller), merged into one. A node that cannot answer is left out, as a backend that
 // cannot is left out of the gateway's merged list.
-import type { JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/message.js';
+import { classify, isFailure, type JsonRpcMessage, type JsonRpcRequest } from '../jsonrpc/message.js';
 
 /** Pages of one node's tasks/list read at most for one merged list. */
 const MAX_LIST_PAGES = 100;
@@ -25,13 +25,19 @@ export async function mergedTaskList(
       for (let page = 0; page < MAX_LIST_PAGES; page++) {
         const params = { ...message.params, ...(cursor === undefined ? {} : { cursor }) };
         const id = `${String(message.id)}/${node}/${page}`;
-        const answer = await o.ask(node, { ...message, id, params });
-        if (!('result' in answer)) {
-          o.left(node, 'error' in answer ? answer.error.message : 'no answer');
+        // Read as any answer is: a node's answer that JSON-RPC does not allow is no list.
+        const answer = classify(await o.ask(node, { ...message, id, params }));
+        if (answer.kind !== 'response') {
+          o.left(node, 'not a JSON-RPC answer');
           break;
         }
-        if (Array.isArray(answer.result.tasks)) tasks.push(...answer.result.tasks);
-        cursor = answer.result.nextCursor;
+        if (isFailure(answer.message)) {
+          o.left(node, answer.message.error.message);
+          break;
+        }
+        const { result } = answer.message;
+        if (Array.isArray(result.tasks)) tasks.push(...(result.tasks as unknown[]));
+        cursor = result.nextCursor;
         if (typeof cursor !== 'string' || cursor.length === 0) break;
       }
       return tasks;

@@ -5,13 +5,14 @@
 // what the span of a call reads (its request id, its trace state).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startGateway } from '../support/start-switchboard.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { captureLog } from '../support/log-capture.js';
 import { eventually } from '../support/poll.js';
 import { morphing, listed } from '../security/pinning-helpers.js';
 import { RawBridge, newToken, remoteCaller } from '../security/helpers.js';
-import { probe } from '../gateway/harness.js';
+import { probe, rawPost, rawSession } from '../gateway/harness.js';
 import { connect, faulty } from './helpers.js';
+import { startOtlpReceiver } from '../support/otlp-receiver.js';
 
 /** A value String() throws on, as JSON carries it. */
 const UNPRINTABLE = JSON.parse('{"toString":1}') as unknown;
@@ -93,11 +94,13 @@ test('a bridge peer cancelling with such a reason is survived', async (t) => {
 
 test('with tracing on, a request whose id or trace state cannot be read is answered, and nothing ends', async (t) => {
   const token = newToken();
+  const receiver = await startOtlpReceiver();
   const sb = await startGateway(t, {
     servers: { p: probe('p'), r: remoteCaller(token, ['p_echo']) },
-    // Spans go nowhere (nothing listens on port 9); what matters is that they are made.
-    tracing: { enabled: true, endpoint: 'http://127.0.0.1:9/v1/traces' },
+    tracing: { enabled: true, endpoint: receiver.url },
   });
+  // After switchboard's stop (hooks run in order), which sends the last spans here.
+  t.after(() => receiver.close());
   const client = await connect(t, sb);
   const raw = await RawBridge.as(sb.bridgePath!, token);
   t.after(() => raw.close());
@@ -119,5 +122,32 @@ test('with tracing on, a request whose id or trace state cannot be read is answe
     },
   });
   assert.equal(answer.error, undefined, JSON.stringify(answer));
+  await stillServes(client);
+});
+
+test('a message nested deeper than 512 levels is refused where it is read, whoever sent it; nothing ends', async (t) => {
+  const sb = await startGateway(t, { servers: { f: faulty(), p: probe('p') } });
+  const client = await connect(t, sb);
+  // 20,000 levels: 40 KB of brackets, far under the message limit, far past where a walk of the
+  // value would exhaust the stack.
+  const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+  const answered = (result: string) => `{"jsonrpc":"2.0","id":"$id","result":${result}}`;
+  // A backend's answer that deep fails its call at once, saying why.
+  await assert.rejects(
+    client.callTool({ name: 'f_raw', arguments: { lines: [answered(`{"content":[],"x":${deep}}`)] } }),
+    /malformed answer: it nests deeper than 512 levels/,
+  );
+  await stillServes(client);
+  // A notification that deep is dropped; the call it came with is answered.
+  const log = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","data":${deep}}}`;
+  const r = await client.callTool({ name: 'f_raw', arguments: { lines: [log, answered('{"content":[]}')] } });
+  assert.deepEqual(r.content, []);
+  await stillServes(client);
+  // A host's request that deep is refused with the reason, on the same connection.
+  const session = await rawSession(httpUrl(sb));
+  const call = `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"p_echo","arguments":{"x":${deep}}}}`;
+  const refused = await rawPost(httpUrl(sb), call, { 'mcp-session-id': session });
+  assert.equal(refused.status, 400);
+  assert.match(JSON.stringify(refused.messages), /the message nests deeper than 512 levels/);
   await stillServes(client);
 });

@@ -86,11 +86,15 @@ type Outcome = { entry: Entry; expired: Row[] } | { error: unknown; expired: Row
 
 export class SqliteContextStore implements ContextStore {
   private readonly watchers = new Watchers();
-  private revision: number;
+  /**
+   * The store's revision inside the transaction under way: read from the file when it begins (under
+   * the write lock), since another process (`switchboard context put`) may have moved it since.
+   */
+  private revision = 0;
   private readonly q;
   /** A put's transaction, made once (a transaction function per call costs more than its commit). */
   private readonly putTx;
-  /** The group commit: every queued put, each in its own savepoint, in one transaction. */
+  /** The group commit: every queued put in one transaction. */
   private readonly groupTx;
   private queued: Queued[] = [];
 
@@ -123,6 +127,7 @@ export class SqliteContextStore implements ContextStore {
          ON CONFLICT (scope) DO UPDATE SET keys = keys + excluded.keys, bytes = bytes + excluded.bytes`,
       ),
       revision: db.prepare('UPDATE context_revision SET revision = ? WHERE id = 1'),
+      storedRevision: db.prepare<[], number>('SELECT revision FROM context_revision WHERE id = 1').pluck(),
       list: db.prepare<[string, string, string, string, number, number], Row>(
         `SELECT * FROM context_entries WHERE scope = ? AND key >= ? AND key > ? AND key < ?
            AND (expires_at IS NULL OR expires_at > ?) ORDER BY key LIMIT ?`,
@@ -136,6 +141,7 @@ export class SqliteContextStore implements ContextStore {
     };
     this.putTx = db.transaction(
       (scope: string, key: string, json: string, options: PutOptions, now: number, expired: Row[]) => {
+        this.revision = this.q.storedRevision.get()!;
         const entry = this.write(scope, key, json, options, now, expired);
         this.q.revision.run(entry.version);
         return entry;
@@ -145,7 +151,7 @@ export class SqliteContextStore implements ContextStore {
     // and what a refused put's sweep removed had expired anyway, so the sweep stands. Any other
     // error leaves the transaction and rolls back the whole group.
     this.groupTx = db.transaction((group: Queued[], outcomes: Outcome[]) => {
-      const revision = this.revision;
+      const revision = (this.revision = this.q.storedRevision.get()!);
       for (const q of group) {
         const expired: Row[] = [];
         try {
@@ -157,10 +163,6 @@ export class SqliteContextStore implements ContextStore {
       }
       if (this.revision !== revision) this.q.revision.run(this.revision);
     });
-    const row = db.prepare('SELECT revision FROM context_revision WHERE id = 1').get() as {
-      revision: number;
-    };
-    this.revision = row.revision;
   }
 
   get(scope: string, key: string, now = Date.now()): Entry | undefined {
@@ -170,22 +172,13 @@ export class SqliteContextStore implements ContextStore {
 
   put(scope: string, key: string, json: string, options: PutOptions, now = Date.now()): Entry {
     const expired: Row[] = [];
-    try {
-      // Immediate: the version is read under the write lock, so a CAS cannot act on a stale read.
-      const written = this.putTx.immediate(scope, key, json, options, now, expired);
-      for (const r of expired)
-        this.watchers.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
-      this.watchers.emit({ scope, key, op: 'put', version: written.version, json });
-      return written;
-    } catch (err) {
-      // The transaction rolled back: the revision it took is given back too.
-      this.revision = (
-        this.db.prepare('SELECT revision FROM context_revision WHERE id = 1').get() as {
-          revision: number;
-        }
-      ).revision;
-      throw err;
-    }
+    // Immediate: the version and the revision are read under the write lock, so a CAS cannot act
+    // on a stale read, and two processes never number two writes alike.
+    const written = this.putTx.immediate(scope, key, json, options, now, expired);
+    for (const r of expired)
+      this.watchers.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
+    this.watchers.emit({ scope, key, op: 'put', version: written.version, json });
+    return written;
   }
 
   /**
@@ -211,7 +204,6 @@ export class SqliteContextStore implements ContextStore {
       this.groupTx.immediate(group, outcomes);
     } catch (err) {
       // The commit itself failed: none of the group was written.
-      this.revision = this.storedRevision();
       for (const q of group) q.reject(err);
       return;
     }
@@ -224,12 +216,6 @@ export class SqliteContextStore implements ContextStore {
       q.resolve(o.entry);
     });
   };
-
-  private storedRevision(): number {
-    return (
-      this.db.prepare('SELECT revision FROM context_revision WHERE id = 1').get() as { revision: number }
-    ).revision;
-  }
 
   /**
    * One write, inside its transaction. The common path reads the key's row and the scope's usage

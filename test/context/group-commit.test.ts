@@ -71,3 +71,23 @@ test('one turn of puts: versions in order, a conflict and a full scope refuse on
   assert.equal(next.version, versions[versions.length - 1]! + 1);
   close();
 });
+
+test('a write another process made meanwhile (switchboard context put) is numbered once: no version is reused', async () => {
+  const { db, store, close } = open();
+  const first = await store.putGrouped('global', 'k', '"a"', { limits });
+  // The operator's CLI: its own connection to the same file, its own store.
+  const cli = new SqliteContextStore(openStateDb(db.name));
+  const operator = cli.put('global', 'k', '"operator"', { limits });
+  assert.ok(operator.version > first.version);
+  // The running store numbers its next writes after the operator's, grouped or not.
+  const next = await store.putGrouped('global', 'k', '"b"', { limits });
+  assert.ok(next.version > operator.version, `${next.version} > ${operator.version}`);
+  assert.ok(store.put('global', 'j', '"c"', { limits }).version > next.version);
+  // So a host that read the operator's value cannot overwrite "b" with a CAS on its version.
+  await assert.rejects(
+    store.putGrouped('global', 'k', '"lost update"', { limits, ifVersion: operator.version }),
+    (err) => err instanceof ContextStoreError && err.reason === 'conflict',
+  );
+  assert.equal(store.get('global', 'k')?.json, '"b"');
+  close();
+});

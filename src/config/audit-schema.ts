@@ -22,7 +22,7 @@ export const AuditSection = z
       .enum(['deny', 'allow'])
       .default('deny')
       .describe(
-        'A call whose record cannot be prepared (arguments nested too deep or not encodable): deny refuses it before it reaches its target; allow lets it through with a record whose args_sha256 says unrecordable:<reason>.',
+        'A call whose record cannot be prepared (arguments nested too deep or not encodable): deny refuses it before it reaches its target; allow lets it go on with a record whose args_sha256 says unrecordable:<reason> (a call nested past 512 levels is still refused, by the protocol stage).',
       ),
     checkpoint: z
       .object({

@@ -13,9 +13,10 @@ import { nestsDeeperThan } from '../encoding/nesting.js';
 import { MAX_CANONICAL_DEPTH } from '../encoding/canonical-json.js';
 
 /**
- * How deep a message may nest. Anything deeper is refused where it is read: the walks that come
- * after (redaction, hashing, encoding) must not exhaust the stack, and arguments inside a message
- * this deep are still within what canonical JSON (the audit's hashes) encodes.
+ * How deep an answer or a notification may nest. Anything deeper is refused where it is read: the
+ * walks that come after it (redaction, hashing, encoding), some in callbacks of their own, must not
+ * exhaust the stack. Requests are calls, bounded by the same limit in the pipeline (its protocol
+ * stage), so that their refusal is audited.
  */
 export const MAX_MESSAGE_DEPTH = MAX_CANONICAL_DEPTH;
 
@@ -72,7 +73,10 @@ export function classify(value: unknown): Classified {
   }
   const id = isId(value.id) ? value.id : null;
   if (value.jsonrpc !== '2.0') return { kind: 'invalid', id, reason: 'jsonrpc must be "2.0"' };
-  if (nestsDeeperThan(value, MAX_MESSAGE_DEPTH)) return tooDeep(value, id);
+  // A request is a call: however deep, the pipeline takes it, so that its refusal is audited (its
+  // arguments have no canonical form past the same depth). Everything else is bounded here.
+  if (!('method' in value && 'id' in value) && nestsDeeperThan(value, MAX_MESSAGE_DEPTH))
+    return tooDeep(value, id);
   if ('method' in value) {
     if (typeof value.method !== 'string') return { kind: 'invalid', id, reason: 'method must be a string' };
     if (value.params !== undefined && !isObject(value.params)) {
@@ -95,8 +99,8 @@ export function classify(value: unknown): Classified {
 }
 
 /**
- * A message nested past MAX_MESSAGE_DEPTH: an answer fails the request it answers at once, saying
- * why; anything else is invalid.
+ * An answer or a notification nested past MAX_MESSAGE_DEPTH: an answer fails the request it answers
+ * at once, saying why; anything else is invalid.
  */
 function tooDeep(value: Record<string, unknown>, id: RequestId | null): Classified {
   const why = `nests deeper than ${MAX_MESSAGE_DEPTH} levels`;

@@ -125,8 +125,9 @@ test('with tracing on, a request whose id or trace state cannot be read is answe
   await stillServes(client);
 });
 
-test('a message nested deeper than 512 levels is refused where it is read, whoever sent it; nothing ends', async (t) => {
-  const sb = await startGateway(t, { servers: { f: faulty(), p: probe('p') } });
+test('a message nested deeper than 512 levels is refused, whoever sent it; nothing ends, no backend pays for it', async (t) => {
+  // Audit off: with it on, its stage refuses such a call first (test/security/deep-nesting.test.ts).
+  const sb = await startGateway(t, { servers: { f: faulty(), p: probe('p') }, audit: { enabled: false } });
   const client = await connect(t, sb);
   // 20,000 levels: 40 KB of brackets, far under the message limit, far past where a walk of the
   // value would exhaust the stack.
@@ -143,11 +144,18 @@ test('a message nested deeper than 512 levels is refused where it is read, whoev
   const r = await client.callTool({ name: 'f_raw', arguments: { lines: [log, answered('{"content":[]}')] } });
   assert.deepEqual(r.content, []);
   await stillServes(client);
-  // A host's request that deep is refused with the reason, on the same connection.
+  // A host's request that deep is a call the pipeline refuses (audited), and never reaches the
+  // backend: encoding it there failed, and counted against the backend's health until it was
+  // restarted, by anyone able to make calls.
   const session = await rawSession(httpUrl(sb));
-  const call = `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"p_echo","arguments":{"x":${deep}}}}`;
-  const refused = await rawPost(httpUrl(sb), call, { 'mcp-session-id': session });
-  assert.equal(refused.status, 400);
-  assert.match(JSON.stringify(refused.messages), /the message nests deeper than 512 levels/);
+  for (let id = 1; id <= 5; id++) {
+    const call = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"f_echo","arguments":{"x":${deep}}}}`;
+    const refused = await rawPost(httpUrl(sb), call, { 'mcp-session-id': session });
+    assert.match(JSON.stringify(refused.messages), /"code":-32602.*they nest deeper than 512 levels/);
+  }
+  const { starts } = JSON.parse(
+    ((await client.callTool({ name: 'f_state', arguments: {} })).content as { text: string }[])[0]!.text,
+  ) as { starts: number };
+  assert.equal(starts, 1, 'the backend was never restarted');
   await stillServes(client);
 });

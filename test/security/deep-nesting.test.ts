@@ -1,6 +1,7 @@
 // Attack: arguments nested thousands of levels deep, sent so that the audit trail cannot encode
-// them. The call must be refused before it reaches its backend (an unrecordable call never runs),
-// and the records of the other calls in flight at the same moment must all be written.
+// them. The call must be refused before it reaches its backend (an unrecordable call never runs,
+// and no call nested past 512 levels runs at all), and the records of the other calls in flight at
+// the same moment must all be written.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { probe, rawStdio } from '../gateway/harness.js';
@@ -65,7 +66,7 @@ test('a call nested 3,000 levels deep is refused before its backend, and the cal
   assert.equal(deep.args_sha256, 'unrecordable:too_deep');
 });
 
-test('with audit.onFailure allow the call runs, and its record is marked unrecordable', async (t) => {
+test('with audit.onFailure allow the call is still refused for its depth, and its record is marked unrecordable', async (t) => {
   const path = await tempDbPath(t);
   const { sb, write, inbox } = await rawStdio(t, {
     servers: { a: probe('a') },
@@ -74,10 +75,14 @@ test('with audit.onFailure allow the call runs, and its record is marked unrecor
   write(
     `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"touch","arguments":{"deep":${nested(3000)}},"_meta":${JSON.stringify(META)}}}`,
   );
+  // The audit lets it go on; the protocol stage refuses what no backend could be sent.
   const done = await inbox.next((m) => m.id === 1);
-  assert.ok(done.result, JSON.stringify(done).slice(0, 300));
+  const error = done.error as { code: number; message: string } | undefined;
+  assert.equal(error?.code, -32602, JSON.stringify(done).slice(0, 300));
+  assert.match(error.message, /nest deeper than 512 levels/);
   const deep = auditRows(sb, path).find((r) => r.target_name === 'touch');
   assert.ok(deep);
-  assert.equal(deep.outcome, 'ok');
+  assert.equal(deep.decision, 'deny');
+  assert.equal(deep.rule, 'protocol');
   assert.equal(deep.args_sha256, 'unrecordable:too_deep');
 });

@@ -1,8 +1,12 @@
 // Refuses, inside the pipeline (so the refusal is observed and audited like any other), a call
 // that breaks its era's rules: a modern request's envelope, version and routing headers, and a
 // method its era does not have. Calls made inside switchboard on behalf of another are exempt:
-// their parent passed this stage, and their methods are switchboard's choice.
+// their parent passed this stage, and their methods are switchboard's choice. Any call whose
+// params nest deeper than a message may is refused too, whoever makes it: encoding it for its
+// target would exhaust the stack, and that failure would be taken for the target's.
 import { WIRE, WireError } from '../../errors/errors.js';
+import { nestsDeeperThan } from '../../encoding/nesting.js';
+import { MAX_MESSAGE_DEPTH } from '../../jsonrpc/message.js';
 import { modernProblem } from '../../protocol/envelope.js';
 import { methodSpec } from '../../protocol/methods.js';
 import { notFound } from '../../protocol/not-found.js';
@@ -19,6 +23,15 @@ export function protocolStage(toolSchema: (name: string) => unknown): Stage {
     if (spec?.direction === 'ask' && !ctx.returning) {
       ctx.decision = { effect: 'deny', rule: 'protocol' };
       return Promise.reject(notFound(ctx.method, ctx.params));
+    }
+    if (nestsDeeperThan(ctx.params, MAX_MESSAGE_DEPTH)) {
+      ctx.decision = { effect: 'deny', rule: 'protocol' };
+      return Promise.reject(
+        new WireError(
+          WIRE.INVALID_PARAMS,
+          `Invalid params: they nest deeper than ${MAX_MESSAGE_DEPTH} levels`,
+        ),
+      );
     }
     if (ctx.parent || ctx.returning) return next();
     let refusal: Error | undefined;

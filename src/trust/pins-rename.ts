@@ -10,6 +10,12 @@ import { unnamed, type PinKind } from './pins-definition.js';
 const KEPT = 0.8;
 /** Fewer words than this say too little to tell a copy from a coincidence. */
 const MIN_WORDS = 4;
+/**
+ * The most (vanished, new) pairs one list change is compared over. Comparing costs their product,
+ * and a backend chooses both: a change beyond this (500 renamed at once, say) is not compared at
+ * all, and its newcomers are held for review (see findRenames).
+ */
+export const MAX_COMPARED_PAIRS = 250_000;
 
 export interface Candidate {
   name: string;
@@ -18,15 +24,24 @@ export interface Candidate {
 
 /**
  * Pairs each newcomer with the vanished pin it copies most, if any copies one closely enough;
- * each vanished pin is claimed at most once, by its closest copy.
+ * each vanished pin is claimed at most once, by its closest copy. Undefined when the change is too
+ * large to compare (over MAX_COMPARED_PAIRS): the caller cannot tell renames from new definitions.
  */
-export function findRenames(kind: PinKind, vanished: Candidate[], added: Candidate[]): Map<string, string> {
+export function findRenames(
+  kind: PinKind,
+  vanished: Candidate[],
+  added: Candidate[],
+): Map<string, string> | undefined {
+  if (vanished.length * added.length > MAX_COMPARED_PAIRS) return undefined;
+  // Each definition read and counted once, not once per pair.
+  const after = added.map((now) => ({ name: now.name, counts: counted(words(kind, now.definition)) }));
   const scored: { from: string; to: string; score: number }[] = [];
   for (const old of vanished) {
     const before = words(kind, old.definition);
     if (before.length < MIN_WORDS) continue;
-    for (const now of added) {
-      const score = kept(before, words(kind, now.definition));
+    const counts = counted(before);
+    for (const now of after) {
+      const score = kept(counts, before.length, now.counts);
       if (score >= KEPT) scored.push({ from: old.name, to: now.name, score });
     }
   }
@@ -64,17 +79,15 @@ function words(kind: PinKind, definition: string): string[] {
   return out;
 }
 
-/** The share of `before`'s words (counted with repeats) found in `after`. */
-function kept(before: string[], after: string[]): number {
-  const left = new Map<string, number>();
-  for (const w of after) left.set(w, (left.get(w) ?? 0) + 1);
+function counted(words: string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const w of words) counts.set(w, (counts.get(w) ?? 0) + 1);
+  return counts;
+}
+
+/** The share of the old definition's words (counted with repeats, `total` of them) found in the new. */
+function kept(before: Map<string, number>, total: number, after: Map<string, number>): number {
   let found = 0;
-  for (const w of before) {
-    const n = left.get(w) ?? 0;
-    if (n > 0) {
-      found++;
-      left.set(w, n - 1);
-    }
-  }
-  return found / before.length;
+  for (const [w, n] of before) found += Math.min(n, after.get(w) ?? 0);
+  return found / total;
 }

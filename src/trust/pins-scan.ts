@@ -82,7 +82,9 @@ function characterSignals({ path, raw }: Text): Signal[] {
       });
       break;
     }
-  if (/ {30,}\S/.test(raw.trim()))
+  // Anchored after a non-space, so a long run is tried from its start only (not from each of its
+  // spaces, which took time growing with the square of its length).
+  if (/[^ ] {30,}(?=\S)/.test(raw.trim()))
     found.push({
       rule: 'padded-out-of-view',
       kind: 'hidden-instruction',

@@ -89,7 +89,7 @@ export class PinScreen {
       (r) => r.sha256 !== NEVER_PINNED && r.goneSince === undefined && !present.has(r.name),
     );
     const fresh = items.filter((i) => !rows.has(pinKeyOf(kind, i)));
-    const renames =
+    const found =
       hadBaseline && vanished.length > 0 && fresh.length > 0
         ? findRenames(
             kind,
@@ -97,6 +97,15 @@ export class PinScreen {
             fresh.map((i) => ({ name: pinKeyOf(kind, i), definition: pinOf(kind, i).definition })),
           )
         : new Map<string, string>();
+    // Too many vanished and new at once to compare: any newcomer may be a renamed pin, so each is
+    // held as new (whatever pinning.newTools says) rather than trusted unseen.
+    const uncompared = found === undefined;
+    if (uncompared)
+      this.options.log.warn(
+        { backend, kind, vanished: vanished.length, added: fresh.length },
+        `too many ${NOUN[kind]}s renamed at once to compare with their pins; the new ones are held for review`,
+      );
+    const renames = found ?? new Map<string, string>();
     this.store.presence(
       backend,
       kind,
@@ -109,7 +118,15 @@ export class PinScreen {
     const now = new Map<string, Held>();
     const admitted = items.filter((item) => {
       const name = pinKeyOf(kind, item);
-      const reason = this.judge(backend, kind, item, rows.get(name), hadBaseline, renames.get(name));
+      const reason = this.judge(
+        backend,
+        kind,
+        item,
+        rows.get(name),
+        hadBaseline,
+        renames.get(name),
+        uncompared,
+      );
       if (!reason) {
         if (before.has(name)) this.options.log.info({ backend, kind, name }, `${NOUN[kind]} re-admitted`);
         return true;
@@ -131,6 +148,8 @@ export class PinScreen {
     row: PinRow | undefined,
     hadBaseline: boolean,
     renamedFrom: string | undefined,
+    /** Renames could not be looked for in this change (too large): a newcomer is held as new. */
+    uncompared = false,
   ): HoldReason | undefined {
     const name = pinKeyOf(kind, item);
     const pin = pinOf(kind, item);
@@ -149,6 +168,7 @@ export class PinScreen {
     // Never pinned yet: it waits for the reason it was first held for.
     if (row) return hold(row.changed?.reason ?? 'flagged', row.changed?.renamedFrom);
     if (renamedFrom !== undefined) return hold('renamed', renamedFrom);
+    if (uncompared) return hold('new');
     if (served.flags.length > 0 && this.options.flagged === 'hide') return hold('flagged');
     if (hadBaseline && this.options.newTools !== 'show') return hold('new');
     this.store.pin(backend, kind, name, served);

@@ -3,6 +3,8 @@
 // weigh the threshold on their own; words that honest servers also use ("silently", "API keys",
 // "you must") weigh less, so they flag only beside another signal. Patterns read normalised text
 // (normalise.ts): lowercase, look-alikes folded, whitespace collapsed.
+// Every pattern runs in time linear in the text it reads, whatever a backend writes there: no
+// quantified run that can be tried again from each of its characters (test/security/scan-linear.test.ts).
 
 export interface Rule {
   /** Stable name, shown in the flag so an operator sees which rule fired. */
@@ -52,7 +54,7 @@ export const RULES: readonly Rule[] = [
     weight: 7,
     why: 'contains a pseudo-tag used to smuggle instructions',
     pattern:
-      /<\s*\/?\s*(?:important|system|instructions?|secret|hidden|admin|critical|system_requirement|system[-_ ]?note|assistant)\b[^>]{0,40}>|\[\[?\s*(?:important|system|instructions?)\s*\]?\]|\{\{\s*(?:system|important)\b|<!--[\s\S]{3,}?-->/,
+      /<\s*\/?\s*(?:important|system|instructions?|secret|hidden|admin|critical|system_requirement|system[-_ ]?note|assistant)\b[^>]{0,40}>|\[\[?\s*(?:important|system|instructions?)\s*\]?\]|\{\{\s*(?:system|important)\b|<!--(?:(?!<!--)[\s\S]){3,}?-->/,
   },
   {
     name: 'system-voice',
@@ -60,7 +62,7 @@ export const RULES: readonly Rule[] = [
     weight: 6,
     why: 'speaks as the system or claims authority over the model',
     pattern:
-      /(?:^|[.!\n]\s*)(?:system|assistant|developer)\s*:|\b(?:important|critical|mandatory) system (?:note|instruction|requirement|message)\b|\bsystem requirement\b|\bpre-?approved by\b|\breport no findings\b/,
+      /(?:^|[.!\n])[^\S\n]*(?:system|assistant|developer)\s*:|\b(?:important|critical|mandatory) system (?:note|instruction|requirement|message)\b|\bsystem requirement\b|\bpre-?approved by\b|\breport no findings\b/,
   },
   {
     name: 'hide-action',

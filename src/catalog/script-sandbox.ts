@@ -141,10 +141,19 @@ export async function runScript(
       sliceStart = undefined;
     }
   };
+  // What the interpreter threw into the host (its own stack overflowed) while running the jobs a
+  // tool's answer let go on: those run in a callback, where a throw would end the process, so it
+  // is kept and thrown where the script's first slice would have thrown it (the catch below).
+  let hostError: unknown;
   const pump = () => {
-    if (!vm.alive || stop !== undefined) return;
-    const r = slice(() => runtime.executePendingJobs());
-    if (r.error) r.error.dispose();
+    if (!vm.alive || stop !== undefined || hostError !== undefined) return;
+    try {
+      const r = slice(() => runtime.executePendingJobs());
+      if (r.error) r.error.dispose();
+    } catch (err) {
+      hostError = err;
+      ended();
+    }
   };
 
   try {
@@ -200,6 +209,10 @@ export async function runScript(
             h.dispose();
             deferred.dispose();
             pump();
+          })
+          .catch((err: unknown) => {
+            hostError ??= err;
+            ended();
           });
         return deferred.handle;
       }),
@@ -217,6 +230,7 @@ export async function runScript(
       started.value.dispose();
       pump();
       const result = await Promise.race([settled, endedEarly.then(() => undefined)]);
+      if (hostError !== undefined) throw hostError;
       if (result === undefined)
         void settled.then(
           (r) => r.dispose(),

@@ -181,6 +181,22 @@ test('code mode', async (t) => {
     assert.deepEqual((await run('return "still here"')).structuredContent!.result, 'still here');
   });
 
+  await t.test(
+    "recursion below the interpreter's own check ends the script, before or after a tool call",
+    async () => {
+      // JSON.parse of 100,000 nested brackets overflows the host's stack inside the interpreter.
+      // After a tool call the script goes on in that call's callback, where the overflow once went
+      // unhandled and ended the process.
+      for (const first of ['', 'await tools.records_get_record({ id: 1 });\n']) {
+        const r = await run(`${first}JSON.parse('['.repeat(1e5) + ']'.repeat(1e5));\nreturn 1`);
+        assert.equal(r.isError, true);
+        assert.equal(r.structuredContent!.limit, 'stack');
+        assert.match(r.content[0]!.text!, /stack overflow/);
+      }
+      assert.deepEqual((await run('return "still here"')).structuredContent!.result, 'still here');
+    },
+  );
+
   await t.test('syntax and runtime errors say their line', async () => {
     const syntax = await run('const a = 1;\nconst b = ;\nreturn a');
     assert.equal(syntax.isError, true);

@@ -5,6 +5,8 @@ import type { Logger } from '../log.js';
 import type { Result } from '../jsonrpc/message.js';
 import { exposedName, exposedUri, splitUri, type Namespace } from './naming.js';
 import { LISTS, type ListName } from '../protocol/methods.js';
+import { templateMatches } from './uri-template-match.js';
+
 
 /** Each list: the method that reads it, the capability that offers it, its result key and item field. */
 export const LIST_KINDS = LISTS;
@@ -331,17 +333,4 @@ export class Catalog {
     this.renamed.set(item, copy);
     return copy;
   }
-}
-
-/** RFC 6570 level-1 matching, enough to decide which backend a concrete URI belongs to. */
-export function templateMatches(template: string, uri: string): boolean {
-  const pattern = template
-    .split(/(\{[^}]*\})/)
-    .map((part) => (part.startsWith('{') ? (/^\{[+#]/.test(part) ? '.*' : '[^/?#]*') : escapeRegex(part)))
-    .join('');
-  return new RegExp(`^${pattern}$`).test(uri);
-}
-
-function escapeRegex(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

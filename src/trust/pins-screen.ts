@@ -3,7 +3,8 @@
 // a pin's place, what was flagged on first sight, and what appeared after the backend's first list
 // wait for an operator: left out of the catalog (neither listed nor callable), or kept in it with
 // every use needing a human's approval (the policy stage asks).
-import { templateMatches, type Item, type ListKind } from '../catalog/catalog.js';
+import type { Item, ListKind } from '../catalog/catalog.js';
+import { templateMatches } from '../catalog/uri-template-match.js';
 import type { Logger } from '../log.js';
 import { pinKeyOf, pinKindOf, pinOf, type PinKind } from './pins-definition.js';
 import { findRenames } from './pins-rename.js';

@@ -9,7 +9,7 @@ import {
   splitUri,
   MAX_NAME_LENGTH,
 } from '../../src/catalog/naming.js';
-import { templateMatches } from '../../src/catalog/catalog.js';
+import { templateMatches } from '../../src/catalog/uri-template-match.js';
 import { Config } from '../../src/config/schema.js';
 
 const server = { command: 'x' };

@@ -1,0 +1,77 @@
+// Whether a concrete URI is one a resource template (RFC 6570, level 1 and the + and # operators)
+// describes: what decides which backend a URI read belongs to. Both sides come from outside (the
+// template from a backend, the URI from whoever reads), so matching runs in time bounded by their
+// lengths' product, never more (a regular expression built from `{+a}{+b}…` backtracks without
+// end), and that product is capped: past it a template claims nothing.
+
+/** The most URI characters × template parts compared in one match. */
+export const MAX_MATCH_WORK = 4_000_000;
+
+/** One part of a compiled template: a literal character, or an expression's gap. */
+type Part = string | { any: boolean };
+
+const compiled = new Map<string, Part[]>();
+const MAX_COMPILED = 1_000;
+
+/** True when `uri` is one of the URIs `template` describes. */
+export function templateMatches(template: string, uri: string): boolean {
+  const parts = partsOf(template);
+  if ((uri.length + 1) * (parts.length + 1) > MAX_MATCH_WORK) return false;
+  // The positions in `parts` the URI read so far can have reached (a Thompson simulation).
+  let now = new Uint8Array(parts.length + 1);
+  let next = new Uint8Array(parts.length + 1);
+  now[0] = 1;
+  close(parts, now);
+  for (let k = 0; k < uri.length; k++) {
+    const c = uri[k]!;
+    next.fill(0);
+    let alive = false;
+    for (let s = 0; s < parts.length; s++) {
+      if (!now[s]) continue;
+      const part = parts[s]!;
+      if (typeof part === 'string') {
+        if (part === c) {
+          next[s + 1] = 1;
+          alive = true;
+        }
+      } else if (part.any || (c !== '/' && c !== '?' && c !== '#')) {
+        next[s] = 1;
+        alive = true;
+      }
+    }
+    if (!alive) return false;
+    close(parts, next);
+    [now, next] = [next, now];
+  }
+  return now[parts.length] === 1;
+}
+
+/** An expression may match nothing: a state at a gap also stands after it. */
+function close(parts: Part[], states: Uint8Array): void {
+  for (let s = 0; s < parts.length; s++) if (states[s] && typeof parts[s] !== 'string') states[s + 1] = 1;
+}
+
+/**
+ * The template as parts: each `{…}` a gap (`{+x}` and `{#x}` take any character, `{x}` none of
+ * `/?#`), adjacent gaps as one (the wider), each other character itself. Kept for the next match.
+ */
+function partsOf(template: string): Part[] {
+  const known = compiled.get(template);
+  if (known) return known;
+  const parts: Part[] = [];
+  for (let i = 0; i < template.length;) {
+    const close = template[i] === '{' ? template.indexOf('}', i) : -1;
+    if (close === -1) {
+      parts.push(template[i++]!);
+      continue;
+    }
+    const any = template[i + 1] === '+' || template[i + 1] === '#';
+    const last = parts.at(-1);
+    if (last !== undefined && typeof last !== 'string') last.any ||= any;
+    else parts.push({ any });
+    i = close + 1;
+  }
+  if (compiled.size >= MAX_COMPILED) compiled.clear();
+  compiled.set(template, parts);
+  return parts;
+}

@@ -7,7 +7,6 @@ import { exposedName, exposedUri, splitUri, type Namespace } from './naming.js';
 import { LISTS, type ListName } from '../protocol/methods.js';
 import { templateMatches } from './uri-template-match.js';
 
-
 /** Each list: the method that reads it, the capability that offers it, its result key and item field. */
 export const LIST_KINDS = LISTS;
 export type ListKind = ListName;

@@ -16,7 +16,7 @@ const FREE_TEXT = {
 
 /** The parts of an input-required status message for an elicitation/create request. */
 export function questionParts(params: Params): Part[] {
-  const parts: Part[] = [textPart(String(params.message ?? 'Input is required'))];
+  const parts: Part[] = [textPart(typeof params.message === 'string' ? params.message : 'Input is required')];
   const { message: _message, _meta, ...rest } = params;
   // Schema (form mode) or URL (url mode) as data: what the answer must look like.
   parts.push(dataPart(rest));
@@ -31,15 +31,18 @@ export function questionParts(params: Params): Part[] {
 export function answerOf(message: Message, asked: Params): Record<string, unknown> {
   const data = dataOf(message).find((d) => typeof d === 'object' && d !== null && !Array.isArray(d)) as
     Params | undefined;
-  if (data && ['accept', 'decline', 'cancel'].includes(String(data.action)))
+  if (data && typeof data.action === 'string' && ['accept', 'decline', 'cancel'].includes(data.action))
     return { action: data.action, ...(data.content !== undefined ? { content: data.content } : {}) };
   if (data) return { action: 'accept', content: data };
   const text = textOf(message).trim();
   if (/^(decline|cancel)$/i.test(text)) return { action: text.toLowerCase() };
   if (asked.mode === 'url') return { action: 'accept' };
-  const schema = (asked.requestedSchema ?? {}) as { properties?: Record<string, { type?: unknown }> };
-  const strings = Object.entries(schema.properties ?? {}).filter(([, p]) => p.type === 'string');
-  if (strings.length === 1 && Object.keys(schema.properties ?? {}).length === 1)
+  // The schema is the backend's: any of it may be missing or of another type.
+  const schema = (asked.requestedSchema ?? {}) as { properties?: Record<string, { type?: unknown } | null> };
+  const properties =
+    typeof schema.properties === 'object' && schema.properties !== null ? schema.properties : {};
+  const strings = Object.entries(properties).filter(([, p]) => p?.type === 'string');
+  if (strings.length === 1 && Object.keys(properties).length === 1)
     return { action: 'accept', content: { [strings[0]![0]]: text } };
   return { action: 'accept', content: {} };
 }

@@ -94,10 +94,12 @@ export class SkillRun {
   answered(message: Message): void {
     const q = this.question;
     if (!q) return;
+    // Read before the question is let go: what cannot be read leaves it waiting for another answer.
+    const answer = answerOf(message, q.params);
     this.question = undefined;
     this.nextStop();
     this.status(TaskState.TASK_STATE_WORKING);
-    q.answer(answerOf(message, q.params));
+    q.answer(answer);
   }
 
   /** The agent cancelled the task (tasks/cancel): the call is cancelled through its signal. */

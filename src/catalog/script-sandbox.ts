@@ -145,14 +145,17 @@ export async function runScript(
   // tool's answer let go on: those run in a callback, where a throw would end the process, so it
   // is kept and thrown where the script's first slice would have thrown it (the catch below).
   let hostError: unknown;
+  const hostFailed = (err: unknown) => {
+    hostError ??= err;
+    ended();
+  };
   const pump = () => {
     if (!vm.alive || stop !== undefined || hostError !== undefined) return;
     try {
       const r = slice(() => runtime.executePendingJobs());
       if (r.error) r.error.dispose();
     } catch (err) {
-      hostError = err;
-      ended();
+      hostFailed(err);
     }
   };
 
@@ -210,10 +213,7 @@ export async function runScript(
             deferred.dispose();
             pump();
           })
-          .catch((err: unknown) => {
-            hostError ??= err;
-            ended();
-          });
+          .catch(hostFailed);
         return deferred.handle;
       }),
     );

@@ -4,7 +4,7 @@
 // lengths' product, never more (a regular expression built from `{+a}{+b}…` backtracks without
 // end), and that product is capped: past it a template claims nothing.
 
-/** The most URI characters × template parts compared in one match. */
+/** The most URI characters × template characters compared in one match. */
 export const MAX_MATCH_WORK = 4_000_000;
 
 /** One part of a compiled template: a literal character, or an expression's gap. */
@@ -13,15 +13,23 @@ type Part = string | { any: boolean };
 const compiled = new Map<string, Part[]>();
 const MAX_COMPILED = 1_000;
 
-/** True when `uri` is one of the URIs `template` describes. */
+/** True when `uri` is one of the URIs `template` describes (and not too long to tell). */
 export function templateMatches(template: string, uri: string): boolean {
+  return matchTemplate(template, uri) === 'yes';
+}
+
+/**
+ * Whether `uri` is one of the URIs `template` describes, or too long to tell (over MAX_MATCH_WORK):
+ * routing takes that as no, a hold as yes.
+ */
+export function matchTemplate(template: string, uri: string): 'yes' | 'no' | 'too long' {
+  if ((uri.length + 1) * (template.length + 1) > MAX_MATCH_WORK) return 'too long';
   const parts = partsOf(template);
-  if ((uri.length + 1) * (parts.length + 1) > MAX_MATCH_WORK) return false;
   // The positions in `parts` the URI read so far can have reached (a Thompson simulation).
   let now = new Uint8Array(parts.length + 1);
   let next = new Uint8Array(parts.length + 1);
   now[0] = 1;
-  close(parts, now);
+  closeOver(parts, now);
   for (let k = 0; k < uri.length; k++) {
     const c = uri[k]!;
     next.fill(0);
@@ -39,15 +47,15 @@ export function templateMatches(template: string, uri: string): boolean {
         alive = true;
       }
     }
-    if (!alive) return false;
-    close(parts, next);
+    if (!alive) return 'no';
+    closeOver(parts, next);
     [now, next] = [next, now];
   }
-  return now[parts.length] === 1;
+  return now[parts.length] === 1 ? 'yes' : 'no';
 }
 
 /** An expression may match nothing: a state at a gap also stands after it. */
-function close(parts: Part[], states: Uint8Array): void {
+function closeOver(parts: Part[], states: Uint8Array): void {
   for (let s = 0; s < parts.length; s++) if (states[s] && typeof parts[s] !== 'string') states[s + 1] = 1;
 }
 

@@ -1,9 +1,10 @@
 // One debug line per call, from the pipeline's `switchboard:call:end` diagnostics channel: who
 // called what, how it ended and how long it took. Subscribed only when debug lines are written, so
 // the pipeline publishes nothing when nobody reads.
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { watchChannel } from '../observe/watch-channel.js';
 import type { CallEndEvent } from '../pipeline/stages/observe.js';
 import type { Logger } from '../log.js';
+import { messageOf } from '../jsonrpc/outgoing.js';
 
 /** Starts logging calls at debug if `log` writes debug lines; returns the stop. */
 export function logCalls(log: Logger): () => void {
@@ -20,11 +21,10 @@ export function logCalls(log: Logger): () => void {
         target,
         outcome,
         durationMs: Math.round(durationMs * 10) / 10,
-        ...(error === undefined ? {} : { err: error instanceof Error ? error.message : String(error) }),
+        ...(error === undefined ? {} : { err: messageOf(error) }),
       },
       `call ${ctx.method}${target ? ` ${target}` : ''} by ${ctx.caller.kind}:${ctx.caller.id}: ${outcome}`,
     );
   };
-  subscribe('switchboard:call:end', onEnd);
-  return () => unsubscribe('switchboard:call:end', onEnd);
+  return watchChannel('switchboard:call:end', onEnd, log);
 }

@@ -174,13 +174,13 @@ export class PausedCall {
   }
 
   cancel(why: string): void {
-    clearTimeout(this.timer);
-    this.controller.abort(new LocalError('cancelled', why));
+    this.cut(new LocalError('cancelled', why));
   }
 
   /**
-   * Ends the call with `reason` (a stop's deadline). Unlike a cancellation of the exchange, this
-   * is no reason to send nothing: whoever waits on the call gets the error it ends with.
+   * Ends the call with `reason`: a cancellation (above), or a stop's deadline, which unlike a
+   * cancellation of the exchange is no reason to send nothing: whoever waits on the call gets the
+   * error it ends with.
    */
   readonly cut = (reason: Error): void => {
     clearTimeout(this.timer);

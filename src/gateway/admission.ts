@@ -11,7 +11,7 @@ import { TokenBucket } from '../backends/token-bucket.js';
 import type { Config } from '../config/schema.js';
 import { LocalError } from '../errors/errors.js';
 import type { CallContext } from '../call/context.js';
-import { linkSignals, type LinkedSignal } from '../call/signals.js';
+import { linkSignals } from '../call/signals.js';
 
 interface Waiter {
   ctx: CallContext;
@@ -126,16 +126,16 @@ export class Admission {
   private take(key: string, s: Slots, ctx: CallContext): () => void {
     s.under++;
     const host = ctx.caller.kind === 'host';
-    const link = host ? cutter(ctx) : undefined;
-    if (host) this.hostCalls.set(ctx, link?.abort ?? ctx.cut!);
+    const cut = host ? cutter(ctx) : undefined;
+    if (cut) this.hostCalls.set(ctx, cut.cut);
     let released = false;
     return () => {
       if (released) return;
       released = true;
       s.under--;
       this.next(key, s);
-      if (!host) return;
-      link?.unlink();
+      if (!cut) return;
+      cut.unlink?.();
       this.hostCalls.delete(ctx);
       this.drained?.();
     };
@@ -218,11 +218,11 @@ const CUT_GRACE_MS = 1000;
  * send nothing then): by the door's own cut when the door gave one (nothing to set up), else by a
  * signal of the call's own linked to the caller's, which the call runs under from here on.
  */
-function cutter(ctx: CallContext): LinkedSignal | undefined {
-  if (ctx.cut) return undefined;
+function cutter(ctx: CallContext): { cut: (reason: Error) => void; unlink?: () => void } {
+  if (ctx.cut) return { cut: ctx.cut };
   const link = linkSignals([ctx.signal]);
   ctx.signal = link.signal;
-  return link;
+  return { cut: link.abort, unlink: link.unlink };
 }
 
 function callerKey(ctx: CallContext): string {

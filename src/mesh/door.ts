@@ -140,7 +140,7 @@ export class MeshDoor {
         error: { code: WIRE.BACKEND_UNAVAILABLE, message },
       });
     }
-    const key = `${e.inbox} ${String(req.id)}`;
+    const key = `${e.inbox} ${textOf(req.id)}`;
     const ac = new AbortController();
     this.running.set(key, ac);
     try {

@@ -11,11 +11,14 @@ const KEPT = 0.8;
 /** Fewer words than this say too little to tell a copy from a coincidence. */
 const MIN_WORDS = 4;
 /**
- * The most (vanished, new) pairs one list change is compared over. Comparing costs their product,
- * and a backend chooses both: a change beyond this (500 renamed at once, say) is not compared at
- * all, and its newcomers are held for review (see findRenames).
+ * The most (vanished, new) pairs one list change is compared over, and the most word lookups
+ * (each vanished definition's distinct words, times the newcomers). Comparing costs these, and a
+ * backend chooses both sides: a change beyond either (500 renamed at once, or a few huge
+ * definitions against thousands of newcomers) is not compared at all, and its newcomers are held
+ * for review (see findRenames).
  */
 export const MAX_COMPARED_PAIRS = 250_000;
+export const MAX_COMPARED_WORDS = 5_000_000;
 
 export interface Candidate {
   name: string;
@@ -34,14 +37,25 @@ export function findRenames(
 ): Map<string, string> | undefined {
   if (vanished.length * added.length > MAX_COMPARED_PAIRS) return undefined;
   // Each definition read and counted once, not once per pair.
-  const after = added.map((now) => ({ name: now.name, counts: counted(words(kind, now.definition)) }));
+  const after = added.map((now) => {
+    const all = words(kind, now.definition);
+    return { name: now.name, total: all.length, counts: counted(all) };
+  });
+  const before = vanished
+    .map((old) => {
+      const all = words(kind, old.definition);
+      return { name: old.name, total: all.length, counts: counted(all) };
+    })
+    .filter((b) => b.total >= MIN_WORDS);
+  let lookups = 0;
+  for (const b of before) lookups += b.counts.size * after.length;
+  if (lookups > MAX_COMPARED_WORDS) return undefined;
   const scored: { from: string; to: string; score: number }[] = [];
-  for (const old of vanished) {
-    const before = words(kind, old.definition);
-    if (before.length < MIN_WORDS) continue;
-    const counts = counted(before);
+  for (const old of before) {
     for (const now of after) {
-      const score = kept(counts, before.length, now.counts);
+      // A newcomer with fewer words than KEPT of the old one's cannot keep enough of them.
+      if (now.total < KEPT * old.total) continue;
+      const score = kept(old.counts, old.total, now.counts);
       if (score >= KEPT) scored.push({ from: old.name, to: now.name, score });
     }
   }

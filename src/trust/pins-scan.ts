@@ -62,8 +62,16 @@ function texts(item: Record<string, unknown>): Text[] {
 }
 
 /** Character-level signals: what a reader cannot see or misreads. */
-function characterSignals({ path, raw }: Text): Signal[] {
+function characterSignals({ path, raw, text }: Text): Signal[] {
   const found: Signal[] = [];
+  const comment = htmlComment(text);
+  if (comment !== undefined)
+    found.push({
+      rule: 'pseudo-tag',
+      kind: 'hidden-instruction',
+      weight: 7,
+      reason: `${path} hides text in an HTML comment: "${comment.replace(/\s+/g, ' ').slice(0, 80)}"`,
+    });
   const invisible = invisibleIn(raw);
   if (invisible)
     found.push({
@@ -105,15 +113,27 @@ function characterSignals({ path, raw }: Text): Signal[] {
   return found;
 }
 
+/**
+ * An HTML comment with something in it (renderers hide it, models read it), found by position: the
+ * first "<!--" and a "-->" after at least three characters. A pattern would try each "<!--" of a
+ * text full of them against the rest of it.
+ */
+function htmlComment(text: string): string | undefined {
+  const open = text.indexOf('<!--');
+  if (open === -1) return undefined;
+  const close = text.indexOf('-->', open + 7);
+  return close === -1 ? undefined : text.slice(open, close + 3);
+}
+
 /** Words that turn a mention into a refusal: "… are rejected", "never send …", "do not include …". */
 const DISCLAIMER =
   /\b(?:not|never|no|rejected|denied|blocked|forbidden|refused?|excluded|prohibited|cannot|can't|won't|avoid|disallowed)\b/;
 
-/** The sentence of a text around a position (a dot only ends one before a space, so paths stay whole). */
-function sentenceAt(text: string, at: number, length: number): string {
+/** The bounds of the sentence around a match (a dot only ends one before a space, so paths stay whole). */
+function sentenceAt(text: string, at: number, length: number): { start: number; end: number } {
   const start = Math.max(text.lastIndexOf('. ', at), text.lastIndexOf('\n', at), text.lastIndexOf('; ', at));
   const ends = ['. ', '\n', '; '].map((s) => text.indexOf(s, at + length)).filter((i) => i >= 0);
-  return text.slice(start + 1, ends.length ? Math.min(...ends) : text.length);
+  return { start: start + 1, end: ends.length ? Math.min(...ends) : text.length };
 }
 
 function firstMatch(rule: Rule, text: string): RegExpExecArray | undefined {
@@ -121,9 +141,18 @@ function firstMatch(rule: Rule, text: string): RegExpExecArray | undefined {
     rule.pattern.source,
     rule.pattern.flags.includes('g') ? rule.pattern.flags : rule.pattern.flags + 'g',
   );
-  for (const m of text.matchAll(global))
-    if (!rule.notInDisclaimer || !DISCLAIMER.test(sentenceAt(text, m.index, m[0].length)))
-      return m as RegExpExecArray;
+  // Each sentence is bounded and judged once, however many matches it holds: judging it per match
+  // read a long sentence again for each of its matches.
+  let sentence: { start: number; end: number; disclaims: boolean } | undefined;
+  for (const m of text.matchAll(global)) {
+    if (!rule.notInDisclaimer) return m as RegExpExecArray;
+    const end = m.index + m[0].length;
+    if (!sentence || m.index < sentence.start || end > sentence.end) {
+      const bounds = sentenceAt(text, m.index, m[0].length);
+      sentence = { ...bounds, disclaims: DISCLAIMER.test(text.slice(bounds.start, bounds.end)) };
+    }
+    if (!sentence.disclaims) return m as RegExpExecArray;
+  }
   return undefined;
 }
 

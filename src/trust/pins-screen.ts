@@ -4,7 +4,7 @@
 // wait for an operator: left out of the catalog (neither listed nor callable), or kept in it with
 // every use needing a human's approval (the policy stage asks).
 import type { Item, ListKind } from '../catalog/catalog.js';
-import { templateMatches } from '../catalog/uri-template-match.js';
+import { matchTemplate } from '../catalog/uri-template-match.js';
 import type { Logger } from '../log.js';
 import { pinKeyOf, pinKindOf, pinOf, type PinKind } from './pins-definition.js';
 import { findRenames } from './pins-rename.js';
@@ -30,6 +30,9 @@ interface Held {
   /** Kept listed, each use asking for approval; else left out. */
   listed: boolean;
 }
+
+/** How much each way of holding a definition keeps from the model. */
+const STRICTNESS = { show: 0, approve: 1, hide: 2 } as const;
 
 const NOUN: Record<PinKind, string> = { tool: 'tool', prompt: 'prompt', template: 'resource template' };
 
@@ -78,7 +81,8 @@ export class PinScreen {
       return h?.listed ? ruleOf(h.reason) : undefined;
     }
     for (const [uriTemplate, h] of held)
-      if (h.listed && templateMatches(uriTemplate, name)) return ruleOf(h.reason);
+      // A URI too long to compare with the template is taken as one of its URIs: held is held.
+      if (h.listed && matchTemplate(uriTemplate, name) !== 'no') return ruleOf(h.reason);
     return undefined;
   };
 
@@ -99,7 +103,7 @@ export class PinScreen {
           )
         : new Map<string, string>();
     // Too many vanished and new at once to compare: any newcomer may be a renamed pin, so each is
-    // held as new (whatever pinning.newTools says) rather than trusted unseen.
+    // held (as a rename or as new, whichever is the stricter) rather than trusted unseen.
     const uncompared = found === undefined;
     if (uncompared)
       this.options.log.warn(
@@ -149,7 +153,7 @@ export class PinScreen {
     row: PinRow | undefined,
     hadBaseline: boolean,
     renamedFrom: string | undefined,
-    /** Renames could not be looked for in this change (too large): a newcomer is held as new. */
+    /** Renames could not be looked for in this change (too large): a newcomer is held either way. */
     uncompared = false,
   ): HoldReason | undefined {
     const name = pinKeyOf(kind, item);
@@ -169,8 +173,10 @@ export class PinScreen {
     // Never pinned yet: it waits for the reason it was first held for.
     if (row) return hold(row.changed?.reason ?? 'flagged', row.changed?.renamedFrom);
     if (renamedFrom !== undefined) return hold('renamed', renamedFrom);
-    if (uncompared) return hold('new');
     if (served.flags.length > 0 && this.options.flagged === 'hide') return hold('flagged');
+    // It may be a renamed pin or a new definition: held as whichever of the two is held the stricter.
+    if (uncompared)
+      return hold(STRICTNESS[this.modeOf('renamed')] > STRICTNESS[this.modeOf('new')] ? 'renamed' : 'new');
     if (hadBaseline && this.options.newTools !== 'show') return hold('new');
     this.store.pin(backend, kind, name, served);
     if (hadBaseline)

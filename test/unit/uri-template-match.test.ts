@@ -3,7 +3,7 @@
 // where such an expression backtracks without end (`{+a}{+b}…` against a URI that almost fits).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_MATCH_WORK, templateMatches } from '../../src/catalog/uri-template-match.js';
+import { MAX_MATCH_WORK, matchTemplate, templateMatches } from '../../src/catalog/uri-template-match.js';
 
 /** The expression switchboard once built: `{+x}`/`{#x}` as `.*`, `{x}` as `[^/?#]*`. */
 function byRegex(template: string, uri: string): boolean {
@@ -52,6 +52,10 @@ test('a template built to backtrack is answered at once; past the work bound it 
   const template = Array.from({ length: 12 }, (_, i) => `{+v${i}}`).join('') + '!';
   assert.equal(templateMatches(template, 'x:' + 'a'.repeat(40)), false);
   assert.equal(templateMatches(template, 'x:' + 'a'.repeat(40) + '!'), true);
+  // Past the bound, routing takes the template to claim nothing, and a hold takes it to claim all.
   const wide = `{+a}${'b'.repeat(4000)}`;
-  assert.equal(templateMatches(wide, 'a'.repeat(MAX_MATCH_WORK / 4000)), false);
+  const long = 'a'.repeat(MAX_MATCH_WORK / 4000);
+  assert.equal(matchTemplate(wide, long), 'too long');
+  assert.equal(templateMatches(wide, long), false);
+  assert.equal(matchTemplate('file:///{+path}', `file:///${'a'.repeat(MAX_MATCH_WORK)}`), 'too long');
 });

@@ -175,10 +175,15 @@ export function normalise(text: string): string {
     .filter((c) => !isInvisible(c) && !isControl(c))
     .map((c) => CONFUSABLE[c] ?? c)
     .join('');
-  return joinSpacedLetters(visible)
-    .replace(/[ \t\u00A0]+/g, ' ')
-    .replace(/\s*\n\s*/g, '\n')
-    .toLowerCase();
+  return (
+    joinSpacedLetters(visible)
+      // Each run read once: whitespace but newlines to one space, then each newline with the spaces
+      // and newlines around it to one newline (a pattern like \s*\n\s* is tried from every
+      // character of a long run of \r or U+2028, in time growing with its square).
+      .replace(/[^\S\n]+/g, ' ')
+      .replace(/ ?\n[ \n]*/g, '\n')
+      .toLowerCase()
+  );
 }
 
 function safeChar(cp: number): string {

@@ -54,7 +54,7 @@ export const RULES: readonly Rule[] = [
     weight: 7,
     why: 'contains a pseudo-tag used to smuggle instructions',
     pattern:
-      /<\s*\/?\s*(?:important|system|instructions?|secret|hidden|admin|critical|system_requirement|system[-_ ]?note|assistant)\b[^>]{0,40}>|\[\[?\s*(?:important|system|instructions?)\s*\]?\]|\{\{\s*(?:system|important)\b|<!--(?:(?!<!--)[\s\S]){3,}?-->/,
+      /<\s*\/?\s*(?:important|system|instructions?|secret|hidden|admin|critical|system_requirement|system[-_ ]?note|assistant)\b[^>]{0,40}>|\[\[?\s*(?:important|system|instructions?)\s*\]?\]|\{\{\s*(?:system|important)\b/,
   },
   {
     name: 'system-voice',
@@ -102,7 +102,7 @@ export const RULES: readonly Rule[] = [
     weight: 6,
     why: 'tells the model how to use other tools',
     pattern:
-      /\bwhen (?:\([^)]*\) )?[`'"]?[a-z][\w.-]*[`'"]?(?: tool)? (?:is|are) (?:invoked|called|used|available|present)\b|\bwhen this tool is (?:available|present|installed|loaded)\b|\bside effects? on\b|\bmodify the behaviou?r of\b|\b(?:after|before) (?:using|calling|running|execute|executing) [`'"]?[a-z][\w.-]*[`'"]? (?:tool|operation)\b|\bnever use the other tools\b/,
+      /\bwhen (?:\([^)]{0,80}\) )?[`'"]?[a-z][\w.-]*[`'"]?(?: tool)? (?:is|are) (?:invoked|called|used|available|present)\b|\bwhen this tool is (?:available|present|installed|loaded)\b|\bside effects? on\b|\bmodify the behaviou?r of\b|\b(?:after|before) (?:using|calling|running|execute|executing) [`'"]?[a-z][\w.-]*[`'"]? (?:tool|operation)\b|\bnever use the other tools\b/,
   },
   {
     name: 'redirect-recipient',

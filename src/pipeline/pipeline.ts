@@ -6,8 +6,8 @@
 //   audit     next, so every call has a record whoever refuses it (protocol, admission, resolve,
 //             policy, the loop guard, approval) and whatever the backend answers; optional;
 //   protocol  refuses what breaks the caller's era (a modern envelope, version or routing headers;
-//             a method the era lacks; a backend's question asked through a door) before anything
-//             is spent on it;
+//             a method the era lacks; a backend's question asked through a door), and params
+//             nested past 512 levels, before anything is spent on it;
 //   admission the caller's share (concurrency, queue, rate) and the drain at stop: after protocol,
 //             so malformed calls take no slot; before resolve, so a queued call waits before it
 //             holds anything;

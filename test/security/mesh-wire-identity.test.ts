@@ -50,15 +50,25 @@ describe('mesh identity attacks over the wire', { skip: NO_NATS, timeout: 120_00
     }
   }
 
-  /** Publishes an envelope to b's door as an attacker on the bus would, and returns b's answer. */
+  /**
+   * Publishes an envelope to b's door as an attacker on the bus would, and returns b's answer to
+   * it. A node's inbox carries all its traffic (other answers, stream notifications): only the
+   * answer naming the message's id counts.
+   */
   async function sendToB(
     envelope: Omit<Envelope, 'inbox'> | ((inbox: string) => Promise<Omit<Envelope, 'inbox'>>),
     inbox = `switchboard.inbox.attacker.${Math.random().toString(36).slice(2)}`,
   ): Promise<{ error?: { message: string } }> {
-    const sub = spy.subscribe(`${inbox}.*`, { max: 1 });
+    const sub = spy.subscribe(`${inbox}.*`);
     const body = typeof envelope === 'function' ? await envelope(inbox) : envelope;
+    const { id } = JSON.parse(body.msg) as { id?: unknown };
     spy.publish('switchboard.rpc.b', JSON.stringify({ ...body, inbox }));
-    for await (const m of sub) return m.json();
+    for await (const m of sub) {
+      const answer = m.json<{ id?: unknown; result?: unknown; error?: { message: string } }>();
+      if (answer.id !== id || !('result' in answer || 'error' in answer)) continue;
+      sub.unsubscribe();
+      return answer;
+    }
     throw new Error('no answer');
   }
 

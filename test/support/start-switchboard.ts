@@ -1,4 +1,5 @@
 // Starts switchboard in this process for a test: the config as given, HTTP on a free port.
+import './isolated-state.js';
 import type { Readable, Writable } from 'node:stream';
 import type { TestContext } from 'node:test';
 import { Config, type ConfigInput } from '../../src/config/schema.js';

@@ -1,5 +1,6 @@
 // Switchboard as its own process (the CLI, `up` on a free port), for tests that measure it from
 // outside: its memory (/proc/<pid>/status) and its log lines on stderr.
+import './isolated-state.js';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

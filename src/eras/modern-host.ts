@@ -18,6 +18,7 @@ import type { JsonRpcRequest, JsonRpcResponse, Params, Result } from '../jsonrpc
 import type { Caller, CallContext } from '../call/context.js';
 import { newCall } from '../call/new-call.js';
 import { modernProblem } from '../protocol/envelope.js';
+import { paramsTooDeep } from '../protocol/params-depth.js';
 import { META } from '../protocol/versions.js';
 import { isInputRequired } from './input-required.js';
 import type { ModernExchange } from './modern-exchange.js';
@@ -165,7 +166,9 @@ export class ModernHost {
     let state: State;
     let call: PausedCall | undefined;
     try {
-      const problem = modernProblem(req.method, params, { ...ex.wire, toolSchema: this.options.toolSchema });
+      const problem =
+        modernProblem(req.method, params, { ...ex.wire, toolSchema: this.options.toolSchema }) ??
+        paramsTooDeep(params);
       if (problem) throw problem;
       state = openState(this.options.sealer, req, caller);
       call = state.k === 'park' ? this.paused.get(state.id) : undefined;

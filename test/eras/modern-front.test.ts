@@ -111,6 +111,19 @@ test('a legacy backend asking mid-call becomes input_required; the retry resumes
     }),
   );
   assert.equal(((await inbox.next((m) => m.id === 3)).error as { code: number }).code, -32602);
+  // Answers nested past what any message may carry are refused before they reach the question
+  // (the retry resumes the call without passing the pipeline again); the call keeps waiting.
+  const deep = JSON.parse('['.repeat(600) + ']'.repeat(600)) as unknown;
+  write(
+    request(6, 'tools/call', {
+      ...args,
+      requestState: first.requestState,
+      inputResponses: { [key]: { action: 'accept', content: { answer: deep } } },
+    }),
+  );
+  const refused = (await inbox.next((m) => m.id === 6)).error as { code: number; message: string };
+  assert.equal(refused.code, -32602);
+  assert.match(refused.message, /nest deeper than 512 levels/);
 
   const answer = { action: 'accept', content: { answer: 'Ada' } };
   write(

@@ -5,8 +5,7 @@
 // params nest deeper than a message may is refused too, whoever makes it: encoding it for its
 // target would exhaust the stack, and that failure would be taken for the target's.
 import { WIRE, WireError } from '../../errors/errors.js';
-import { nestsDeeperThan } from '../../encoding/nesting.js';
-import { MAX_MESSAGE_DEPTH } from '../../jsonrpc/message.js';
+import { paramsTooDeep } from '../../protocol/params-depth.js';
 import { modernProblem } from '../../protocol/envelope.js';
 import { methodSpec } from '../../protocol/methods.js';
 import { notFound } from '../../protocol/not-found.js';
@@ -24,14 +23,10 @@ export function protocolStage(toolSchema: (name: string) => unknown): Stage {
       ctx.decision = { effect: 'deny', rule: 'protocol' };
       return Promise.reject(notFound(ctx.method, ctx.params));
     }
-    if (nestsDeeperThan(ctx.params, MAX_MESSAGE_DEPTH)) {
+    const deep = paramsTooDeep(ctx.params);
+    if (deep) {
       ctx.decision = { effect: 'deny', rule: 'protocol' };
-      return Promise.reject(
-        new WireError(
-          WIRE.INVALID_PARAMS,
-          `Invalid params: they nest deeper than ${MAX_MESSAGE_DEPTH} levels`,
-        ),
-      );
+      return Promise.reject(deep);
     }
     if (ctx.parent || ctx.returning) return next();
     let refusal: Error | undefined;

@@ -175,8 +175,7 @@ export class SqliteContextStore implements ContextStore {
     // Immediate: the version and the revision are read under the write lock, so a CAS cannot act
     // on a stale read, and two processes never number two writes alike.
     const written = this.putTx.immediate(scope, key, json, options, now, expired);
-    for (const r of expired)
-      this.watchers.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
+    this.expired(expired);
     this.watchers.emit({ scope, key, op: 'put', version: written.version, json });
     return written;
   }
@@ -209,8 +208,7 @@ export class SqliteContextStore implements ContextStore {
     }
     group.forEach((q, i) => {
       const o = outcomes[i]!;
-      for (const r of o.expired)
-        this.watchers.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
+      this.expired(o.expired);
       if ('error' in o) return q.reject(o.error);
       this.watchers.emit({ scope: q.scope, key: q.key, op: 'put', version: o.entry.version, json: q.json });
       q.resolve(o.entry);
@@ -309,10 +307,15 @@ export class SqliteContextStore implements ContextStore {
       const rows = this.q.expired.all(now, 500);
       if (rows.length === 0) return total;
       this.db.transaction(() => this.dropExpired(rows))();
-      for (const r of rows)
-        this.watchers.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
+      this.expired(rows);
       total += rows.length;
     }
+  }
+
+  /** Tells watchers of keys a committed transaction removed because they had expired. */
+  private expired(rows: readonly Row[]): void {
+    for (const r of rows)
+      this.watchers.emit({ scope: r.scope, key: r.key, op: 'expire', version: r.version });
   }
 
   private usageOf(scope: string): Usage {

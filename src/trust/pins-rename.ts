@@ -37,16 +37,12 @@ export function findRenames(
 ): Map<string, string> | undefined {
   if (vanished.length * added.length > MAX_COMPARED_PAIRS) return undefined;
   // Each definition read and counted once, not once per pair.
-  const after = added.map((now) => {
-    const all = words(kind, now.definition);
-    return { name: now.name, total: all.length, counts: counted(all) };
-  });
-  const before = vanished
-    .map((old) => {
-      const all = words(kind, old.definition);
-      return { name: old.name, total: all.length, counts: counted(all) };
-    })
-    .filter((b) => b.total >= MIN_WORDS);
+  const profile = (c: Candidate) => {
+    const all = words(kind, c.definition);
+    return { name: c.name, total: all.length, counts: counted(all) };
+  };
+  const after = added.map(profile);
+  const before = vanished.map(profile).filter((b) => b.total >= MIN_WORDS);
   let lookups = 0;
   for (const b of before) lookups += b.counts.size * after.length;
   if (lookups > MAX_COMPARED_WORDS) return undefined;

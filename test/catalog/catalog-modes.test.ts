@@ -137,10 +137,15 @@ test('call_tool carries progress to the caller and is audited as a child of the 
     { onprogress: (p) => progress.push(p.progress) },
   );
   assert.deepEqual(progress, [1, 2, 3]);
-  const inner = ended.find(
-    (e) => e.ctx.method === 'tools/call' && e.ctx.params.name === 'everything_trigger-long-running-operation',
+  // A call's end is published after the turn it ended in, which can come after its answer is read.
+  const inner = await until(
+    () =>
+      ended.find(
+        (e) =>
+          e.ctx.method === 'tools/call' && e.ctx.params.name === 'everything_trigger-long-running-operation',
+      ),
+    'the inner call passed the pipeline',
   );
-  assert.ok(inner, 'the inner call passed the pipeline');
   assert.equal(inner.ctx.parent?.params.name, 'call_tool');
   assert.equal(inner.ctx.target?.backend, 'everything');
   assert.equal(inner.ctx.decision?.effect, 'allow');

@@ -1,6 +1,9 @@
 // The context store in the state database: one row per key, a usage row per scope (so limits are
-// checked without counting), and one store-wide revision that numbers every write.
+// checked without counting), one store-wide revision that numbers every write, and a cache of rows
+// (row-cache.ts) that the hot reads and the checks of a put answer from.
 import { migrate, type StateDb } from '../state/state-db.js';
+import { CONTEXT_MIGRATIONS } from './context-tables.js';
+import { RowCache, type CachedRow, type RowCacheLimits } from './row-cache.js';
 import { Watchers } from './watchers.js';
 import {
   ContextStoreError,
@@ -11,32 +14,6 @@ import {
   type PutOptions,
   type Usage,
 } from './store.js';
-
-const MIGRATIONS = [
-  `CREATE TABLE context_entries (
-     scope TEXT NOT NULL,
-     key TEXT NOT NULL,
-     json TEXT NOT NULL,
-     bytes INTEGER NOT NULL,
-     version INTEGER NOT NULL,
-     updated_at INTEGER NOT NULL,
-     expires_at INTEGER,
-     PRIMARY KEY (scope, key)
-   ) WITHOUT ROWID;
-   CREATE INDEX context_expiry ON context_entries (expires_at) WHERE expires_at IS NOT NULL;
-   CREATE TABLE context_usage (scope TEXT PRIMARY KEY, keys INTEGER NOT NULL, bytes INTEGER NOT NULL);
-   CREATE TABLE context_revision (id INTEGER PRIMARY KEY CHECK (id = 1), revision INTEGER NOT NULL);
-   INSERT INTO context_revision (id, revision) VALUES (1, 0);`,
-  // Writes made by an operator with `switchboard context put`, outside the pipeline (docs/context.md).
-  `CREATE TABLE context_operator_writes (
-     at INTEGER NOT NULL,
-     operator TEXT NOT NULL,
-     scope TEXT NOT NULL,
-     key TEXT NOT NULL,
-     version INTEGER NOT NULL,
-     value_sha256 TEXT NOT NULL
-   );`,
-];
 
 /** Above every character a key may hold (keys may not contain U+10FFFF): the end of a prefix range. */
 const TOP = '\u{10FFFF}';
@@ -51,15 +28,13 @@ interface Row {
   expires_at: number | null;
 }
 
-/** What a write needs to know of the key it replaces. */
-type Held = Pick<Row, 'version' | 'bytes' | 'expires_at'>;
-
 const live = (row: Pick<Row, 'expires_at'>, now: number) => row.expires_at === null || row.expires_at > now;
 
-/** A key's value as the store reads it. */
-type Valued = Pick<Row, 'json' | 'version' | 'updated_at' | 'expires_at'>;
-
-function entryOf(scope: string, key: string, r: Valued): Entry {
+function entryOf(
+  scope: string,
+  key: string,
+  r: Pick<Row, 'json' | 'version' | 'updated_at' | 'expires_at'>,
+): Entry {
   return {
     scope,
     key,
@@ -86,11 +61,9 @@ type Outcome = { entry: Entry; expired: Row[] } | { error: unknown; expired: Row
 
 export class SqliteContextStore implements ContextStore {
   private readonly watchers = new Watchers();
-  /**
-   * The store's revision inside the transaction under way: read from the file when it begins (under
-   * the write lock), since another process (`switchboard context put`) may have moved it since.
-   */
+  /** The store's revision inside the write transaction under way, as `beginWrite` found it. */
   private revision = 0;
+  private readonly cache: RowCache;
   private readonly q;
   /** A put's transaction, made once (a transaction function per call costs more than its commit). */
   private readonly putTx;
@@ -98,22 +71,23 @@ export class SqliteContextStore implements ContextStore {
   private readonly groupTx;
   private queued: Queued[] = [];
 
-  /** `readonly`: a file opened read-only (the CLI's get and list): its tables are used as they are. */
+  /**
+   * `readonly`: a file opened read-only (the CLI's get and list): its tables are used as they are.
+   * `cache`: how much of the tables the connection keeps in memory (row-cache.ts).
+   */
   constructor(
     private readonly db: StateDb,
-    options: { readonly?: boolean } = {},
+    options: { readonly?: boolean; cache?: RowCacheLimits } = {},
   ) {
-    if (!options.readonly) migrate(db, 'context', MIGRATIONS);
+    if (!options.readonly) migrate(db, 'context', CONTEXT_MIGRATIONS);
     this.q = {
       row: db.prepare<[string, string], Row>('SELECT * FROM context_entries WHERE scope = ? AND key = ?'),
-      // The hot paths read only the columns they use: better-sqlite3 builds each row's object
+      // The hot path reads only the columns it uses: better-sqlite3 builds each row's object
       // column by column, which costs more than the lookup itself.
-      value: db.prepare<[string, string], Valued>(
-        'SELECT json, version, updated_at, expires_at FROM context_entries WHERE scope = ? AND key = ?',
+      cached: db.prepare<[string, string], CachedRow>(
+        'SELECT json, bytes, version, updated_at, expires_at FROM context_entries WHERE scope = ? AND key = ?',
       ),
-      held: db.prepare<[string, string], Held>(
-        'SELECT version, bytes, expires_at FROM context_entries WHERE scope = ? AND key = ?',
-      ),
+      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
       upsert: db.prepare(
         `INSERT INTO context_entries (scope, key, json, bytes, version, updated_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -139,11 +113,13 @@ export class SqliteContextStore implements ContextStore {
         'SELECT * FROM context_entries WHERE scope = ? AND expires_at IS NOT NULL AND expires_at <= ?',
       ),
     };
+    this.cache = new RowCache(() => this.q.dataVersion.get()!, options.cache);
     this.putTx = db.transaction(
       (scope: string, key: string, json: string, options: PutOptions, now: number, expired: Row[]) => {
-        this.revision = this.q.storedRevision.get()!;
+        this.beginWrite();
         const entry = this.write(scope, key, json, options, now, expired);
         this.q.revision.run(entry.version);
+        this.cache.revision = entry.version;
         return entry;
       },
     );
@@ -151,7 +127,7 @@ export class SqliteContextStore implements ContextStore {
     // and what a refused put's sweep removed had expired anyway, so the sweep stands. Any other
     // error leaves the transaction and rolls back the whole group.
     this.groupTx = db.transaction((group: Queued[], outcomes: Outcome[]) => {
-      const revision = (this.revision = this.q.storedRevision.get()!);
+      const revision = this.beginWrite();
       for (const q of group) {
         const expired: Row[] = [];
         try {
@@ -162,19 +138,49 @@ export class SqliteContextStore implements ContextStore {
         }
       }
       if (this.revision !== revision) this.q.revision.run(this.revision);
+      this.cache.revision = this.revision;
     });
   }
 
   get(scope: string, key: string, now = Date.now()): Entry | undefined {
-    const row = this.q.value.get(scope, key);
+    this.cache.checkOncePerTask();
+    const row = this.held(scope, key);
     return row && live(row, now) ? entryOf(scope, key, row) : undefined;
+  }
+
+  /**
+   * The start of every write transaction, under the write lock: the cache is checked against the
+   * file, and the revision is read from it (another process, `switchboard context put`, may have
+   * moved it since) unless this connection made the last commit.
+   */
+  private beginWrite(): number {
+    this.cache.check();
+    this.revision = this.cache.revision ?? this.q.storedRevision.get()!;
+    return this.revision;
+  }
+
+  /** A key's row from the cache, or read from the file (inside a write: what it wrote so far). */
+  private held(scope: string, key: string): CachedRow | null {
+    let row = this.cache.row(scope, key);
+    if (row === undefined) this.cache.setRow(scope, key, (row = this.q.cached.get(scope, key) ?? null));
+    return row;
+  }
+
+  /** Runs a write transaction; one that fails leaves the cache holding nothing it may have undone. */
+  private transact<T>(tx: () => T): T {
+    try {
+      return tx();
+    } catch (err) {
+      this.cache.clear();
+      throw err;
+    }
   }
 
   put(scope: string, key: string, json: string, options: PutOptions, now = Date.now()): Entry {
     const expired: Row[] = [];
     // Immediate: the version and the revision are read under the write lock, so a CAS cannot act
     // on a stale read, and two processes never number two writes alike.
-    const written = this.putTx.immediate(scope, key, json, options, now, expired);
+    const written = this.transact(() => this.putTx.immediate(scope, key, json, options, now, expired));
     this.expired(expired);
     this.watchers.emit({ scope, key, op: 'put', version: written.version, json });
     return written;
@@ -200,7 +206,7 @@ export class SqliteContextStore implements ContextStore {
     this.queued = [];
     const outcomes: Outcome[] = [];
     try {
-      this.groupTx.immediate(group, outcomes);
+      this.transact(() => this.groupTx.immediate(group, outcomes));
     } catch (err) {
       // The commit itself failed: none of the group was written.
       for (const q of group) q.reject(err);
@@ -228,7 +234,7 @@ export class SqliteContextStore implements ContextStore {
     now: number,
     expired: Row[],
   ): Entry {
-    let old = this.q.held.get(scope, key);
+    let old = this.held(scope, key);
     const current = old && live(old, now) ? old.version : 0;
     if (options.ifVersion !== undefined && options.ifVersion !== current) {
       throw new ContextStoreError(
@@ -238,13 +244,13 @@ export class SqliteContextStore implements ContextStore {
       );
     }
     const bytes = Buffer.byteLength(json);
-    const fits = (u: Usage, prior: Held | undefined) =>
+    const fits = (u: Usage, prior: CachedRow | null) =>
       u.keys + (prior ? 0 : 1) <= options.limits.maxKeys &&
       u.bytes + bytes - (prior?.bytes ?? 0) <= options.limits.maxBytes;
     // Expired keys still count until swept: sweep this scope before refusing a write.
     if (!fits(this.usageOf(scope), old)) {
       expired.push(...this.dropExpired(this.q.expiredIn.all(scope, now)));
-      old = this.q.held.get(scope, key);
+      old = this.held(scope, key);
       const u = this.usageOf(scope);
       if (!fits(u, old)) {
         throw new ContextStoreError(
@@ -257,7 +263,8 @@ export class SqliteContextStore implements ContextStore {
     const version = ++this.revision;
     const expiresAt = options.ttlMs === undefined ? null : now + options.ttlMs;
     this.q.upsert.run(scope, key, json, bytes, version, now, expiresAt);
-    this.q.addUsage.run(scope, old ? 0 : 1, bytes - (old?.bytes ?? 0));
+    this.cache.setRow(scope, key, { json, bytes, version, updated_at: now, expires_at: expiresAt });
+    this.addUsage(scope, old ? 0 : 1, bytes - (old?.bytes ?? 0));
     return { scope, key, json, version, updatedAt: now, ...(expiresAt !== null && { expiresAt }) };
   }
 
@@ -272,7 +279,7 @@ export class SqliteContextStore implements ContextStore {
       );
     }
     if (!row) return false;
-    this.db.transaction(() => this.dropExpired([row]))();
+    this.transact(this.db.transaction(() => (this.cache.check(), this.dropExpired([row]))));
     this.watchers.emit({ scope, key, op: current ? 'delete' : 'expire', version: row.version });
     return current !== 0;
   }
@@ -285,7 +292,8 @@ export class SqliteContextStore implements ContextStore {
   }
 
   usage(scope: string): Usage {
-    return this.usageOf(scope);
+    this.cache.checkOncePerTask();
+    return { ...this.usageOf(scope) };
   }
 
   /** Records a write an operator made outside the pipeline (`switchboard context put`). */
@@ -306,7 +314,7 @@ export class SqliteContextStore implements ContextStore {
     for (;;) {
       const rows = this.q.expired.all(now, 500);
       if (rows.length === 0) return total;
-      this.db.transaction(() => this.dropExpired(rows))();
+      this.transact(this.db.transaction(() => (this.cache.check(), this.dropExpired(rows))));
       this.expired(rows);
       total += rows.length;
     }
@@ -319,14 +327,22 @@ export class SqliteContextStore implements ContextStore {
   }
 
   private usageOf(scope: string): Usage {
-    return this.q.usage.get(scope) ?? { keys: 0, bytes: 0 };
+    let u = this.cache.usage(scope);
+    if (!u) this.cache.setUsage(scope, (u = this.q.usage.get(scope) ?? { keys: 0, bytes: 0 }));
+    return u;
+  }
+
+  private addUsage(scope: string, keys: number, bytes: number): void {
+    this.q.addUsage.run(scope, keys, bytes);
+    this.cache.addUsage(scope, keys, bytes);
   }
 
   /** Deletes rows (inside the caller's transaction) and gives back their usage. */
   private dropExpired(rows: Row[]): Row[] {
     for (const r of rows) {
       this.q.remove.run(r.scope, r.key);
-      this.q.addUsage.run(r.scope, -1, -r.bytes);
+      this.cache.setRow(r.scope, r.key, null);
+      this.addUsage(r.scope, -1, -r.bytes);
     }
     return rows;
   }

@@ -93,7 +93,10 @@ export const contextExtension: Extension = {
           `Value for ${scope}/${key} is ${bytes} bytes; the scope takes at most ${rules.maxValueBytes}`,
           { data: { scope, key, bytes, limit: rules.maxValueBytes } },
         );
-      await validate(rules, scope, key, params.value, ctx);
+      // With no validator to ask, the write is queued in the turn it was asked in (and so usually
+      // answered within it: handler-deadline.ts).
+      const asking = validate(rules, scope, key, params.value, ctx);
+      if (asking) await asking;
       try {
         const options = { ifVersion, ttlMs, limits: rules.limits };
         // Grouped when the store can: the answer waits for the commit its write shares with others.
@@ -106,13 +109,14 @@ export const contextExtension: Extension = {
       }
     };
 
-    const validate = async (
+    /** Checks the scope's schema; asks its validator, if it has one (the promise of that answer). */
+    const validate = (
       rules: ScopeRules,
       scope: string,
       key: string,
       value: unknown,
       ctx: HandlerContext,
-    ): Promise<void> => {
+    ): Promise<void> | undefined => {
       if (rules.validate && !rules.validate(value)) {
         const e = rules.validate.errors?.[0];
         throw rejected(
@@ -121,7 +125,18 @@ export const contextExtension: Extension = {
           `schema: ${e ? `${e.instancePath || '/'} ${e.message ?? 'is invalid'}` : 'invalid'}`,
         );
       }
-      if (!rules.validator) return;
+      return rules.validator === undefined
+        ? undefined
+        : askValidator(rules.validator, scope, key, value, ctx);
+    };
+
+    const askValidator = async (
+      validator: string,
+      scope: string,
+      key: string,
+      value: unknown,
+      ctx: HandlerContext,
+    ): Promise<void> => {
       const proposal = {
         scope,
         key,
@@ -133,14 +148,14 @@ export const contextExtension: Extension = {
       // pipeline: it is audited, and the writer needs no grant to it.
       let answer: Result;
       try {
-        answer = HANDLER_METHOD.test(rules.validator)
-          ? await api.dispatch(rules.validator, proposal, ctx.signal)
-          : await api.dispatch('tools/call', { name: rules.validator, arguments: proposal }, ctx.signal);
+        answer = HANDLER_METHOD.test(validator)
+          ? await api.dispatch(validator, proposal, ctx.signal)
+          : await api.dispatch('tools/call', { name: validator, arguments: proposal }, ctx.signal);
       } catch (err) {
-        throw rejected(scope, key, `validator ${rules.validator} failed: ${(err as Error).message}`);
+        throw rejected(scope, key, `validator ${validator} failed: ${(err as Error).message}`);
       }
       const why = verdictOf(answer);
-      if (why !== undefined) throw rejected(scope, key, `validator ${rules.validator}: ${why}`);
+      if (why !== undefined) throw rejected(scope, key, `validator ${validator}: ${why}`);
     };
 
     api.handle('context.get', (params) => {

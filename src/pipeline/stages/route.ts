@@ -17,6 +17,7 @@ import { runsToolCallsAsTasks } from '../../tasks/task-capabilities.js';
 import { methodSpec } from '../../protocol/methods.js';
 import { askCaller } from '../ask-caller.js';
 import { hop } from '../hop.js';
+import { settleInTime } from '../handler-deadline.js';
 import { markLookalike, markLookalikeInputs } from '../../trust/approval-lookalike.js';
 import type { CatalogSource } from '../catalog-source.js';
 
@@ -167,8 +168,8 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
 /**
  * Runs a handler under the caller's cancellation and the handler time limit: the caller gets its
  * answer or an error in time even from a handler that ignores its signal. A handler that answers
- * at once (most do) needs neither: the timer, the listener and the race are set up only for an
- * answer still to come. The handler's own signal (aborted by either) is made only if the handler
+ * at once (most do) needs neither, and one that answers within its turn needs them only until then
+ * (handler-deadline.ts). The handler's own signal (aborted by either) is made only if the handler
  * reads it: an AbortController with its listeners is a measurable share of a handler call.
  */
 async function runHandler(services: RouteServices, ctx: CallContext, handler: Handler): Promise<Result> {
@@ -191,9 +192,15 @@ async function runHandler(services: RouteServices, ctx: CallContext, handler: Ha
       notify: (method, params) => ctx.reply.notify(method, params),
     });
     if (!isThenable(answer)) return answer;
-    return await settleInTime(services, ctx, Promise.resolve(answer), () => {
-      timedOut = true;
-      link?.abort();
+    return await settleInTime(answer, {
+      caller,
+      // A watch or a subscription is open until its caller cancels it: no time limit.
+      limitMs: services.handlers.streams(ctx.method) ? undefined : services.handlerTimeoutMs,
+      method: ctx.method,
+      onTimeout: () => {
+        timedOut = true;
+        link?.abort();
+      },
     });
   } finally {
     link?.unlink();
@@ -202,36 +209,6 @@ async function runHandler(services: RouteServices, ctx: CallContext, handler: Ha
 
 function isThenable(value: unknown): value is PromiseLike<Result> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
-}
-
-/** The handler's answer, or an error once the caller cancels or the time limit passes. */
-async function settleInTime(
-  services: RouteServices,
-  ctx: CallContext,
-  answer: Promise<Result>,
-  onTimeout: () => void,
-): Promise<Result> {
-  const caller = ctx.signal;
-  const limit = services.handlerTimeoutMs;
-  let timer: NodeJS.Timeout | undefined;
-  let cancelled: (() => void) | undefined;
-  const stopped = new Promise<never>((_, reject) => {
-    // A watch or a subscription is open until its caller cancels it: no time limit.
-    if (!services.handlers.streams(ctx.method))
-      timer = setTimeout(() => {
-        reject(new LocalError('timeout', `Handler ${ctx.method} did not answer within ${limit} ms`));
-        onTimeout();
-      }, limit);
-    cancelled = () => reject(new LocalError('cancelled', 'Request cancelled'));
-    if (caller.aborted) cancelled();
-    else caller.addEventListener('abort', cancelled, { once: true });
-  });
-  try {
-    return await Promise.race([answer, stopped]);
-  } finally {
-    clearTimeout(timer);
-    caller.removeEventListener('abort', cancelled!);
-  }
 }
 
 /** The caller's params with the exposed name or URI replaced by the backend's own. */

@@ -50,9 +50,10 @@ export class RowCache {
   /** Before a read outside a transaction: checks the file once per task. */
   checkOncePerTask(): void {
     if (this.checkedThisTask) return;
+    // Only a check that succeeded counts for the rest of the task.
+    this.check();
     this.checkedThisTask = true;
     queueMicrotask(this.endTask);
-    this.check();
   }
 
   /** Drops everything if another connection committed since the last check. */

@@ -2,7 +2,7 @@
 // checked without counting), one store-wide revision that numbers every write, and a cache of rows
 // (row-cache.ts) that the hot reads and the checks of a put answer from.
 import { migrate, type StateDb } from '../state/state-db.js';
-import { CONTEXT_MIGRATIONS } from './context-tables.js';
+import { CONTEXT_MIGRATIONS, entryOf, live, mustBe, type Row } from './context-tables.js';
 import { RowCache, type CachedRow, type RowCacheLimits } from './row-cache.js';
 import { Watchers } from './watchers.js';
 import {
@@ -17,33 +17,6 @@ import {
 
 /** Above every character a key may hold (keys may not contain U+10FFFF): the end of a prefix range. */
 const TOP = '\u{10FFFF}';
-
-interface Row {
-  scope: string;
-  key: string;
-  json: string;
-  bytes: number;
-  version: number;
-  updated_at: number;
-  expires_at: number | null;
-}
-
-const live = (row: Pick<Row, 'expires_at'>, now: number) => row.expires_at === null || row.expires_at > now;
-
-function entryOf(
-  scope: string,
-  key: string,
-  r: Pick<Row, 'json' | 'version' | 'updated_at' | 'expires_at'>,
-): Entry {
-  return {
-    scope,
-    key,
-    json: r.json,
-    version: r.version,
-    updatedAt: r.updated_at,
-    ...(r.expires_at !== null && { expiresAt: r.expires_at }),
-  };
-}
 
 /** A put waiting for its turn's group commit. */
 interface Queued {
@@ -69,6 +42,8 @@ export class SqliteContextStore implements ContextStore {
   private readonly putTx;
   /** The group commit: every queued put in one transaction. */
   private readonly groupTx;
+  private readonly deleteTx;
+  private readonly sweepTx;
   private queued: Queued[] = [];
 
   /**
@@ -114,6 +89,20 @@ export class SqliteContextStore implements ContextStore {
       ),
     };
     this.cache = new RowCache(() => this.q.dataVersion.get()!, options.cache);
+    this.deleteTx = db.transaction(
+      (scope: string, key: string, ifVersion: number | undefined, now: number) => {
+        this.cache.check();
+        const row = this.q.row.get(scope, key);
+        const current = row && live(row, now) ? row.version : 0;
+        mustBe(scope, key, ifVersion, current);
+        if (row) this.dropExpired([row]);
+        return { row, current };
+      },
+    );
+    this.sweepTx = db.transaction((now: number) => {
+      this.cache.check();
+      return this.dropExpired(this.q.expired.all(now, 500));
+    });
     this.putTx = db.transaction(
       (scope: string, key: string, json: string, options: PutOptions, now: number, expired: Row[]) => {
         this.beginWrite();
@@ -235,14 +224,7 @@ export class SqliteContextStore implements ContextStore {
     expired: Row[],
   ): Entry {
     let old = this.held(scope, key);
-    const current = old && live(old, now) ? old.version : 0;
-    if (options.ifVersion !== undefined && options.ifVersion !== current) {
-      throw new ContextStoreError(
-        'conflict',
-        `Version conflict on ${scope}/${key}: expected ${options.ifVersion}, it is ${current}`,
-        { scope, key, expected: options.ifVersion, version: current },
-      );
-    }
+    mustBe(scope, key, options.ifVersion, old && live(old, now) ? old.version : 0);
     const bytes = Buffer.byteLength(json);
     const fits = (u: Usage, prior: CachedRow | null) =>
       u.keys + (prior ? 0 : 1) <= options.limits.maxKeys &&
@@ -269,17 +251,10 @@ export class SqliteContextStore implements ContextStore {
   }
 
   delete(scope: string, key: string, ifVersion?: number, now = Date.now()): boolean {
-    const row = this.q.row.get(scope, key);
-    const current = row && live(row, now) ? row.version : 0;
-    if (ifVersion !== undefined && ifVersion !== current) {
-      throw new ContextStoreError(
-        'conflict',
-        `Version conflict on ${scope}/${key}: expected ${ifVersion}, it is ${current}`,
-        { scope, key, expected: ifVersion, version: current },
-      );
-    }
+    // Read, checked and deleted under the write lock, as a put is: a version another process wrote
+    // meanwhile is never deleted on the strength of an older one.
+    const { row, current } = this.transact(() => this.deleteTx.immediate(scope, key, ifVersion, now));
     if (!row) return false;
-    this.transact(this.db.transaction(() => (this.cache.check(), this.dropExpired([row]))));
     this.watchers.emit({ scope, key, op: current ? 'delete' : 'expire', version: row.version });
     return current !== 0;
   }
@@ -311,13 +286,14 @@ export class SqliteContextStore implements ContextStore {
 
   sweep(now = Date.now()): number {
     let total = 0;
-    for (;;) {
-      const rows = this.q.expired.all(now, 500);
-      if (rows.length === 0) return total;
-      this.transact(this.db.transaction(() => (this.cache.check(), this.dropExpired(rows))));
+    // The write lock only when something looks expired; the rows are read again under it.
+    while (this.q.expired.all(now, 1).length > 0) {
+      const rows = this.transact(() => this.sweepTx.immediate(now));
+      if (rows.length === 0) break;
       this.expired(rows);
       total += rows.length;
     }
+    return total;
   }
 
   /** Tells watchers of keys a committed transaction removed because they had expired. */

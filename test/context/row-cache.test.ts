@@ -1,6 +1,10 @@
 // The context store's row cache: another connection's commits are seen (reads in a later task,
-// writes at once), a rolled-back group leaves nothing it wrote behind, and the cache stays bounded.
+// writes at once), a rolled-back group leaves nothing it wrote behind, and the cache stays bounded;
+// deletes and sweeps decide under the write lock and wait for another process's as puts do.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setImmediate as nextTask } from 'node:timers/promises';
 import { test } from 'node:test';
@@ -11,6 +15,7 @@ import { openStateDb } from '../../src/state/state-db.js';
 import { stateDir } from './helpers.js';
 
 const limits = { maxKeys: 3, maxBytes: 1_000_000 };
+const BETTER_SQLITE3 = createRequire(import.meta.url).resolve('better-sqlite3');
 
 /** The running store, and the operator's CLI: its own connection to the same file, its own store. */
 function open() {
@@ -113,4 +118,50 @@ test('the cache keeps at most its rows and bytes, oldest out first', () => {
   version = 1;
   cache.check();
   assert.equal(cache.row('s', 'd'), undefined);
+});
+
+/** Another process holding the file's write lock for `ms`; resolves once it holds it. */
+async function lockedFor(path: string, ms: number) {
+  const script = `
+    const Database = require(${JSON.stringify(BETTER_SQLITE3)});
+    const db = new Database(${JSON.stringify(path)});
+    db.exec('BEGIN IMMEDIATE');
+    db.prepare('UPDATE context_revision SET revision = revision + 1').run();
+    process.stdout.write('locked');
+    setTimeout(() => { db.exec('COMMIT'); db.close(); }, ${ms});`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = once(child, 'exit');
+  await once(child.stdout, 'data');
+  // Wrapped: an async function returning the promise itself would wait for it.
+  return { exited };
+}
+
+test('a delete and a sweep wait for another process’s write, as a put does', async () => {
+  const db = openStateDb(join(stateDir(), 'state.sqlite'));
+  const store = new SqliteContextStore(db);
+  store.put('global', 'k', '"v"', { limits });
+  store.put('global', 'ttl', '"t"', { limits, ttlMs: 1 }, Date.now() - 10);
+  let holder = await lockedFor(db.name, 300);
+  assert.equal(store.delete('global', 'k'), true);
+  await holder.exited;
+  holder = await lockedFor(db.name, 300);
+  assert.equal(store.sweep(), 1);
+  await holder.exited;
+  assert.deepEqual(store.usage('global'), { keys: 0, bytes: 0 });
+  db.close();
+});
+
+test('a check that failed does not count for the rest of its task', () => {
+  let fail = true;
+  let checks = 0;
+  const cache = new RowCache(() => {
+    checks++;
+    if (fail) throw new Error('SQLITE_BUSY');
+    return 1;
+  });
+  assert.throws(() => cache.checkOncePerTask(), /SQLITE_BUSY/);
+  fail = false;
+  cache.checkOncePerTask();
+  cache.checkOncePerTask();
+  assert.equal(checks, 2, 'checked again after the failure, then once for the task');
 });

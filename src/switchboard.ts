@@ -235,11 +235,14 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     if (bridge) {
       // Configured tokens of backends switchboard does not spawn follow their entries (as at
       // start, whether the backend is up or not); spawned ones get theirs at each start.
-      const remoteToken = (b: Config['servers'][string] | undefined) =>
-        b && !b.disabled && !('command' in b) ? b.bridge.token : undefined;
+      // Own entries only: a server may be named like an Object.prototype member (`constructor`).
+      const remoteToken = (servers: Config['servers'], name: string) => {
+        const b = Object.hasOwn(servers, name) ? servers[name] : undefined;
+        return b && !b.disabled && !('command' in b) ? b.bridge.token : undefined;
+      };
       for (const name of new Set([...Object.keys(running.servers), ...Object.keys(applied.servers)])) {
-        const before = remoteToken(running.servers[name]);
-        const after = remoteToken(applied.servers[name]);
+        const before = remoteToken(running.servers, name);
+        const after = remoteToken(applied.servers, name);
         if (before === after) continue;
         if (before) bridge.tokens.revoke(name, before);
         if (after) bridge.tokens.set(name, after);

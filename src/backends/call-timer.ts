@@ -10,8 +10,10 @@ export interface CallLimits {
 
 /** The limits for a call: the tool's own where configured, else the backend's. */
 export function callLimits(timeouts: BackendConfig['timeouts'], method: string, params: Params): CallLimits {
+  const name = method === 'tools/call' ? params.name : undefined;
+  // Own entries only: the caller names the tool, and `constructor` is no configured tool.
   const tool =
-    method === 'tools/call' && typeof params.name === 'string' ? timeouts.tools[params.name] : undefined;
+    typeof name === 'string' && Object.hasOwn(timeouts.tools, name) ? timeouts.tools[name] : undefined;
   return { callMs: tool?.callMs ?? timeouts.callMs, idleMs: tool?.idleMs ?? timeouts.idleMs };
 }
 

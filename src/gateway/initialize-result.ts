@@ -32,7 +32,7 @@ export function taskOrigin(
   taskSources: readonly string[] | undefined,
   name: string,
 ): string | undefined {
-  const b = config.servers[name];
+  const b = Object.hasOwn(config.servers, name) ? config.servers[name] : undefined;
   if (b && isA2ABackend(b)) return b.a2a;
   // An in-process source's tasks are runs in the state database itself: they outlive a restart.
   if (!b && taskSources?.includes(name)) return `in-process:${name}`;

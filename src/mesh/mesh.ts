@@ -237,7 +237,7 @@ export class Mesh {
   private wanted(): Map<string, Wanted> {
     const out = new Map<string, Wanted>();
     const local = (name: string) =>
-      !this.gateway.remotes.has(name) && this.gateway.config.servers[name] !== undefined;
+      !this.gateway.remotes.has(name) && Object.hasOwn(this.gateway.config.servers, name);
     for (const state of this.membership.live.values()) {
       for (const [server, digest] of Object.entries(state.servers)) {
         if (local(server)) {
@@ -256,7 +256,9 @@ export class Mesh {
     const r = this.remotes.get(name);
     if (!r) return [];
     if (r.only) return this.membership.alive(r.only) ? [r.only] : [];
-    return [...this.membership.live.values()].filter((n) => r.server in n.servers).map((n) => n.node);
+    return [...this.membership.live.values()]
+      .filter((n) => Object.hasOwn(n.servers, r.server))
+      .map((n) => n.node);
   }
 
   /** Brings the gateway's remote servers in line with what the live nodes announce. */

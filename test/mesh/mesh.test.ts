@@ -39,6 +39,8 @@ describe('a mesh of three nodes', { skip: NO_NATS, timeout: 120_000 }, () => {
     nodes.c = await node('c', {
       twin: probe('twin-c', { toolPrefix: 't_' }),
       far: probe('far', { toolPrefix: 'f_' }),
+      // A name every plain object answers to: a is not fooled into thinking it has one.
+      constructor: probe('constructor', { toolPrefix: 'k_' }),
     });
   });
   after(async () => {
@@ -49,12 +51,29 @@ describe('a mesh of three nodes', { skip: NO_NATS, timeout: 120_000 }, () => {
   it('sees the union of every node’s servers, qualifying only names this node also has', async () => {
     await eventually('the mesh catalog on a is whole', async () => {
       const names = await toolNames(nodes.a!);
-      return names.includes('far_f_echo') && names.includes('twin_t_echo') && names.includes('b.shared_echo');
+      return (
+        names.includes('far_f_echo') &&
+        names.includes('twin_t_echo') &&
+        names.includes('b.shared_echo') &&
+        names.some((n) => n.endsWith('constructor_k_echo'))
+      );
     });
     const names = await toolNames(nodes.a!);
     assert.ok(names.includes('local_a_echo'), 'its own server');
     assert.ok(names.includes('shared_echo'), 'its own shared keeps the plain name');
     assert.ok(!names.includes('c.twin_t_echo'), 'twin is on b and c only: one name, two replicas');
+    assert.ok(
+      names.includes('constructor_k_echo'),
+      `c's constructor keeps its plain name: ${names.join(' ')}`,
+    );
+    // And only c is asked to run it (a and b serve no such server).
+    for (let i = 0; i < 4; i++) {
+      const r = await nodes.a!.gateway.dispatch(HOST, 'tools/call', {
+        name: 'constructor_k_echo',
+        arguments: {},
+      });
+      assert.match(text(r), /"server":"constructor"/);
+    }
   });
 
   it('calls a server on another node with progress, through both pipelines', async () => {

@@ -80,6 +80,20 @@ test('adding a backend under conditional namespacing prefixes every name', async
   assert.ok(!names.includes('echo'));
 });
 
+test('backends named like members every object has (constructor, toString) come and go by reload', async (t) => {
+  const sb = await startGateway(t, { servers: { a: faulty() } });
+  const client = await connect(t, sb);
+  const report = await sb.reload(
+    configFor({ servers: { a: faulty(), constructor: faulty(), toString: faulty() } }),
+  );
+  assert.deepEqual(report.added.sort(), ['constructor', 'toString']);
+  const names = await toolNames(client);
+  assert.ok(names.includes('constructor_echo') && names.includes('toString_echo'), names.join(', '));
+  const back = await sb.reload(configFor({ servers: { a: faulty() } }));
+  assert.deepEqual(back.removed.sort(), ['constructor', 'toString']);
+  assert.ok((await toolNames(client)).includes('echo'));
+});
+
 test('a reload whose names collide under collisions: error is refused and the running one stays', async (t) => {
   const sb = await startGateway(t, { namespacing: { mode: 'never' }, servers: { a: faulty() } });
   const client = await connect(t, sb);

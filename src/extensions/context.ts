@@ -93,8 +93,8 @@ export const contextExtension: Extension = {
           `Value for ${scope}/${key} is ${bytes} bytes; the scope takes at most ${rules.maxValueBytes}`,
           { data: { scope, key, bytes, limit: rules.maxValueBytes } },
         );
-      // With no validator to ask, the write is queued in the turn it was asked in (and so usually
-      // answered within it: handler-deadline.ts).
+      // With no validator to ask, the write is queued at once, with no await before it: its group
+      // commits in the turn it was asked in, and it is answered within it (handler-deadline.ts).
       const asking = validate(rules, scope, key, params.value, ctx);
       if (asking) await asking;
       try {

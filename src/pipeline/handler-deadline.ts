@@ -1,19 +1,28 @@
 // A handler's answer raced against the caller's cancellation and the handler time limit, armed only
-// for answers still to come at the end of the turn the call started in.
+// for answers still to come once the turn the call started in has ended.
 import { LocalError } from '../errors/errors.js';
 import type { Result } from '../jsonrpc/message.js';
 
-/** Work for the end of this turn of the event loop: one setImmediate for all of it. */
-let atTurnEnd: (() => void)[] = [];
+/** Work for after this turn's end: two setImmediate hops, for all of it together. */
+let afterTurn: (() => void)[] = [];
 
-function endOfTurn(run: () => void): void {
-  if (atTurnEnd.length === 0) setImmediate(runTurnEnd);
-  atTurnEnd.push(run);
+/**
+ * Runs `run` once this turn's own end-of-turn work is done. That work (a group commit) is queued
+ * with setImmediate too, possibly after the first hop here; the second hop, queued while the check
+ * phase runs, comes after all of it, and after the answers it settled have been passed on.
+ */
+function afterTurnEnd(run: () => void): void {
+  if (afterTurn.length === 0) setImmediate(secondHop);
+  afterTurn.push(run);
 }
 
-function runTurnEnd(): void {
-  const runs = atTurnEnd;
-  atTurnEnd = [];
+function secondHop(): void {
+  const runs = afterTurn;
+  afterTurn = [];
+  setImmediate(runAll, runs);
+}
+
+function runAll(runs: readonly (() => void)[]): void {
   for (const run of runs) run();
 }
 
@@ -32,7 +41,7 @@ export interface Deadline {
  * The handler's answer, or an error once the caller cancels or the time limit passes. Most answers
  * that are promises settle within the turn they were asked in (a grouped context write commits at
  * its end), and a timer and an abort listener per call are a measurable share of a handler call;
- * so both are set up at the end of that turn, and only for an answer still to come. A caller that
+ * so both are set up once that turn has ended, and only for an answer still to come. A caller that
  * cancelled meanwhile is answered then. The limit counts from there: later by the rest of the turn.
  */
 export function settleInTime(answer: PromiseLike<Result>, deadline: Deadline): Promise<Result> {
@@ -45,11 +54,12 @@ export function settleInTime(answer: PromiseLike<Result>, deadline: Deadline): P
       disarm?.();
       to(value);
     };
-    answer.then(
+    // Through Promise.resolve: a thenable that hands over another promise is followed to its end.
+    Promise.resolve(answer).then(
       (result) => settle(resolve, result),
       (err: unknown) => settle(reject, err),
     );
-    endOfTurn(() => {
+    afterTurnEnd(() => {
       if (done) return;
       const { caller, limitMs } = deadline;
       const cancelled = () => settle(reject, new LocalError('cancelled', 'Request cancelled'));

@@ -38,6 +38,41 @@ test('an answer that comes within its turn is passed on with no listener or time
   assert.equal(timedOut, false);
 });
 
+test('an answer settled by end-of-turn work queued after another call’s still needs nothing set up', async () => {
+  // A call still pending (a watch, a validator's question) queues the deadline's work first.
+  const first = caller();
+  const pending = settleInTime(never, {
+    caller: first.c.signal,
+    limitMs: 60_000,
+    method: 'm',
+    onTimeout() {},
+  });
+  // Then a grouped write: its commit is queued after that, in the same turn.
+  const { c, listened } = caller();
+  const answer = new Promise<{ ok: true }>((resolve) => setImmediate(() => resolve({ ok: true })));
+  assert.deepEqual(
+    await settleInTime(answer, { caller: c.signal, limitMs: 60_000, method: 'm', onTimeout() {} }),
+    {
+      ok: true,
+    },
+  );
+  await nextTurn();
+  await nextTurn();
+  assert.equal(listened(), 0);
+  assert.equal(first.listening(), 1, 'the call still pending is armed');
+  first.c.abort();
+  await assert.rejects(pending, (err) => reason(err) === 'cancelled');
+});
+
+test('a thenable that hands over a promise still to come is followed: it times out', async () => {
+  const { c } = caller();
+  const thenable = { then: (ok: (v: unknown) => void) => ok(never) } as unknown as PromiseLike<{ ok: true }>;
+  await assert.rejects(
+    settleInTime(thenable, { caller: c.signal, limitMs: 20, method: 'odd.one', onTimeout() {} }),
+    (err) => reason(err) === 'timeout',
+  );
+});
+
 test('an answer still to come at the end of its turn times out, and the handler is told', async () => {
   const { c, listening } = caller();
   let timedOut = false;

@@ -168,7 +168,7 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
 /**
  * Runs a handler under the caller's cancellation and the handler time limit: the caller gets its
  * answer or an error in time even from a handler that ignores its signal. A handler that answers
- * at once (most do) needs neither, and one that answers within its turn needs them only until then
+ * at once (most do) needs neither, and one that answers within its turn never has them set up
  * (handler-deadline.ts). The handler's own signal (aborted by either) is made only if the handler
  * reads it: an AbortController with its listeners is a measurable share of a handler call.
  */

@@ -27,10 +27,11 @@ const DEFAULT_LIMITS: RowCacheLimits = { maxRows: 10_000, maxBytes: 16 * 1024 * 
  * next time it is checked:
  * - inside every write transaction, under the write lock, so a compare-and-set or a size limit is
  *   never decided on a stale row;
- * - before a read, once per task (the callback that read a request and the microtasks after it).
- *   Every read of that task then answers with what the file held at the check, which came after
- *   the request arrived and before its answer leaves: another process's write the caller saw
- *   finish before it sent the read is seen.
+ * - before a read, unless one was made earlier in the same stretch of work: the next microtask
+ *   clears the mark, so the reads of requests that arrived together, reaching the store in step,
+ *   share one check. A read it covers answers with what the file held at the check, which came
+ *   after the read's request arrived (within the callback that read it, or later) and before its
+ *   answer leaves: another process's write the caller saw finish before it sent the read is seen.
  */
 export class RowCache {
   /** `scope.length:scope key` (the length keeps scope and key apart) → row, in insertion order. */
@@ -38,7 +39,7 @@ export class RowCache {
   private readonly usages = new Map<string, Usage>();
   private bytes = 0;
   private seen: number | undefined;
-  private checkedThisTask = false;
+  private checkedJustNow = false;
   /** The store-wide revision after this connection's last commit, while nothing else committed. */
   revision: number | undefined;
 
@@ -47,13 +48,13 @@ export class RowCache {
     private readonly limits: RowCacheLimits = DEFAULT_LIMITS,
   ) {}
 
-  /** Before a read outside a transaction: checks the file once per task. */
-  checkOncePerTask(): void {
-    if (this.checkedThisTask) return;
+  /** Before a read outside a transaction: checks the file, unless this stretch of work just did. */
+  checkBeforeRead(): void {
+    if (this.checkedJustNow) return;
     // Only a check that succeeded counts for the rest of the task.
     this.check();
-    this.checkedThisTask = true;
-    queueMicrotask(this.endTask);
+    this.checkedJustNow = true;
+    queueMicrotask(this.forgetCheck);
   }
 
   /** Drops everything if another connection committed since the last check. */
@@ -106,8 +107,8 @@ export class RowCache {
     if (u) this.usages.set(scope, { keys: u.keys + keys, bytes: u.bytes + bytes });
   }
 
-  private readonly endTask = (): void => {
-    this.checkedThisTask = false;
+  private readonly forgetCheck = (): void => {
+    this.checkedJustNow = false;
   };
 }
 

@@ -94,9 +94,10 @@ export class SqliteContextStore implements ContextStore {
         this.cache.check();
         const row = this.q.row.get(scope, key);
         const current = row && live(row, now) ? row.version : 0;
-        mustBe(scope, key, ifVersion, current);
-        if (row) this.dropExpired([row]);
-        return { row, current };
+        // A refusal is returned, not thrown: nothing was written, so the cache need not be dropped.
+        const refused = ifVersion !== undefined && ifVersion !== current;
+        if (row && !refused) this.dropExpired([row]);
+        return { row, current, refused };
       },
     );
     this.sweepTx = db.transaction((now: number) => {
@@ -132,7 +133,7 @@ export class SqliteContextStore implements ContextStore {
   }
 
   get(scope: string, key: string, now = Date.now()): Entry | undefined {
-    this.cache.checkOncePerTask();
+    this.cache.checkBeforeRead();
     const row = this.held(scope, key);
     return row && live(row, now) ? entryOf(scope, key, row) : undefined;
   }
@@ -253,7 +254,10 @@ export class SqliteContextStore implements ContextStore {
   delete(scope: string, key: string, ifVersion?: number, now = Date.now()): boolean {
     // Read, checked and deleted under the write lock, as a put is: a version another process wrote
     // meanwhile is never deleted on the strength of an older one.
-    const { row, current } = this.transact(() => this.deleteTx.immediate(scope, key, ifVersion, now));
+    const { row, current, refused } = this.transact(() =>
+      this.deleteTx.immediate(scope, key, ifVersion, now),
+    );
+    if (refused) mustBe(scope, key, ifVersion, current);
     if (!row) return false;
     this.watchers.emit({ scope, key, op: current ? 'delete' : 'expire', version: row.version });
     return current !== 0;
@@ -267,7 +271,7 @@ export class SqliteContextStore implements ContextStore {
   }
 
   usage(scope: string): Usage {
-    this.cache.checkOncePerTask();
+    this.cache.checkBeforeRead();
     return { ...this.usageOf(scope) };
   }
 

@@ -151,7 +151,7 @@ test('a delete and a sweep wait for another process’s write, as a put does', a
   db.close();
 });
 
-test('a check that failed does not count for the rest of its task', () => {
+test('a check that failed does not count for the reads after it', () => {
   let fail = true;
   let checks = 0;
   const cache = new RowCache(() => {
@@ -159,9 +159,9 @@ test('a check that failed does not count for the rest of its task', () => {
     if (fail) throw new Error('SQLITE_BUSY');
     return 1;
   });
-  assert.throws(() => cache.checkOncePerTask(), /SQLITE_BUSY/);
+  assert.throws(() => cache.checkBeforeRead(), /SQLITE_BUSY/);
   fail = false;
-  cache.checkOncePerTask();
-  cache.checkOncePerTask();
-  assert.equal(checks, 2, 'checked again after the failure, then once for the task');
+  cache.checkBeforeRead();
+  cache.checkBeforeRead();
+  assert.equal(checks, 2, 'checked again after the failure, then once for the reads in step with it');
 });

@@ -3,8 +3,6 @@
 // agent's next message becomes the elicitation's answer; a remote agent's input-required becomes an
 // elicitation towards the host, and the host's answer the next message to the agent.
 import type { Message, Part } from '@a2a-js/sdk';
-import { nestsDeeperThan } from '../encoding/nesting.js';
-import { MAX_MESSAGE_DEPTH } from '../jsonrpc/message.js';
 import { dataOf, dataPart, textOf, textPart } from './parts.js';
 
 type Params = Record<string, unknown>;
@@ -28,12 +26,10 @@ export function questionParts(params: Params): Part[] {
 /**
  * The elicitation result an agent's answer message gives: a data part `{ "action": ..., "content":
  * {...} }` as it is; another data object is accepted content; text alone is "decline"/"cancel" or,
- * when the schema has exactly one string property, that property's value. Data nested deeper than
- * any message switchboard reads may be (MAX_MESSAGE_DEPTH) is no answer: it is taken as declined,
- * and none of it reaches the backend.
+ * when the schema has exactly one string property, that property's value. (Its depth was bounded
+ * where it arrived: serve.ts.)
  */
 export function answerOf(message: Message, asked: Params): Record<string, unknown> {
-  if (nestsDeeperThan(message.parts, MAX_MESSAGE_DEPTH)) return { action: 'decline' };
   const data = dataOf(message).find((d) => typeof d === 'object' && d !== null && !Array.isArray(d)) as
     Params | undefined;
   if (data && typeof data.action === 'string' && ['accept', 'decline', 'cancel'].includes(data.action))

@@ -15,6 +15,8 @@ import {
 } from '@a2a-js/sdk/server';
 import type { Caller } from '../call/context.js';
 import type { Config } from '../config/schema.js';
+import { nestsDeeperThan } from '../encoding/nesting.js';
+import { MAX_MESSAGE_DEPTH } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import { AgentUser, ENDPOINT_STATE, agentContext } from './agent-context.js';
 import { buildCard, interfacesAt } from './card.js';
@@ -109,6 +111,8 @@ export function a2aRoute(options: A2AServeOptions): HttpRoute {
     } catch {
       return json(res, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
     }
+    if (tooDeep(body))
+      return json(res, { jsonrpc: '2.0', id: null, error: { code: -32600, message: TOO_DEEP } });
     const version = req.headers[A2A_VERSION_HEADER.toLowerCase()];
     const context = agentContext(
       new AgentUser(caller, originOf(req)),
@@ -184,9 +188,18 @@ export function a2aRoute(options: A2AServeOptions): HttpRoute {
     } catch {
       return restError(res, 400, 'INVALID_ARGUMENT', 'The body is not JSON');
     }
+    if (tooDeep(body)) return restError(res, 400, 'INVALID_ARGUMENT', TOO_DEEP);
     await rest.serve(req, res, new AgentUser(agentOf(host), originOf(req)), body);
   }
 }
+
+/**
+ * A body nested past the depth every door of switchboard holds messages to: refused as it arrives,
+ * before the SDK, a skill's arguments or an answer to a question (which goes to a backend as it
+ * is) could carry it further.
+ */
+const tooDeep = (body: unknown): boolean => nestsDeeperThan(body, MAX_MESSAGE_DEPTH);
+const TOO_DEEP = `The request nests deeper than ${MAX_MESSAGE_DEPTH} levels`;
 
 /** An error in the HTTP+JSON binding's shape (google.rpc.Status under `error`). */
 function restError(res: ServerResponse, code: number, status: string, message: string): void {

@@ -129,6 +129,38 @@ test('a call waiting for approval is input-required; accepting it lets the call 
   assert.equal(asTask(answer).status?.state, TaskState.TASK_STATE_COMPLETED);
 });
 
+test('a body nested past 512 levels is refused on both bindings, before anything reads it', async (t) => {
+  const { sb } = await agentClient(t, { servers: { p: probe('p') } });
+  const origin = new URL(sb.http!.url).origin;
+  const nested = (levels: number) => '{"d":'.repeat(levels) + '1' + '}'.repeat(levels);
+  const headers = { 'content-type': 'application/json', 'a2a-version': '1.0' };
+  for (const levels of [600, 20_000]) {
+    // The answer to a question would go to the backend as it is: the door refuses it first.
+    const message = `{"role":"ROLE_USER","messageId":"m","parts":[{"data":${nested(levels)}}]}`;
+    const rpc = await fetch(`${origin}/a2a`, {
+      method: 'POST',
+      headers,
+      body: `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":${message}}}`,
+    });
+    const answer = (await rpc.json()) as { error?: { code: number; message: string } };
+    assert.equal(answer.error?.code, -32600, JSON.stringify(answer).slice(0, 200));
+    assert.match(answer.error.message, /nests deeper than 512 levels/);
+    const rest = await fetch(`${origin}/a2a/rest/message:send`, {
+      method: 'POST',
+      headers,
+      body: `{"message":${message}}`,
+    });
+    assert.equal(rest.status, 400);
+    assert.match(await rest.text(), /nests deeper than 512 levels/);
+  }
+  // A call that stays within the limit is served as before.
+  const { client } = await agentClient(t, { servers: { p: probe('p') } });
+  assert.equal(
+    asTask(await client.sendMessage(call('echo', { n: 1 }))).status?.state,
+    TaskState.TASK_STATE_COMPLETED,
+  );
+});
+
 test('tasks/cancel cancels the call at the backend', async (t) => {
   const { sb, client } = await agentClient(t, { servers: { p: probe('p') } });
   let task: Task | undefined;

@@ -284,7 +284,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     const drainMs = gateway.config.shutdown.drainMs;
     const cut = await gateway.drain(drainMs);
     if (cut.length > 0) {
-      const perBackend: Record<string, number> = {};
+      const perBackend: Record<string, number> = Object.create(null) as Record<string, number>;
       for (const c of cut)
         perBackend[c.backend ?? 'switchboard'] = (perBackend[c.backend ?? 'switchboard'] ?? 0) + 1;
       const where = Object.entries(perBackend).map(([b, n]) => `${n} to ${b}`);

@@ -78,7 +78,7 @@ export async function importServers(sources: readonly Source[]): Promise<Importe
     const taken: string[] = [];
     for (const [name, entry] of entries) {
       // A host already running switchboard would have it front itself.
-      if (name === 'switchboard' || servers[name] !== undefined) continue;
+      if (name === 'switchboard' || Object.hasOwn(servers, name)) continue;
       servers[name] = entry;
       taken.push(name);
     }

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `switchboard` command: a table of subcommands, each with its own --help. `up` starts the
 // gateway (also what runs with no command, or only options), the rest check, set up or tend it.
+import { ownValue } from '../encoding/set-own.js';
 import { SERVER_INFO } from '../protocol/versions.js';
 import { EXIT, say, usageError, type Command } from './command.js';
 
@@ -105,10 +106,10 @@ Options:
 async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined) return COMMANDS.up!.main([]);
-  const command = COMMANDS[first];
+  const command = ownValue(COMMANDS, first);
   if (command) return command.main(rest);
   if (first === 'help') {
-    const about = rest[0] === undefined ? undefined : COMMANDS[rest[0]];
+    const about = rest[0] === undefined ? undefined : ownValue(COMMANDS, rest[0]);
     if (about) return about.main(['--help']);
     process.stdout.write(usage() + '\n');
     return EXIT.ok;

@@ -13,6 +13,8 @@
 // environment sets a variable of that name. Other editor variables (`${input:…}`) cannot be
 // resolved outside the editor and are errors that say so.
 
+import { ownValue } from '../encoding/set-own.js';
+
 export interface EnvContext {
   readonly env: NodeJS.ProcessEnv;
   /** What `${workspaceFolder}` means: the folder that holds `.vscode/` or `.cursor/`, else the file's folder. */
@@ -104,7 +106,7 @@ function resolveReference(
     };
   }
 
-  const value = ctx.env[name];
+  const value = ownValue(ctx.env, name);
   if (fallback !== undefined)
     return { ok: true, value: value === undefined || value === '' ? fallback : value };
   if (value !== undefined) return { ok: true, value };

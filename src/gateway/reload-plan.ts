@@ -58,7 +58,7 @@ export function planReload(running: Config, next: Config): ReloadPlan {
         continue;
       }
       needRestart.push(`${section}.${key}`);
-      if (key in before) kept[key] = before[key];
+      if (Object.hasOwn(before, key)) kept[key] = before[key];
       else delete kept[key];
     }
     merged[section] = kept;

@@ -80,7 +80,8 @@ export class RecentCalls {
   /** Calls that ended in the last minute, per server (`(switchboard)`: answered inside it). */
   lastMinute(): Record<string, number> {
     const now = Date.now();
-    const out: Record<string, number> = {};
+    // No prototype: a server named `constructor` or `__proto__` is a key like any other.
+    const out = Object.create(null) as Record<string, number>;
     for (const [server, counter] of this.perServer) out[server] = counter.total(now);
     return out;
   }

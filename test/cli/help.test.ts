@@ -77,6 +77,12 @@ test('an unknown option is a usage error naming it, exit 2', async () => {
   const unknown = await runCli(['frobnicate']);
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /unknown command "frobnicate"/);
+  // Names every object answers to are no commands either.
+  for (const name of ['constructor', 'toString']) {
+    const odd = await runCli([name]);
+    assert.equal(odd.code, 2, odd.stderr);
+    assert.match(odd.stderr, new RegExp(`unknown command "${name}"`));
+  }
 });
 
 test('an invalid log level or format, from a flag or the environment, is a clear usage error', async () => {

@@ -34,6 +34,13 @@ test('a missing variable names the file, the path and the variable, and never be
   );
 });
 
+test('a name every object answers to (constructor, hasOwnProperty) is a variable like any other', () => {
+  const err = rejects(github('${constructor}'), 'switchboard.yaml', { env: {} });
+  assert.match(err.message, /references \$\{constructor\}, but constructor is not set in the environment/);
+  const { config } = parseConfig(github('${hasOwnProperty:-fallback}'), 'switchboard.yaml', { env: {} });
+  assert.deepEqual(envOf(config, 'github'), { GITHUB_TOKEN: 'fallback' });
+});
+
 test('${VAR:-default} uses the default when the variable is unset or empty, and the variable when set', () => {
   const text = github('${GH_TOKEN:-none}');
   assert.deepEqual(envOf(parseConfig(text, 'a.yaml', { env: {} }).config, 'github'), {

@@ -52,3 +52,15 @@ test('settings fixed at start keep their running value and are named; the rest i
   assert.equal(plan.config.limits.maxCallsPerSession, 2);
   assert.equal(plan.config.shutdown.drainMs, 5);
 });
+
+test('workflows named like members every object has are kept as running, not replaced by them', () => {
+  const wf = { steps: [{ id: 'a', tool: 'x__y' }] };
+  const plan = planReload(
+    cfg({ servers: {}, workflows: { build: wf } }),
+    cfg({ servers: {}, workflows: { build: wf, constructor: wf, toString: wf } }),
+  );
+  assert.deepEqual(plan.needRestart.sort(), ['workflows.constructor', 'workflows.toString']);
+  // Not in the running configuration: left out of it until a restart, as any new workflow is.
+  assert.deepEqual(Object.keys(plan.config.workflows), ['build']);
+  assert.ok(!Object.hasOwn(plan.config.workflows, 'constructor'));
+});

@@ -39,7 +39,12 @@ test('init imports Claude Desktop and Cursor servers from their usual files, and
   await writeFile(
     join(home, '.cursor', 'mcp.json'),
     JSON.stringify({
-      mcpServers: { remote: { url: 'https://mcp.example.com/mcp' }, memory: { command: 'other' } },
+      mcpServers: {
+        remote: { url: 'https://mcp.example.com/mcp' },
+        memory: { command: 'other' },
+        // A name every object answers to is a server like any other.
+        constructor: { command: 'node', args: ['c.js'] },
+      },
     }),
   );
   const run = await runCli(['init'], { env, cwd: dir });
@@ -51,11 +56,12 @@ test('init imports Claude Desktop and Cursor servers from their usual files, and
   const text = await readFile(file, 'utf8');
   assert.match(text, /memory:/);
   assert.match(text, /remote:/);
+  assert.match(text, /constructor:/);
   assert.doesNotMatch(text, /switchboard:\n\s+command/, 'switchboard itself is not imported');
   assert.equal((await stat(file)).mode & 0o777, 0o600);
   const valid = await runCli(['validate', '--offline', '--config', file], { env, cwd: dir });
   assert.equal(valid.code, 0, valid.stderr);
-  assert.match(valid.stderr, /valid; switchboard format, 2 backends/);
+  assert.match(valid.stderr, /valid; switchboard format, 3 backends/);
 
   const again = await runCli(['init'], { env, cwd: dir });
   assert.equal(again.code, 1);

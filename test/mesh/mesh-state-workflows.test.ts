@@ -100,10 +100,13 @@ describe('workflow runs shared over JetStream', { skip: NO_NATS, timeout: 180_00
     const statusOf = (w: string) =>
       db.prepare('SELECT status, error FROM workflow_runs WHERE workflow = ?').get(w) as
         { status: string; error: string | null } | undefined;
-    await until(() => statusOf('safe')?.status === 'succeeded' || undefined, 'the safe run to finish on b', {
+    // A timeout names where each run stands, and what the journal shows ran.
+    const where = (w: string) => () =>
+      `the ${w} run to end on b (it is ${JSON.stringify(statusOf(w) ?? 'not there')}; journal: ${journalLines(journal).join(', ')})`;
+    await until(() => statusOf('safe')?.status === 'succeeded' || undefined, where('safe'), {
       timeoutMs: 60_000,
     });
-    await until(() => statusOf('unsafe')?.status === 'failed' || undefined, 'the unsafe run to fail on b', {
+    await until(() => statusOf('unsafe')?.status === 'failed' || undefined, where('unsafe'), {
       timeoutMs: 60_000,
     });
     assert.match(

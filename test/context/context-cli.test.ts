@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { start } from './helpers.js';
+import { failure, start } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const run = (...args: string[]) =>
@@ -42,4 +42,27 @@ test('context get, list and put on the state database', async (t) => {
   db.close();
   assert.equal(rows.length, 1);
   assert.match(JSON.stringify(rows), /"operator":"operator:[^"]+","scope":"global","key":"motd"/);
+});
+
+test('a put from the command line while switchboard runs is what the next read and compare-and-set see', async (t) => {
+  const { dir, as } = await start(t);
+  const a = await as('a');
+  const scope = 'server:a';
+  const first = (await a.call('context.put', { scope, key: 'k', value: 'mine' })) as { version: number };
+  // Read once, so switchboard holds the row in memory.
+  assert.equal(((await a.call('context.get', { scope, key: 'k' })) as { value: unknown }).value, 'mine');
+  const put = run('put', scope, 'k', '"the operator\'s"', '--state', join(dir, 'state.sqlite'));
+  assert.equal(put.status, 0, put.stderr);
+  const got = (await a.call('context.get', { scope, key: 'k' })) as { value: unknown; version: number };
+  assert.equal(got.value, "the operator's");
+  assert.ok(got.version > first.version);
+  // A compare-and-set on the version read before is refused, not a lost update.
+  const stale = await failure(
+    a.call('context.cas', { scope, key: 'k', value: 'lost', ifVersion: first.version }),
+  );
+  assert.equal((stale.data as { reason?: string }).reason, 'context_conflict');
+  assert.equal(
+    ((await a.call('context.get', { scope, key: 'k' })) as { value: unknown }).value,
+    "the operator's",
+  );
 });

@@ -40,7 +40,10 @@ export class RowCache {
   private bytes = 0;
   private seen: number | undefined;
   private checkedJustNow = false;
-  /** The store-wide revision after this connection's last commit, while nothing else committed. */
+  /**
+   * The store-wide revision as this connection last numbered a write (advanced inside its write
+   * transactions; dropped with everything else if one fails), while nothing else committed.
+   */
   revision: number | undefined;
 
   constructor(

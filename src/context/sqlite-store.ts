@@ -34,8 +34,6 @@ type Outcome = { entry: Entry; expired: Row[] } | { error: unknown; expired: Row
 
 export class SqliteContextStore implements ContextStore {
   private readonly watchers = new Watchers();
-  /** The store's revision inside the write transaction under way, as `beginWrite` found it. */
-  private revision = 0;
   private readonly cache: RowCache;
   private readonly q;
   /** A put's transaction, made once (a transaction function per call costs more than its commit). */
@@ -109,7 +107,6 @@ export class SqliteContextStore implements ContextStore {
         this.beginWrite();
         const entry = this.write(scope, key, json, options, now, expired);
         this.q.revision.run(entry.version);
-        this.cache.revision = entry.version;
         return entry;
       },
     );
@@ -127,8 +124,8 @@ export class SqliteContextStore implements ContextStore {
           outcomes.push({ error, expired });
         }
       }
-      if (this.revision !== revision) this.q.revision.run(this.revision);
-      this.cache.revision = this.revision;
+      const last = this.cache.revision!;
+      if (last !== revision) this.q.revision.run(last);
     });
   }
 
@@ -145,8 +142,7 @@ export class SqliteContextStore implements ContextStore {
    */
   private beginWrite(): number {
     this.cache.check();
-    this.revision = this.cache.revision ?? this.q.storedRevision.get()!;
-    return this.revision;
+    return (this.cache.revision ??= this.q.storedRevision.get()!);
   }
 
   /** A key's row from the cache, or read from the file (inside a write: what it wrote so far). */
@@ -243,7 +239,7 @@ export class SqliteContextStore implements ContextStore {
         );
       }
     }
-    const version = ++this.revision;
+    const version = (this.cache.revision = this.cache.revision! + 1);
     const expiresAt = options.ttlMs === undefined ? null : now + options.ttlMs;
     this.q.upsert.run(scope, key, json, bytes, version, now, expiresAt);
     this.cache.setRow(scope, key, { json, bytes, version, updated_at: now, expires_at: expiresAt });

@@ -73,6 +73,18 @@ const errorOf = async (p: Promise<unknown>) => {
     return `${(err as { code?: number }).code}: ${(err as Error).message}`;
   }
 };
+/** The end of call_tool's inner call to the long-running tool, once published (see its callers). */
+const innerCallEnd = (ended: readonly CallEndEvent[], what: string, options?: { timeoutMs: number }) =>
+  until(
+    () =>
+      ended.find(
+        (e) =>
+          e.ctx.method === 'tools/call' && e.ctx.params.name === 'everything_trigger-long-running-operation',
+      ),
+    what,
+    options,
+  );
+
 const waitForTools = (c: Client) =>
   until(async () => ((await c.listTools()).tools.length >= 3 ? true : undefined), 'backends to start', {
     timeoutMs: 30_000,
@@ -138,14 +150,7 @@ test('call_tool carries progress to the caller and is audited as a child of the 
   );
   assert.deepEqual(progress, [1, 2, 3]);
   // A call's end is published after the turn it ended in, which can come after its answer is read.
-  const inner = await until(
-    () =>
-      ended.find(
-        (e) =>
-          e.ctx.method === 'tools/call' && e.ctx.params.name === 'everything_trigger-long-running-operation',
-      ),
-    'the inner call passed the pipeline',
-  );
+  const inner = await innerCallEnd(ended, 'the inner call passed the pipeline');
   assert.equal(inner.ctx.parent?.params.name, 'call_tool');
   assert.equal(inner.ctx.target?.backend, 'everything');
   assert.equal(inner.ctx.decision?.effect, 'allow');
@@ -171,15 +176,7 @@ test('cancelling call_tool cancels the tool it called', async (t) => {
     { signal: ac.signal, onprogress: () => ac.abort(new Error('enough')) },
   );
   await assert.rejects(call);
-  const inner = await until(
-    () =>
-      ended.find(
-        (e) =>
-          e.ctx.method === 'tools/call' && e.ctx.params.name === 'everything_trigger-long-running-operation',
-      ),
-    'the inner call to end',
-    { timeoutMs: 30_000 },
-  );
+  const inner = await innerCallEnd(ended, 'the inner call to end', { timeoutMs: 30_000 });
   assert.ok(inner.error, 'the inner call ended with the cancellation');
   assert.ok(inner.ctx.signal.aborted);
 });

@@ -6,6 +6,7 @@ import { LocalError } from '../errors/errors.js';
 import type { Params, RequestId, Result } from '../jsonrpc/message.js';
 import type { RpcPeer } from '../jsonrpc/peer.js';
 import type { CallContext } from '../call/context.js';
+import { abortOf, isAborted } from '../call/new-call.js';
 import { CallTimer, callLimits } from './call-timer.js';
 import { textOf } from '../encoding/text-of.js';
 
@@ -56,7 +57,7 @@ export class ForwardedCalls {
     const { headers } = outgoing;
     try {
       return await peer.request(method, out, {
-        signal: ctx.signal,
+        signal: abortOf(ctx),
         headers: headers && Object.keys(headers).length ? headers : undefined,
         origin: {
           caller: ctx.caller,
@@ -76,7 +77,7 @@ export class ForwardedCalls {
         },
       });
     } catch (err) {
-      if (timer.expired && !ctx.signal.aborted) {
+      if (timer.expired && !isAborted(ctx)) {
         const what = method === 'tools/call' ? `tool ${textOf(params.name)}` : method;
         throw new LocalError('timeout', `Backend ${this.label} timed out on ${what}: it ${timer.expired}`, {
           cause: err,

@@ -1,12 +1,13 @@
-// The other side's requests while we serve them: one abort signal each, which its
-// `notifications/cancelled` or the end of the connection aborts, and one request per id at a time.
-// A request may also be cut (a stop's deadline): its signal aborts as for a cancellation, but the
-// other side still gets the answer the work ends with.
+// The other side's requests while we serve them: one abort each, which its `notifications/cancelled`
+// or the end of the connection aborts, and one request per id at a time. A request may also be cut
+// (a stop's deadline): it aborts as for a cancellation, but the other side still gets the answer
+// the work ends with. The abort's signal is made only if the work asks for it (lazy-abort.ts).
 import { WIRE, WireError } from '../errors/errors.js';
+import { LazyAbort } from './lazy-abort.js';
 import type { RequestId } from './message.js';
 
 export class IncomingRequests {
-  private readonly inFlight = new Map<RequestId, AbortController>();
+  private readonly inFlight = new Map<RequestId, LazyAbort>();
 
   /** Requests being served. */
   get size(): number {
@@ -14,30 +15,30 @@ export class IncomingRequests {
   }
 
   /**
-   * Serves request `id` with `work`, under a signal its cancellation aborts. Resolves undefined
-   * once that signal has aborted, whatever the work did: a cancelled request gets no answer
+   * Serves request `id` with `work`, under an abort its cancellation aborts. Resolves undefined
+   * once that has aborted, whatever the work did: a cancelled request gets no answer
    * (MCP's rule). `cut` aborts the signal too, but the work's outcome is still the answer. An id
    * already in flight is refused with -32600 before any work starts: a cancellation naming it
    * could not tell the two apart.
    */
   async run<T extends object>(
     id: RequestId,
-    work: (signal: AbortSignal, cut: (reason: Error) => void) => T | Promise<T>,
+    work: (abort: LazyAbort, cut: (reason: Error) => void) => T | Promise<T>,
   ): Promise<T | undefined> {
     if (this.inFlight.has(id))
       throw new WireError(WIRE.INVALID_REQUEST, `Request id ${id} is already in use`);
-    const ac = new AbortController();
+    const ac = new LazyAbort();
     this.inFlight.set(id, ac);
     let wasCut = false;
     const cut = (reason: Error) => {
-      if (!ac.signal.aborted) wasCut = true;
+      if (!ac.aborted) wasCut = true;
       ac.abort(reason);
     };
     try {
-      const result = await work(ac.signal, cut);
-      return ac.signal.aborted && !wasCut ? undefined : result;
+      const result = await work(ac, cut);
+      return ac.aborted && !wasCut ? undefined : result;
     } catch (err) {
-      if (ac.signal.aborted && !wasCut) return undefined;
+      if (ac.aborted && !wasCut) return undefined;
       throw err;
     } finally {
       if (this.inFlight.get(id) === ac) this.inFlight.delete(id);

@@ -13,6 +13,7 @@ import {
   type Result,
   type WireErrorBody,
 } from './message.js';
+import type { AbortSource } from './lazy-abort.js';
 
 /** What sending returned: `false`, a throw or a rejected promise mean the message never left. */
 export type Delivery = boolean | void | Promise<void>;
@@ -20,7 +21,7 @@ export type Delivery = boolean | void | Promise<void>;
 /** The errors a request fails with: each side names them for its own callers. */
 export interface OutgoingErrors {
   /** The request's signal aborted, before it was sent or while it waited. */
-  cancelled(signal: AbortSignal): Error;
+  cancelled(signal: AbortSource): Error;
   /** The request was not sent; `cause` is what sending threw or rejected with, if anything. */
   undelivered(method: string, cause: unknown): Error;
   /** The other side answered with an error. */
@@ -37,13 +38,16 @@ export interface OutgoingOptions<C> {
   /** How a `notifications/cancelled` leaves, where not like its request (default: `send`). */
   sendCancel?(notice: JsonRpcNotification, context: C | undefined): Delivery;
   /** The `reason` a cancellation carries, none if undefined (default: the abort reason's text). */
-  cancelReason?(signal: AbortSignal): string | undefined;
+  cancelReason?(signal: AbortSource): string | undefined;
   errors?: Partial<OutgoingErrors> | undefined;
 }
 
 export interface OutgoingRequestOptions<C> {
-  /** Aborting it withdraws the request: the other side is told, the promise rejects. */
-  signal?: AbortSignal | undefined;
+  /**
+   * Aborting it withdraws the request: the other side is told, the promise rejects. Only listened
+   * to: a LazyAbort serves without making a signal.
+   */
+  signal?: AbortSource | undefined;
   /** Receives each `notifications/progress` params for this request; opts into a progress token. */
   onProgress?: ((params: Params) => void) | undefined;
   /** `_meta` entries to add to the request's params. */
@@ -58,7 +62,7 @@ interface Pending<C> {
   resolve(result: Result): void;
   reject(err: unknown): void;
   onProgress: ((params: Params) => void) | undefined;
-  signal: AbortSignal | undefined;
+  signal: AbortSource | undefined;
   onAbort: (() => void) | undefined;
   context: C | undefined;
 }
@@ -200,7 +204,7 @@ export class OutgoingRequests<C = undefined> {
   }
 }
 
-function reasonText(signal: AbortSignal): string | undefined {
+function reasonText(signal: AbortSource): string | undefined {
   const reason: unknown = signal.reason;
   if (reason instanceof Error) return reason.message;
   return typeof reason === 'string' ? reason : undefined;

@@ -6,12 +6,17 @@ import type { Channel, RequestOrigin } from './channel.js';
 import { RpcEngine, type Inbound } from './engine.js';
 import type { JsonRpcNotification, JsonRpcRequest, Params, RequestId, Result } from './message.js';
 import { messageOf } from './outgoing.js';
+import { signalOf, type LazyAbort } from './lazy-abort.js';
 
 export { assertNever } from './engine.js';
 export { messageOf } from './outgoing.js';
 
 export interface RequestOptions {
-  signal?: AbortSignal | undefined;
+  /**
+   * The call's cancellation. A LazyAbort makes its signal only if the channel reads the exchange's
+   * `requestSignal` (an HTTP transport ends its exchange with it; a stdio channel never reads it).
+   */
+  signal?: AbortSignal | LazyAbort | undefined;
   /** Called with each `notifications/progress` params for this request; opts into a progress token. */
   onProgress?: ((params: Params) => void) | undefined;
   /** Told the id the request went out with, before it is sent (to attribute what the other side says). */
@@ -104,7 +109,14 @@ export class RpcPeer {
         id = sent;
         options.onSent?.(sent);
       },
-      context: { requestSignal: signal, headers, onRequestStreamEnd, origin },
+      context: {
+        get requestSignal() {
+          return signal && signalOf(signal);
+        },
+        headers,
+        onRequestStreamEnd,
+        origin,
+      },
     });
   }
 
@@ -131,7 +143,7 @@ export class RpcPeer {
 
   private async serve(req: JsonRpcRequest): Promise<void> {
     try {
-      const result = await this.engine.incoming.run(req.id, (signal) => this.onRequest(req, signal));
+      const result = await this.engine.incoming.run(req.id, (abort) => this.onRequest(req, abort.signal));
       if (result !== undefined) await this.channel.send({ jsonrpc: '2.0', id: req.id, result });
     } catch (err) {
       if (!this.isClosed) {

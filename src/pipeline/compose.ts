@@ -74,6 +74,11 @@ class StageSampling {
 export const stageSampling = new StageSampling();
 
 export type Next = () => Promise<void>;
+/**
+ * One stage. Stages that pass most calls straight through are plain functions returning `next()`
+ * (an async wrapper is a promise and three microtask hops per call); such a stage may throw, and
+ * compose turns the throw into the call's rejection like any other.
+ */
 export type Stage = (ctx: CallContext, next: Next) => Promise<void>;
 
 export function compose(stages: readonly Stage[]): (ctx: CallContext) => Promise<void> {
@@ -126,15 +131,13 @@ function publishStages(ctx: CallContext, stages: readonly string[], times: Float
  * it threw (undefined when it succeeded), whatever the outcome. The error still propagates.
  */
 export function whenEnded(ended: (ctx: CallContext, durationMs: number, error: unknown) => void): Stage {
-  return async (ctx, next) => {
-    let error: unknown;
-    try {
-      await next();
-    } catch (err) {
-      error = err;
-      throw err;
-    } finally {
-      ended(ctx, performance.now() - ctx.startedAt, error);
-    }
-  };
+  // Reactions on next()'s promise rather than an async function: one promise fewer per call.
+  return (ctx, next) =>
+    next().then(
+      () => ended(ctx, performance.now() - ctx.startedAt, undefined),
+      (err: unknown) => {
+        ended(ctx, performance.now() - ctx.startedAt, err);
+        throw err;
+      },
+    );
 }

@@ -192,13 +192,13 @@ export class LegacySession {
   private answer(req: JsonRpcRequest): Promise<Result | undefined> {
     // Housekeeping (initialize, ping, logging/setLevel) passes the pipeline like every call; what
     // it sets on this session it sets through the reply's session hooks.
-    return this.engine.incoming.run(req.id, (signal, cut) => {
+    return this.engine.incoming.run(req.id, (abort, cut) => {
       const ctx = newCall({
         caller: this.caller,
         method: req.method,
         requestId: req.id,
         params: req.params ?? {},
-        signal,
+        signal: abort,
         cut,
         reply: this.replyFor(req.id),
       });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { LocalError, WireError } from '../../src/errors/errors.js';
 import { RpcEngine, type Inbound } from '../../src/jsonrpc/engine.js';
+import type { LazyAbort } from '../../src/jsonrpc/lazy-abort.js';
 import type { JsonRpcMessage, Params } from '../../src/jsonrpc/message.js';
 import type { Delivery } from '../../src/jsonrpc/outgoing.js';
 
@@ -135,10 +136,10 @@ test('a second request with an id still in flight is refused with -32600, and th
 
 test('notifications/cancelled aborts the request it names, and only that one, which then gets no answer', async () => {
   const { rpc } = engine();
-  const signals = new Map<string, AbortSignal>();
+  const aborts = new Map<string, LazyAbort>();
   const hold = (id: string) =>
-    rpc.incoming.run(id, (signal) => {
-      signals.set(id, signal);
+    rpc.incoming.run(id, (abort) => {
+      aborts.set(id, abort);
       return new Promise<object>((resolve) => setImmediate(() => resolve({ id })));
     });
   const a = hold('a');
@@ -148,9 +149,12 @@ test('notifications/cancelled aborts the request it names, and only that one, wh
     { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'a', reason: 'enough' } },
     { ...ignore, notification: (n) => passed.push(n.method) },
   );
-  assert.equal(signals.get('a')!.aborted, true);
-  assert.equal((signals.get('a')!.reason as Error).message, 'enough');
-  assert.equal(signals.get('b')!.aborted, false);
+  // Neither signal was asked for before the cancellation: made now, it is already aborted.
+  assert.equal(aborts.get('a')!.aborted, true);
+  assert.equal(aborts.get('a')!.signal.aborted, true);
+  assert.equal((aborts.get('a')!.signal.reason as Error).message, 'enough');
+  assert.equal(aborts.get('b')!.aborted, false);
+  assert.equal(aborts.get('b')!.signal.aborted, false);
   assert.equal(await a, undefined, 'a cancelled request gets no answer');
   assert.deepEqual(await b, { id: 'b' });
   assert.deepEqual(passed, [], 'the cancellation is the engine’s, not the application’s');
@@ -158,9 +162,9 @@ test('notifications/cancelled aborts the request it names, and only that one, wh
 
 test('a failure of a cancelled request is swallowed too', async () => {
   const { rpc } = engine();
-  const run = rpc.incoming.run(1, (signal) => {
+  const run = rpc.incoming.run(1, (abort) => {
     return new Promise<object>((_resolve, reject) =>
-      signal.addEventListener('abort', () => reject(new Error('x'))),
+      abort.signal.addEventListener('abort', () => reject(new Error('x'))),
     );
   });
   rpc.incoming.cancel(1);
@@ -172,7 +176,7 @@ test('close() rejects waiting and later requests with its reason and aborts requ
   const ac = new AbortController();
   const waiting = rpc.outgoing.request('x', {}, { signal: ac.signal });
   let served!: AbortSignal;
-  const serving = rpc.incoming.run(3, (signal) => {
+  const serving = rpc.incoming.run(3, ({ signal }) => {
     served = signal;
     // Work that finishes despite the abort: its result must still not be answered.
     return new Promise<object>((resolve) => signal.addEventListener('abort', () => resolve({ late: true })));

@@ -26,22 +26,24 @@ export interface CallRecorder {
 }
 
 export function auditStage(writer: CallRecorder): Stage {
-  return async function audit(ctx, next) {
+  // Reactions on next()'s promise rather than an async function: one promise fewer per call.
+  return function audit(ctx, next) {
     const prepared = writer.prepare(ctx);
-    let error: unknown;
-    try {
-      if (prepared.problem !== undefined && writer.failsClosed) {
-        throw new LocalError(
-          'unauditable',
-          `Call refused: it cannot be recorded in the audit trail (${prepared.problem})`,
-        );
-      }
-      await next();
-    } catch (err) {
-      error = err;
-      throw err;
-    } finally {
-      writer.ended(ctx, performance.now() - ctx.startedAt, error, prepared);
+    const ended = (error: unknown) => writer.ended(ctx, performance.now() - ctx.startedAt, error, prepared);
+    if (prepared.problem !== undefined && writer.failsClosed) {
+      const refused = new LocalError(
+        'unauditable',
+        `Call refused: it cannot be recorded in the audit trail (${prepared.problem})`,
+      );
+      ended(refused);
+      return Promise.reject(refused);
     }
+    return next().then(
+      () => ended(undefined),
+      (err: unknown) => {
+        ended(err);
+        throw err;
+      },
+    );
   };
 }

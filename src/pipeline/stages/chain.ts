@@ -17,7 +17,8 @@ export interface ChainOptions {
 }
 
 export function chainStage(options: ChainOptions): Stage {
-  return async function chain(ctx, next) {
+  // Not async itself: an async wrapper is a promise per call, and most calls link nothing.
+  return function chain(ctx, next) {
     let link: LinkedSignal | undefined;
     // A backend's question on the way back belongs to the call it is about, not to a new chain.
     if (ctx.caller.kind === 'backend' && !ctx.returning) {
@@ -64,11 +65,9 @@ export function chainStage(options: ChainOptions): Stage {
         ctx.signal = link.signal;
       }
     }
-    try {
-      await next();
-    } finally {
-      link?.unlink();
-    }
+    if (!link) return next();
+    const { unlink } = link;
+    return next().finally(unlink);
   };
 }
 

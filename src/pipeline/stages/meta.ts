@@ -18,6 +18,7 @@ import type { Stage } from '../compose.js';
 import type { ViewOf } from './view.js';
 import { RUN_SCRIPT } from '../../catalog/code-mode.js';
 import { answerRunScript } from './code-mode.js';
+import type { CodeModeConfig } from '../../config/catalog-schema.js';
 import { judgeMeta, type MetaPolicy } from './meta-policy.js';
 import type { VisibleLists } from './meta-lists.js';
 
@@ -38,33 +39,40 @@ export interface MetaServices extends MetaPolicy {
 const MAX_PAGES = 10_000;
 
 export function metaStage(s: MetaServices): Stage {
-  return async function meta(ctx, next) {
+  // Not async itself: most calls pass straight through, and an async wrapper is a promise per call.
+  return function meta(ctx, next) {
     if (ctx.returning || ctx.method !== 'tools/call') return next();
     const name = ctx.params.name;
     if (name === RUN_SCRIPT) {
       const code = s.viewOf(ctx).codeMode;
-      if (!code) return next();
-      const args = (ctx.params.arguments ?? {}) as Record<string, unknown>;
-      await judgeMeta(s, ctx, name, args);
-      ctx.result = await answerRunScript(ctx, code, args, await visibleTools(s, ctx), s.dispatch);
-      return;
+      return code ? runScript(s, ctx, code) : next();
     }
     if (typeof name !== 'string' || !META_TOOL_NAMES.has(name)) return next();
     if (s.viewOf(ctx).mode !== 'search') return next();
-    const args = (ctx.params.arguments ?? {}) as Record<string, unknown>;
-    await judgeMeta(s, ctx, name, args);
-    switch (name) {
-      case SEARCH_TOOL:
-        ctx.result = await search(s, ctx, args);
-        return;
-      case DESCRIBE_TOOL:
-        ctx.result = await describe(s, ctx, args);
-        return;
-      case CALL_TOOL:
-        ctx.result = await callByName(s, ctx, args);
-        return;
-    }
+    return answerMeta(s, ctx, name);
   };
+}
+
+async function runScript(s: MetaServices, ctx: CallContext, code: CodeModeConfig): Promise<void> {
+  const args = (ctx.params.arguments ?? {}) as Record<string, unknown>;
+  await judgeMeta(s, ctx, RUN_SCRIPT, args);
+  ctx.result = await answerRunScript(ctx, code, args, await visibleTools(s, ctx), s.dispatch);
+}
+
+async function answerMeta(s: MetaServices, ctx: CallContext, name: string): Promise<void> {
+  const args = (ctx.params.arguments ?? {}) as Record<string, unknown>;
+  await judgeMeta(s, ctx, name, args);
+  switch (name) {
+    case SEARCH_TOOL:
+      ctx.result = await search(s, ctx, args);
+      return;
+    case DESCRIBE_TOOL:
+      ctx.result = await describe(s, ctx, args);
+      return;
+    case CALL_TOOL:
+      ctx.result = await callByName(s, ctx, args);
+      return;
+  }
 }
 
 /** Every tool the caller may see through its view, as a direct tools/list would give it. */

@@ -5,9 +5,10 @@ import type { Catalog, Item } from '../../catalog/catalog.js';
 import { pageAfter } from '../../catalog/pages.js';
 import type { Sealer } from '../../eras/seal.js';
 import { WIRE, WireError } from '../../errors/errors.js';
-import { methodSpec } from '../../protocol/methods.js';
+import { methodSpec, type MethodSpec } from '../../protocol/methods.js';
 import { ownerKey } from '../../tasks/task-table.js';
-import type { Stage } from '../compose.js';
+import type { Next, Stage } from '../compose.js';
+import type { CallContext } from '../../call/context.js';
 
 export interface PagingOptions {
   /** Items per page; undefined serves every list whole. */
@@ -24,40 +25,50 @@ interface CursorState {
 }
 
 export function pageStage(options: PagingOptions): Stage {
-  return async function page(ctx, next) {
+  // Not async itself: only lists are paged, and an async wrapper is a promise per call.
+  return function page(ctx, next) {
     const list = ctx.returning ? undefined : methodSpec(ctx.method)?.list;
     if (!list) return next();
-    const size = options.pageSize;
-    const purpose = `list-cursor:${ctx.method}`;
-    let after: string | undefined;
-    if (ctx.params.cursor !== undefined) {
-      // Refused as the specification says for a cursor the server cannot honour: the host starts
-      // over. Only a cursor sealed here, for this caller and this list, is honoured.
-      const state = size === undefined ? undefined : options.sealer.open(purpose, ctx.params.cursor);
-      if (!isCursor(state) || state.o !== ownerKey(ctx.caller))
-        throw new WireError(WIRE.INVALID_PARAMS, 'Invalid cursor');
-      after = state.a;
-    }
-    await next();
-    const items: unknown = ctx.result?.[list.key];
-    if (size === undefined || !ctx.result || !Array.isArray(items)) return;
-    // URIs may repeat across unprefixed backends: the backend makes each key unique.
-    const keyOf = (item: Item) =>
-      `${String(item[list.field])}\u0000${options.catalog.ownerOf(item)?.backend ?? ''}`;
-    const { items: pageItems, last } = pageAfter(items as Item[], keyOf, after, size);
-    const { nextCursor: _backends, ...rest } = ctx.result;
-    ctx.result = {
-      ...rest,
-      [list.key]: pageItems,
-      ...(last === undefined
-        ? {}
-        : {
-            nextCursor: options.sealer.seal(purpose, {
-              o: ownerKey(ctx.caller),
-              a: last,
-            } satisfies CursorState),
-          }),
-    };
+    return pageList(options, ctx, next, list);
+  };
+}
+
+async function pageList(
+  options: PagingOptions,
+  ctx: CallContext,
+  next: Next,
+  list: NonNullable<MethodSpec['list']>,
+): Promise<void> {
+  const size = options.pageSize;
+  const purpose = `list-cursor:${ctx.method}`;
+  let after: string | undefined;
+  if (ctx.params.cursor !== undefined) {
+    // Refused as the specification says for a cursor the server cannot honour: the host starts
+    // over. Only a cursor sealed here, for this caller and this list, is honoured.
+    const state = size === undefined ? undefined : options.sealer.open(purpose, ctx.params.cursor);
+    if (!isCursor(state) || state.o !== ownerKey(ctx.caller))
+      throw new WireError(WIRE.INVALID_PARAMS, 'Invalid cursor');
+    after = state.a;
+  }
+  await next();
+  const items: unknown = ctx.result?.[list.key];
+  if (size === undefined || !ctx.result || !Array.isArray(items)) return;
+  // URIs may repeat across unprefixed backends: the backend makes each key unique.
+  const keyOf = (item: Item) =>
+    `${String(item[list.field])}\u0000${options.catalog.ownerOf(item)?.backend ?? ''}`;
+  const { items: pageItems, last } = pageAfter(items as Item[], keyOf, after, size);
+  const { nextCursor: _backends, ...rest } = ctx.result;
+  ctx.result = {
+    ...rest,
+    [list.key]: pageItems,
+    ...(last === undefined
+      ? {}
+      : {
+          nextCursor: options.sealer.seal(purpose, {
+            o: ownerKey(ctx.caller),
+            a: last,
+          } satisfies CursorState),
+        }),
   };
 }
 

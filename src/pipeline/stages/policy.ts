@@ -29,7 +29,8 @@ export function policyStage(
   /** Handlers only backends may call (handler-chain.ts): refused to hosts before any rule. */
   backendOnly: (method: string) => boolean = () => false,
 ): Stage {
-  return async function policy(ctx, next) {
+  // Not async itself: only lists are filtered on the way back, and an async wrapper is a promise per call.
+  return function policy(ctx, next) {
     const policy = current();
     // On the way back every request is judged as an ask (below), whatever its method names.
     const spec = ctx.returning ? undefined : methodSpec(ctx.method);
@@ -41,9 +42,9 @@ export function policyStage(
     if (list) {
       // A list is answered; what it leaves out is decided item by item.
       ctx.decision = { effect: 'allow', rule: 'policy' };
-      await next();
-      const items = ctx.result?.[list.key];
-      if (Array.isArray(items)) {
+      return next().then(() => {
+        const items = ctx.result?.[list.key];
+        if (!Array.isArray(items)) return;
         const kept = items.filter((item: Record<string, unknown>) => {
           // A listed URI is judged as a call to it would be: in normal form.
           const uri = list.subject === 'resource' ? normalUriPattern : (x: string) => x;
@@ -59,8 +60,7 @@ export function policyStage(
           return policy.decideListing(ctx.caller, s).effect !== 'deny';
         });
         if (kept.length !== items.length) ctx.result = { ...(ctx.result as Result), [list.key]: kept };
-      }
-      return;
+      });
     }
     const s = subjectOf(ctx, isHandler, catalog);
     const args = ctx.target?.kind === 'task' ? undefined : callArguments(ctx);

@@ -14,17 +14,22 @@ import type { Reply } from '../../call/context.js';
 const REVEALING = new Set(['vault.get']);
 
 export function redactStage(redactor: Redactor): Stage {
-  return async function redact(ctx, next) {
+  // Not async itself: with nothing to redact the call passes straight through, and an async
+  // wrapper is a promise per call.
+  return function redact(ctx, next) {
     if (!redactor.active) return next();
     // Replaced in place: the backend finds the call (and its reply) through the call context.
     (ctx as { reply: Reply }).reply = redactingReply(ctx.reply, redactor);
-    try {
-      await next();
-    } catch (err) {
-      throw redactError(err, redactor);
-    }
-    // On the way back the result is the caller's answer to a backend: it is not switchboard's to alter.
-    if (ctx.result && !ctx.returning && !REVEALING.has(ctx.method)) ctx.result = redactor.deep(ctx.result);
+    return next().then(
+      () => {
+        // On the way back the result is the caller's answer to a backend: it is not switchboard's to alter.
+        if (ctx.result && !ctx.returning && !REVEALING.has(ctx.method))
+          ctx.result = redactor.deep(ctx.result);
+      },
+      (err: unknown) => {
+        throw redactError(err, redactor);
+      },
+    );
   };
 }
 

@@ -31,7 +31,9 @@ export function resolveStage(
   absent: AbsentLookup = () => undefined,
   tasks?: TaskRoutes,
 ): Stage {
-  return async function resolve(ctx, next) {
+  // Not async itself: once every backend is up nothing here waits, and an async wrapper is a
+  // promise per call.
+  return function resolve(ctx, next) {
     // A backend's request on the way back names nothing of switchboard's: it goes to the caller.
     if (ctx.returning) return next();
     // What switchboard answers itself (the handshake, ping) does not wait for a backend to start:
@@ -41,18 +43,22 @@ export function resolveStage(
     const spec = methodSpec(ctx.method);
     const handshake = ctx.caller.kind === 'host' && HANDSHAKES.has(ctx.method);
     const wait = spec?.answeredBy === 'switchboard' && !handshake ? undefined : starting(ctx);
-    if (wait) await wait;
-    try {
-      resolveTarget(catalog, ctx, absent, tasks);
-    } catch (err) {
-      // Lists are served with what is up; a call to a name nobody up has waits for the backends
-      // still starting before it is refused as unknown (one that hangs ends at startupTimeoutMs).
-      const rest = spec?.target ? starting(ctx, true) : undefined;
-      if (!rest) throw err;
-      await rest;
-      resolveTarget(catalog, ctx, absent, tasks);
-    }
-    await next();
+    const resolved = () => {
+      try {
+        resolveTarget(catalog, ctx, absent, tasks);
+      } catch (err) {
+        // Lists are served with what is up; a call to a name nobody up has waits for the backends
+        // still starting before it is refused as unknown (one that hangs ends at startupTimeoutMs).
+        const rest = spec?.target ? starting(ctx, true) : undefined;
+        if (!rest) throw err;
+        return rest.then(() => {
+          resolveTarget(catalog, ctx, absent, tasks);
+          return next();
+        });
+      }
+      return next();
+    };
+    return wait ? wait.then(resolved) : resolved();
   };
 }
 

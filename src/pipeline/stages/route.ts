@@ -8,6 +8,7 @@ import type { Params, Result } from '../../jsonrpc/message.js';
 import type { Handler, HandlerChain } from '../../handlers/handler-chain.js';
 import type { Stage } from '../compose.js';
 import type { CallContext } from '../../call/context.js';
+import { isAborted } from '../../call/new-call.js';
 import { CHAIN_META } from '../../protocol/chain-meta.js';
 import { linkSignals, type LinkedSignal } from '../../call/signals.js';
 import { answerInputRequired, isInputRequired } from '../../eras/input-required.js';
@@ -56,18 +57,37 @@ const SUBSCRIBING: Record<string, boolean | undefined> = {
 };
 
 export function routeStage(services: RouteServices): Stage {
-  return async function route(ctx) {
+  // Not async itself: a handler that answers at once (most do) is answered with no promise of its own.
+  return function route(ctx) {
     // While a call is under way, calls made on its behalf (bridge, handlers) find it here.
     services.live.set(ctx.callId, ctx);
+    const ended = () => services.live.delete(ctx.callId);
+    let answered: Result | PromiseLike<Result>;
     try {
-      ctx.result = await answer(services, ctx);
-    } finally {
-      services.live.delete(ctx.callId);
+      answered = answer(services, ctx);
+    } catch (err) {
+      ended();
+      return Promise.reject(err);
     }
+    if (!isThenable(answered)) {
+      ctx.result = answered;
+      ended();
+      return Promise.resolve();
+    }
+    return Promise.resolve(answered).then(
+      (result) => {
+        ctx.result = result;
+        ended();
+      },
+      (err: unknown) => {
+        ended();
+        throw err;
+      },
+    );
   };
 }
 
-async function answer(services: RouteServices, ctx: CallContext): Promise<Result> {
+function answer(services: RouteServices, ctx: CallContext): Result | PromiseLike<Result> {
   const spec = methodSpec(ctx.method);
   // On the way back a backend's request goes to its caller, whatever it is (only its ping is
   // answered here): nothing a backend sends up its own connection is a call of switchboard's.
@@ -89,6 +109,15 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
     if (!handler) throw new WireError(WIRE.METHOD_NOT_FOUND, `Method not found: ${ctx.method}`);
     return runHandler(services, ctx, handler);
   }
+  return forward(services, ctx, target);
+}
+
+/** A call with a target: to the in-process source or the backend that owns it. */
+async function forward(
+  services: RouteServices,
+  ctx: CallContext,
+  target: NonNullable<CallContext['target']>,
+): Promise<Result> {
   // An in-process source answers the calls on its own items (a workflow tool runs its steps).
   // Its CreateTaskResult becomes the caller's task, as a backend's would; its tasks are its own.
   const source = services.source?.(target.backend);
@@ -169,21 +198,27 @@ async function answer(services: RouteServices, ctx: CallContext): Promise<Result
  * Runs a handler under the caller's cancellation and the handler time limit: the caller gets its
  * answer or an error in time even from a handler that ignores its signal. A handler that answers
  * at once (most do) needs neither, and one that answers within its turn never has them set up
- * (handler-deadline.ts). The handler's own signal (aborted by either) is made only if the handler
- * reads it: an AbortController with its listeners is a measurable share of a handler call.
+ * (handler-deadline.ts). Neither the caller's signal nor the handler's own (aborted by either) is
+ * made unless something reads it: an AbortController with its listeners is a measurable share of
+ * a handler call.
  */
-async function runHandler(services: RouteServices, ctx: CallContext, handler: Handler): Promise<Result> {
-  const caller = ctx.signal;
-  if (caller.aborted) throw new LocalError('cancelled', 'Request cancelled');
+function runHandler(
+  services: RouteServices,
+  ctx: CallContext,
+  handler: Handler,
+): Result | PromiseLike<Result> {
+  // The caller's signal is read only where it is needed: most calls never make it (new-call.ts).
+  if (isAborted(ctx)) throw new LocalError('cancelled', 'Request cancelled');
   let link: LinkedSignal | undefined;
   let timedOut = false;
+  let answer: ReturnType<Handler>;
   try {
-    const answer = handler(ctx.params, {
+    answer = handler(ctx.params, {
       caller: ctx.caller,
       callId: ctx.callId,
       get signal() {
         if (!link) {
-          link = linkSignals([caller]);
+          link = linkSignals([ctx.signal]);
           if (timedOut) link.abort();
         }
         return link.signal;
@@ -191,20 +226,26 @@ async function runHandler(services: RouteServices, ctx: CallContext, handler: Ha
       dispatch: (method, params) => services.dispatch(ctx, method, params),
       notify: (method, params) => ctx.reply.notify(method, params),
     });
-    if (!isThenable(answer)) return answer;
-    return await settleInTime(answer, {
-      caller,
-      // A watch or a subscription is open until its caller cancels it: no time limit.
-      limitMs: services.handlers.streams(ctx.method) ? undefined : services.handlerTimeoutMs,
-      method: ctx.method,
-      onTimeout: () => {
-        timedOut = true;
-        link?.abort();
-      },
-    });
-  } finally {
+  } catch (err) {
     link?.unlink();
+    throw err;
   }
+  if (!isThenable(answer)) {
+    link?.unlink();
+    return answer;
+  }
+  return settleInTime(answer, {
+    get caller() {
+      return ctx.signal;
+    },
+    // A watch or a subscription is open until its caller cancels it: no time limit.
+    limitMs: services.handlers.streams(ctx.method) ? undefined : services.handlerTimeoutMs,
+    method: ctx.method,
+    onTimeout: () => {
+      timedOut = true;
+      link?.abort();
+    },
+  }).finally(() => link?.unlink());
 }
 
 function isThenable(value: unknown): value is PromiseLike<Result> {

@@ -32,26 +32,27 @@ export function viewStage(
   /** Whether the caller's list shows a meta-tool (policy over the meta-tools, meta-policy.ts). */
   metaListed: (caller: Caller, name: string) => boolean = () => true,
 ): Stage {
-  return async function view(ctx, next) {
+  // Not async itself: only lists are changed on the way back, and an async wrapper is a promise per call.
+  return function view(ctx, next) {
     if (ctx.returning) return next();
     const v = viewOf(ctx);
     const list = methodSpec(ctx.method)?.list;
     if (list) {
-      await next();
-      const items: unknown = ctx.result?.[list.key];
-      if (!ctx.result || !Array.isArray(items)) return;
-      let kept = items as Record<string, unknown>[];
-      if (v.profile !== undefined) kept = kept.filter((i) => v.shows(list.kind, catalog.ownerOf(i), i));
-      const listed = (t: Record<string, unknown>) => metaListed(ctx.caller, String(t.name));
-      if (list.kind === 'tools' && v.mode === 'search' && !byMetaTool(ctx))
-        kept = [...META_TOOLS.filter(listed), ...kept.filter((t) => v.alwaysVisible(String(t.name)))];
-      // Code mode adds run_script, in either mode; it takes its name over a backend tool's.
-      if (list.kind === 'tools' && v.codeMode && !byMetaTool(ctx)) {
-        kept = kept.filter((t) => t.name !== RUN_SCRIPT);
-        if (listed(RUN_SCRIPT_TOOL)) kept = [...kept, RUN_SCRIPT_TOOL];
-      }
-      if (kept !== items) ctx.result = { ...ctx.result, [list.key]: kept };
-      return;
+      return next().then(() => {
+        const items: unknown = ctx.result?.[list.key];
+        if (!ctx.result || !Array.isArray(items)) return;
+        let kept = items as Record<string, unknown>[];
+        if (v.profile !== undefined) kept = kept.filter((i) => v.shows(list.kind, catalog.ownerOf(i), i));
+        const listed = (t: Record<string, unknown>) => metaListed(ctx.caller, String(t.name));
+        if (list.kind === 'tools' && v.mode === 'search' && !byMetaTool(ctx))
+          kept = [...META_TOOLS.filter(listed), ...kept.filter((t) => v.alwaysVisible(String(t.name)))];
+        // Code mode adds run_script, in either mode; it takes its name over a backend tool's.
+        if (list.kind === 'tools' && v.codeMode && !byMetaTool(ctx)) {
+          kept = kept.filter((t) => t.name !== RUN_SCRIPT);
+          if (listed(RUN_SCRIPT_TOOL)) kept = [...kept, RUN_SCRIPT_TOOL];
+        }
+        if (kept !== items) ctx.result = { ...ctx.result, [list.key]: kept };
+      });
     }
     const t = ctx.target;
     if (t && v.profile !== undefined && t.kind !== 'task') {

@@ -190,8 +190,8 @@ export class BridgeClient {
     let reply: JsonRpcMessage;
     try {
       const { id, method, params } = request;
-      const result = await this.engine.incoming.run(id, (signal) =>
-        this.onRequest({ id, method, params, signal }),
+      const result = await this.engine.incoming.run(id, (abort) =>
+        this.onRequest({ id, method, params, signal: abort.signal }),
       );
       // A cancelled request gets no answer (MCP's rule for cancellation).
       if (result === undefined) return;

@@ -18,6 +18,6 @@ export class BridgeError extends Error {
 }
 
 /** What a request withdrawn through its signal rejects with. */
-export function cancelledError(signal: AbortSignal | undefined): BridgeError {
+export function cancelledError(signal: { readonly reason: unknown } | undefined): BridgeError {
   return new BridgeError('cancelled', 'the request was cancelled', undefined, { cause: signal?.reason });
 }

@@ -1,4 +1,5 @@
 // What a transport hands the modern host with each request: its way back to the client.
+import type { AbortSource } from '../jsonrpc/lazy-abort.js';
 import type { JsonRpcNotification } from '../jsonrpc/message.js';
 import type { ModernWire } from '../protocol/envelope.js';
 
@@ -6,8 +7,11 @@ import type { ModernWire } from '../protocol/envelope.js';
 export interface ModernExchange {
   /** A notification that belongs to the request (progress, a log line, a listen stream's news). */
   notify(message: JsonRpcNotification): void;
-  /** Aborts when the client gives up on the request (its stream closed, or it cancelled it). */
-  readonly signal: AbortSignal;
+  /**
+   * Aborts when the client gives up on the request (its stream closed, or it cancelled it). Only
+   * listened to: a door's LazyAbort serves without making a signal.
+   */
+  readonly signal: AbortSource;
   /** What the request came with besides its body: its HTTP headers, when HTTP carried it. */
   readonly wire?: ModernWire | undefined;
   /** The catalog profile the request came through (its endpoint); undefined: the default view. */

@@ -98,7 +98,7 @@ export class ModernHost {
       method: req.method,
       requestId: req.id,
       params,
-      signal: paused.signal,
+      signal: paused.abort,
       cut: paused.cut,
       reply: paused.reply,
       resume,

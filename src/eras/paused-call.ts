@@ -1,6 +1,7 @@
 // A modern caller's call that a legacy backend paused with its questions: they are batched into
 // one input_required result, and the caller's retry answers them and resumes the same call.
 import { LocalError } from '../errors/errors.js';
+import { LazyAbort, type AbortSource } from '../jsonrpc/lazy-abort.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import type { CallContext, Reply } from '../call/context.js';
 import type { ModernExchange } from './modern-exchange.js';
@@ -14,7 +15,8 @@ const BATCH_MAX_MS = 50;
  * once, and its questions and final outcome are collected for whichever exchange waits on it.
  */
 export class PausedCall {
-  private readonly controller = new AbortController();
+  /** The call's abort (the caller's cancellation, a refusal, a stop's cut): a signal only if asked for. */
+  readonly abort = new LazyAbort();
   private readonly asks = new Map<string, Ask>();
   private settled: { result: Result } | { error: unknown } | undefined;
   private wake: (() => void) | undefined;
@@ -43,15 +45,11 @@ export class PausedCall {
       waiting: () => this.asks.size > 0,
       refuse: (error) => {
         this.settle({ error });
-        this.controller.abort(error);
+        this.abort.abort(error);
         return error;
       },
       request: (method, params, signal) => this.ask(method, params, signal),
     };
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
   }
 
   run(ctx: CallContext, done: Promise<Result>): void {
@@ -121,7 +119,7 @@ export class PausedCall {
     this.batch = setTimeout(wake, Math.max(0, Math.min(BATCH_MS, left)));
   }
 
-  next(signal: AbortSignal): Promise<'done' | 'input' | 'cancelled'> {
+  next(signal: AbortSource): Promise<'done' | 'input' | 'cancelled'> {
     return new Promise((resolve) => {
       const onAbort = () => {
         this.wake = undefined;
@@ -184,7 +182,7 @@ export class PausedCall {
    */
   readonly cut = (reason: Error): void => {
     clearTimeout(this.timer);
-    this.controller.abort(reason);
+    this.abort.abort(reason);
   };
 }
 

@@ -9,6 +9,7 @@ import type { Caller } from '../call/context.js';
 import { Exchange } from './http-exchange.js';
 import { statusFor } from './http-refusal.js';
 import type { StreamCap } from './sse-stream.js';
+import { LazyAbort } from '../jsonrpc/lazy-abort.js';
 
 /** How often an idle subscriptions/listen stream gets an SSE comment, so intermediaries keep it. */
 const KEEPALIVE_MS = 25_000;
@@ -27,7 +28,7 @@ export async function postModern(
   /** The catalog profile of the endpoint it came to; undefined: the default view. */
   view?: string,
 ): Promise<void> {
-  const ac = new AbortController();
+  const ac = new LazyAbort();
   const exchange = new Exchange(res, msg.id, {}, cap);
   res.once('close', () => {
     if (!exchange.done) ac.abort(new LocalError('cancelled', 'the client closed the stream'));
@@ -35,7 +36,7 @@ export async function postModern(
   if (msg.method === 'subscriptions/listen') exchange.keepAlive(KEEPALIVE_MS);
   const answer = await gateway.modern.serve(msg, caller, {
     notify: (n) => void exchange.send(n),
-    signal: ac.signal,
+    signal: ac,
     wire: { headers: req.headers },
     view,
   });

@@ -8,6 +8,7 @@ import { classify, type JsonRpcMessage, type JsonRpcRequest, type RequestId } fr
 import type { Caller } from '../call/context.js';
 import { eraOf } from '../protocol/envelope.js';
 import type { LegacySession } from '../sessions/legacy-session.js';
+import { LazyAbort } from '../jsonrpc/lazy-abort.js';
 
 export interface LineConnection {
   /** The connection's legacy session (its handshake, log level, requests to the peer). */
@@ -29,12 +30,12 @@ export function openLineConnection(
   const session = gateway.openSession({ send: (m) => send(m) }, caller, sessionId);
   session.view = view;
   // Modern requests in flight, by id: what notifications/cancelled names.
-  const modern = new Map<RequestId, AbortController>();
+  const modern = new Map<RequestId, LazyAbort>();
   const serveModern = async (req: JsonRpcRequest) => {
-    const ac = new AbortController();
+    const ac = new LazyAbort();
     modern.set(req.id, ac);
     try {
-      const answer = await gateway.modern.serve(req, caller, { notify: send, signal: ac.signal, view });
+      const answer = await gateway.modern.serve(req, caller, { notify: send, signal: ac, view });
       if (answer) send(answer.message);
     } finally {
       if (modern.get(req.id) === ac) modern.delete(req.id);

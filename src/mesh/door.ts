@@ -23,6 +23,7 @@ import { doorListen } from './door-listen.js';
 import { digestOf, remoteCaller, routedMessage, type AssertionVerifier } from './assertion.js';
 import { MESH_CALL_META, STALE_SESSION, type Envelope, type Subjects } from './subjects.js';
 import { textOf } from '../encoding/text-of.js';
+import { LazyAbort } from '../jsonrpc/lazy-abort.js';
 
 export interface DoorOptions {
   nc: NatsConnection;
@@ -45,7 +46,7 @@ const LISTS: Record<string, { key: string; kind: 'tools' | 'prompts' | 'resource
 export class MeshDoor {
   private sub: Subscription | undefined;
   /** Requests under way, by sender inbox and id: what a cancellation names. */
-  private readonly running = new Map<string, AbortController>();
+  private readonly running = new Map<string, LazyAbort>();
 
   constructor(private readonly o: DoorOptions) {}
 
@@ -141,7 +142,7 @@ export class MeshDoor {
       });
     }
     const key = `${e.inbox} ${textOf(req.id)}`;
-    const ac = new AbortController();
+    const ac = new LazyAbort();
     this.running.set(key, ac);
     try {
       let params = exposedParams(catalog, e.server, req.method, req.params ?? {});
@@ -152,7 +153,7 @@ export class MeshDoor {
       let callId: string | undefined;
       const answer = await this.o.gateway.modern.serve({ ...req, params }, caller, {
         notify: (n) => this.send(e.inbox, listen ? listen.back(n) : n),
-        signal: ac.signal,
+        signal: ac,
         mesh: { node: e.from, remoteCallId },
         began: (id) => (callId = id),
       });

@@ -10,7 +10,6 @@ import type { Stage } from '../compose.js';
 import type { CallContext } from '../../call/context.js';
 import { isAborted } from '../../call/new-call.js';
 import { CHAIN_META } from '../../protocol/chain-meta.js';
-import { linkSignals, type LinkedSignal } from '../../call/signals.js';
 import { answerInputRequired, isInputRequired } from '../../eras/input-required.js';
 import { legacyResult } from '../../eras/legacy-result.js';
 import type { TaskRoutes } from '../../tasks/task-routes.js';
@@ -19,6 +18,7 @@ import { methodSpec } from '../../protocol/methods.js';
 import { askCaller } from '../ask-caller.js';
 import { hop } from '../hop.js';
 import { settleInTime } from '../handler-deadline.js';
+import { HandlerCall } from '../handler-call.js';
 import { markLookalike, markLookalikeInputs } from '../../trust/approval-lookalike.js';
 import type { CatalogSource } from '../catalog-source.js';
 
@@ -209,29 +209,16 @@ function runHandler(
 ): Result | PromiseLike<Result> {
   // The caller's signal is read only where it is needed: most calls never make it (new-call.ts).
   if (isAborted(ctx)) throw new LocalError('cancelled', 'Request cancelled');
-  let link: LinkedSignal | undefined;
-  let timedOut = false;
+  const call = new HandlerCall(ctx, services);
   let answer: ReturnType<Handler>;
   try {
-    answer = handler(ctx.params, {
-      caller: ctx.caller,
-      callId: ctx.callId,
-      get signal() {
-        if (!link) {
-          link = linkSignals([ctx.signal]);
-          if (timedOut) link.abort();
-        }
-        return link.signal;
-      },
-      dispatch: (method, params) => services.dispatch(ctx, method, params),
-      notify: (method, params) => ctx.reply.notify(method, params),
-    });
+    answer = handler(ctx.params, call);
   } catch (err) {
-    link?.unlink();
+    call.end();
     throw err;
   }
   if (!isThenable(answer)) {
-    link?.unlink();
+    call.end();
     return answer;
   }
   return settleInTime(answer, {
@@ -241,11 +228,8 @@ function runHandler(
     // A watch or a subscription is open until its caller cancels it: no time limit.
     limitMs: services.handlers.streams(ctx.method) ? undefined : services.handlerTimeoutMs,
     method: ctx.method,
-    onTimeout: () => {
-      timedOut = true;
-      link?.abort();
-    },
-  }).finally(() => link?.unlink());
+    onTimeout: () => call.timeOut(),
+  }).finally(() => call.end());
 }
 
 function isThenable(value: unknown): value is PromiseLike<Result> {

@@ -12,6 +12,7 @@ import type { Config } from '../config/schema.js';
 import { LocalError } from '../errors/errors.js';
 import type { CallContext } from '../call/context.js';
 import { linkSignals } from '../call/signals.js';
+import { abortOf } from '../call/new-call.js';
 
 interface Waiter {
   ctx: CallContext;
@@ -153,7 +154,9 @@ export class Admission {
 
   /** The error a call a stop cut ends with, whatever its backend or handler said when it was aborted. */
   cutReason(ctx: CallContext): LocalError | undefined {
-    const reason: unknown = ctx.signal.aborted ? ctx.signal.reason : undefined;
+    // Read without making the call's signal: this runs for every call that ends in an error.
+    const abort = abortOf(ctx);
+    const reason: unknown = abort.aborted ? abort.reason : undefined;
     return reason instanceof LocalError && reason.code === 'draining' ? reason : undefined;
   }
 

@@ -67,8 +67,26 @@ export class LazyAbort implements AbortSource {
     if (this.early !== NOT_ABORTED) return;
     this.early = reason === undefined ? new DOMException('This operation was aborted', 'AbortError') : reason;
     const waiting = this.listeners;
+    if (!waiting) return;
+    // As an AbortSignal dispatches: every listener runs, in order, once; one that an earlier one
+    // removed does not run; one that throws does not stop the rest, and its error is reported as
+    // an AbortSignal's would be (uncaught, after this abort returns).
+    let failed: { error: unknown } | undefined;
+    for (const listener of [...waiting]) {
+      const at = waiting.indexOf(listener);
+      if (at < 0) continue;
+      waiting.splice(at, 1);
+      try {
+        listener();
+      } catch (error) {
+        failed ??= { error };
+      }
+    }
     this.listeners = undefined;
-    for (const listener of waiting ?? []) listener();
+    if (failed)
+      process.nextTick(() => {
+        throw failed.error;
+      });
   }
 }
 

@@ -10,48 +10,48 @@ import type { Params, Result } from '../jsonrpc/message.js';
 export type Dispatcher = { dispatch(parent: CallContext, method: string, params?: Params): Promise<Result> };
 
 export class HandlerCall implements HandlerContext {
+  readonly caller: CallContext['caller'];
+  readonly callId: string;
+  // Private to the language, not only to TypeScript: a handler reaches the call through the
+  // members above, never the call context or the pipeline's services themselves.
+  readonly #ctx: CallContext;
+  readonly #calls: Dispatcher;
   /** The handler's own signal, once it asked: aborted by the caller's, or by the time limit. */
-  private link: LinkedSignal | undefined;
-  private timedOut = false;
+  #link: LinkedSignal | undefined;
+  #timedOut = false;
 
-  constructor(
-    private readonly ctx: CallContext,
-    private readonly calls: Dispatcher,
-  ) {}
-
-  get caller(): CallContext['caller'] {
-    return this.ctx.caller;
-  }
-
-  get callId(): string {
-    return this.ctx.callId;
+  constructor(ctx: CallContext, calls: Dispatcher) {
+    this.caller = ctx.caller;
+    this.callId = ctx.callId;
+    this.#ctx = ctx;
+    this.#calls = calls;
   }
 
   get signal(): AbortSignal {
-    if (!this.link) {
-      this.link = linkSignals([this.ctx.signal]);
-      if (this.timedOut) this.link.abort();
+    if (!this.#link) {
+      this.#link = linkSignals([this.#ctx.signal]);
+      if (this.#timedOut) this.#link.abort();
     }
-    return this.link.signal;
+    return this.#link.signal;
   }
 
   // Getters rather than methods: a handler may take them off the object (`const { dispatch } = api`).
   get dispatch(): HandlerContext['dispatch'] {
-    return (method, params) => this.calls.dispatch(this.ctx, method, params);
+    return (method, params) => this.#calls.dispatch(this.#ctx, method, params);
   }
 
   get notify(): HandlerContext['notify'] {
-    return (method, params) => this.ctx.reply.notify(method, params);
+    return (method, params) => this.#ctx.reply.notify(method, params);
   }
 
   /** The time limit ran out: the handler's signal is aborted (now, or as soon as it is made). */
   timeOut(): void {
-    this.timedOut = true;
-    this.link?.abort();
+    this.#timedOut = true;
+    this.#link?.abort();
   }
 
   /** The call is over: the handler's signal lets go of the caller's. */
   end(): void {
-    this.link?.unlink();
+    this.#link?.unlink();
   }
 }

@@ -69,6 +69,34 @@ test('listeners run once on the abort, with or without a signal made, and remove
   assert.equal(signal.aborted, true);
 });
 
+test('during the abort, a listener an earlier one removed does not run, and a throwing one stops no other', async () => {
+  const heard: string[] = [];
+  const abort = new LazyAbort();
+  const second = () => heard.push('second');
+  abort.addEventListener('abort', () => {
+    heard.push('first');
+    abort.removeEventListener('abort', second);
+    throw new Error('a listener that fails');
+  });
+  abort.addEventListener('abort', second);
+  abort.addEventListener('abort', () => heard.push('third'));
+  // As an AbortSignal does, the throw is reported as uncaught after abort() has returned. The test
+  // runner's own handler (which would fail the test) is set aside while this one listens.
+  const runners = process.listeners('uncaughtException');
+  process.removeAllListeners('uncaughtException');
+  const uncaught: unknown[] = [];
+  process.on('uncaughtException', (err) => uncaught.push(err));
+  try {
+    assert.doesNotThrow(() => abort.abort(new Error('cancelled')));
+    assert.deepEqual(heard, ['first', 'third']);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal((uncaught[0] as Error | undefined)?.message, 'a listener that fails');
+  } finally {
+    process.removeAllListeners('uncaughtException');
+    for (const listener of runners) process.on('uncaughtException', listener);
+  }
+});
+
 const reply: Reply = {
   sessionKey: 's',
   capabilities: {},

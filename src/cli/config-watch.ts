@@ -6,6 +6,11 @@ import { dirname, resolve } from 'node:path';
 import type { Logger } from '../log.js';
 
 export const DEBOUNCE_MS = 300;
+/**
+ * The longest the debounce may put a re-read off: a directory written to more often than the
+ * debounce (a log beside the config) would otherwise hold a change back until the writes pause.
+ */
+export const MAX_WAIT_MS = 2000;
 
 /**
  * Watches `files` (the configuration and the policy file it names); calls `changed` once their
@@ -24,7 +29,10 @@ export function watchConfigFile(
     () => {},
   );
   let timer: NodeJS.Timeout | undefined;
+  /** When the first event the pending re-read waits for came. */
+  let waitingSince: number | undefined;
   const settle = async () => {
+    waitingSince = undefined;
     let text: string;
     try {
       text = await read();
@@ -43,7 +51,10 @@ export function watchConfigFile(
   const watchers = [...new Set(paths.map((p) => dirname(p)))].map((dir) => {
     const watcher = watch(dir, () => {
       clearTimeout(timer);
-      timer = setTimeout(() => void settle(), DEBOUNCE_MS);
+      const now = Date.now();
+      waitingSince ??= now;
+      const wait = Math.min(DEBOUNCE_MS, waitingSince + MAX_WAIT_MS - now);
+      timer = setTimeout(() => void settle(), Math.max(0, wait));
     });
     watcher.on('error', (err) => log.warn({ dir, err: err.message }, 'stopped watching the configuration'));
     watcher.unref();

@@ -60,6 +60,14 @@ export function abortOf(ctx: CallContext): AbortSignal | LazyAbort {
   return Call.sourceOf(ctx);
 }
 
+/**
+ * Puts the call under another abort from now on (a link to its parent's, say), without making a
+ * signal of either.
+ */
+export function setAbort(ctx: CallContext, source: AbortSignal | LazyAbort): void {
+  Call.setSource(ctx, source);
+}
+
 // A class rather than an object literal: `signal` is an accessor (made on first read), and on the
 // prototype it costs nothing per call. Every field is set in one order, whatever the door: one
 // object shape for every stage to read.
@@ -138,5 +146,10 @@ class Call implements CallContext {
 
   static sourceOf(ctx: CallContext): AbortSignal | LazyAbort {
     return #source in ctx ? ctx.#source : ctx.signal;
+  }
+
+  static setSource(ctx: CallContext, source: AbortSignal | LazyAbort): void {
+    if (#source in ctx) ctx.#source = source;
+    else ctx.signal = signalOf(source);
   }
 }

@@ -12,7 +12,7 @@ import type { Config } from '../config/schema.js';
 import { LocalError } from '../errors/errors.js';
 import type { CallContext } from '../call/context.js';
 import { linkSignals } from '../call/signals.js';
-import { abortOf } from '../call/new-call.js';
+import { abortOf, setAbort } from '../call/new-call.js';
 
 interface Waiter {
   ctx: CallContext;
@@ -223,8 +223,8 @@ const CUT_GRACE_MS = 1000;
  */
 function cutter(ctx: CallContext): { cut: (reason: Error) => void; unlink?: () => void } {
   if (ctx.cut) return { cut: ctx.cut };
-  const link = linkSignals([ctx.signal]);
-  ctx.signal = link.signal;
+  const link = linkSignals([abortOf(ctx)]);
+  setAbort(ctx, link.source);
   return { cut: link.abort, unlink: link.unlink };
 }
 

@@ -3,6 +3,7 @@
 // none of them; an object literal with two closures and a getter was a share of every such call.
 import type { CallContext } from '../call/context.js';
 import { linkSignals, type LinkedSignal } from '../call/signals.js';
+import { abortOf } from '../call/new-call.js';
 import type { HandlerContext } from '../handlers/handler-chain.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 
@@ -29,7 +30,7 @@ export class HandlerCall implements HandlerContext {
 
   get signal(): AbortSignal {
     if (!this.#link) {
-      this.#link = linkSignals([this.#ctx.signal]);
+      this.#link = linkSignals([abortOf(this.#ctx)]);
       if (this.#timedOut) this.#link.abort();
     }
     return this.#link.signal;

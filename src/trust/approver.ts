@@ -8,6 +8,7 @@ import type { Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import type { CallContext, Reply } from '../call/context.js';
 import { linkSignals } from '../call/signals.js';
+import { abortOf, isAborted } from '../call/new-call.js';
 import { callerKey, type Subject } from '../policy/policy.js';
 import { ApprovalStore, bindingOf, type ApprovalSubject } from './approval-store.js';
 
@@ -70,7 +71,7 @@ export class Approver {
   ): Promise<'approved' | 'unreachable'> {
     const binding = bindingOf(bound);
     const { timeoutMs } = this.options;
-    const link = linkSignals([ctx.signal]);
+    const link = linkSignals([abortOf(ctx)]);
     let expired = false;
     const timer = setTimeout(() => {
       expired = true;
@@ -96,7 +97,7 @@ export class Approver {
       );
     } catch (err) {
       if (expired) throw expiredError(exposed, rule, timeoutMs);
-      if (ctx.signal.aborted) throw new LocalError('cancelled', 'Request cancelled');
+      if (isAborted(ctx)) throw new LocalError('cancelled', 'Request cancelled');
       // A host that cannot answer leaves the decision to an operator (or refuses, without one).
       this.options.log.warn(
         { rule, err: err instanceof Error ? err.message : String(err) },

@@ -6,6 +6,7 @@ import { WIRE, WireError } from '../../errors/errors.js';
 import { chainClaim } from '../../protocol/chain-meta.js';
 import type { Stage } from '../compose.js';
 import { linkSignals, type LinkedSignal } from '../../call/signals.js';
+import { abortOf, setAbort } from '../../call/new-call.js';
 import type { CallContext } from '../../call/context.js';
 
 export interface ChainOptions {
@@ -61,8 +62,8 @@ export function chainStage(options: ChainOptions): Stage {
       // Linked only once the call is allowed to go on, so a refusal leaves nothing attached.
       if (parent) {
         ctx.parent = parent;
-        link = linkSignals([ctx.signal, parent.signal]);
-        ctx.signal = link.signal;
+        link = linkSignals([abortOf(ctx), abortOf(parent)]);
+        setAbort(ctx, link.source);
       }
     }
     if (!link) return next();

@@ -35,10 +35,20 @@ export interface MetricsOptions {
   stageSampleEvery?: number;
 }
 
+/** The labels of switchboard_calls_total. */
+type CallLabels = Record<'caller_kind' | 'server' | 'method' | 'tool' | 'outcome', string>;
+
 export class Metrics {
   readonly registry = new Registry();
   private readonly labels: Record<'server' | 'tool' | 'method' | 'caller' | 'stage', BoundedLabel>;
-  private readonly calls: Counter<'caller_kind' | 'server' | 'method' | 'tool' | 'outcome'>;
+  private readonly calls: Counter<keyof CallLabels>;
+  /**
+   * Calls counted since the last scrape, by their label values (joined), handed to the counter
+   * when it is collected: prom-client hashes a label object on every inc, a share of each call's
+   * CPU, and here that happens once per series and scrape. Bounded as the labels are
+   * (metrics-labels.ts).
+   */
+  private readonly callCounts = new Map<string, { labels: CallLabels; pending: number }>();
   private readonly refusals: Counter<'reason'>;
   private readonly latency: LabelledHistogram;
   private readonly stages: LabelledHistogram;
@@ -61,11 +71,19 @@ export class Metrics {
     };
     const registers = [this.registry];
     const { sources } = options;
+    const callCounts = this.callCounts;
     this.calls = new Counter({
       name: 'switchboard_calls_total',
       help: 'Calls ended, by kind of caller, server, method, tool (catalog tools only) and outcome (ok, tool_error, refused, error).',
       labelNames: ['caller_kind', 'server', 'method', 'tool', 'outcome'],
       registers,
+      collect() {
+        for (const count of callCounts.values()) {
+          if (count.pending === 0) continue;
+          this.inc(count.labels, count.pending);
+          count.pending = 0;
+        }
+      },
     });
     this.refusals = new Counter({
       name: 'switchboard_refusals_total',
@@ -267,13 +285,16 @@ export class Metrics {
     }
     const { outcome, refusal } = outcomeOf(ctx, error);
     const server = this.labels.server.of(ctx.target?.backend ?? SWITCHBOARD);
-    this.calls.inc({
-      caller_kind: this.labels.caller.of(ctx.caller.kind),
-      server,
-      method: this.labels.method.of(this.methodLabel(ctx)),
-      tool: this.toolLabel(ctx),
-      outcome,
-    });
+    const callerKind = this.labels.caller.of(ctx.caller.kind);
+    const method = this.labels.method.of(this.methodLabel(ctx));
+    const tool = this.toolLabel(ctx);
+    const key = `${callerKind}\u0000${server}\u0000${method}\u0000${tool}\u0000${outcome}`;
+    let count = this.callCounts.get(key);
+    if (!count) {
+      count = { labels: { caller_kind: callerKind, server, method, tool, outcome }, pending: 0 };
+      this.callCounts.set(key, count);
+    }
+    count.pending++;
     if (refusal) this.refusals.inc({ reason: refusal });
     this.latency.of(server).observe(durationMs / 1000);
   }

@@ -93,6 +93,13 @@ test('every metric family is exposed, calls are counted by caller kind, server, 
   for (const stage of ['observe', 'audit', 'protocol', 'admission', 'resolve', 'policy', 'route'])
     assert.ok(stages.has(stage), `stage ${stage} timed`);
   assert.deepEqual(samples(after, 'switchboard_sessions').find((s) => s.labels.era === 'legacy')?.value, 1);
+  // Counts are kept across scrapes: each call once, whichever scrape comes after it.
+  await client.callTool({ name: 'add_note', arguments: { title: 'c', text: 'd' } });
+  const later = samples(await (await admin('/metrics')).text(), 'switchboard_calls_total');
+  const added = later.find(
+    (c) => c.labels.server === 'notes' && c.labels.tool === 'add_note' && c.labels.outcome === 'ok',
+  );
+  assert.equal(added?.value, 2);
   sb.flushAudit();
   const written = samples(await (await admin('/metrics')).text(), 'switchboard_audit_records_written_total');
   assert.ok((written[0]?.value ?? 0) >= 4, 'audit records written are counted');

@@ -3,10 +3,10 @@
 // calls it really sends, and only to the node it sends them to. MACed (HS256) with the pair's
 // session key once both nodes hold one (pair-sessions.ts), else signed with the node's Ed25519 key.
 import {
-  createHash,
   createHmac,
   createPrivateKey,
   createPublicKey,
+  hash,
   randomUUID,
   sign as edSign,
   timingSafeEqual,
@@ -58,14 +58,16 @@ export function publicKeyOf(value: string): KeyObject {
 /**
  * What an assertion's digest covers: the message with where it is routed — the target server and
  * the inbox its answers go to — so a message taken off the bus cannot be sent again, ahead of the
- * original, to another server or with the taker's own inbox.
+ * original, to another server or with the taker's own inbox. Each name is preceded by its length,
+ * so no two routings read the same; the message is taken as it travelled, not encoded again.
  */
 export function routedMessage(server: string, inbox: string, msg: string): string {
-  return JSON.stringify([server, inbox, msg]);
+  return `${server.length}:${server}\n${inbox.length}:${inbox}\n${msg}`;
 }
 
+/** SHA-256, base64url (one call: no hash object per message). */
 export function digestOf(text: string): string {
-  return createHash('sha256').update(text).digest('base64url');
+  return hash('sha256', text, 'base64url');
 }
 
 export function principalOf(caller: Caller): string {

@@ -21,7 +21,8 @@ import {
 import type { Logger } from '../log.js';
 import { doorListen } from './door-listen.js';
 import { digestOf, remoteCaller, routedMessage, type AssertionVerifier } from './assertion.js';
-import { MESH_CALL_META, STALE_SESSION, type Envelope, type Subjects } from './subjects.js';
+import { decodeEnvelope, type Envelope } from './envelope.js';
+import { MESH_CALL_META, STALE_SESSION, type Subjects } from './subjects.js';
 import { textOf } from '../encoding/text-of.js';
 import { LazyAbort } from '../jsonrpc/lazy-abort.js';
 
@@ -54,15 +55,14 @@ export class MeshDoor {
     this.sub = this.o.nc.subscribe(this.o.subjects.rpc(this.o.self), {
       callback: (err, msg) => {
         if (err) return;
-        let envelope: Envelope;
+        const envelope = decodeEnvelope(msg.string());
+        if ('why' in envelope) return void this.o.log.warn({ why: envelope.why }, 'mesh message dropped');
         let parsed: unknown;
         try {
-          envelope = msg.json<Envelope>();
           parsed = JSON.parse(envelope.msg);
         } catch {
-          return void this.o.log.warn('mesh message that is not JSON dropped');
+          return void this.o.log.warn({ from: envelope.from }, 'mesh message that is not JSON dropped');
         }
-        if (typeof envelope.inbox !== 'string' || typeof envelope.from !== 'string') return;
         // Read as any peer's message is (ids, shapes, depth); nothing is answered to a message
         // that is not one, since its inbox is not verified yet.
         const c = classify(parsed);

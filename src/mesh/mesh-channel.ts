@@ -14,7 +14,8 @@ import { digestOf, isMaced, routedMessage, type AssertionSigner } from './assert
 import { listChanges, RemoteListens } from './listen-streams.js';
 import { mergedTaskList } from './mesh-task-list.js';
 import { markTaskIds, marked, unmarked } from './node-marks.js';
-import { MESH_CALL_META, STALE_SESSION, type Envelope, type Subjects } from './subjects.js';
+import { encodeEnvelope } from './envelope.js';
+import { MESH_CALL_META, STALE_SESSION, type Subjects } from './subjects.js';
 
 /** What switchboard's own requests (catalog, discover) are asserted as: `host:switchboard@<node>` there. */
 const SELF = { kind: 'host', id: 'switchboard' } as const;
@@ -295,8 +296,8 @@ export class MeshChannel implements Channel {
     const caller = (origin?.caller ?? SELF) as Parameters<AssertionSigner['sign']>[0];
     const routed = routedMessage(this.o.server, this.inbox, msg);
     const jws = this.o.signer?.sign(caller, origin?.callId ?? 'mesh', node, routed, ed25519);
-    const envelope: Envelope = { from: this.o.self, server: this.o.server, inbox: this.inbox, jws, msg };
-    this.o.nc.publish(this.o.subjects.rpc(node), JSON.stringify(envelope));
+    const envelope = { from: this.o.self, server: this.o.server, inbox: this.inbox, jws, msg };
+    this.o.nc.publish(this.o.subjects.rpc(node), encodeEnvelope(envelope));
     return jws;
   }
 

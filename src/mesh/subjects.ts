@@ -52,17 +52,3 @@ export const MESH_CALL_META = 'io.switchboard/mesh-call';
  * the assertion refused: a refusal naming another (forged on the bus) sends nothing again.
  */
 export const STALE_SESSION = 'mesh_session_stale';
-
-/** A message to a node's door. */
-export interface Envelope {
-  /** The sending node. */
-  from: string;
-  /** The server of the target node the message is for. */
-  server: string;
-  /** Where answers and notifications go. */
-  inbox: string;
-  /** The caller assertion (compact JWS). */
-  jws?: string | undefined;
-  /** The JSON-RPC message; the assertion's digest covers it with `server` and `inbox` (routedMessage). */
-  msg: string;
-}

@@ -15,7 +15,8 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { digestOf, routedMessage } from '../../src/mesh/assertion.js';
 import { pairSession, type PairSessions } from '../../src/mesh/pair-sessions.js';
-import type { Announcement, Envelope } from '../../src/mesh/subjects.js';
+import type { Announcement } from '../../src/mesh/subjects.js';
+import { decodeEnvelope, encodeEnvelope, type Envelope } from '../../src/mesh/envelope.js';
 import type { Switchboard } from '../../src/switchboard.js';
 import { probe } from '../gateway/harness.js';
 import { NO_NATS, keyedMesh, nodeKeys, startNats, type Nats } from '../support/nats.js';
@@ -58,7 +59,7 @@ describe('mesh session keys over the wire', { skip: NO_NATS, timeout: 120_000 },
   /** Publishes an envelope to b's door as an attacker on the bus would, and returns b's answer. */
   async function sendToB(envelope: Envelope): Promise<{ error?: { message: string } }> {
     const sub = spy.subscribe(`${envelope.inbox}.*`, { max: 1 });
-    spy.publish('switchboard.rpc.b', JSON.stringify(envelope));
+    spy.publish('switchboard.rpc.b', encodeEnvelope(envelope));
     for await (const m of sub) return m.json();
     throw new Error('no answer');
   }
@@ -66,7 +67,9 @@ describe('mesh session keys over the wire', { skip: NO_NATS, timeout: 120_000 },
   before(async () => {
     nats = await startNats();
     spy = await connect({ servers: nats.url });
-    spy.subscribe('switchboard.rpc.b', { callback: (_e, m) => void sniffed.push(m.json<Envelope>()) });
+    spy.subscribe('switchboard.rpc.b', {
+      callback: (_e, m) => void sniffed.push(decodeEnvelope(m.string()) as Envelope),
+    });
     spy.subscribe('switchboard.hb.b', { callback: (_e, m) => void beats.push(m.json<Announcement>()) });
     b = await node('b', { bp: probe('bp', { toolPrefix: 'p_' }) });
     a = await node('a', {});

@@ -9,7 +9,8 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { AssertionSigner, digestOf } from '../../src/mesh/assertion.js';
 import { MeshChannel } from '../../src/mesh/mesh-channel.js';
 import type { PairSession } from '../../src/mesh/pair-sessions.js';
-import { STALE_SESSION, subjectsOf, type Envelope } from '../../src/mesh/subjects.js';
+import { STALE_SESSION, subjectsOf } from '../../src/mesh/subjects.js';
+import { decodeEnvelope, type Envelope } from '../../src/mesh/envelope.js';
 import { silentLogger } from '../../src/log.js';
 import { NO_NATS, nodeKeys, startNats, type Nats } from '../support/nats.js';
 import { until } from '../support/poll.js';
@@ -31,7 +32,9 @@ describe('stale-session refusals forged on the bus', { skip: NO_NATS, timeout: 6
     nats = await startNats();
     nc = await connect({ servers: nats.url });
     bus = await connect({ servers: nats.url });
-    bus.subscribe(subjects.rpc('b'), { callback: (_e, m) => void toB.push(m.json<Envelope>()) });
+    bus.subscribe(subjects.rpc('b'), {
+      callback: (_e, m) => void toB.push(decodeEnvelope(m.string()) as Envelope),
+    });
     await bus.flush();
     // Node a, holding a session with b that b has acknowledged: its calls to b go MACed.
     let acked = true;

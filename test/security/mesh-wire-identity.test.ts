@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { AssertionSigner, routedMessage } from '../../src/mesh/assertion.js';
-import type { Envelope } from '../../src/mesh/subjects.js';
+import { decodeEnvelope, encodeEnvelope, type Envelope } from '../../src/mesh/envelope.js';
 import type { Switchboard } from '../../src/switchboard.js';
 import { queryAudit, verifyAudit } from '../../src/trust/audit-read.js';
 import type { AuditRecord } from '../../src/trust/audit-record.js';
@@ -62,7 +62,7 @@ describe('mesh identity attacks over the wire', { skip: NO_NATS, timeout: 120_00
     const sub = spy.subscribe(`${inbox}.*`);
     const body = typeof envelope === 'function' ? await envelope(inbox) : envelope;
     const { id } = JSON.parse(body.msg) as { id?: unknown };
-    spy.publish('switchboard.rpc.b', JSON.stringify({ ...body, inbox }));
+    spy.publish('switchboard.rpc.b', encodeEnvelope({ ...body, inbox }));
     for await (const m of sub) {
       const answer = m.json<{ id?: unknown; result?: unknown; error?: { message: string } }>();
       if (answer.id !== id || !('result' in answer || 'error' in answer)) continue;
@@ -76,7 +76,9 @@ describe('mesh identity attacks over the wire', { skip: NO_NATS, timeout: 120_00
     dir = await mkdtemp(join(tmpdir(), 'mesh-wire-'));
     nats = await startNats();
     spy = await connect({ servers: nats.url });
-    spy.subscribe('switchboard.rpc.b', { callback: (_e, m) => void sniffed.push(m.json<Envelope>()) });
+    spy.subscribe('switchboard.rpc.b', {
+      callback: (_e, m) => void sniffed.push(decodeEnvelope(m.string()) as Envelope),
+    });
     a = await node('a', { local: probe('local', { toolPrefix: 'l_' }) });
     b = await node('b', { bp: probe('bp', { toolPrefix: 'p_' }) });
   });

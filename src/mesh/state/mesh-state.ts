@@ -50,7 +50,7 @@ export class MeshState {
     let kv = this.buckets.get(name);
     if (!kv) {
       kv = this.connection().then((nc) =>
-        new Kvm(nc).create(`${this.config.name}_${name}`, {
+        createBucket(new Kvm(nc), `${this.config.name}_${name}`, {
           history: 1,
           replicas: this.config.stateReplicas,
           description: `switchboard mesh ${this.config.name}: ${name}`,
@@ -119,6 +119,26 @@ export class MeshState {
     const nc = this.nc;
     this.nc = undefined;
     if (nc && !nc.isClosed()) await nc.close().catch(() => {});
+  }
+}
+
+/**
+ * Creates a bucket, or opens it if it exists. The client looks the bucket's stream up, then adds
+ * it when it is missing; nodes starting together on a fresh server race between the two, and the
+ * loser's add is refused ("subjects overlap with an existing stream", or "already in use"). Its
+ * second try finds the winner's stream and opens it.
+ */
+export async function createBucket(
+  kvm: Kvm,
+  bucket: string,
+  options: Parameters<Kvm['create']>[1],
+): Promise<KV> {
+  try {
+    return await kvm.create(bucket, options);
+  } catch (err) {
+    const message = (err as Error).message;
+    if (!/subjects overlap|already in use/.test(message)) throw err;
+    return kvm.create(bucket, options);
   }
 }
 

@@ -43,6 +43,9 @@ export interface CatalogOptions {
 
 export type Lists = Partial<Record<ListKind, Item[]>>;
 
+/** How names are decided: what a reload, or a server joining from the mesh, sets anew. */
+export type CatalogSettings = Pick<CatalogOptions, 'namespaces' | 'collisions' | 'priorities'>;
+
 export class Catalog {
   private readonly lists = new Map<string, Lists>();
   /** Lists as the backends served them, before `admit`: what a re-admission starts from. */
@@ -85,7 +88,7 @@ export class Catalog {
    * New namespaces, collision policy or priorities (a reload): every list is merged again under
    * them. Returns the kinds whose merged view changed.
    */
-  reconfigure(options: Pick<CatalogOptions, 'namespaces' | 'collisions' | 'priorities'>): ListKind[] {
+  reconfigure(options: CatalogSettings): ListKind[] {
     const before = LIST_KIND_NAMES.map((k) => JSON.stringify(this.merged[k]));
     this.options = { ...this.options, ...options };
     this.renamed = new WeakMap();

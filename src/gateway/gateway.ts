@@ -188,6 +188,7 @@ export class Gateway {
       lifecycle: this.lifecycle,
       running: () => this.current,
       adopt: (next) => this.adopt(next),
+      catalogSettings: (next) => this.remotes.catalogSettings(next),
       listChanged: (kind) => this.catalogSources.listChanged(kind),
       stopping: () => this.stopping,
     });

@@ -88,6 +88,7 @@ export function wirePipeline(parts: PipelineParts): Pipeline {
     metaListMs: config.catalog.refreshIntervalMs,
     chain: {
       maxDepth: config.bridge.maxDepth,
+      node: config.mesh.enabled ? config.mesh.node : undefined,
       // Without a chain in _meta, a bridge call belongs to the backend's only call in flight, if any.
       inferParent: (backend) => {
         const inFlight = backends.get(backend)?.callsInFlight() ?? [];

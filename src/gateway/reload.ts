@@ -5,11 +5,10 @@ import type { Upstream } from '../backends/upstream.js';
 import {
   Catalog,
   LIST_KIND_NAMES,
-  type CatalogOptions,
+  type CatalogSettings,
   type ListKind,
   type Lists,
 } from '../catalog/catalog.js';
-import { namespacesOf } from '../catalog/naming.js';
 import type { Config } from '../config/schema.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
@@ -38,6 +37,8 @@ export interface ReloadDeps {
   running(): Config;
   /** Makes `next` the configuration running, with what follows it (policy grants, limits). */
   adopt(next: Config): void;
+  /** How `next` names the catalog's items (its servers with the mesh's, when there is one). */
+  catalogSettings(next: Config): CatalogSettings;
   listChanged(kind: ListKind): void;
   /** Switchboard is stopping: a reload then applies nothing, and retiring backends stop at once. */
   stopping(): boolean;
@@ -50,8 +51,6 @@ interface Started {
   lists?: Lists | undefined;
   error?: string | undefined;
 }
-
-type CatalogSettings = Pick<CatalogOptions, 'namespaces' | 'collisions' | 'priorities'>;
 
 export class Reloader {
   /** Backends a reload removed or replaced, finishing their calls before they stop. */
@@ -70,11 +69,7 @@ export class Reloader {
    */
   async apply(plan: ReloadPlan): Promise<ReloadOutcome> {
     const { next, joining, failed } = await this.startJoining(plan);
-    const settings: CatalogSettings = {
-      namespaces: namespacesOf(next),
-      collisions: next.namespacing.collisions,
-      priorities: new Map(Object.entries(next.servers).map(([n, b]) => [n, b.priority])),
-    };
+    const settings = this.deps.catalogSettings(next);
     const unresolved = this.newCollisions(plan, settings, joining);
     if (this.deps.stopping() || (unresolved.length && next.namespacing.collisions === 'error')) {
       await Promise.all(joining.map((s) => s.backend.stop()));

@@ -1,7 +1,7 @@
 // Servers other nodes of the mesh serve, as backends of this gateway: each joins the catalog
 // under a name that is qualified only where it collides, and leaves it when no node serves it.
 import type { ReplicaSet } from '../backends/replica-set.js';
-import type { Catalog, ListKind } from '../catalog/catalog.js';
+import type { Catalog, CatalogSettings, ListKind } from '../catalog/catalog.js';
 import { namespacesOf } from '../catalog/naming.js';
 import type { BackendConfig, Config } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
@@ -61,15 +61,21 @@ export class RemoteBackends {
     return this.remote.has(name);
   }
 
-  /** Names are decided over the configured servers and the remote ones together. */
-  private renamespace(): void {
-    const current = this.deps.running();
-    const servers = { ...current.servers, ...Object.fromEntries(this.remote) };
-    const changed = this.deps.catalog.reconfigure({
-      namespaces: namespacesOf({ ...current, servers }),
-      collisions: current.namespacing.collisions,
+  /**
+   * Names decided over `config`'s servers and the remote ones together: a reload's new
+   * configuration keeps the mesh's servers named as they were.
+   */
+  catalogSettings(config: Config): CatalogSettings {
+    const servers = { ...config.servers, ...Object.fromEntries(this.remote) };
+    return {
+      namespaces: namespacesOf({ ...config, servers }),
+      collisions: config.namespacing.collisions,
       priorities: new Map(Object.entries(servers).map(([n, b]) => [n, b.priority])),
-    });
+    };
+  }
+
+  private renamespace(): void {
+    const changed = this.deps.catalog.reconfigure(this.catalogSettings(this.deps.running()));
     for (const kind of changed) this.deps.listChanged(kind);
   }
 }

@@ -15,6 +15,8 @@ export interface ChainOptions {
   live: ReadonlyMap<string, CallContext>;
   /** The parent of a bridge call that carried no chain, when it can be told for certain. */
   inferParent(backend: string): CallContext | undefined;
+  /** This node's name in a mesh: backends of its own in a chain another node tells are named so. */
+  node?: string | undefined;
 }
 
 export function chainStage(options: ChainOptions): Stage {
@@ -25,11 +27,14 @@ export function chainStage(options: ChainOptions): Stage {
     if (ctx.caller.kind === 'backend' && !ctx.returning) {
       const self = ctx.caller.id;
       const claim = chainClaim(ctx.params);
+      const remote = remoteChain(ctx, claim, options.node);
       const parent =
-        claim === undefined
-          ? options.inferParent(self)
-          : parentOf(claim === 'malformed' ? undefined : options.live.get(claim.id), self);
-      if (claim !== undefined && !parent) {
+        remote !== undefined
+          ? undefined
+          : claim === undefined
+            ? options.inferParent(self)
+            : parentOf(claim === 'malformed' ? undefined : options.live.get(claim.id), self);
+      if (claim !== undefined && !parent && !remote) {
         // A chain is only ever the one switchboard recorded: a backend that names a call it is not
         // serving (made up, finished, another backend's) could otherwise start its chain afresh
         // and so run a loop. Without a chain, the call starts a fresh one.
@@ -40,7 +45,7 @@ export function chainStage(options: ChainOptions): Stage {
         );
       }
       // The path is switchboard's record of the chain, never the one the backend tells.
-      let path = parent ? chainOf(parent, self) : [self];
+      let path = remote ?? (parent ? chainOf(parent, self) : [self]);
       // A backend speaks only for itself: the chain always ends with the caller.
       if (path[path.length - 1] !== self) path = [...path, self];
       ctx.path = path;
@@ -82,6 +87,28 @@ function parentOf(call: CallContext | undefined, self: string): CallContext | un
   if (call.target?.backend === self) return call;
   if (call.caller.kind === 'backend' && call.caller.id === self) return call;
   return undefined;
+}
+
+/**
+ * The chain of a backend's call that another node sent here (the mesh door), as that node recorded
+ * it: the call it names runs there, not here, and the node's assertion vouches for the message
+ * the chain is in. Its last member is that node's name for the hop to this one; the rest are
+ * named with the node they ran on (`memory@a`), this node's own by their own names again, so a
+ * chain that comes back to one of them is a cycle here too.
+ */
+function remoteChain(
+  ctx: CallContext,
+  claim: ReturnType<typeof chainClaim>,
+  node: string | undefined,
+): string[] | undefined {
+  const from = ctx.mesh?.node;
+  if (from === undefined || !ctx.caller.id.endsWith(`@${from}`)) return undefined;
+  if (claim === undefined || claim === 'malformed') return undefined;
+  return claim.path.slice(0, -1).map((name) => {
+    const at = name.lastIndexOf('@');
+    if (at === -1) return `${name}@${from}`;
+    return name.slice(at + 1) === node ? name.slice(0, at) : name;
+  });
 }
 
 /** The chain a call made while serving `parent` belongs to, as switchboard itself recorded it. */

@@ -189,6 +189,7 @@ export class Gateway {
       running: () => this.current,
       adopt: (next) => this.adopt(next),
       catalogSettings: (next) => this.remotes.catalogSettings(next),
+      isRemote: (name) => this.remotes.has(name),
       listChanged: (kind) => this.catalogSources.listChanged(kind),
       stopping: () => this.stopping,
     });

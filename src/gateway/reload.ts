@@ -39,6 +39,8 @@ export interface ReloadDeps {
   adopt(next: Config): void;
   /** How `next` names the catalog's items (its servers with the mesh's, when there is one). */
   catalogSettings(next: Config): CatalogSettings;
+  /** Whether a backend of that name is another mesh node's server. */
+  isRemote(name: string): boolean;
   listChanged(kind: ListKind): void;
   /** Switchboard is stopping: a reload then applies nothing, and retiring backends stop at once. */
   stopping(): boolean;
@@ -68,6 +70,13 @@ export class Reloader {
    * touched: their children, tokens and calls carry on.
    */
   async apply(plan: ReloadPlan): Promise<ReloadOutcome> {
+    // The mesh names another node's server plainly unless this node has one by that name, which it
+    // decides as servers join; a local server taking that name now would take its place here.
+    const taken = plan.added.find((name) => this.deps.isRemote(name));
+    if (taken !== undefined)
+      throw new Error(
+        `servers.${taken}: another node of the mesh serves a server by that name here, so a reload cannot add one (rename it, or restart: the mesh's is then named <node>.${taken})`,
+      );
     const { next, joining, failed } = await this.startJoining(plan);
     const settings = this.deps.catalogSettings(next);
     const unresolved = this.newCollisions(plan, settings, joining);

@@ -66,7 +66,7 @@ export class RemoteBackends {
    * configuration keeps the mesh's servers named as they were.
    */
   catalogSettings(config: Config): CatalogSettings {
-    const servers = { ...config.servers, ...Object.fromEntries(this.remote) };
+    const servers = { ...Object.fromEntries(this.remote), ...config.servers };
     return {
       namespaces: namespacesOf({ ...config, servers }),
       collisions: config.namespacing.collisions,

@@ -206,7 +206,7 @@ function exposedParams(catalog: Catalog, server: string, method: string, params:
   return params;
 }
 
-/** A list (or a page of it) as this node's policy let the caller see it, cut to the one server, in its own names. */
+/** A list as this node's policy let the caller see it, cut to the one server, in its own names. */
 function ownList(
   catalog: Catalog,
   server: string,
@@ -232,7 +232,7 @@ function ownList(
         out.push({ ...item, uriTemplate: template.slice(prefix.length) });
     }
   }
-  // A page of this node's list (catalog.pageSize) keeps its cursor: the entry node reads on until
-  // the last page, and a page holding none of this server's items is still one to read past.
-  return { ...result, [list.key]: out };
+  // Served whole (the page stage does not page another node's reads): no cursor to hand on.
+  const { nextCursor: _none, ...rest } = result;
+  return { ...rest, [list.key]: out };
 }

@@ -35,9 +35,10 @@ function text(result: unknown): string {
 
 describe('mesh lists and bridge calls across nodes', { skip: NO_NATS, timeout: 120_000 }, () => {
   let nats: Nats;
-  const keys = { a: nodeKeys(), b: nodeKeys() };
+  const keys = { a: nodeKeys(), b: nodeKeys(), c: nodeKeys() };
   let a: Switchboard;
   let b: Switchboard;
+  let c: Switchboard;
   const aConfig = (more: ConfigInput['servers']) =>
     ({
       servers: {
@@ -80,17 +81,29 @@ describe('mesh lists and bridge calls across nodes', { skip: NO_NATS, timeout: 1
       pinning: { enabled: false },
       mesh: keyedMesh(nats.url, keys, 'b', 200),
     } as ConfigInput);
+    // c serves a replica of far, paging too: a reads far's lists from either node.
+    c = await launchSwitchboard({
+      servers: { far: probe('far-c', { toolPrefix: 'f_' }) },
+      catalog: { pageSize: 2 },
+      policy: {
+        rules: [{ name: 'a-caller', callers: ['backend:caller@a'], tools: ['f_echo'], effect: 'allow' }],
+      },
+      audit: { enabled: false },
+      pinning: { enabled: false },
+      mesh: keyedMesh(nats.url, keys, 'c', 200),
+    } as ConfigInput);
     a = await launchSwitchboard(aConfig({}));
   });
   after(async () => {
     await a?.stop();
     await b?.stop();
+    await c?.stop();
     await nats.stop();
   });
 
-  it("lists every tool of a node that pages its lists, not just its first page's", async () => {
-    // b's own servers (once it has seen a, a's caller is in its catalog too).
-    const onB = (await allToolNames(b)).filter((n) => !n.startsWith('caller_'));
+  it("lists every tool of nodes that page their lists, not just their first page's", async () => {
+    // b's own servers (b also lists a's caller, and c's far as c.far: b has a far of its own).
+    const onB = (await allToolNames(b)).filter((n) => !n.startsWith('caller_') && !n.startsWith('c.'));
     assert.ok(onB.length > 6, `b serves more than two pages: ${onB.length}`);
     await eventually("a's catalog holds b's servers", async () =>
       (await allToolNames(a)).includes('far_f_echo'),
@@ -111,7 +124,7 @@ describe('mesh lists and bridge calls across nodes', { skip: NO_NATS, timeout: 1
       result: { content: { text: string }[] };
     };
     const echoed = allowed.result.content[0]!.text;
-    assert.match(echoed, /"server":"far"/);
+    assert.match(echoed, /"server":"far(-c)?"/);
     assert.match(echoed, /"via":"bridge"/);
     // A tool of the same remote server that the backend's grants do not name reads as unknown.
     const refused = JSON.parse(text(await relay('other_o_echo'))) as { error?: { code: number } };
@@ -153,6 +166,19 @@ describe('mesh lists and bridge calls across nodes', { skip: NO_NATS, timeout: 1
     assert.ok(names.includes('extra_x_echo'), 'the added server');
     assert.ok(names.includes('far_f_echo') && names.includes('hop_relay'), `b's servers: ${names.join(' ')}`);
     const r = await a.gateway.dispatch(HOST, 'tools/call', { name: 'far_f_echo', arguments: {} });
-    assert.match(text(r), /"server":"far"/);
+    assert.match(text(r), /"server":"far(-c)?"/);
+  });
+
+  it("refuses a reload that would give a local server the name another node's server has here", async () => {
+    await eventually('far is in a’s catalog', async () => (await allToolNames(a)).includes('far_f_echo'));
+    await assert.rejects(
+      a.reload(configFor(aConfig({ far: probe('local-far', { toolPrefix: 'l_' }) }))),
+      /servers\.far: another node of the mesh serves a server by that name here/,
+    );
+    // Nothing was applied: far is still the mesh's, and the next reload goes through.
+    const r = await a.gateway.dispatch(HOST, 'tools/call', { name: 'far_f_echo', arguments: {} });
+    assert.match(text(r), /"server":"far/);
+    const report = await a.reload(configFor(aConfig({ other2: probe('other2', { toolPrefix: 'y_' }) })));
+    assert.deepEqual(report.added, ['other2']);
   });
 });

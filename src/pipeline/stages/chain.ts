@@ -27,7 +27,7 @@ export function chainStage(options: ChainOptions): Stage {
     if (ctx.caller.kind === 'backend' && !ctx.returning) {
       const self = ctx.caller.id;
       const claim = chainClaim(ctx.params);
-      const remote = remoteChain(ctx, claim, options.node);
+      const remote = remoteChain(ctx, claim, options.node, options.maxDepth);
       const parent =
         remote !== undefined
           ? undefined
@@ -100,15 +100,21 @@ function remoteChain(
   ctx: CallContext,
   claim: ReturnType<typeof chainClaim>,
   node: string | undefined,
+  maxDepth: number,
 ): string[] | undefined {
   const from = ctx.mesh?.node;
   if (from === undefined || !ctx.caller.id.endsWith(`@${from}`)) return undefined;
   if (claim === undefined || claim === 'malformed') return undefined;
-  return claim.path.slice(0, -1).map((name) => {
+  // The last member is the hop to this node. A chain longer than any allowed is refused for its
+  // depth: only its end is read and named, with how many hops came before.
+  const told = claim.path.length - 1;
+  const kept = claim.path.slice(Math.max(0, told - maxDepth), -1);
+  const named = kept.map((name) => {
     const at = name.lastIndexOf('@');
     if (at === -1) return `${name}@${from}`;
     return name.slice(at + 1) === node ? name.slice(0, at) : name;
   });
+  return kept.length < told ? [`(${told - kept.length} more)`, ...named] : named;
 }
 
 /** The chain a call made while serving `parent` belongs to, as switchboard itself recorded it. */

@@ -39,7 +39,9 @@ async function pageList(
   next: Next,
   list: NonNullable<MethodSpec['list']>,
 ): Promise<void> {
-  const size = options.pageSize;
+  // Another node's read of this node's lists (the mesh door) is served whole: the door cuts it to
+  // one server, and a cursor it handed on could come back to another node serving that server.
+  const size = ctx.mesh ? undefined : options.pageSize;
   const purpose = `list-cursor:${ctx.method}`;
   let after: string | undefined;
   if (ctx.params.cursor !== undefined) {

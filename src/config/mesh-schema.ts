@@ -67,7 +67,7 @@ export const MeshSection = z
       .record(z.string().regex(NAME), z.string())
       .default({})
       .describe(
-        'The nodes whose calls this node serves, by node name: each one’s Ed25519 public key (SPKI PEM, or a file path). A call from any other node is refused and audited.',
+        'The nodes this node calls and serves, by node name: each one’s Ed25519 public key (SPKI PEM, or a file path). Any other node is not heard (its servers are never called), and a call from it is refused and audited.',
       ),
     heartbeatMs: z
       .number()

@@ -77,7 +77,7 @@ interface Heard {
 
 /**
  * Checks the heartbeats and goodbyes of the nodes this one holds a key for (`mesh.trust`); those
- * of other nodes are taken unsealed, as the mesh takes them without keys. A message is taken only
+ * of other nodes are refused, so no call is routed to them. A message is taken only
  * if its seal verifies and it is fresh (sealed within `maxAgeMs` of this node's clock), and:
  * - from the run last heard, its number is higher than the last one taken;
  * - from another run, that run is not one the node has left, and it started later than the run
@@ -99,8 +99,10 @@ export class BeatChecker {
 
   /** Undefined if the message is to be taken; else why it is refused (a fixed phrase, for the log). */
   check(kind: BeatKind, node: string, body: unknown, seal: unknown, now = Date.now()): string | undefined {
+    // A node this one holds no key for is not heard at all: its servers would be called, with
+    // the callers' arguments, on nothing but its word, and its answers are not signed.
     const key = this.trusted.get(node);
-    if (!key) return undefined;
+    if (!key) return 'not in mesh.trust: its servers are not called from here';
     if (!isSeal(seal)) return 'not sealed, though mesh.trust holds its key';
     let input: Buffer;
     try {

@@ -175,6 +175,11 @@ export class Mesh {
     this.heartbeat = setInterval(() => this.announce(), this.config.heartbeatMs);
     this.heartbeat.unref();
     this.log.info({ node: this.config.node, mesh: this.config.name }, 'joined the mesh');
+    if (this.config.key === undefined || Object.keys(this.config.trust).length === 0)
+      this.log.warn(
+        { node: this.config.node },
+        'mesh.key or mesh.trust is not set: this node neither calls nor serves other nodes (docs/mesh.md)',
+      );
   }
 
   async stop(): Promise<void> {

@@ -67,7 +67,7 @@ test('a later run outranks an earlier one, which is not heard again; a stale or 
   );
 });
 
-test('a goodbye is taken only from the run last heard; a node without a key is heard unsealed', () => {
+test('a goodbye is taken only from the run last heard; a node this one holds no key for is not heard', () => {
   const c = checker();
   const sealer = new BeatSealer('m', 'b', b.privateKey);
   assert.equal(
@@ -77,7 +77,13 @@ test('a goodbye is taken only from the run last heard; a node without a key is h
   assert.equal(c.check('beat', 'b', body, sealer.seal('beat', body)), undefined);
   assert.equal(c.check('bye', 'b', { node: 'b' }, undefined), 'not sealed, though mesh.trust holds its key');
   assert.equal(c.check('bye', 'b', { node: 'b' }, sealer.seal('bye', { node: 'b' })), undefined);
-  assert.equal(c.check('beat', 'z', { node: 'z', servers: {} }, undefined), undefined);
+  // Sealed or not, a node outside mesh.trust announces nothing here: no call goes to it.
+  const stranger = new BeatSealer('m', 'z', generateKeyPairSync('ed25519').privateKey);
+  for (const seal of [undefined, stranger.seal('beat', { node: 'z', servers: {} })])
+    assert.equal(
+      c.check('beat', 'z', { node: 'z', servers: {} }, seal),
+      'not in mesh.trust: its servers are not called from here',
+    );
 });
 
 test('a node restarted on a clock set back is heard once its old run is silent; the old run is not heard again', () => {

@@ -40,14 +40,14 @@ describe('mesh membership against forged and replayed messages', { skip: NO_NATS
     );
 
   /**
-   * Waits until a has taken everything the spy published before: a heartbeat of a node a holds no
-   * key for is taken unsealed, and NATS hands a one publisher's messages in order.
+   * Waits until a has read everything the spy published before: a heartbeat of a node a holds no
+   * key for is refused and logged once per node, and NATS hands one publisher's messages in order.
    */
   async function settled(): Promise<void> {
     const marker = `marker${++markers}`;
     spy.publish(`switchboard.hb.${marker}`, JSON.stringify({ node: marker, servers: {} }));
     await spy.flush();
-    await until(() => a.mesh!.liveNodes().includes(marker) || undefined, `a to hear ${marker}`);
+    await until(() => log.text().includes(`"node":"${marker}"`) || undefined, `a to read ${marker}`);
   }
 
   const remoteServers = () => [...a.gateway.backends.keys()].filter((n) => a.gateway.remotes.has(n));
@@ -97,6 +97,30 @@ describe('mesh membership against forged and replayed messages', { skip: NO_NATS
     await new Promise((r) => setTimeout(r, 300));
     assert.deepEqual(remoteServers(), ['bp']);
     assert.match(log.text(), /mesh membership message refused/);
+  });
+
+  it('calls no server of a node outside mesh.trust, whatever it announces', async () => {
+    const sent: string[] = [];
+    const rpc = spy.subscribe('switchboard.rpc.stranger', {
+      callback: (_e, m) => void sent.push(m.string()),
+    });
+    // As a node without a key announces itself (a sealed one is refused alike: beats.test.ts),
+    // with b's own server among its own, where it would be a replica taking half of b's calls.
+    const stranger = { node: 'stranger', servers: { clock: 'd1', bp: 'd2' } };
+    spy.publish('switchboard.hb.stranger', JSON.stringify(stranger));
+    await settled();
+    for (let i = 0; i < 4; i++) {
+      const r = (await a.gateway.dispatch(HOST, 'tools/call', { name: 'p_echo', arguments: { i } })) as {
+        content: { text: string }[];
+      };
+      assert.match(r.content[0]!.text, /"server":"bp"/);
+    }
+    await spy.flush();
+    rpc.unsubscribe();
+    assert.deepEqual(remoteServers(), ['bp']);
+    assert.ok(!a.mesh!.liveNodes().includes('stranger'), 'the stranger is no member here');
+    assert.deepEqual(sent, [], 'nothing was sent to the stranger');
+    assert.match(log.text(), /not in mesh.trust: its servers are not called from here/);
   });
 
   it('keeps b in the mesh when a goodbye in its name is forged', async () => {

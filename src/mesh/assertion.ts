@@ -74,7 +74,15 @@ export function principalOf(caller: Caller): string {
   return `${caller.kind}:${caller.id}`;
 }
 
-const KINDS = new Set(['host', 'backend', 'workflow', 'extension']);
+/** Every kind of caller a node vouches for: an A2A agent's or an operator's call crosses as a host's does. */
+const KINDS = new Set<string>([
+  'host',
+  'backend',
+  'workflow',
+  'extension',
+  'admin',
+  'agent',
+] satisfies Caller['kind'][]);
 
 /** The caller an assertion names, as the target node's policy sees it: its id gains `@<node>`. */
 export function remoteCaller(sub: string, node: string): Caller | undefined {

@@ -75,6 +75,13 @@ describe('mesh lists and bridge calls across nodes', { skip: NO_NATS, timeout: 1
             effect: 'allow',
           },
           { name: 'a-caller-hop', callers: ['backend:caller@a'], backends: ['hop'], effect: 'allow' },
+          // Names an A2A agent and an operator of a's as they arrive: they reach far only.
+          {
+            name: 'a-agent-other',
+            callers: ['agent:key:ci@a', 'admin:token@a'],
+            backends: ['other'],
+            effect: 'deny',
+          },
         ],
       },
       audit: { enabled: false },
@@ -180,5 +187,22 @@ describe('mesh lists and bridge calls across nodes', { skip: NO_NATS, timeout: 1
     assert.match(text(r), /"server":"far/);
     const report = await a.reload(configFor(aConfig({ other2: probe('other2', { toolPrefix: 'y_' }) })));
     assert.deepEqual(report.added, ['other2']);
+  });
+
+  it("carries an A2A agent's and an operator's calls across as who they are, judged by the target's rules", async () => {
+    await eventually('other is in a’s catalog', async () => (await allToolNames(a)).includes('other_o_echo'));
+    for (const caller of [
+      { kind: 'agent', id: 'key:ci' },
+      { kind: 'admin', id: 'token' },
+    ] as const) {
+      const r = await a.gateway.dispatch(caller, 'tools/call', { name: 'other_o_echo', arguments: {} }).then(
+        () => undefined,
+        (err: Error) => err.message,
+      );
+      // b refused it by the rule naming the caller, as it names it: not as an unusable caller.
+      assert.equal(r, 'Unknown tool: other_o_echo', caller.kind);
+      const ok = await a.gateway.dispatch(caller, 'tools/call', { name: 'far_f_echo', arguments: {} });
+      assert.match(text(ok), /"server":"far(-c)?"/, caller.kind);
+    }
   });
 });

@@ -135,16 +135,15 @@ export function a2aRoute(options: A2AServeOptions): HttpRoute {
       'cache-control': 'no-cache',
       connection: 'keep-alive',
     });
-    // The client going away stops the stream (not the task: tasks/resubscribe finds it again).
+    // A client going away stops the writing, not the reading: the SDK saves the task's events only
+    // as this stream is read, so a stream given up would leave the task 'working' for good, its
+    // result lost though its call finished. Read to its end, the task is kept whole for
+    // GetTask and SubscribeToTask (the stream ends with the task, or where it waits for an answer).
     let gone = false;
-    res.once('close', () => {
-      gone = true;
-      void answer.return(undefined);
-    });
+    res.once('close', () => (gone = true));
     try {
       for await (const event of answer) {
-        if (gone) break;
-        res.write(`data: ${JSON.stringify(event)}\n\n`);
+        if (!gone) res.write(`data: ${JSON.stringify(event)}\n\n`);
       }
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'a2a stream failed');

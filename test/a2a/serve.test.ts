@@ -3,6 +3,7 @@
 // stream, stop for questions (a backend's elicitation, an approval) and are cancelled.
 import assert from 'node:assert/strict';
 import test from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { TaskState, type Message, type Task } from '@a2a-js/sdk';
 import { ClientFactory, type Client } from '@a2a-js/sdk/client';
 import type { ConfigInput } from '../../src/config/schema.js';
@@ -11,10 +12,12 @@ import { openTrustDb } from '../../src/trust/trust-db.js';
 import { queryAudit } from '../../src/trust/audit-read.js';
 import { probe } from '../gateway/harness.js';
 import { startGateway } from '../support/start-switchboard.js';
+import { until } from '../support/poll.js';
 import { tempDbPath } from '../trust/helpers.js';
 import type { Switchboard } from '../../src/switchboard.js';
 
 const A2A = { serve: { enabled: true } };
+const CLOCK = fileURLToPath(new URL('../../examples/servers/clock.js', import.meta.url));
 
 async function agentClient(
   t: test.TestContext,
@@ -90,6 +93,26 @@ test('streaming: the task, its progress as working updates, the artifact, then c
   assert.ok(states.filter((s) => s === TaskState.TASK_STATE_WORKING).length >= 2, states.join(','));
   assert.equal(states.at(-1), TaskState.TASK_STATE_COMPLETED);
   assert.ok(artifact);
+});
+
+test('a streaming client that goes away mid-call still finds the task completed, with its result', async (t) => {
+  const { client } = await agentClient(t, {
+    servers: { clock: { command: process.execPath, args: [CLOCK] } },
+  });
+  let task: Task | undefined;
+  // Left at the first progress update: the HTTP response is closed under the call.
+  for await (const event of client.sendMessageStream(call('countdown', { seconds: 2 }))) {
+    const p = event.payload;
+    if (p?.$case === 'task') task = p.value;
+    if (p?.$case === 'statusUpdate' && p.value.status?.state === TaskState.TASK_STATE_WORKING) break;
+  }
+  assert.ok(task, 'the task was sent first');
+  const done = await until(async () => {
+    const got = await client.getTask({ tenant: '', id: task!.id, historyLength: undefined });
+    return got.status?.state === TaskState.TASK_STATE_WORKING ? undefined : got;
+  }, 'the task to end');
+  assert.equal(done.status?.state, TaskState.TASK_STATE_COMPLETED);
+  assert.match(texts(done).join(' '), /Counted down 2 seconds/);
 });
 
 test("a backend's elicitation makes the task input-required; the agent's next message answers it", async (t) => {

@@ -197,14 +197,20 @@ export class AgentChannel implements Channel {
             skill,
           },
         );
-        const outcome = await this.exchange(outgoing, signal, (text, n) => {
-          if (progressToken !== undefined)
-            this.deliver({
-              jsonrpc: '2.0',
-              method: 'notifications/progress',
-              params: { progressToken, progress: n, message: text, ...related },
-            });
-        });
+        const outcome = await this.exchange(
+          outgoing,
+          signal,
+          (text, n) => {
+            if (progressToken !== undefined)
+              this.deliver({
+                jsonrpc: '2.0',
+                method: 'notifications/progress',
+                params: { progressToken, progress: n, message: text, ...related },
+              });
+          },
+          // Known from the stream's first event: a cancel before the exchange ends reaches it too.
+          (t) => (task = { id: t.id, contextId: t.contextId }),
+        );
         if ('message' in outcome) return partsToResult(outcome.message.parts);
         task = { id: outcome.task.id, contextId: outcome.task.contextId };
         const state = outcome.task.status?.state;
@@ -243,6 +249,7 @@ export class AgentChannel implements Channel {
     message: Message,
     signal: AbortSignal,
     progress: (text: string, n: number) => void,
+    started: (task: Task) => void,
   ): Promise<{ message: Message } | { task: Task }> {
     const request = { tenant: '', message, configuration: undefined, metadata: undefined };
     if (!this.card!.capabilities?.streaming) {
@@ -255,8 +262,10 @@ export class AgentChannel implements Channel {
       const p = (event as StreamResponse).payload;
       if (!p) continue;
       if (p.$case === 'message') return { message: p.value };
-      if (p.$case === 'task') task = p.value;
-      else if (p.$case === 'statusUpdate' && task) {
+      if (p.$case === 'task') {
+        task = p.value;
+        started(task);
+      } else if (p.$case === 'statusUpdate' && task) {
         task = { ...task, status: p.value.status };
         const text = textOf(p.value.status?.message);
         if (text && p.value.status?.state === TaskState.TASK_STATE_WORKING) progress(text, ++n);

@@ -9,6 +9,7 @@ import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { queryAudit } from '../../src/trust/audit-read.js';
 import { tempDbPath } from '../trust/helpers.js';
+import { until } from '../support/poll.js';
 
 type Content = { type: string; text?: string }[];
 
@@ -21,7 +22,7 @@ for (const streaming of [true, false]) {
     });
     const { client } = await connectHttp(t, httpUrl(sb));
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((x) => x.name).sort(), ['ask', 'fail', 'greet']);
+    assert.deepEqual(tools.map((x) => x.name).sort(), ['ask', 'fail', 'greet', 'linger']);
     assert.deepEqual(tools[0]!.inputSchema.required, ['message']);
     const result = await client.callTool({ name: 'greet', arguments: { message: 'Ada', data: { n: 1 } } });
     assert.equal((result.content as Content)[0]!.text, 'Hello Ada');
@@ -37,6 +38,25 @@ for (const streaming of [true, false]) {
     assert.match((failed.content as Content)[0]!.text!, /failed: cannot do that/);
   });
 }
+
+test("a host cancelling a call cancels the agent's task, even before the call's first answer", async (t) => {
+  const agent = await startAgent();
+  t.after(() => agent.close());
+  const sb = await startGateway(t, { servers: { helper: { a2a: agent.url } } });
+  const { client } = await connectHttp(t, httpUrl(sb));
+  const abort = new AbortController();
+  const call = client.callTool(
+    { name: 'linger', arguments: { message: 'x' } },
+    {
+      signal: abort.signal,
+      // The agent's 'working' status reaches the host as progress: the task is under way there.
+      onprogress: () => abort.abort(),
+    },
+  );
+  await assert.rejects(call);
+  await until(() => agent.seen.cancelled[0], 'the agent to be asked to cancel its task');
+  assert.equal(agent.seen.cancelled.length, 1);
+});
 
 test("the agent's input-required is the host's elicitation; the answer goes back as the next message", async (t) => {
   const agent = await startAgent();

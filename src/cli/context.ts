@@ -1,7 +1,7 @@
 // `switchboard context get|list|put`: the shared context store from the command line. get and list
 // open the state database read-only; put writes it directly (outside the pipeline: no policy, no
 // validator, no watcher told), checked against the scope's schema and limits from the config, and
-// recorded in the database's operator-writes table.
+// recorded in the database's operator-writes table. With mesh.state jetstream, the mesh's store.
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
@@ -9,7 +9,11 @@ import { ContextSection } from '../config/context-schema.js';
 import { loadConfig } from '../config/load.js';
 import { ScopeSettingsTable, keyOf, scopeOf } from '../context/scopes.js';
 import { SqliteContextStore } from '../context/sqlite-store.js';
-import { ContextStoreError, type Entry } from '../context/store.js';
+import { ContextStoreError, type Entry, type Page } from '../context/store.js';
+import type { MeshConfig } from '../config/mesh-schema.js';
+import { KvContextStore } from '../mesh/state/kv-context-store.js';
+import { MeshState } from '../mesh/state/mesh-state.js';
+import { silentLogger } from '../log.js';
 import { sha256 } from '../encoding/canonical-json.js';
 import { defaultStateDbPath, openStateDb } from '../state/state-db.js';
 import { parseCommand, processIo, type CommandIo } from './io.js';
@@ -28,7 +32,10 @@ export const CONTEXT_USAGE = `Usage: switchboard context <get|list|put> [options
                                 SHA-256 of the value).
 
 Options: --state FILE (default: state.path of --config FILE, else ~/.local/state/switchboard/state.sqlite),
-         --json (machine-readable output)`;
+         --json (machine-readable output)
+
+With --config naming mesh.state: jetstream (and no --state), the mesh's shared store in NATS is
+read and written instead: what every node serves. Its writes are not recorded as operator writes.`;
 
 export async function runContext(argv: string[], io: CommandIo = processIo): Promise<number> {
   const parsed = parseCommand(
@@ -58,16 +65,20 @@ export async function runContext(argv: string[], io: CommandIo = processIo): Pro
   }
   let context = ContextSection.parse({});
   let path = v.state;
+  let mesh: MeshConfig | undefined;
   if (v.config !== undefined) {
     try {
       const { config } = await loadConfig(v.config);
       context = config.context;
       path ??= config.state.path;
+      if (config.mesh.enabled && config.mesh.state === 'jetstream') mesh = config.mesh;
     } catch (err) {
       io.err(`switchboard context: ${(err as Error).message}`);
       return 2;
     }
   }
+  // With mesh.state jetstream the nodes share the store in NATS: that is what is read and written.
+  if (mesh && v.state === undefined) return sharedContext(mesh, context, p, v, io);
   path ??= defaultStateDbPath();
   if (!existsSync(path)) {
     io.err(`switchboard context: no state database at ${path} (has switchboard run with this config?)`);
@@ -79,21 +90,8 @@ export async function runContext(argv: string[], io: CommandIo = processIo): Pro
     const db = new Database(path, { readonly: true, fileMustExist: true });
     try {
       const store = new SqliteContextStore(db, { readonly: true });
-      if (sub === 'get') {
-        const e = store.get(scope, keyOf({ key: p[2] }));
-        if (!e) {
-          io.err(`${scope} ${p[2]}: no such key`);
-          return 1;
-        }
-        io.out(v.json ? JSON.stringify(shown(e)) : line(e));
-        return 0;
-      }
-      const limit = v.n === undefined ? 100 : Number(v.n);
-      if (!Number.isSafeInteger(limit) || limit < 1) throw new Error('-n takes a positive integer');
-      const page = store.list(scope, p[2] === undefined ? '' : keyOf({ key: p[2] }), limit);
-      for (const e of page.entries) io.out(v.json ? JSON.stringify(shown(e)) : line(e));
-      if (page.next !== undefined) io.err(`(more after ${page.next}; raise -n)`);
-      return 0;
+      if (sub === 'get') return printed(store.get(scope, keyOf({ key: p[2] })), scope, p[2]!, v, io);
+      return listed(store.list(scope, p[2] === undefined ? '' : keyOf({ key: p[2] }), limitOf(v)), v, io);
     } finally {
       db.close();
     }
@@ -103,15 +101,36 @@ export async function runContext(argv: string[], io: CommandIo = processIo): Pro
   }
 }
 
-function put(
-  path: string,
-  context: ContextSection,
-  scope: string,
-  p: string[],
-  v: { 'if-version'?: string | undefined; 'ttl-ms'?: string | undefined; json?: boolean | undefined },
-  io: CommandIo,
-): number {
-  const key = keyOf({ key: p[2] });
+interface Options {
+  'if-version'?: string | undefined;
+  'ttl-ms'?: string | undefined;
+  n?: string | undefined;
+  json?: boolean | undefined;
+}
+
+function printed(e: Entry | undefined, scope: string, key: string, v: Options, io: CommandIo): number {
+  if (!e) {
+    io.err(`${scope} ${key}: no such key`);
+    return 1;
+  }
+  io.out(v.json ? JSON.stringify(shown(e)) : line(e));
+  return 0;
+}
+
+function listed(page: Page, v: Options, io: CommandIo): number {
+  for (const e of page.entries) io.out(v.json ? JSON.stringify(shown(e)) : line(e));
+  if (page.next !== undefined) io.err(`(more after ${page.next}; raise -n)`);
+  return 0;
+}
+
+function limitOf(v: Options): number {
+  const limit = v.n === undefined ? 100 : Number(v.n);
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error('-n takes a positive integer');
+  return limit;
+}
+
+/** A put's value and options, checked against the scope's schema and size limit from the config. */
+function putRequest(context: ContextSection, scope: string, p: string[], v: Options) {
   let value: unknown;
   try {
     value = JSON.parse(p[3]!);
@@ -133,14 +152,57 @@ function put(
     throw new Error(
       `the value does not satisfy ${scope}'s schema: ${JSON.stringify(rules.validate.errors?.[0])}`,
     );
+  const options = {
+    ifVersion: int(v['if-version'], '--if-version', 0),
+    ttlMs: int(v['ttl-ms'], '--ttl-ms', 1) ?? rules.ttlMs,
+  };
+  return { json, options, rules };
+}
+
+/** get, list and put on the mesh's shared store (JetStream KV), as on the state database. */
+async function sharedContext(
+  mesh: MeshConfig,
+  context: ContextSection,
+  p: string[],
+  v: Options,
+  io: CommandIo,
+): Promise<number> {
+  const state = new MeshState(mesh, silentLogger);
+  const store = new KvContextStore(state);
+  try {
+    const scope = scopeOf({ scope: p[1] });
+    if (p[0] === 'put') {
+      const { json, options, rules } = putRequest(context, scope, p, v);
+      const entry = await store.put(scope, keyOf({ key: p[2] }), json, { ...options, limits: rules.limits });
+      io.out(v.json ? JSON.stringify(shown(entry)) : `${scope} ${entry.key} version ${entry.version}`);
+      return 0;
+    }
+    if (p[0] === 'get') return printed(await store.get(scope, keyOf({ key: p[2] })), scope, p[2]!, v, io);
+    const page = await store.list(scope, p[2] === undefined ? '' : keyOf({ key: p[2] }), limitOf(v));
+    return listed(page, v, io);
+  } catch (err) {
+    io.err(`switchboard context: ${(err as Error).message}`);
+    return err instanceof ContextStoreError ? 1 : 2;
+  } finally {
+    await store.close();
+    await state.close();
+  }
+}
+
+function put(
+  path: string,
+  context: ContextSection,
+  scope: string,
+  p: string[],
+  v: Options,
+  io: CommandIo,
+): number {
+  const key = keyOf({ key: p[2] });
+  const { json, options, rules } = putRequest(context, scope, p, v);
   const db = openStateDb(path);
   try {
     const store = new SqliteContextStore(db);
-    const entry = store.put(scope, key, json, {
-      ifVersion: int(v['if-version'], '--if-version', 0),
-      ttlMs: int(v['ttl-ms'], '--ttl-ms', 1) ?? rules.ttlMs,
-      limits: rules.limits,
-    });
+    const entry = store.put(scope, key, json, { ...options, limits: rules.limits });
     store.recordOperatorWrite(`operator:${userInfo().username}`, entry, sha256(json));
     io.out(v.json ? JSON.stringify(shown(entry)) : `${scope} ${key} version ${entry.version}`);
     return 0;

@@ -2,15 +2,20 @@
 // jetstream): a write on one node is read on the other, compare-and-set across nodes, TTL,
 // watches across nodes and size limits, driven by backends over each node's real bridge.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import type { ConfigInput } from '../../src/config/schema.js';
 import type { BridgeClient } from '../../src/public/bridge-client/index.js';
 import { Received, failure, start } from '../context/helpers.js';
 import { NO_NATS, startNats, type Nats } from '../support/nats.js';
 import { until } from '../support/poll.js';
+
+const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 describe('the context store shared over JetStream', { skip: NO_NATS, timeout: 120_000 }, () => {
   let nats: Nats;
@@ -29,6 +34,42 @@ describe('the context store shared over JetStream', { skip: NO_NATS, timeout: 12
     } as Partial<ConfigInput>);
     return started.as('a');
   };
+
+  it('switchboard context reads and writes the shared store when the config says mesh.state jetstream', async (t) => {
+    const a = await nodeOf(t, 'a', 'm3');
+    const dir = mkdtempSync(join(tmpdir(), 'sb-js-cli-'));
+    const config = join(dir, 'switchboard.yaml');
+    writeFileSync(
+      config,
+      stringify({
+        mesh: { enabled: true, servers: [nats.url], node: 'cli', name: 'm3', state: 'jetstream' },
+        context: { scopes: { 'server:a': { maxKeys: 3 } } },
+      }),
+    );
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, [CLI, 'context', ...args, '--config', config], { encoding: 'utf8' });
+    await a.call('context.put', { scope: 'server:a', key: 'from-node', value: { n: 1 } });
+    const got = run('get', 'server:a', 'from-node', '--json');
+    assert.equal(got.status, 0, got.stderr);
+    assert.deepEqual(JSON.parse(got.stdout).value, { n: 1 });
+    const put = run('put', 'server:a', 'from-cli', '"hello"', '--if-version', '0');
+    assert.equal(put.status, 0, put.stderr);
+    const read = (await a.call('context.get', { scope: 'server:a', key: 'from-cli' })) as Record<
+      string,
+      unknown
+    >;
+    assert.equal(read.value, 'hello');
+    // A compare-and-set on the shared version is refused as on a node.
+    assert.equal(run('put', 'server:a', 'from-cli', '"again"', '--if-version', '0').status, 1);
+    const listed = run('list', 'server:a');
+    assert.deepEqual(
+      listed.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t')[0]),
+      ['from-cli', 'from-node'],
+    );
+  });
 
   it('reads on one node what another wrote, and reports a compare-and-set across nodes as a conflict', async (t) => {
     const a = await nodeOf(t, 'a', 'm1');

@@ -22,6 +22,7 @@ import { dataPart, messageOf, partsToResult, textOf, textPart } from './parts.js
 import { answerParts, elicitationFor } from './questions.js';
 import { skillsToTools } from './skill-tools.js';
 import { textOf as wireText } from '../encoding/text-of.js';
+import { WIRE } from '../errors/errors.js';
 
 type Json = Record<string, unknown>;
 type Id = string | number;
@@ -104,13 +105,20 @@ export class AgentChannel implements Channel {
     const id = m.id as Id;
     void this.answer(m.method, (m.params ?? {}) as Json, id).then(
       (result) => this.deliver({ jsonrpc: '2.0', id, result }),
-      (err: unknown) =>
-        this.deliver({
-          jsonrpc: '2.0',
-          id,
-          error: { code: (err as { code?: number }).code ?? -32603, message: (err as Error).message },
-        }),
+      (err: unknown) => this.deliver({ jsonrpc: '2.0', id, error: this.errorOf(err) }),
     );
+  }
+
+  /**
+   * An answer's error: one this channel gives (an unknown tool, a method it lacks) as it is; any
+   * other (the agent's connection lost mid-call, a body it could not read) as the agent being
+   * unavailable, naming it. Such errors carry no JSON-RPC code, or a library's string code.
+   */
+  private errorOf(err: unknown): { code: number; message: string } {
+    const code = (err as { code?: unknown }).code;
+    const message = err instanceof Error ? err.message : String(err);
+    if (Number.isInteger(code)) return { code: code as number, message };
+    return { code: WIRE.BACKEND_UNAVAILABLE, message: `A2A agent ${this.options.name} failed: ${message}` };
   }
 
   async close(): Promise<void> {

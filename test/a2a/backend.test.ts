@@ -58,6 +58,24 @@ test("a host cancelling a call cancels the agent's task, even before the call's 
   assert.equal(agent.seen.cancelled.length, 1);
 });
 
+test('an agent lost mid-call fails the call naming it, as a backend that is unavailable', async (t) => {
+  const agent = await startAgent();
+  const sb = await startGateway(t, { servers: { helper: { a2a: agent.url } } });
+  const { client } = await connectHttp(t, httpUrl(sb));
+  let lost: Promise<void> | undefined;
+  const call = client.callTool(
+    { name: 'linger', arguments: { message: 'x' } },
+    { onprogress: () => void (lost ??= agent.close()) },
+  );
+  const err = await call.then(
+    () => assert.fail('the call answered'),
+    (e: { code?: number; message: string }) => e,
+  );
+  await lost;
+  assert.equal(err.code, -32001);
+  assert.match(err.message, /A2A agent helper failed/);
+});
+
 test("the agent's input-required is the host's elicitation; the answer goes back as the next message", async (t) => {
   const agent = await startAgent();
   t.after(() => agent.close());

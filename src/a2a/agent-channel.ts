@@ -90,6 +90,12 @@ export class AgentChannel implements Channel {
     const { tools, skills } = skillsToTools(this.card);
     this.tools = tools;
     this.skills = skills;
+    // An agent may show its skills only to a client it knows (switchboard's own card does).
+    if (skills.size === 0)
+      this.options.log.warn(
+        { agent: this.options.name, credentials: Object.keys(this.config.headers).length > 0 },
+        'the A2A agent offers no skills: no tools from it (does it want credentials? servers.<name>.headers)',
+      );
   }
 
   async send(message: unknown): Promise<void> {

@@ -47,7 +47,14 @@ function ed25519(key: KeyObject): KeyObject {
 }
 
 export function privateKeyOf(value: string): KeyObject {
-  return ed25519(createPrivateKey(pemOf(value)));
+  if (!value.includes('-----BEGIN') && !existsSync(value)) throw new Error(`no such key file: ${value}`);
+  const pem = pemOf(value);
+  // OpenSSL's own words for a public key given here ("DECODER routines::unsupported") name neither.
+  if (/-----BEGIN PUBLIC KEY-----/.test(pem))
+    throw new Error(
+      'mesh.key holds a public key: it takes this node’s private key (mesh.trust takes the public ones)',
+    );
+  return ed25519(createPrivateKey(pem));
 }
 
 export function publicKeyOf(value: string): KeyObject {

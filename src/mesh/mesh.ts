@@ -277,7 +277,9 @@ export class Mesh {
       const gone = this.remotes.get(name)!;
       for (const ch of gone.channels) ch.nodesDown(this.alive);
       this.remotes.delete(name);
-      await this.gateway.remotes.remove(name, leftBecause(gone, this.alive));
+      const why = leftBecause(gone, this.alive);
+      this.log.warn({ name, server: gone.server, nodes: gone.nodes, why }, 'mesh server left the catalog');
+      await this.gateway.remotes.remove(name, why);
     }
     for (const [name, w] of wanted) {
       const have = this.remotes.get(name);
@@ -310,7 +312,7 @@ export class Mesh {
         remote.channels.add(channel);
         return channel;
       });
-      this.log.info({ name, server: w.server, node: w.only }, 'mesh server joined the catalog');
+      this.log.info({ name, server: w.server, nodes: w.nodes }, 'mesh server joined the catalog');
     }
   }
 }

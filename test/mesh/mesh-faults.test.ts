@@ -5,6 +5,7 @@ import { after, describe, it } from 'node:test';
 import type { ConfigInput } from '../../src/config/schema.js';
 import type { Switchboard } from '../../src/switchboard.js';
 import { probe } from '../gateway/harness.js';
+import { captureLog } from '../support/log-capture.js';
 import { freePort, NO_NATS, nodeKeys, startNats } from '../support/nats.js';
 import { eventually } from '../support/poll.js';
 import { launchSwitchboard } from '../support/start-switchboard.js';
@@ -106,8 +107,10 @@ describe('the mesh under faults', { skip: NO_NATS, timeout: 180_000 }, () => {
   it('fails calls to a frozen node naming it, and takes it back when it thaws', async (t) => {
     const nats = await startNats();
     stops.push(() => nats.stop());
+    const log = captureLog('info');
     const a = await launchSwitchboard(
       nodeConfig('a', nats.url, { local: probe('local', { toolPrefix: 'l_' }) }),
+      { log: log.logger },
     );
     stops.push(async () => void (await a.stop()));
     const b = await spawnSwitchboard(t, nodeConfig('b', nats.url, { bp: probe('bp', { toolPrefix: 'p_' }) }));
@@ -125,6 +128,9 @@ describe('the mesh under faults', { skip: NO_NATS, timeout: 180_000 }, () => {
     assert.match(await outcome, /mesh node b is unreachable/);
     t.diagnostic(`the frozen node's call failed after ${Math.round(performance.now() - frozenAt)} ms`);
     await eventually('b left a’s catalog', async () => !(await toolNames(a)).includes('bp_p_echo'));
+    // An operator reading a's log learns which server left, and which node took it along.
+    assert.match(log.text(), /mesh server left the catalog/);
+    assert.match(log.text(), /mesh node b, serving bp, is unreachable or left the mesh/);
     await assert.rejects(
       a.gateway.dispatch(HOST, 'tools/call', { name: 'bp_p_echo', arguments: {} }),
       /Unknown tool|no node of the mesh serving bp/,

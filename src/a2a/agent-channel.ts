@@ -5,7 +5,7 @@
 // caller like any backend's question. Everything above the channel (health, restarts, policy,
 // approval, audit, redaction) is what every backend gets: nothing else knows this one is A2A.
 import { randomUUID } from 'node:crypto';
-import { AgentCard, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { AgentCard, TaskState } from '@a2a-js/sdk';
 import {
   ClientFactory,
   ClientFactoryOptions,
@@ -18,6 +18,7 @@ import type { Channel } from '../jsonrpc/channel.js';
 import type { Logger } from '../log.js';
 import { RELATED_TASK } from '../protocol/versions.js';
 import { AgentTasks, type TaskRun } from './agent-tasks.js';
+import { exchange, taskResult } from './agent-exchange.js';
 import { dataPart, messageOf, partsToResult, textOf, textPart } from './parts.js';
 import { answerParts, elicitationFor } from './questions.js';
 import { skillsToTools } from './skill-tools.js';
@@ -34,13 +35,6 @@ export interface AgentChannelOptions {
   /** The fetch every request to the agent goes through (switchboard's guarded outbound fetch). */
   fetch: Fetch & { close?(): void };
 }
-
-const TERMINAL = new Set([
-  TaskState.TASK_STATE_COMPLETED,
-  TaskState.TASK_STATE_FAILED,
-  TaskState.TASK_STATE_CANCELED,
-  TaskState.TASK_STATE_REJECTED,
-]);
 
 export class AgentChannel implements Channel {
   onmessage?: ((message: unknown) => void) | undefined;
@@ -211,7 +205,8 @@ export class AgentChannel implements Channel {
             skill,
           },
         );
-        const outcome = await this.exchange(
+        const outcome = await exchange(
+          { client: this.client!, card: this.card!, agent: this.options.name },
           outgoing,
           signal,
           (text, n) => {
@@ -255,52 +250,6 @@ export class AgentChannel implements Channel {
     }
   }
 
-  /**
-   * Sends one message and follows it to a final or interrupted state: over the SSE stream when the
-   * card says the agent streams (status text becomes progress), else with a blocking send.
-   */
-  private async exchange(
-    message: Message,
-    signal: AbortSignal,
-    progress: (text: string, n: number) => void,
-    started: (task: Task) => void,
-  ): Promise<{ message: Message } | { task: Task }> {
-    const request = { tenant: '', message, configuration: undefined, metadata: undefined };
-    if (!this.card!.capabilities?.streaming) {
-      const sent = await this.client!.sendMessage(request, { signal });
-      return 'messageId' in sent ? { message: sent } : { task: sent };
-    }
-    let task: Task | undefined;
-    let n = 0;
-    for await (const event of this.client!.sendMessageStream(request, { signal })) {
-      const p = (event as StreamResponse).payload;
-      if (!p) continue;
-      if (p.$case === 'message') return { message: p.value };
-      if (p.$case === 'task') {
-        task = p.value;
-        started(task);
-      } else if (p.$case === 'statusUpdate' && task) {
-        task = { ...task, status: p.value.status };
-        const text = textOf(p.value.status?.message);
-        if (text && p.value.status?.state === TaskState.TASK_STATE_WORKING) progress(text, ++n);
-      } else if (p.$case === 'artifactUpdate' && task && p.value.artifact) {
-        const artifact = p.value.artifact;
-        const others = task.artifacts.filter((a) => a.artifactId !== artifact.artifactId);
-        const before = task.artifacts.find((a) => a.artifactId === artifact.artifactId);
-        const merged =
-          p.value.append && before ? { ...before, parts: [...before.parts, ...artifact.parts] } : artifact;
-        task = { ...task, artifacts: [...others, merged] };
-      }
-      // A follow-up's stream opens with the task as it was (input-required): only what comes after
-      // it says the task stopped again; the agent ends the stream there too.
-      const state = task?.status?.state;
-      const stops = p.$case === 'statusUpdate' && state === TaskState.TASK_STATE_INPUT_REQUIRED;
-      if (state !== undefined && (TERMINAL.has(state) || stops)) break;
-    }
-    if (!task) throw new Error(`agent ${this.options.name} ended its stream without a task or message`);
-    return { task };
-  }
-
   /** Puts a request to switchboard on this channel (the backend's question) and waits for its answer. */
   private ask(method: string, params: Json, signal: AbortSignal): Promise<Json> {
     const id = `a2a-${randomUUID()}`;
@@ -318,22 +267,6 @@ export class AgentChannel implements Channel {
       this.deliver({ jsonrpc: '2.0', id, method, params });
     });
   }
-}
-
-/** A task in its final (or an unanswerable) state as a tool result. */
-function taskResult(task: Task): Json {
-  const state = task.status?.state;
-  const parts = task.artifacts.flatMap((a) => a.parts);
-  if (state === TaskState.TASK_STATE_COMPLETED) {
-    return partsToResult(parts.length ? parts : (task.status?.message?.parts ?? []));
-  }
-  const why = textOf(task.status?.message);
-  const name = TaskState[state ?? TaskState.TASK_STATE_UNSPECIFIED] ?? 'UNKNOWN';
-  const word = name
-    .replace(/^TASK_STATE_/, '')
-    .toLowerCase()
-    .replace('_', '-');
-  return partsToResult([textPart(`The agent's task ended ${word}${why ? `: ${why}` : ''}`), ...parts], true);
 }
 
 /** `promise`, or the signal's reason once it aborts first. */

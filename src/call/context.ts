@@ -18,6 +18,16 @@ export type Caller =
   // An A2A client of switchboard as an agent (a2a.serve), by the identity it proved to the HTTP front.
   | { kind: 'agent'; id: string };
 
+/** Every kind of caller there is: what a caller's name read back from text (`kind:id`) may start with. */
+export const CALLER_KINDS: ReadonlySet<string> = new Set<Caller['kind']>([
+  'host',
+  'backend',
+  'workflow',
+  'extension',
+  'admin',
+  'agent',
+]);
+
 /** The way back to the caller for everything a call produces before its result. */
 export interface Reply {
   /** The caller's session; two calls with the same key came from the same session. */

@@ -24,6 +24,19 @@ function modeOf(config: Config, b: BackendConfig): NamespacingMode {
 }
 
 /** One namespace per enabled backend. `conditional` counts the enabled backends in config. */
+/** How `config`'s servers name the catalog's items: their namespaces, collision rule and priorities. */
+export function catalogSettingsOf(config: Config): {
+  namespaces: Map<string, Namespace>;
+  collisions: Config['namespacing']['collisions'];
+  priorities: Map<string, number>;
+} {
+  return {
+    namespaces: namespacesOf(config),
+    collisions: config.namespacing.collisions,
+    priorities: new Map(Object.entries(config.servers).map(([n, b]) => [n, b.priority])),
+  };
+}
+
 export function namespacesOf(config: Config): Map<string, Namespace> {
   const enabled = Object.entries(config.servers).filter(([, b]) => !b.disabled);
   const out = new Map<string, Namespace>();

@@ -3,7 +3,7 @@
 import type { ListenFilter } from '../backends/backend.js';
 import type { ReplicaSet } from '../backends/replica-set.js';
 import { Catalog } from '../catalog/catalog.js';
-import { namespacesOf } from '../catalog/naming.js';
+import { catalogSettingsOf } from '../catalog/naming.js';
 import type { Config } from '../config/schema.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
@@ -85,14 +85,7 @@ export class Gateway {
     this.current = config;
     this.policy = new CompiledPolicy(config);
     this.admission = new Admission(config.limits);
-    const priorities = new Map(Object.entries(config.servers).map(([n, b]) => [n, b.priority]));
-    this.catalog = new Catalog({
-      namespaces: namespacesOf(config),
-      collisions: config.namespacing.collisions,
-      priorities,
-      log,
-      admit: options.admit,
-    });
+    this.catalog = new Catalog({ ...catalogSettingsOf(config), log, admit: options.admit });
     this.fanOut = new FanOut({ sessions: this.sessions, backends: () => this.backends.values(), log });
     this.catalogSources = new CatalogSources(
       this.catalog,

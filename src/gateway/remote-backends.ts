@@ -2,7 +2,7 @@
 // under a name that is qualified only where it collides, and leaves it when no node serves it.
 import type { ReplicaSet } from '../backends/replica-set.js';
 import type { Catalog, CatalogSettings, ListKind } from '../catalog/catalog.js';
-import { namespacesOf } from '../catalog/naming.js';
+import { catalogSettingsOf } from '../catalog/naming.js';
 import type { BackendConfig, Config } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import { messageOf } from '../jsonrpc/peer.js';
@@ -66,12 +66,10 @@ export class RemoteBackends {
    * configuration keeps the mesh's servers named as they were.
    */
   catalogSettings(config: Config): CatalogSettings {
-    const servers = { ...Object.fromEntries(this.remote), ...config.servers };
-    return {
-      namespaces: namespacesOf({ ...config, servers }),
-      collisions: config.namespacing.collisions,
-      priorities: new Map(Object.entries(servers).map(([n, b]) => [n, b.priority])),
-    };
+    return catalogSettingsOf({
+      ...config,
+      servers: { ...Object.fromEntries(this.remote), ...config.servers },
+    });
   }
 
   private renamespace(): void {

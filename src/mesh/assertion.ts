@@ -14,7 +14,7 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import type { Caller } from '../call/context.js';
+import { CALLER_KINDS, type Caller } from '../call/context.js';
 import { ASSERTION_TYP, type PairSession } from './pair-sessions.js';
 
 export interface AssertionClaims {
@@ -36,7 +36,9 @@ export interface AssertionClaims {
 
 /** A PEM given inline, or the path of a file holding one. */
 function pemOf(value: string): string {
-  return value.includes('-----BEGIN') ? value : readFileSync(value, 'utf8');
+  if (value.includes('-----BEGIN')) return value;
+  if (!existsSync(value)) throw new Error(`no such key file: ${value}`);
+  return readFileSync(value, 'utf8');
 }
 
 /** Assertions are EdDSA over Ed25519 alone: a key of another kind is a configuration error. */
@@ -47,7 +49,6 @@ function ed25519(key: KeyObject): KeyObject {
 }
 
 export function privateKeyOf(value: string): KeyObject {
-  if (!value.includes('-----BEGIN') && !existsSync(value)) throw new Error(`no such key file: ${value}`);
   const pem = pemOf(value);
   // OpenSSL's own words for a public key given here ("DECODER routines::unsupported") name neither.
   if (/-----BEGIN PUBLIC KEY-----/.test(pem))
@@ -58,7 +59,6 @@ export function privateKeyOf(value: string): KeyObject {
 }
 
 export function publicKeyOf(value: string): KeyObject {
-  if (!value.includes('-----BEGIN') && !existsSync(value)) throw new Error(`no such key file: ${value}`);
   return ed25519(createPublicKey(pemOf(value)));
 }
 
@@ -81,22 +81,12 @@ export function principalOf(caller: Caller): string {
   return `${caller.kind}:${caller.id}`;
 }
 
-/** Every kind of caller a node vouches for: an A2A agent's or an operator's call crosses as a host's does. */
-const KINDS = new Set<string>([
-  'host',
-  'backend',
-  'workflow',
-  'extension',
-  'admin',
-  'agent',
-] satisfies Caller['kind'][]);
-
 /** The caller an assertion names, as the target node's policy sees it: its id gains `@<node>`. */
 export function remoteCaller(sub: string, node: string): Caller | undefined {
   const i = sub.indexOf(':');
   const kind = sub.slice(0, i);
   const id = sub.slice(i + 1);
-  if (i <= 0 || !KINDS.has(kind) || id.length === 0 || id.includes('@')) return undefined;
+  if (i <= 0 || !CALLER_KINDS.has(kind) || id.length === 0 || id.includes('@')) return undefined;
   return { kind: kind as Caller['kind'], id: `${id}@${node}` };
 }
 

@@ -232,7 +232,6 @@ function ownList(
         out.push({ ...item, uriTemplate: template.slice(prefix.length) });
     }
   }
-  // Served whole (the page stage does not page another node's reads): no cursor to hand on.
-  const { nextCursor: _none, ...rest } = result;
-  return { ...rest, [list.key]: out };
+  // Served whole: the page stage does not page another node's reads, so there is no cursor.
+  return { ...result, [list.key]: out };
 }

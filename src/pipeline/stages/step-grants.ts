@@ -1,18 +1,9 @@
 // Whose grants a workflow step is judged by: the workflow's own (`workflow:<name>`, the default),
 // only those of the caller the run is for (`caller`), or both (`both`). The policy stage asks
 // this for every call; only a step that names a mode other than `workflow` is judged twice.
-import type { Caller, CallContext, Decision } from '../../call/context.js';
+import { CALLER_KINDS, type Caller, type CallContext, type Decision } from '../../call/context.js';
 import { WIRE, WireError } from '../../errors/errors.js';
 import type { Subject } from '../../policy/policy.js';
-
-const KINDS: ReadonlySet<string> = new Set<Caller['kind']>([
-  'host',
-  'backend',
-  'workflow',
-  'extension',
-  'admin',
-  'agent',
-]);
 
 export interface StepGrants {
   mode: 'caller' | 'both';
@@ -42,7 +33,7 @@ function callerOf(key: string): Caller | undefined {
   const i = key.indexOf(':');
   if (i <= 0) return undefined;
   const kind = key.slice(0, i);
-  return KINDS.has(kind) ? ({ kind, id: key.slice(i + 1) } as Caller) : undefined;
+  return CALLER_KINDS.has(kind) ? ({ kind, id: key.slice(i + 1) } as Caller) : undefined;
 }
 
 /**

@@ -1,0 +1,77 @@
+// One message to a remote A2A agent, followed to where its task stops (done, failed, or waiting
+// for an answer), and a stopped task read as an MCP tool result.
+import { TaskState, type AgentCard, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
+import { partsToResult, textOf, textPart } from './parts.js';
+
+type Json = Record<string, unknown>;
+
+const TERMINAL = new Set([
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_REJECTED,
+]);
+
+/**
+ * Sends one message and follows it to a final or interrupted state: over the SSE stream when the
+ * card says the agent streams (status text becomes progress), else with a blocking send.
+ */
+export async function exchange(
+  to: { client: Client; card: AgentCard; agent: string },
+  message: Message,
+  signal: AbortSignal,
+  progress: (text: string, n: number) => void,
+  started: (task: Task) => void,
+): Promise<{ message: Message } | { task: Task }> {
+  const request = { tenant: '', message, configuration: undefined, metadata: undefined };
+  if (!to.card.capabilities?.streaming) {
+    const sent = await to.client.sendMessage(request, { signal });
+    return 'messageId' in sent ? { message: sent } : { task: sent };
+  }
+  let task: Task | undefined;
+  let n = 0;
+  for await (const event of to.client.sendMessageStream(request, { signal })) {
+    const p = (event as StreamResponse).payload;
+    if (!p) continue;
+    if (p.$case === 'message') return { message: p.value };
+    if (p.$case === 'task') {
+      task = p.value;
+      started(task);
+    } else if (p.$case === 'statusUpdate' && task) {
+      task = { ...task, status: p.value.status };
+      const text = textOf(p.value.status?.message);
+      if (text && p.value.status?.state === TaskState.TASK_STATE_WORKING) progress(text, ++n);
+    } else if (p.$case === 'artifactUpdate' && task && p.value.artifact) {
+      const artifact = p.value.artifact;
+      const others = task.artifacts.filter((a) => a.artifactId !== artifact.artifactId);
+      const before = task.artifacts.find((a) => a.artifactId === artifact.artifactId);
+      const merged =
+        p.value.append && before ? { ...before, parts: [...before.parts, ...artifact.parts] } : artifact;
+      task = { ...task, artifacts: [...others, merged] };
+    }
+    // A follow-up's stream opens with the task as it was (input-required): only what comes after
+    // it says the task stopped again; the agent ends the stream there too.
+    const state = task?.status?.state;
+    const stops = p.$case === 'statusUpdate' && state === TaskState.TASK_STATE_INPUT_REQUIRED;
+    if (state !== undefined && (TERMINAL.has(state) || stops)) break;
+  }
+  if (!task) throw new Error(`agent ${to.agent} ended its stream without a task or message`);
+  return { task };
+}
+
+/** A task in its final (or an unanswerable) state as a tool result. */
+export function taskResult(task: Task): Json {
+  const state = task.status?.state;
+  const parts = task.artifacts.flatMap((a) => a.parts);
+  if (state === TaskState.TASK_STATE_COMPLETED) {
+    return partsToResult(parts.length ? parts : (task.status?.message?.parts ?? []));
+  }
+  const why = textOf(task.status?.message);
+  const name = TaskState[state ?? TaskState.TASK_STATE_UNSPECIFIED] ?? 'UNKNOWN';
+  const word = name
+    .replace(/^TASK_STATE_/, '')
+    .toLowerCase()
+    .replace('_', '-');
+  return partsToResult([textPart(`The agent's task ended ${word}${why ? `: ${why}` : ''}`), ...parts], true);
+}

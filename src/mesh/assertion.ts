@@ -81,12 +81,18 @@ export function principalOf(caller: Caller): string {
   return `${caller.kind}:${caller.id}`;
 }
 
-/** The caller an assertion names, as the target node's policy sees it: its id gains `@<node>`. */
+/**
+ * The caller an assertion names, as the target node's policy sees it: its id gains `@<node>`. A
+ * caller already naming a node (`stdio@c`) is another node's, which this one cannot relay. An
+ * OAuth subject is the token issuer's word and is often an e-mail address, so its `@` is its own:
+ * node names hold no `@`, so the last one still begins the node.
+ */
 export function remoteCaller(sub: string, node: string): Caller | undefined {
   const i = sub.indexOf(':');
   const kind = sub.slice(0, i);
   const id = sub.slice(i + 1);
-  if (i <= 0 || !CALLER_KINDS.has(kind) || id.length === 0 || id.includes('@')) return undefined;
+  if (i <= 0 || !CALLER_KINDS.has(kind) || id.length === 0) return undefined;
+  if (id.includes('@') && !id.startsWith('oauth:')) return undefined;
   return { kind: kind as Caller['kind'], id: `${id}@${node}` };
 }
 

@@ -75,10 +75,11 @@ describe('mesh lists and bridge calls across nodes', { skip: NO_NATS, timeout: 1
             effect: 'allow',
           },
           { name: 'a-caller-hop', callers: ['backend:caller@a'], backends: ['hop'], effect: 'allow' },
-          // Names an A2A agent and an operator of a's as they arrive: they reach far only.
+          // Names an A2A agent, an operator and an OAuth host (an e-mail subject) of a's as they
+          // arrive: they reach far only.
           {
             name: 'a-agent-other',
-            callers: ['agent:key:ci@a', 'admin:token@a'],
+            callers: ['agent:key:ci@a', 'admin:token@a', 'host:oauth:alice@example.com@a'],
             backends: ['other'],
             effect: 'deny',
           },
@@ -189,11 +190,12 @@ describe('mesh lists and bridge calls across nodes', { skip: NO_NATS, timeout: 1
     assert.deepEqual(report.added, ['other2']);
   });
 
-  it("carries an A2A agent's and an operator's calls across as who they are, judged by the target's rules", async () => {
+  it("carries an A2A agent's, an operator's and an OAuth host's calls across as who they are, judged by the target's rules", async () => {
     await eventually('other is in a’s catalog', async () => (await allToolNames(a)).includes('other_o_echo'));
     for (const caller of [
       { kind: 'agent', id: 'key:ci' },
       { kind: 'admin', id: 'token' },
+      { kind: 'host', id: 'oauth:alice@example.com' },
     ] as const) {
       const r = await a.gateway.dispatch(caller, 'tools/call', { name: 'other_o_echo', arguments: {} }).then(
         () => undefined,

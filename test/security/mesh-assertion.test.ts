@@ -81,7 +81,17 @@ describe('mesh caller assertions', () => {
 
   it('refuses a caller that already names a node (a node cannot relay another node’s caller)', () => {
     assert.equal(remoteCaller('host:stdio@c', 'a'), undefined);
+    assert.equal(remoteCaller('backend:memory@c', 'a'), undefined);
+    assert.equal(remoteCaller('agent:key:ci@c', 'a'), undefined);
     assert.equal(remoteCaller('admin', 'a'), undefined);
+  });
+
+  it('keeps an OAuth subject that is an e-mail address, the node last', () => {
+    assert.deepEqual(remoteCaller('host:oauth:alice@example.com', 'a'), {
+      kind: 'host',
+      id: 'oauth:alice@example.com@a',
+    });
+    assert.deepEqual(remoteCaller('agent:oauth:bot@corp', 'a'), { kind: 'agent', id: 'oauth:bot@corp@a' });
   });
 });
 

@@ -132,14 +132,14 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   // so), and hears list_changed as backends come up. One backend hanging in its handshake holds
   // nobody. The start is under way before a front can take a call, so every call sees it.
   const starting = gateway.start();
-  // Joining the mesh waits for no backend: a server is announced once it is up.
-  const mesh = config.mesh.enabled
-    ? new Mesh(config.mesh, gateway, log.child({ component: 'mesh' }))
-    : undefined;
+  let mesh: Mesh | undefined;
   let http: HttpFront | undefined;
   let stdio: StdioFront | undefined;
   let a2a: A2AAgent | undefined;
   try {
+    // Joining the mesh waits for no backend: a server is announced once it is up. Its keys are
+    // read here, so a bad one stops what has started.
+    if (config.mesh.enabled) mesh = new Mesh(config.mesh, gateway, log.child({ component: 'mesh' }));
     if (options.profile !== undefined && !Object.hasOwn(config.catalog.profiles, options.profile))
       throw new Error(
         `no catalog profile named "${options.profile}" (catalog.profiles has: ${Object.keys(config.catalog.profiles).join(', ') || 'none'})`,

@@ -1,5 +1,5 @@
 // `switchboard doctor`: checks that this machine can run the configuration: Node, the sandbox, the
-// ports, the PATH backends will see, and the permissions of the state directory and the vault.
+// ports, the PATH backends will see, the permissions of the state directory and the vault, the mesh.
 // Each check is ok, warn or fail with a one-line fix; any fail exits 1.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -13,26 +13,19 @@ import { probeSandbox } from '../sandbox/sandbox-probe.js';
 import { stateDirFile } from '../state/sqlite-file.js';
 import { defaultVaultPath } from '../vault/open.js';
 import { EXIT, defineCommand, say } from './command.js';
+import { modeCheck, type Check } from './doctor-check.js';
+import { meshChecks } from './doctor-mesh.js';
 
 export const DOCTOR_USAGE = `Usage: switchboard doctor [--config FILE]
 
 Checks this machine for the configuration (without --config: the bundled example servers): Node
 version, sandbox, ports, the PATH backends see and whether each command is found on it, and the
-permissions of the state directory and the vault. Exits 1 if any check fails.
+permissions of the state directory and the vault, and with a mesh its keys and NATS servers.
+Exits 1 if any check fails.
 
 Options:
   -c, --config FILE  The configuration to check for
   -h, --help         Show this help`;
-
-export type Status = 'ok' | 'warn' | 'fail';
-
-export interface Check {
-  readonly status: Status;
-  readonly name: string;
-  readonly detail: string;
-  /** One line: what to do about a warn or fail. */
-  readonly fix?: string | undefined;
-}
 
 export const doctorCommand = defineCommand('doctor', {
   usage: DOCTOR_USAGE,
@@ -66,6 +59,7 @@ export async function runChecks(config: Config, env: NodeJS.ProcessEnv = process
     ...commandChecks(config, env),
     ...stateChecks(config, env),
     ...vaultChecks(config, env),
+    ...(await meshChecks(config.mesh)),
   ];
 }
 
@@ -201,20 +195,4 @@ function vaultChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
       : { status: 'fail', name: 'vault file', detail: `${vault} not found`, fix: 'switchboard vault init' },
   );
   return checks;
-}
-
-/** Whether group or others may read or write it (`want` is the mode to set). */
-function modeCheck(name: string, path: string, want: number, severity: Status = 'warn'): Check {
-  const mode = statSync(path).mode & 0o777;
-  if ((mode & 0o077) === 0) return { status: 'ok', name, detail: `${path} (${octal(mode)})` };
-  return {
-    status: severity,
-    name,
-    detail: `${path} is ${octal(mode)}: others than its owner may read it`,
-    fix: `chmod ${octal(want)} ${path}`,
-  };
-}
-
-function octal(mode: number): string {
-  return mode.toString(8).padStart(4, '0');
 }

@@ -61,7 +61,7 @@ export const MeshSection = z
       .string()
       .optional()
       .describe(
-        'This node’s Ed25519 private key (PKCS#8 PEM, or a file path) that signs the caller assertions it sends, and the session key each pair of nodes MACs them with once agreed (docs/mesh.md). Unset: the node can call no other node.',
+        'This node’s Ed25519 private key (PKCS#8 PEM, or the path of a file only its owner may read) that signs the caller assertions it sends, and the session key each pair of nodes MACs them with once agreed (docs/mesh.md). Unset: the node can call no other node.',
       ),
     trust: z
       .record(z.string().regex(NAME), z.string())

@@ -13,7 +13,7 @@ import {
   verify as edVerify,
   type KeyObject,
 } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { CALLER_KINDS, type Caller } from '../call/context.js';
 import { ASSERTION_TYP, type PairSession } from './pair-sessions.js';
 
@@ -34,10 +34,15 @@ export interface AssertionClaims {
   exp: number;
 }
 
-/** A PEM given inline, or the path of a file holding one. */
-function pemOf(value: string): string {
+/**
+ * A PEM given inline, or the path of a file holding one. A private key's file that other users may
+ * read is refused, as the vault's is: whoever reads it can vouch for any caller as this node.
+ */
+function pemOf(value: string, secret: boolean): string {
   if (value.includes('-----BEGIN')) return value;
   if (!existsSync(value)) throw new Error(`no such key file: ${value}`);
+  if (secret && process.platform !== 'win32' && (statSync(value).mode & 0o077) !== 0)
+    throw new Error(`key file ${value} is readable by other users: chmod 600 ${value}`);
   return readFileSync(value, 'utf8');
 }
 
@@ -49,17 +54,23 @@ function ed25519(key: KeyObject): KeyObject {
 }
 
 export function privateKeyOf(value: string): KeyObject {
-  const pem = pemOf(value);
+  const pem = pemOf(value, true);
   // OpenSSL's own words for a public key given here ("DECODER routines::unsupported") name neither.
   if (/-----BEGIN PUBLIC KEY-----/.test(pem))
     throw new Error(
-      'mesh.key holds a public key: it takes this node’s private key (mesh.trust takes the public ones)',
+      'holds a public key: mesh.key takes this node’s private key (mesh.trust takes the public ones)',
     );
   return ed25519(createPrivateKey(pem));
 }
 
 export function publicKeyOf(value: string): KeyObject {
-  return ed25519(createPublicKey(pemOf(value)));
+  const pem = pemOf(value, false);
+  // Node would take the public half of a private key; a node's private key has no place on others.
+  if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem))
+    throw new Error(
+      'holds a private key: mesh.trust takes the other node’s public key (openssl pkey -pubout)',
+    );
+  return ed25519(createPublicKey(pem));
 }
 
 /**

@@ -47,6 +47,15 @@ interface Remote {
   channels: Set<MeshChannel>;
 }
 
+/** A key read from config, its error naming the setting it came from. */
+function keyOf(setting: string, value: string, read: (value: string) => KeyObject): KeyObject {
+  try {
+    return read(value);
+  } catch (err) {
+    throw new Error(`${setting}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
 export class Mesh {
   readonly subjects: Subjects;
   private nc: NatsConnection | undefined;
@@ -76,9 +85,12 @@ export class Mesh {
     this.subjects = subjectsOf(config.name);
     this.membership = new Membership(config.node, config.heartbeatMs);
     const trusted = new Map<string, KeyObject>(
-      Object.entries(config.trust).map(([node, key]) => [node, publicKeyOf(key)]),
+      Object.entries(config.trust).map(([node, key]) => [
+        node,
+        keyOf(`mesh.trust.${node}`, key, publicKeyOf),
+      ]),
     );
-    const key = config.key ? privateKeyOf(config.key) : undefined;
+    const key = config.key ? keyOf('mesh.key', config.key, privateKeyOf) : undefined;
     this.sessions = key
       ? new PairSessions(config.name, config.node, key, trusted, (node, why) =>
           this.log.warn({ node, why }, 'mesh session key announcement ignored'),

@@ -215,8 +215,13 @@ export class AssertionSigner {
 /** Why an assertion was refused, or its claims; each refusal names its reason for the audit record. */
 export type Verdict =
   | { ok: true; claims: AssertionClaims }
-  /** `stale`: MACed under a session this node does not hold (it restarted): nothing was done. */
-  | { ok: false; why: string; stale?: true };
+  /**
+   * `stale`: MACed under a session this node does not hold (it restarted): nothing was done.
+   * `ofNode`: refused for what the sending node is here (untrusted, another key, a clock far
+   * off), so every message of that node would be refused alike. `replayed`: a message id seen
+   * before, which its sender never sends twice.
+   */
+  | { ok: false; why: string; stale?: true; ofNode?: true; replayed?: true };
 
 export class AssertionVerifier {
   /** Message ids seen and not yet expired: a replayed message is refused. */
@@ -231,28 +236,36 @@ export class AssertionVerifier {
 
   verify(from: string, jws: string | undefined, message: string): Verdict {
     const key = this.trusted.get(from);
-    if (!key) return { ok: false, why: `node ${from} is not trusted here (no mesh.trust key)` };
+    if (!key) return { ok: false, why: `node ${from} is not trusted here (no mesh.trust key)`, ofNode: true };
     if (typeof jws !== 'string') return { ok: false, why: 'no caller assertion' };
     let claims: AssertionClaims | undefined;
     try {
       const checked = verifiedPayload(jws, from, key, this.sessions?.receiving(from));
-      if ('why' in checked) return { ok: false, ...checked };
+      if ('why' in checked) return { ok: false, ...checked, ...(!checked.stale && { ofNode: true }) };
       claims = checked.claims as AssertionClaims | undefined;
     } catch {
       claims = undefined; // not base64url, not JSON: as good as a bad signature
     }
     if (typeof claims !== 'object' || claims === null)
-      return { ok: false, why: `assertion signature does not verify with node ${from}'s key` };
+      return { ok: false, why: `assertion signature does not verify with node ${from}'s key`, ofNode: true };
     const now = Math.floor(Date.now() / 1000);
     if (claims.iss !== from) return { ok: false, why: `assertion issued by ${claims.iss}, sent by ${from}` };
     if (claims.aud !== this.node) return { ok: false, why: `assertion is for node ${claims.aud}` };
     if (typeof claims.exp !== 'number' || claims.exp + this.skewSeconds < now)
-      return { ok: false, why: 'assertion expired' };
+      return {
+        ok: false,
+        why: `assertion expired (or the clocks of nodes ${from} and ${this.node} are apart)`,
+        ofNode: true,
+      };
     if (typeof claims.iat !== 'number' || claims.iat - this.skewSeconds > now)
-      return { ok: false, why: 'assertion issued in the future' };
+      return {
+        ok: false,
+        why: `assertion issued in the future (the clocks of nodes ${from} and ${this.node} are apart)`,
+        ofNode: true,
+      };
     if (claims.msg !== digestOf(message)) return { ok: false, why: 'assertion is for another message' };
     if (typeof claims.jti !== 'string' || this.seen.has(claims.jti))
-      return { ok: false, why: 'assertion replayed' };
+      return { ok: false, why: 'assertion replayed', replayed: true };
     this.remember(claims.jti, claims.exp, now);
     return { ok: true, claims };
   }

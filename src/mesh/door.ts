@@ -22,7 +22,7 @@ import type { Logger } from '../log.js';
 import { doorListen } from './door-listen.js';
 import { digestOf, remoteCaller, routedMessage, type AssertionVerifier } from './assertion.js';
 import { decodeEnvelope, type Envelope } from './envelope.js';
-import { MESH_CALL_META, STALE_SESSION, type Subjects } from './subjects.js';
+import { MESH_CALL_META, NODE_REFUSED, STALE_SESSION, type Subjects } from './subjects.js';
 import { textOf } from '../encoding/text-of.js';
 import { LazyAbort } from '../jsonrpc/lazy-abort.js';
 
@@ -88,7 +88,12 @@ export class MeshDoor {
     const isRequest = 'method' in message && 'id' in message;
     if (!verdict.ok) {
       this.o.log.warn({ from: e.from, why: verdict.why }, 'mesh caller assertion refused');
-      if (isRequest) await this.refuse(e, message as JsonRpcRequest, verdict.why, verdict.stale);
+      const reason = verdict.stale
+        ? STALE_SESSION
+        : verdict.ofNode
+          ? NODE_REFUSED
+          : verdict.replayed && 'replayed';
+      if (isRequest) await this.refuse(e, message as JsonRpcRequest, verdict.why, reason);
       return;
     }
     const caller = remoteCaller(verdict.claims.sub, e.from);
@@ -106,8 +111,18 @@ export class MeshDoor {
     await this.serve(e, message as JsonRpcRequest, caller, verdict.claims.call);
   }
 
-  /** A refused assertion: a call through the pipeline that the protocol stage refuses (audited). */
-  private async refuse(e: Envelope, req: JsonRpcRequest, why: string, stale?: true): Promise<void> {
+  /**
+   * A refused assertion: a call through the pipeline that the protocol stage refuses (audited). A
+   * refusal with a reason names the assertion it refused, so its sender acts only on a refusal of
+   * what it sent (subjects.ts). A replay's refusal names no request (id null): its sender never
+   * sends one message twice, and the original, perhaps still under way, must not end with it.
+   */
+  private async refuse(
+    e: Envelope,
+    req: JsonRpcRequest,
+    why: string,
+    reason?: typeof STALE_SESSION | typeof NODE_REFUSED | 'replayed',
+  ): Promise<void> {
     const error = new WireError(WIRE.AUTH_FAILED, `mesh caller assertion refused: ${why}`);
     const ctx = newCall({
       caller: { kind: 'host', id: `unverified@${e.from}` },
@@ -121,12 +136,11 @@ export class MeshDoor {
     await this.o.gateway.run(ctx).catch(() => {});
     this.send(e.inbox, {
       jsonrpc: '2.0',
-      id: req.id,
-      // A stale refusal names the assertion it refused: the sender sends again only that request.
+      id: reason === 'replayed' ? null : req.id,
       error: {
         code: error.code,
         message: error.message,
-        ...(stale && { data: { reason: STALE_SESSION, assertion: digestOf(e.jws ?? '') } }),
+        ...(reason && reason !== 'replayed' && { data: { reason, assertion: digestOf(e.jws ?? '') } }),
       },
     });
   }

@@ -22,6 +22,15 @@ export function listChanges(params: unknown): ListFlags {
   };
 }
 
+/** The acknowledgement of a listen stream the entry node answers itself, from announcements. */
+export function listenAcknowledged(id: RequestId, params: unknown): JsonRpcMessage {
+  return {
+    jsonrpc: '2.0',
+    method: 'notifications/subscriptions/acknowledged',
+    params: { notifications: listChanges(params), _meta: { [META.subscriptionId]: id } },
+  };
+}
+
 interface Stream {
   /** The node holding it now. */
   node: string;

@@ -5,17 +5,16 @@ import { randomUUID } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { Channel, RequestOrigin } from '../jsonrpc/channel.js';
 import type { JsonRpcMessage, JsonRpcRequest, RequestId, Result } from '../jsonrpc/message.js';
-import { isInputRequired } from '../eras/input-required.js';
 import { WIRE } from '../errors/errors.js';
 import { messageOf } from '../jsonrpc/outgoing.js';
-import { META } from '../protocol/versions.js';
 import type { Logger } from '../log.js';
 import { digestOf, isMaced, routedMessage, type AssertionSigner } from './assertion.js';
-import { listChanges, RemoteListens } from './listen-streams.js';
+import { listChanges, listenAcknowledged, RemoteListens } from './listen-streams.js';
 import { mergedTaskList } from './mesh-task-list.js';
-import { markTaskIds, marked, unmarked } from './node-marks.js';
+import { nodeRefusal, type NodeRefusals, type ProbeResult } from './node-refusals.js';
+import { markAnswer, markTaskIds, unmarked } from './node-marks.js';
 import { encodeEnvelope } from './envelope.js';
-import { MESH_CALL_META, STALE_SESSION, type Subjects } from './subjects.js';
+import { STALE_SESSION, type Subjects } from './subjects.js';
 
 /** What switchboard's own requests (catalog, discover) are asserted as: `host:switchboard@<node>` there. */
 const SELF = { kind: 'host', id: 'switchboard' } as const;
@@ -30,6 +29,8 @@ export interface MeshChannelOptions {
   /** The live nodes serving it now. */
   nodes(): string[];
   signer: AssertionSigner | undefined;
+  /** Nodes refusing this node: new calls go to the others (node-refusals.ts). */
+  refusals?: Pick<NodeRefusals, 'usable' | 'refused'>;
   log: Logger;
   /** Told when the channel closes. */
   closed?: () => void;
@@ -84,7 +85,9 @@ export class MeshChannel implements Channel {
           if (from !== undefined) markTaskIds(m, from);
           if (!this.streams.received(m, from)) return;
           if ('id' in m && !('method' in m)) {
-            if (this.resentAfterStale(m, msg.subject.slice(this.inbox.length + 1))) return;
+            const subjectNode = msg.subject.slice(this.inbox.length + 1);
+            if (this.resentAfterStale(m, subjectNode)) return;
+            this.noteRefusal(m, subjectNode);
             this.answered(m);
             const gather = this.gathering.get(m.id as RequestId);
             if (gather) return gather(m);
@@ -191,6 +194,27 @@ export class MeshChannel implements Channel {
     });
   }
 
+  /** A signed ping to `node`, to learn whether it takes this node's calls (node-refusals.ts). */
+  async probe(node: string, withinMs: number): Promise<ProbeResult> {
+    const id = `probe-${randomUUID()}`;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>(
+      (resolve) => (timer = setTimeout(() => resolve(undefined), withinMs)),
+    );
+    const answer = await Promise.race([
+      this.request(node, { jsonrpc: '2.0', id, method: 'ping' }, undefined),
+      late,
+    ]);
+    clearTimeout(timer);
+    if (answer === undefined) {
+      this.gathering.delete(id);
+      this.pending.delete(id);
+      return { accepted: false, why: `no answer to a probe within ${withinMs} ms` };
+    }
+    const why = nodeRefusal(answer);
+    return why === undefined ? { accepted: true } : { accepted: false, why };
+  }
+
   /** Nodes went down: what they held fails now, naming them (its outcome there is unknown). */
   nodesDown(alive: (node: string) => boolean): void {
     this.streams.nodesDown(alive);
@@ -263,20 +287,25 @@ export class MeshChannel implements Channel {
     this.pending.delete(id);
     const origin = this.origins.get(id);
     this.origins.delete(id);
-    const result = (m as { result?: { _meta?: Record<string, unknown> } & Result }).result;
-    if (node !== undefined && result && isInputRequired(result) && typeof result.requestState === 'string')
-      result.requestState = marked(node, result.requestState);
-    const stamp = result?._meta?.[MESH_CALL_META] as { callId?: unknown } | undefined;
-    if (!result?._meta || stamp === undefined) return;
-    const { [MESH_CALL_META]: _stripped, ...meta } = result._meta;
-    if (Object.keys(meta).length) result._meta = meta;
-    else delete result._meta;
-    if (node !== undefined && typeof stamp.callId === 'string') origin?.served?.(node, stamp.callId);
+    const callId = markAnswer((m as { result?: Result }).result, node);
+    if (node !== undefined && callId !== undefined) origin?.served?.(node, callId);
   }
 
-  /** The live node with the fewest calls of ours in flight; ties go round-robin. */
+  /**
+   * A refusal of this node by the node a request went to, on that node's own subject: the node
+   * leaves rotation. Not authenticated (answers are not signed): a forged one keeps a node out
+   * only until its next probe.
+   */
+  private noteRefusal(m: JsonRpcMessage, subjectNode: string): void {
+    const why = nodeRefusal(m);
+    if (why !== undefined && this.pending.get((m as { id: RequestId }).id) === subjectNode)
+      this.o.refusals?.refused(subjectNode, why);
+  }
+
+  /** The live node taking our calls with the fewest of them in flight; ties go round-robin. */
   private pick(): string | undefined {
-    const nodes = this.o.nodes();
+    const live = this.o.nodes();
+    const nodes = this.o.refusals?.usable(live) ?? live;
     if (nodes.length === 0) return undefined;
     const load = new Map(nodes.map((n) => [n, 0]));
     for (const n of this.pending.values()) if (load.has(n)) load.set(n, load.get(n)! + 1);
@@ -314,14 +343,7 @@ export class MeshChannel implements Channel {
   /** Acknowledges a listen stream as asked: announcements stand in for the nodes' own. */
   private listen(id: RequestId, params: unknown): void {
     this.listening.add(id);
-    const honoured = listChanges(params);
-    queueMicrotask(() =>
-      this.onmessage?.({
-        jsonrpc: '2.0',
-        method: 'notifications/subscriptions/acknowledged',
-        params: { notifications: honoured, _meta: { [META.subscriptionId]: id } },
-      }),
-    );
+    queueMicrotask(() => this.onmessage?.(listenAcknowledged(id, params)));
   }
 
   /** Fails a request from inside send(): answered once send has returned, as a peer expects. */

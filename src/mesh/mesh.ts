@@ -13,6 +13,7 @@ import { BeatChecker, BeatSealer } from './beats.js';
 import { connectionOptions } from './connect.js';
 import { MeshDoor } from './door.js';
 import { MeshChannel } from './mesh-channel.js';
+import { NodeRefusals, type ProbeResult } from './node-refusals.js';
 import { Membership } from './membership.js';
 import { PairSessions } from './pair-sessions.js';
 import { hearMembership } from './membership-feed.js';
@@ -70,6 +71,8 @@ export class Mesh {
   /** Seals this node's heartbeats and goodbye (with a node key), and checks those of trusted nodes. */
   private readonly sealer: BeatSealer | undefined;
   private readonly beats: BeatChecker;
+  /** Nodes that refuse this node's calls, kept out of rotation until a probe is accepted. */
+  private readonly refusals: NodeRefusals;
   /** Membership changes are applied one at a time, in order. */
   private applying: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -105,6 +108,9 @@ export class Mesh {
     const maxAgeMs = Math.max(config.assertionTtlSeconds * 1000, 10 * config.heartbeatMs);
     // A run silent for as long as makes a node down here may give way to another run of it.
     this.beats = new BeatChecker(config.name, trusted, maxAgeMs, 3 * config.heartbeatMs);
+    // Probed a few heartbeats apart: soon back once mended, without a ping per call meanwhile.
+    const probeMs = Math.max(1_000, 10 * config.heartbeatMs);
+    this.refusals = new NodeRefusals({ probe: (node) => this.probe(node, probeMs), probeMs, log });
   }
 
   private readonly alive = (node: string): boolean => this.membership.alive(node);
@@ -173,6 +179,7 @@ export class Mesh {
       log: this.log,
     });
     this.membership.onChange((change) => {
+      for (const node of change.down) this.refusals.forget(node);
       if (change.down.length)
         for (const r of this.remotes.values()) for (const ch of r.channels) ch.nodesDown(this.alive);
       this.applying = this.applying
@@ -200,6 +207,7 @@ export class Mesh {
     await this.connecting;
     clearInterval(this.heartbeat);
     this.membership.stop();
+    this.refusals.stop();
     this.door?.stop();
     const nc = this.nc;
     if (!nc) return;
@@ -278,6 +286,15 @@ export class Mesh {
       .map((n) => n.node);
   }
 
+  /** Pings `node` on a channel of a server it serves; a node serving nothing here is not kept out. */
+  private async probe(node: string, withinMs: number): Promise<ProbeResult> {
+    for (const [name, r] of this.remotes) {
+      const channel = r.channels.values().next().value;
+      if (channel && this.nodesFor(name).includes(node)) return channel.probe(node, withinMs);
+    }
+    return { accepted: true };
+  }
+
   /** Brings the gateway's remote servers in line with what the live nodes announce. */
   private async apply(): Promise<void> {
     // A turn first, so the calls a lost node held have failed with its name before its servers go.
@@ -318,6 +335,7 @@ export class Mesh {
           server: w.server,
           nodes: () => this.nodesFor(name),
           signer: this.signer,
+          refusals: this.refusals,
           log: this.log,
           closed: () => remote.channels.delete(channel),
         });

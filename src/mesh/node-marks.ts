@@ -1,7 +1,9 @@
 // What the entry node writes into the ids another node issued (a paused call's requestState, a
 // task id) so that a later request about them goes back to that node: `<node>~<id>` (node names
 // hold no `~`). Marking also keeps apart the same id issued by two nodes serving one server.
+import { isInputRequired } from '../eras/input-required.js';
 import type { JsonRpcMessage, Params, Result } from '../jsonrpc/message.js';
+import { MESH_CALL_META } from './subjects.js';
 
 const MARK = '~';
 const RELATED = 'io.modelcontextprotocol/related-task';
@@ -51,4 +53,21 @@ export function markTaskIds(message: JsonRpcMessage, node: string): void {
     if (message.method === 'notifications/tasks/status') markTask(p, node);
     markRelated(p._meta, node);
   }
+}
+
+/**
+ * An answer from `node` (undefined: from no request of ours), in place: a paused call's
+ * requestState gains the node's mark, and the stamp naming the call it ran as there is taken
+ * off; returns that call's id.
+ */
+export function markAnswer(result: Result | undefined, node: string | undefined): string | undefined {
+  if (result === undefined) return undefined;
+  if (node !== undefined && isInputRequired(result) && typeof result.requestState === 'string')
+    result.requestState = marked(node, result.requestState);
+  const stamp = result._meta?.[MESH_CALL_META] as { callId?: unknown } | undefined;
+  if (!result._meta || stamp === undefined) return undefined;
+  const { [MESH_CALL_META]: _stripped, ...meta } = result._meta;
+  if (Object.keys(meta).length) result._meta = meta;
+  else delete result._meta;
+  return typeof stamp.callId === 'string' ? stamp.callId : undefined;
 }

@@ -52,3 +52,10 @@ export const MESH_CALL_META = 'io.switchboard/mesh-call';
  * the assertion refused: a refusal naming another (forged on the bus) sends nothing again.
  */
 export const STALE_SESSION = 'mesh_session_stale';
+
+/**
+ * `error.data.reason` of a refusal for what the sending node is on the target (not trusted there,
+ * known by another key, a clock far off): every call it sends there would be refused alike, so
+ * the sender takes that node out of rotation until a probe of its own is accepted.
+ */
+export const NODE_REFUSED = 'mesh_node_refused';

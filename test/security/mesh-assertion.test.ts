@@ -31,7 +31,7 @@ describe('mesh caller assertions', () => {
     const verdict = await v.verify('a', jws, MSG);
     assert.ok(verdict.ok);
     assert.deepEqual(remoteCaller(verdict.claims.sub, 'a'), { kind: 'host', id: 'stdio@a' });
-    assert.deepEqual(await v.verify('a', jws, MSG), { ok: false, why: 'assertion replayed' });
+    assert.deepEqual(await v.verify('a', jws, MSG), { ok: false, why: 'assertion replayed', replayed: true });
   });
 
   it('refuses a node without a trusted key', async () => {

@@ -57,7 +57,7 @@ describe('mesh session keys over the wire', { skip: NO_NATS, timeout: 120_000 },
     until(() => sniffed.find((e) => e.msg.includes(`"${tag}"`)), `the spy saw call ${tag}`);
 
   /** Publishes an envelope to b's door as an attacker on the bus would, and returns b's answer. */
-  async function sendToB(envelope: Envelope): Promise<{ error?: { message: string } }> {
+  async function sendToB(envelope: Envelope): Promise<{ id?: unknown; error?: { message: string } }> {
     const sub = spy.subscribe(`${envelope.inbox}.*`, { max: 1 });
     spy.publish('switchboard.rpc.b', encodeEnvelope(envelope));
     for await (const m of sub) return m.json();
@@ -104,6 +104,7 @@ describe('mesh session keys over the wire', { skip: NO_NATS, timeout: 120_000 },
     assert.equal(alg(original).alg, 'HS256');
     const answer = await sendToB(original);
     assert.match(answer.error!.message, /mesh caller assertion refused: assertion replayed/);
+    assert.equal(answer.id, null, 'a refusal that cannot end the original call at a');
   });
 
   it('ignores a session key announced for a but not signed with a’s key, and refuses its kid', async () => {

@@ -53,19 +53,20 @@ describe('mesh identity attacks over the wire', { skip: NO_NATS, timeout: 120_00
   /**
    * Publishes an envelope to b's door as an attacker on the bus would, and returns b's answer to
    * it. A node's inbox carries all its traffic (other answers, stream notifications): only the
-   * answer naming the message's id counts.
+   * answer naming the message's id counts, or an error naming none (a replay's refusal).
    */
   async function sendToB(
     envelope: Omit<Envelope, 'inbox'> | ((inbox: string) => Promise<Omit<Envelope, 'inbox'>>),
     inbox = `switchboard.inbox.attacker.${Math.random().toString(36).slice(2)}`,
-  ): Promise<{ error?: { message: string } }> {
+  ): Promise<{ id?: unknown; error?: { message: string } }> {
     const sub = spy.subscribe(`${inbox}.*`);
     const body = typeof envelope === 'function' ? await envelope(inbox) : envelope;
     const { id } = JSON.parse(body.msg) as { id?: unknown };
     spy.publish('switchboard.rpc.b', encodeEnvelope({ ...body, inbox }));
     for await (const m of sub) {
       const answer = m.json<{ id?: unknown; result?: unknown; error?: { message: string } }>();
-      if (answer.id !== id || !('result' in answer || 'error' in answer)) continue;
+      if (!(answer.id === id || (answer.id === null && 'error' in answer))) continue;
+      if (!('result' in answer || 'error' in answer)) continue;
       sub.unsubscribe();
       return answer;
     }
@@ -112,6 +113,9 @@ describe('mesh identity attacks over the wire', { skip: NO_NATS, timeout: 120_00
     // Exactly as sniffed, inbox and all (the refusal is read off that inbox).
     const answer = await sendToB(original, original.inbox);
     assert.match(answer.error!.message, /mesh caller assertion refused: assertion replayed/);
+    // Naming no request: on a's inbox, a refusal naming the id would end a's call of that id,
+    // had the original still been under way.
+    assert.equal(answer.id, null);
   });
 
   it('refuses a sniffed message sent first with the taker’s own inbox, or to another server', async () => {

@@ -108,9 +108,9 @@ export class RemoteListens {
   }
 
   /** Streams on lost nodes move to another node serving the server, or end naming the node. */
-  nodesDown(alive: (node: string) => boolean): void {
+  nodesDown(alive: (node: string) => boolean, why: string): void {
     for (const [id, stream] of this.streams)
-      if (!alive(stream.node)) void this.place(id, stream, stream.node);
+      if (!alive(stream.node)) void this.place(id, stream, { node: stream.node, why });
   }
 
   /** The server left this node: each stream's node is told to end it. */
@@ -126,7 +126,11 @@ export class RemoteListens {
     this.streams.clear();
   }
 
-  private async place(id: RequestId, stream: Stream, lost: string | undefined): Promise<void> {
+  private async place(
+    id: RequestId,
+    stream: Stream,
+    lost: { node: string; why: string } | undefined,
+  ): Promise<void> {
     const nodes = this.o.nodes();
     const node = nodes.length ? nodes[this.turn++ % nodes.length] : undefined;
     if (node === undefined) {
@@ -135,7 +139,7 @@ export class RemoteListens {
         id,
         lost === undefined
           ? `no node of the mesh serving ${this.o.server} is reachable`
-          : `mesh node ${lost}, which held the subscriptions to ${this.o.server}, is unreachable`,
+          : `mesh node ${lost.node}, which held the subscriptions to ${this.o.server}, is unreachable (${lost.why})`,
       );
     }
     stream.node = node;

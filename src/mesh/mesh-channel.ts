@@ -215,19 +215,19 @@ export class MeshChannel implements Channel {
     return why === undefined ? { accepted: true } : { accepted: false, why };
   }
 
-  /** Nodes went down: what they held fails now, naming them (its outcome there is unknown). */
-  nodesDown(alive: (node: string) => boolean): void {
-    this.streams.nodesDown(alive);
+  /**
+   * Nodes went down: what they held fails now, naming them and `why` (its outcome there is
+   * unknown).
+   */
+  nodesDown(alive: (node: string) => boolean, why: string): void {
+    this.streams.nodesDown(alive, why);
     for (const [id, node] of this.pending) {
       if (alive(node)) continue;
       this.pending.delete(id);
       this.resendable.delete(id);
       this.origins.delete(id);
       // At once, not queued: the server may be taken out of the gateway right after this.
-      this.answerError(
-        id,
-        `mesh node ${node} is unreachable (it stopped answering); the call's outcome there is unknown`,
-      );
+      this.answerError(id, `mesh node ${node} is unreachable (${why}); the call's outcome there is unknown`);
     }
   }
 

@@ -27,13 +27,18 @@ interface Wanted {
   nodes: string[];
 }
 
-/** Why a remote server left this node: its nodes were lost, or they stopped serving it. */
-function leftBecause(r: Remote, alive: (node: string) => boolean): string {
+/**
+ * Why a remote server left this node: its nodes were lost (`lost`: this node's own connection is
+ * why), or they stopped serving it.
+ */
+function leftBecause(r: Remote, alive: (node: string) => boolean, lost: string | undefined): string {
   const nodes = r.nodes.join(', ');
   const which = r.nodes.length === 1 ? `mesh node ${nodes}` : `mesh nodes ${nodes}`;
-  return r.nodes.some(alive)
-    ? `${which} stopped serving ${r.server}`
-    : `${which}, serving ${r.server}, ${r.nodes.length === 1 ? 'is' : 'are'} unreachable or left the mesh`;
+  const are = r.nodes.length === 1 ? 'is' : 'are';
+  if (r.nodes.some(alive)) return `${which} stopped serving ${r.server}`;
+  return lost
+    ? `${which}, serving ${r.server}, ${are} unreachable: ${lost}`
+    : `${which}, serving ${r.server}, ${are} unreachable or left the mesh`;
 }
 
 /** A server of other nodes as this node exposes it. */
@@ -73,6 +78,8 @@ export class Mesh {
   private readonly beats: BeatChecker;
   /** Nodes that refuse this node's calls, kept out of rotation until a probe is accepted. */
   private readonly refusals: NodeRefusals;
+  /** This node's NATS connection is down (between a disconnect and the reconnect). */
+  private natsLost = false;
   /** Membership changes are applied one at a time, in order. */
   private applying: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -181,7 +188,8 @@ export class Mesh {
     this.membership.onChange((change) => {
       for (const node of change.down) this.refusals.forget(node);
       if (change.down.length)
-        for (const r of this.remotes.values()) for (const ch of r.channels) ch.nodesDown(this.alive);
+        for (const r of this.remotes.values())
+          for (const ch of r.channels) ch.nodesDown(this.alive, this.lostWhy() ?? 'it stopped answering');
       this.applying = this.applying
         .then(() => this.apply())
         .catch((e: unknown) => {
@@ -254,8 +262,20 @@ export class Mesh {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect' || s.type === 'reconnect')
         this.log.warn({ status: s.type, node: this.config.node }, 'mesh connection');
-      if (s.type === 'reconnect') this.announce();
+      if (s.type === 'disconnect' || s.type === 'staleConnection') this.natsLost = true;
+      if (s.type === 'reconnect') {
+        this.natsLost = false;
+        this.announce();
+      }
     }
+  }
+
+  /**
+   * Why every other node falls silent at once, when it is this node that lost NATS: said so, so
+   * that an operator does not go looking at nodes that are fine.
+   */
+  private lostWhy(): string | undefined {
+    return this.natsLost ? `this node (${this.config.node}) lost its connection to NATS` : undefined;
   }
 
   /** The remote servers by the name they get here, and the nodes serving each. */
@@ -304,9 +324,9 @@ export class Mesh {
     for (const name of [...this.remotes.keys()]) {
       if (wanted.has(name)) continue;
       const gone = this.remotes.get(name)!;
-      for (const ch of gone.channels) ch.nodesDown(this.alive);
+      for (const ch of gone.channels) ch.nodesDown(this.alive, this.lostWhy() ?? 'it stopped answering');
       this.remotes.delete(name);
-      const why = leftBecause(gone, this.alive);
+      const why = leftBecause(gone, this.alive, this.lostWhy());
       this.log.warn({ name, server: gone.server, nodes: gone.nodes, why }, 'mesh server left the catalog');
       await this.gateway.remotes.remove(name, why);
     }

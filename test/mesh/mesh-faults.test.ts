@@ -50,8 +50,10 @@ describe('the mesh under faults', { skip: NO_NATS, timeout: 180_000 }, () => {
   it('loses no acknowledged call and runs none twice when the NATS server restarts mid-traffic', async (t) => {
     const nats = await startNats();
     stops.push(() => nats.stop());
+    const log = captureLog('info');
     const a = await launchSwitchboard(
       nodeConfig('a', nats.url, { local: probe('local', { toolPrefix: 'l_' }) }),
+      { log: log.logger },
     );
     stops.push(async () => void (await a.stop()));
     const b = await launchSwitchboard(nodeConfig('b', nats.url, { bp: probe('bp', { toolPrefix: 'p_' }) }));
@@ -93,6 +95,13 @@ describe('the mesh under faults', { skip: NO_NATS, timeout: 180_000 }, () => {
         /mesh node b is unreachable|no node of the mesh serving bp|Unknown tool|could not be sent/,
         m,
       );
+    // a lost NATS, not b: a's log says so rather than sending its operator to look at b.
+    assert.match(
+      log.text(),
+      /mesh node b, serving bp, is unreachable: this node \(a\) lost its connection to NATS/,
+    );
+    for (const m of failures.filter((f) => f.startsWith('mesh node b is unreachable')))
+      assert.match(m, /this node \(a\) lost its connection to NATS/, m);
     // Acknowledged calls all ran; a failed call may or may not have run, but no call ran twice.
     const ran = await touches(b);
     t.diagnostic(`${answered} calls answered, ${failures.length} failed, ${ran} ran on b`);

@@ -1,6 +1,7 @@
 // What the admin API answers for status and tools, built from what the gateway, the pins and the
 // approval store already keep: plain JSON a CLI table and a dashboard both render.
 import type { Gateway } from '../gateway/gateway.js';
+import type { RemoteNode, ReplicaView } from '../gateway/remote-backends.js';
 import type { ApprovalStore } from '../trust/approval-store.js';
 import type { PinStore, PinRow } from '../trust/pins-store.js';
 import type { RecentCalls } from '../observe/recent-calls.js';
@@ -21,14 +22,10 @@ export interface BackendStatus {
   /** closed: ready; half-open: starting (a restart probes it); open: failed or stopped. */
   breaker: 'closed' | 'half-open' | 'open';
   era?: string | undefined;
-  replicas: {
-    label: string;
-    state: string;
-    outstanding: number;
-    restarts: number;
-    lastError?: string | undefined;
-  }[];
+  replicas: ReplicaView[];
   replicasUp: number;
+  /** A server of other nodes of the mesh: the nodes serving it (its replicas above are these). */
+  nodes?: RemoteNode[] | undefined;
   restarts: number;
   lastError?: string | undefined;
   callsLastMinute: number;
@@ -45,13 +42,8 @@ export function statusView(s: ViewSources) {
     if (owner) toolsOf.set(owner, (toolsOf.get(owner) ?? 0) + 1);
   }
   const backends: BackendStatus[] = [...gateway.backends.values()].map((b) => {
-    const replicas = b.status().map((r) => ({
-      label: r.label,
-      state: r.state,
-      outstanding: r.outstanding,
-      restarts: r.restarts,
-      lastError: r.lastError,
-    }));
+    const nodes = gateway.remotes.nodesOf(b.name);
+    const replicas = gateway.remotes.replicasOf(b);
     return {
       name: b.name,
       state: b.state,
@@ -59,7 +51,8 @@ export function statusView(s: ViewSources) {
       era: b.server?.era,
       replicas,
       replicasUp: replicas.filter((r) => r.state === 'ready').length,
-      restarts: replicas.reduce((n, r) => n + r.restarts, 0),
+      ...(nodes && { nodes }),
+      restarts: b.status().reduce((n, r) => n + r.restarts, 0),
       lastError: b.lastError,
       callsLastMinute: rates[b.name] ?? 0,
       tools: toolsOf.get(b.name) ?? 0,

@@ -50,7 +50,13 @@ export async function startAdmin(config: Config['admin'], deps: AdminDeps): Prom
         maxSeriesPerLabel: config.metrics.maxSeriesPerLabel,
         stageSampleEvery: config.metrics.stageSampleEvery,
         sources: {
-          backends: () => gateway.backends.values(),
+          backends: () =>
+            [...gateway.backends.values()].map((b) => ({
+              name: b.name,
+              state: b.state,
+              status: () => b.status(),
+              replicas: () => gateway.remotes.replicasOf(b),
+            })),
           legacySessions: () => [...gateway.sessions.values()].filter((s) => s.caller.kind === 'host').length,
           admissionQueued: () => gateway.admissionLoad().queued,
           bridgeConnections: deps.bridgeConnections,

@@ -2,7 +2,7 @@
 // in the last minute and pending approvals of a running switchboard, from its admin API.
 import { ADMIN_OPTIONS_USAGE } from './admin-client.js';
 import { runAdminView, table } from './admin-view-command.js';
-import type { statusView } from '../admin/admin-views.js';
+import type { BackendStatus, statusView } from '../admin/admin-views.js';
 import { processIo, type CommandIo } from './io.js';
 
 export const STATUS_USAGE = `Usage: switchboard status [--json] [options]
@@ -29,7 +29,7 @@ export async function runStatus(argv: string[], io: CommandIo = processIo): Prom
         status.backends.map((b) => [
           b.name,
           b.state,
-          `${b.replicasUp}/${b.replicas.length}`,
+          replicasCell(b),
           String(b.restarts),
           b.breaker,
           String(b.callsLastMinute),
@@ -45,6 +45,14 @@ export async function runStatus(argv: string[], io: CommandIo = processIo): Prom
         `approvals pending: ${status.approvalsPending}`,
     );
   });
+}
+
+/** Replicas up of all; for another node's server, the nodes serving it (those refusing this one named). */
+export function replicasCell(b: BackendStatus): string {
+  const count = `${b.replicasUp}/${b.replicas.length}`;
+  if (!b.nodes) return count;
+  const nodes = b.nodes.map((n) => (n.state === 'refusing' ? `${n.node} (refusing)` : n.node));
+  return `${count} on ${nodes.join(', ')}`;
 }
 
 function duration(seconds: number): string {

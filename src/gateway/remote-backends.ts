@@ -18,9 +18,29 @@ export interface RemoteBackendsDeps {
   subscriptionsEnded(name: string, why: string): void;
 }
 
+/** A node serving a remote server, as status shows it. */
+export interface RemoteNode {
+  node: string;
+  /** serving: takes this node's calls; refusing: out of rotation (src/mesh/node-refusals.ts). */
+  state: 'serving' | 'refusing';
+  /** This node's requests to it not answered yet. */
+  outstanding: number;
+}
+
+/** One replica of a server as status and metrics show it: for another node's server, one per node. */
+export interface ReplicaView {
+  label: string;
+  state: string;
+  outstanding: number;
+  restarts: number;
+  lastError?: string | undefined;
+}
+
 export class RemoteBackends {
   /** Servers other nodes serve, by the name they have here. */
   private readonly remote = new Map<string, BackendConfig>();
+  /** The nodes serving each, as the mesh sees them now. */
+  private readonly nodeViews = new Map<string, () => RemoteNode[]>();
 
   constructor(private readonly deps: RemoteBackendsDeps) {}
 
@@ -28,9 +48,15 @@ export class RemoteBackends {
    * A server another node of the mesh serves joins as a backend whose channel crosses the mesh
    * (src/mesh/): resolve, policy, approval, audit and redaction treat it as any other backend.
    */
-  async add(name: string, b: BackendConfig, channel: () => Channel): Promise<ReplicaSet> {
+  async add(
+    name: string,
+    b: BackendConfig,
+    channel: () => Channel,
+    nodes: () => RemoteNode[] = () => [],
+  ): Promise<ReplicaSet> {
     const { lifecycle, backends } = this.deps;
     this.remote.set(name, b);
+    this.nodeViews.set(name, nodes);
     this.renamespace();
     const set = lifecycle.create(name, b, this.deps.running(), channel);
     backends.set(name, set);
@@ -46,6 +72,7 @@ export class RemoteBackends {
   /** No node of the mesh serves it any more (`why`): its names leave the catalog, its subscriptions end. */
   async remove(name: string, why = 'no node of the mesh serves it any more'): Promise<void> {
     const set = this.deps.backends.get(name);
+    this.nodeViews.delete(name);
     if (!this.remote.delete(name) || !set) return;
     // Told while the server's names are still known, so each subscriber hears the URI it holds.
     this.deps.subscriptionsEnded(name, why);
@@ -54,6 +81,33 @@ export class RemoteBackends {
     for (const kind of this.deps.catalog.removeBackend(name)) this.deps.listChanged(kind);
     this.renamespace();
     await set.stop();
+  }
+
+  /** The nodes serving a remote server now; undefined for a server of this node's own. */
+  nodesOf(name: string): RemoteNode[] | undefined {
+    return this.nodeViews.get(name)?.();
+  }
+
+  /**
+   * A server's replicas: its own, or for another node's server the nodes serving it, each ready
+   * while the server is and it takes this node's calls.
+   */
+  replicasOf(set: ReplicaSet): ReplicaView[] {
+    const nodes = this.nodesOf(set.name);
+    if (nodes)
+      return nodes.map((n) => ({
+        label: `${set.name}@${n.node}`,
+        state: n.state === 'refusing' ? 'refusing' : set.state,
+        outstanding: n.outstanding,
+        restarts: 0,
+      }));
+    return set.status().map((r) => ({
+      label: r.label,
+      state: r.state,
+      outstanding: r.outstanding,
+      restarts: r.restarts,
+      lastError: r.lastError,
+    }));
   }
 
   /** Whether a backend is another node's server. */

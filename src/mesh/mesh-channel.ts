@@ -194,6 +194,13 @@ export class MeshChannel implements Channel {
     });
   }
 
+  /** This channel's requests to `node` not answered yet. */
+  inFlight(node: string): number {
+    let n = 0;
+    for (const held of this.pending.values()) if (held === node) n++;
+    return n;
+  }
+
   /** A signed ping to `node`, to learn whether it takes this node's calls (node-refusals.ts). */
   async probe(node: string, withinMs: number): Promise<ProbeResult> {
     const id = `probe-${randomUUID()}`;

@@ -7,6 +7,7 @@ import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/t
 import type { MeshConfig } from '../config/mesh-schema.js';
 import { HttpBackend } from '../config/schema.js';
 import type { Gateway } from '../gateway/gateway.js';
+import type { RemoteNode } from '../gateway/remote-backends.js';
 import type { Logger } from '../log.js';
 import { AssertionSigner, AssertionVerifier, privateKeyOf, publicKeyOf } from './assertion.js';
 import { BeatChecker, BeatSealer } from './beats.js';
@@ -306,6 +307,15 @@ export class Mesh {
       .map((n) => n.node);
   }
 
+  /** The nodes serving a remote server, for status: whether each takes this node's calls, and its load. */
+  private nodeViews(name: string, remote: Remote): RemoteNode[] {
+    return this.nodesFor(name).map((node) => ({
+      node,
+      state: this.refusals.refuses(node) ? 'refusing' : 'serving',
+      outstanding: [...remote.channels].reduce((n, ch) => n + ch.inFlight(node), 0),
+    }));
+  }
+
   /** Pings `node` on a channel of a server it serves; a node serving nothing here is not kept out. */
   private async probe(node: string, withinMs: number): Promise<ProbeResult> {
     for (const [name, r] of this.remotes) {
@@ -347,21 +357,26 @@ export class Mesh {
         era: 'modern',
       });
       const nc = this.nc;
-      await this.gateway.remotes.add(name, config, () => {
-        const channel: MeshChannel = new MeshChannel({
-          nc,
-          subjects: this.subjects,
-          self: this.config.node,
-          server: w.server,
-          nodes: () => this.nodesFor(name),
-          signer: this.signer,
-          refusals: this.refusals,
-          log: this.log,
-          closed: () => remote.channels.delete(channel),
-        });
-        remote.channels.add(channel);
-        return channel;
-      });
+      await this.gateway.remotes.add(
+        name,
+        config,
+        () => {
+          const channel: MeshChannel = new MeshChannel({
+            nc,
+            subjects: this.subjects,
+            self: this.config.node,
+            server: w.server,
+            nodes: () => this.nodesFor(name),
+            signer: this.signer,
+            refusals: this.refusals,
+            log: this.log,
+            closed: () => remote.channels.delete(channel),
+          });
+          remote.channels.add(channel);
+          return channel;
+        },
+        () => this.nodeViews(name, remote),
+      );
       this.log.info({ name, server: w.server, nodes: w.nodes }, 'mesh server joined the catalog');
     }
   }

@@ -3,7 +3,10 @@
 export interface BackendView {
   readonly name: string;
   readonly state: string;
+  /** Its own replicas (their restarts). */
   status(): readonly { state: string; restarts: number }[];
+  /** The replicas it is served by: for another node's server, the nodes serving it. */
+  replicas(): readonly { state: string }[];
 }
 
 export interface MetricsSources {

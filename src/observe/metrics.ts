@@ -167,7 +167,7 @@ export class Metrics {
       registers,
       collect() {
         this.reset();
-        for (const b of sources.backends()) this.set({ server: server.of(b.name) }, b.status().length);
+        for (const b of sources.backends()) this.set({ server: server.of(b.name) }, b.replicas().length);
       },
     });
     new Gauge({
@@ -178,7 +178,7 @@ export class Metrics {
       collect() {
         this.reset();
         for (const b of sources.backends())
-          this.set({ server: server.of(b.name) }, b.status().filter((r) => r.state === 'ready').length);
+          this.set({ server: server.of(b.name) }, b.replicas().filter((r) => r.state === 'ready').length);
       },
     });
     new Counter({

@@ -5,6 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ConfigInput } from '../../src/config/schema.js';
+import { statusView } from '../../src/admin/admin-views.js';
+import { replicasCell } from '../../src/cli/status.js';
+import { RecentCalls } from '../../src/observe/recent-calls.js';
 import type { Switchboard } from '../../src/switchboard.js';
 import { probe } from '../gateway/harness.js';
 import { captureLog, type CapturedLog } from '../support/log-capture.js';
@@ -116,5 +119,24 @@ describe('a trusted node that refuses this node', { skip: NO_NATS, timeout: 120_
       const r = await a.gateway.dispatch(HOST, 'tools/call', { name: 'far_f_echo', arguments: {} });
       assert.match(text(r), /"server":"far-b"/);
     }
+  });
+
+  it('shows in status which nodes serve a server, and which of them refuses this node', () => {
+    const status = statusView({
+      gateway: a.gateway,
+      recent: new RecentCalls(10),
+      bridgeConnections: () => 0,
+      startedAt: Date.now(),
+    });
+    const far = status.backends.find((x) => x.name === 'far')!;
+    assert.deepEqual(far.nodes?.map((n) => [n.node, n.state]).sort(), [
+      ['b', 'serving'],
+      ['c', 'refusing'],
+    ]);
+    assert.deepEqual(far.replicas.map((r) => r.label).sort(), ['far@b', 'far@c']);
+    assert.equal(far.replicasUp, 1);
+    assert.match(replicasCell(far), /^1\/2 on (b, c \(refusing\)|c \(refusing\), b)$/);
+    // A server of this node's own has no nodes.
+    assert.equal(replicasCell({ ...far, nodes: undefined }), '1/2');
   });
 });

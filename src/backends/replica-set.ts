@@ -46,6 +46,8 @@ export interface ReplicaSetOptions {
    * number from, and what it reports to the server it belongs to. An extra instance has none of its own.
    */
   lane?: { slot: number; events: LaneEvents } | undefined;
+  /** A server that speaks the modern era alone, known beforehand: no legacy instances are tried. */
+  modernOnly?: boolean | undefined;
 }
 
 export interface ReplicaStatus {
@@ -121,16 +123,17 @@ export class ReplicaSet implements Upstream {
       down: (reason) => (lane ? lane.events.down() : options.events.down(this, reason)),
       request: (method, params) => this.request(method, params),
     });
-    this.lanes = lane
-      ? undefined
-      : new InstanceLanes({
-          name,
-          config,
-          log,
-          isModern: () => this.isModern,
-          logLevel: () => this.supervisor.logLevel,
-          make: (laneSlot, events) => this.extraInstance(laneSlot, events),
-        });
+    this.lanes =
+      lane || options.modernOnly
+        ? undefined
+        : new InstanceLanes({
+            name,
+            config,
+            log,
+            isModern: () => this.isModern,
+            logLevel: () => this.supervisor.logLevel,
+            make: (laneSlot, events) => this.extraInstance(laneSlot, events),
+          });
   }
 
   /**

@@ -89,8 +89,11 @@ export class BackendLifecycle {
       log: this.deps.log,
       maxMessageBytes: config.limits.maxMessageBytes,
       startupTimeoutMs: config.limits.startupTimeoutMs,
-      // A server of another mesh node brings its own channel (src/mesh/).
+      // A server of another mesh node brings its own channel (src/mesh/). Its node's door serves
+      // the modern era alone: a legacy host is translated for, and no legacy instance is tried
+      // (the try would be refused there, audited as a refused initialize, and logged as a start failed).
       channel: own ?? (channel ? () => channel(name)! : undefined),
+      modernOnly: own !== undefined,
       // Only a child switchboard spawns gets a bridge identity minted for it, one per replica.
       env: (replica) => (spawned ? (this.deps.bridgeEnv(name, replica) ?? {}) : {}),
       ended: (replica, env) => this.deps.bridgeEnded(name, replica, env),

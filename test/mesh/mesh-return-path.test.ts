@@ -2,9 +2,14 @@
 // sampling and roots travel back across NATS to the host on A (its session for a legacy host,
 // input_required for a modern one), and the answers travel back to the backend on B.
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ConfigInput } from '../../src/config/schema.js';
 import type { Switchboard } from '../../src/switchboard.js';
+import { queryAudit } from '../../src/trust/audit-read.js';
+import { openTrustDb } from '../../src/trust/trust-db.js';
 import { probe, rawStdio, textOf } from '../gateway/harness.js';
 import { connectStdio } from '../support/mcp-clients.js';
 import { NO_NATS, nodeKeys, startNats, type Nats } from '../support/nats.js';
@@ -20,10 +25,13 @@ describe('server-initiated requests across the mesh', { skip: NO_NATS, timeout: 
   let nats: Nats;
   const far: Switchboard[] = [];
 
+  let dir: string;
+  /** The far nodes keep an audit log: what a's use of their server costs there is read back. */
+  const auditOf = (name: 'b' | 'c') => join(dir, `${name}.sqlite`);
   const nodeConfig = (name: 'a' | 'b' | 'c', servers: ConfigInput['servers']): ConfigInput =>
     ({
       servers,
-      audit: { enabled: false },
+      audit: name === 'a' ? { enabled: false } : { path: auditOf(name) },
       pinning: { enabled: false },
       namespacing: { mode: 'always' },
       mesh: {
@@ -45,6 +53,7 @@ describe('server-initiated requests across the mesh', { skip: NO_NATS, timeout: 
   }
 
   before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mesh-return-'));
     nats = await startNats();
     // The same server on two nodes: a retry that went by balancing alone would miss half the time.
     far.push(await launchSwitchboard(nodeConfig('b', { far: probe('far-b') })));
@@ -53,6 +62,7 @@ describe('server-initiated requests across the mesh', { skip: NO_NATS, timeout: 
   after(async () => {
     for (const sb of far) await sb.stop();
     await nats.stop();
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('takes a legacy host’s answers to elicitation, sampling and roots to the backend on the far node', async (t) => {
@@ -83,6 +93,18 @@ describe('server-initiated requests across the mesh', { skip: NO_NATS, timeout: 
     assert.match(sampled, /sampled on a/);
     const roots = textOf(await client.callTool({ name: 'far_roots', arguments: {} }));
     assert.match(roots, /file:\/\/\/on-a/);
+    // The far nodes' doors speak the modern era alone: a's legacy host is translated for, and a
+    // never tries a legacy session there (each try was refused and audited as an initialize).
+    for (const [i, node] of (['b', 'c'] as const).entries()) {
+      far[i]!.flushAudit();
+      const db = openTrustDb(auditOf(node), { readonly: true });
+      try {
+        assert.deepEqual(queryAudit(db, { method: 'initialize' }), [], `initialize audited on ${node}`);
+        assert.ok(queryAudit(db, { method: 'tools/call' }).length > 0, `a's calls audited on ${node}`);
+      } finally {
+        db.close();
+      }
+    }
   });
 
   it('gives a modern host input_required, and its retry reaches the node that asked', async (t) => {

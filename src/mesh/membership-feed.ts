@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import type { BeatChecker, BeatKind } from './beats.js';
 import type { Membership } from './membership.js';
 import type { PairSessions } from './pair-sessions.js';
-import { isAnnouncement, type Subjects } from './subjects.js';
+import { announcedServers, isAnnouncement, type Subjects } from './subjects.js';
 
 export interface MembershipFeedOptions {
   beats: BeatChecker;
@@ -49,7 +49,18 @@ export function hearMembership(nc: NatsConnection, s: Subjects, o: MembershipFee
         if (!isAnnouncement(sealed) || sealed.node !== node) return;
         const { seal, ...a } = sealed;
         if (!taken('beat', node, a, seal)) return;
-        o.membership.heard(a);
+        const { servers, refused: names } = announcedServers(a.servers);
+        if (names.length > 0) {
+          const key = `${node}\u0000servers\u0000${names.join('\u0000')}`;
+          if (!refused.has(key)) {
+            refused.add(key);
+            o.log.warn(
+              { node, servers: names.slice(0, 10), count: names.length },
+              'mesh servers left out: names or digests this node cannot take',
+            );
+          }
+        }
+        o.membership.heard({ ...a, servers });
         o.sessions?.heard(a.node, a);
       } catch (e) {
         dropped('heartbeat', e);

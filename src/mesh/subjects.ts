@@ -1,5 +1,6 @@
 // The NATS subjects of one mesh, all under its name: heartbeats (with each node's server
 // announcement), leaving, messages to one node, and the inboxes answers come back to.
+import { BACKEND_NAME } from '../config/backend-schema.js';
 import type { SessionAnnouncement } from './pair-sessions.js';
 export interface Subjects {
   heartbeat(node: string): string;
@@ -40,6 +41,30 @@ export function isAnnouncement(v: unknown): v is Announcement & { seal?: unknown
   if (typeof a.node !== 'string' || typeof a.servers !== 'object' || a.servers === null) return false;
   if (Array.isArray(a.servers)) return false;
   return Object.values(a.servers).every((digest) => typeof digest === 'string');
+}
+
+/** At most this many servers are taken from one node's heartbeat. */
+export const MAX_ANNOUNCED_SERVERS = 1_000;
+
+/**
+ * The servers of a heartbeat this node can take, and the names it cannot: a server's name must
+ * be one a config could give it (it becomes a backend's name here, in logs, metrics and the
+ * catalog's names), its digest a short string, and there are at most MAX_ANNOUNCED_SERVERS.
+ */
+export function announcedServers(servers: Record<string, string>): {
+  servers: Record<string, string>;
+  refused: string[];
+} {
+  const kept: Record<string, string> = {};
+  const refused: string[] = [];
+  let n = 0;
+  for (const [name, digest] of Object.entries(servers)) {
+    if (BACKEND_NAME.test(name) && digest.length <= 64 && n < MAX_ANNOUNCED_SERVERS) {
+      kept[name] = digest;
+      n++;
+    } else refused.push(name.slice(0, 80));
+  }
+  return { servers: kept, refused };
 }
 
 /** The `_meta` key of an answer from a door naming the call it ran as there (the entry node strips it). */

@@ -1,7 +1,7 @@
 // `switchboard doctor`'s mesh checks: this node's key and the keys it trusts, read as the mesh reads
 // them; the secret files NATS is given; and whether the NATS servers take these credentials (and
 // offer JetStream when the mesh keeps its state there).
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
@@ -18,38 +18,59 @@ export async function meshChecks(mesh: MeshConfig): Promise<Check[]> {
   return [...keyChecks(mesh), ...secretFileChecks(mesh), await natsCheck(mesh)];
 }
 
+/** The node's own key: set, owner-only, an Ed25519 private key; and its public half, if it is one. */
+function ownKeyCheck(key: string | undefined): { check: Check; own: string | undefined } {
+  const name = 'mesh.key';
+  if (key === undefined)
+    return {
+      check: {
+        status: 'warn',
+        name,
+        detail: 'not set: this node neither calls nor serves other nodes',
+        fix: 'openssl genpkey -algorithm ed25519 -out node.key, and set mesh.key to that file',
+      },
+      own: undefined,
+    };
+  const mode = isFile(key) ? modeCheck(name, key, 0o600, 'fail') : undefined;
+  // Said as the mode alone, with its chmod; the key is still read, for this node's trust entry.
+  if (mode && mode.status !== 'ok') return { check: mode, own: ownKeyOf(readFileSync(key, 'utf8')) };
+  try {
+    const own = spki(createPublicKey(privateKeyOf(key)));
+    return { check: { status: 'ok', name, detail: `${fileOrInline(key)} (Ed25519, owner-only)` }, own };
+  } catch (err) {
+    return {
+      check: {
+        status: 'fail',
+        name,
+        detail: (err as Error).message,
+        fix: 'an Ed25519 private key: openssl genpkey -algorithm ed25519 -out node.key',
+      },
+      own: undefined,
+    };
+  }
+}
+
+function isFile(value: string): boolean {
+  return !value.includes('-----BEGIN') && existsSync(value);
+}
+
+/** This node's public key from its private key's PEM, if it is one. */
+function ownKeyOf(pem: string): string | undefined {
+  try {
+    return spki(createPublicKey(privateKeyOf(pem)));
+  } catch {
+    return undefined;
+  }
+}
+
 function fileOrInline(value: string): string {
   return value.includes('-----BEGIN') ? 'inline PEM' : value;
 }
 
 /** The node's own key, the keys it trusts, and whether its own entry in a shared trust list is its key. */
 function keyChecks(mesh: MeshConfig): Check[] {
-  const checks: Check[] = [];
-  let own: string | undefined;
-  if (mesh.key === undefined) {
-    checks.push({
-      status: 'warn',
-      name: 'mesh.key',
-      detail: 'not set: this node neither calls nor serves other nodes',
-      fix: 'openssl genpkey -algorithm ed25519 -out node.key, and set mesh.key to that file',
-    });
-  } else {
-    try {
-      own = spki(createPublicKey(privateKeyOf(mesh.key)));
-      checks.push({
-        status: 'ok',
-        name: 'mesh.key',
-        detail: `${fileOrInline(mesh.key)} (Ed25519, owner-only)`,
-      });
-    } catch (err) {
-      checks.push({
-        status: 'fail',
-        name: 'mesh.key',
-        detail: (err as Error).message,
-        fix: 'an Ed25519 private key only its owner reads: openssl genpkey -algorithm ed25519 -out node.key',
-      });
-    }
-  }
+  const { check, own } = ownKeyCheck(mesh.key);
+  const checks: Check[] = [check];
   const trusted = Object.entries(mesh.trust);
   if (trusted.length === 0)
     checks.push({

@@ -56,7 +56,8 @@ describe('doctor on a mesh node', { skip: NO_NATS, timeout: 60_000 }, () => {
       `{ enabled: true, node: a, servers: ['${plain.url}'], key: ${dir}/loose.key, trust: { b: ${dir}/a.key, c: ${dir}/nope.pub } }`,
     );
     assert.equal(run.code, 1);
-    assert.match(run.stdout, /^fail\s+mesh\.key\s+key file .*loose\.key is readable by other users/m);
+    assert.match(run.stdout, /^fail\s+mesh\.key\s+.*loose\.key is 0644: others than its owner may read it/m);
+    assert.match(run.stdout, /fix: chmod 0600 .*loose\.key/);
     assert.match(run.stdout, /^fail\s+mesh\.trust\.c\s+no such key file: .*nope\.pub/m);
     // A node's private key has no place in another node's config, though its public half could be used.
     assert.match(run.stdout, /^fail\s+mesh\.trust\.b\s+holds a private key/m);

@@ -40,7 +40,7 @@ function meshSections(url: string): { a: object; b: object } {
       const { privateKey, publicKey } = generateKeyPairSync('ed25519');
       const key = join(dir, `${n}.key`);
       const pub = join(dir, `${n}.pub`);
-      writeFileSync(key, privateKey.export({ type: 'pkcs8', format: 'pem' }));
+      writeFileSync(key, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
       writeFileSync(pub, publicKey.export({ type: 'spki', format: 'pem' }));
       return [n, { key, pub }];
     }),

@@ -2,7 +2,7 @@
 // beside this one; the `never` default makes a forgotten kind a compile error.
 import type { A2ABackendConfig, BackendConfig } from '../config/schema.js';
 import { AgentChannel } from '../a2a/agent-channel.js';
-import { outboundFetch } from './outbound.js';
+import { backendDestination, outboundFetch } from '../net/outbound.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import { assertNever } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
@@ -41,7 +41,7 @@ export function createChannel(config: BackendConfig, options: ChannelOptions): C
     case 'a2a': {
       const agent = config as A2ABackendConfig;
       const fetch = outboundFetch({
-        backend: options.name,
+        destination: backendDestination(options.name),
         url: new URL(agent.a2a),
         allowPrivateNetwork: agent.allowPrivateNetwork,
       });

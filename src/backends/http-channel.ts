@@ -7,7 +7,7 @@
 import { SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { HttpBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
-import { outboundFetch, type LookupFunction } from './outbound.js';
+import { backendDestination, outboundFetch, type LookupFunction } from '../net/outbound.js';
 
 export interface HttpChannelOptions {
   /** The backend's name (error messages name it). */
@@ -19,7 +19,7 @@ export interface HttpChannelOptions {
 function transportOptions(config: HttpBackendConfig, options: HttpChannelOptions) {
   const url = new URL(config.url!);
   const fetch = outboundFetch({
-    backend: options.name,
+    destination: backendDestination(options.name),
     url,
     allowPrivateNetwork: config.allowPrivateNetwork,
     lookup: options.lookup,

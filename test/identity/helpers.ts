@@ -7,7 +7,7 @@ import type { TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/client';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
 import { streamableHttpChannel } from '../../src/backends/http-channel.js';
-import type { LookupFunction } from '../../src/backends/outbound.js';
+import type { LookupFunction } from '../../src/net/outbound.js';
 import { HttpBackend } from '../../src/config/schema.js';
 import { initialize, rawPost, type RawResponse } from '../gateway/harness.js';
 

@@ -2,7 +2,7 @@
 // (a literal address or localhost in the URL, allowPrivateNetwork) that let an operator say so.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { nonPublicReason } from '../../src/backends/outbound.js';
+import { nonPublicReason } from '../../src/net/outbound.js';
 import { serveExpiring } from '../fixtures/expiring-http-server.js';
 import { fakeResolver, toolsThrough } from './helpers.js';
 

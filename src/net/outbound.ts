@@ -1,6 +1,7 @@
-// Outbound connections to HTTP backends: a fetch over node:http(s) whose connections refuse private,
-// link-local, loopback and other non-public addresses, judged on the address each connection is
-// actually made to (the resolved one), so a name that resolves elsewhere later cannot bypass it.
+// Outbound HTTP connections switchboard makes (to HTTP backends and A2A agents, and to A2A push
+// webhooks): a fetch over node:http(s) whose connections refuse private, link-local, loopback and
+// other non-public addresses, judged on the address each connection is actually made to (the
+// resolved one), so a name that resolves elsewhere later cannot bypass it. Redirects are never followed.
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
@@ -87,28 +88,38 @@ export function nonPublicReason(address: string): string | undefined {
   return V6_RANGES.find(([base, prefix]) => within(bits, 128, v6Bits(base), prefix))?.[2];
 }
 
+/** What outbound connections are for (`backend "remote"`), and how an operator lets one through. */
+export interface Destination {
+  label: string;
+  wayOut: string;
+}
+
+export const backendDestination = (name: string): Destination => ({
+  label: `backend "${name}"`,
+  wayOut: `Write the address itself in the URL, or set servers.${name}.allowPrivateNetwork: true, if this backend is meant to be on that network`,
+});
+
 /** A connection switchboard refused to make; its message names the host, the address and the way out. */
 export class PrivateAddressError extends Error {
   readonly code = 'ERR_PRIVATE_ADDRESS';
   constructor(
-    readonly backend: string,
+    readonly destination: Destination,
     readonly hostname: string,
     readonly address: string,
     readonly reason: string,
   ) {
     super(
-      `refused to connect backend "${backend}" to ${hostname}` +
+      `refused to connect ${destination.label} to ${hostname}` +
         (hostname === address ? '' : ` (it resolves to ${address})`) +
-        `: ${address} is ${reason.startsWith('unspecified') ? 'an' : 'a'} ${reason} address. Write the address itself in the URL, or set ` +
-        `servers.${backend}.allowPrivateNetwork: true, if this backend is meant to be on that network`,
+        `: ${address} is ${reason.startsWith('unspecified') ? 'an' : 'a'} ${reason} address. ${destination.wayOut}`,
     );
     this.name = 'PrivateAddressError';
   }
 }
 
 export interface OutboundOptions {
-  /** The backend's name, for error messages. */
-  backend: string;
+  /** What the connections are for, for error messages. */
+  destination: Destination;
   /** The URL as configured: a literal IP or `localhost` there is the operator's explicit choice. */
   url: URL;
   /** Connect anywhere (servers.<name>.allowPrivateNetwork). */
@@ -122,14 +133,14 @@ function bare(hostname: string): string {
 }
 
 /** The lookup a connection uses: resolves every address, and refuses all if any is non-public. */
-export function checkedLookup(backend: string, resolve: LookupFunction = dnsLookup): LookupFunction {
+export function checkedLookup(destination: Destination, resolve: LookupFunction = dnsLookup): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname, { ...options, all: true }, (err, result) => {
       if (err) return callback(err, []);
       const addresses = result as LookupAddress[];
       for (const a of addresses) {
         const reason = nonPublicReason(a.address);
-        if (reason) return callback(new PrivateAddressError(backend, hostname, a.address, reason), []);
+        if (reason) return callback(new PrivateAddressError(destination, hostname, a.address, reason), []);
       }
       if (options.all) return callback(null, addresses);
       const first = addresses[0];
@@ -141,7 +152,7 @@ export function checkedLookup(backend: string, resolve: LookupFunction = dnsLook
 }
 
 /**
- * A fetch for one HTTP backend. Redirects are never followed here (the answer is returned as
+ * A fetch for one destination (an HTTP backend, say). Redirects are never followed here (the answer is returned as
  * `redirect: 'manual'` would): the SDK's transports follow only same-origin ones, each through this
  * fetch again. Each new connection resolves its host through `checkedLookup`; a kept-alive
  * connection was checked when it was made.
@@ -151,7 +162,7 @@ export function outboundFetch(options: OutboundOptions): FetchLike & { close(): 
   // A literal address or localhost in the URL is the operator naming the target outright: there is
   // no name that could be re-pointed, so nothing to guard against for that host.
   const explicit = isIP(configured) !== 0 || configured === 'localhost';
-  const lookup = checkedLookup(options.backend, options.lookup);
+  const lookup = checkedLookup(options.destination, options.lookup);
   const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
 
   const fetch: FetchLike = async (input, init) => {
@@ -163,7 +174,7 @@ export function outboundFetch(options: OutboundOptions): FetchLike & { close(): 
     if (guarded && isIP(host) !== 0) {
       // Connections to a literal address never call lookup: judge the address itself.
       const reason = nonPublicReason(host);
-      if (reason) throw new PrivateAddressError(options.backend, host, host, reason);
+      if (reason) throw new PrivateAddressError(options.destination, host, host, reason);
     }
     return send(
       url,
@@ -185,7 +196,7 @@ function bodyOf(body: RequestInit['body']): string | Uint8Array | undefined {
   if (typeof body === 'string' || body instanceof Uint8Array) return body;
   if (body instanceof ArrayBuffer) return new Uint8Array(body);
   if (body instanceof URLSearchParams) return body.toString();
-  throw new TypeError('unsupported request body type for a backend request');
+  throw new TypeError('unsupported request body type for an outbound request');
 }
 
 function send(

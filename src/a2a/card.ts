@@ -18,6 +18,8 @@ export interface CardOptions {
   settings: Config['a2a']['serve'];
   /** Whether the HTTP front authenticates its callers (the card then says how). */
   authenticated: boolean;
+  /** Whether push notifications are offered (a2a.serve.pushNotifications.enabled). */
+  pushNotifications: boolean;
 }
 
 /** The tools `caller` may list, every page of them. */
@@ -80,7 +82,7 @@ export async function buildCard(
   origin: string,
 ): Promise<AgentCard> {
   const tools = caller ? await toolsFor(run, caller) : [];
-  const { settings, authenticated } = options;
+  const { settings, authenticated, pushNotifications } = options;
   return {
     name: settings.name,
     description: settings.description,
@@ -89,7 +91,7 @@ export async function buildCard(
     version: SERVER_INFO.version,
     capabilities: {
       streaming: true,
-      pushNotifications: false,
+      pushNotifications,
       extendedAgentCard: authenticated,
       extensions: [
         {

@@ -1,8 +1,9 @@
 // Switchboard as an A2A agent on the HTTP front: the agent card at /.well-known/agent-card.json,
 // the A2A JSON-RPC endpoint (a2a.serve.path, over node:http: plain JSON, or SSE for streaming
 // methods) and the HTTP+JSON binding (a2a.serve.restPath, see rest.ts), both answered by one SDK
-// request handler over the durable task store. Callers authenticate as the front's hosts do and
-// act as `agent:<id>`; every skill call is one call through the pipeline (see skill-run.ts).
+// request handler over the durable task store (and, when offered, its push notifications: see
+// push-store.ts, push-sender.ts). Callers authenticate as the front's hosts do and act as
+// `agent:<id>`; every skill call is one call through the pipeline (see skill-run.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { A2A_VERSION_HEADER, AgentCard } from '@a2a-js/sdk';
 import {
@@ -11,6 +12,8 @@ import {
   JsonRpcTransportHandler,
   resolveUserScope,
   validateVersion,
+  type PushNotificationSender,
+  type PushNotificationStore,
   type TaskStore,
 } from '@a2a-js/sdk/server';
 import type { Caller } from '../call/context.js';
@@ -19,7 +22,7 @@ import { nestsDeeperThan } from '../encoding/nesting.js';
 import { MAX_MESSAGE_DEPTH } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import { AgentUser, ENDPOINT_STATE, agentContext } from './agent-context.js';
-import { buildCard, interfacesAt } from './card.js';
+import { buildCard, interfacesAt, type CardOptions } from './card.js';
 import { CALLER_STATE, SkillExecutor } from './executor.js';
 import { restBinding } from './rest.js';
 import type { RunCall } from './skill-run.js';
@@ -44,6 +47,8 @@ export interface A2AServeOptions {
   maxMessageBytes: number;
   /** Where the agent's tasks are kept (scoped by owner: the caller's `agent:<id>`). */
   tasks: TaskStore;
+  /** Push notifications, when offered (a2a.serve.pushNotifications): their configs and their sender. */
+  push?: { store: PushNotificationStore; sender: PushNotificationSender } | undefined;
   run: RunCall;
   log: Logger;
 }
@@ -53,16 +58,21 @@ export const agentOf = (c: Caller): Caller => ({ kind: 'agent', id: c.id });
 
 export function a2aRoute(options: A2AServeOptions): HttpRoute {
   const { settings, run, log } = options;
-  const cardOptions = { settings, authenticated: options.authenticated };
+  const cardOptions = {
+    settings,
+    authenticated: options.authenticated,
+    pushNotifications: options.push !== undefined,
+  };
   const executor = new SkillExecutor(run);
   const handler = new DefaultRequestHandler(
-    // The handler's own card: what it checks versions and capabilities against.
-    { ...emptyCard(settings, options.authenticated), skills: [] },
+    // The handler's own card: what it checks versions and capabilities against (push
+    // notifications among them: without them every push-config method is refused as unsupported).
+    emptyCard(cardOptions),
     options.tasks,
     executor,
     new DefaultExecutionEventBusManager(resolveUserScope),
-    undefined,
-    undefined,
+    options.push?.store,
+    options.push?.sender,
     (context) =>
       buildCard(
         run,
@@ -207,7 +217,7 @@ function restError(res: ServerResponse, code: number, status: string, message: s
     .end(JSON.stringify({ error: { code, status, message } }));
 }
 
-function emptyCard(settings: Config['a2a']['serve'], authenticated: boolean): AgentCard {
+function emptyCard({ settings, authenticated, pushNotifications }: CardOptions): AgentCard {
   return {
     name: settings.name,
     description: settings.description,
@@ -216,7 +226,7 @@ function emptyCard(settings: Config['a2a']['serve'], authenticated: boolean): Ag
     version: '',
     capabilities: {
       streaming: true,
-      pushNotifications: false,
+      pushNotifications,
       extendedAgentCard: authenticated,
       extensions: [],
     },

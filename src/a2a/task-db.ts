@@ -1,7 +1,7 @@
-// The durable store of switchboard's tasks as an A2A agent: the SDK's DatabaseTaskStore over a
-// SQLite file (Kysely, better-sqlite3). Its table is made at start with the SDK's schema, recorded
-// in the SDK's migration ledger so the SDK's `a2a-db` tool sees it as its own; tasks a previous
-// process left unfinished are marked failed, since the calls behind them ended with that process.
+// The durable store of switchboard's tasks as an A2A agent: the SDK's DatabaseTaskStore and
+// DatabasePushNotificationStore over a SQLite file (Kysely, better-sqlite3), their tables made at
+// start (task-db-schema.ts); tasks a previous process left unfinished are marked failed, since the
+// calls behind them ended with that process (their push webhooks are told by the caller).
 // Each open registers itself as a holder of the file: tasks are settled only when no other live
 // switchboard holds it (a second one on the same state directory must not fail the first's tasks).
 // Finished tasks are deleted after a2a.serve.tasks.keepMs (task-prune.ts).
@@ -10,16 +10,14 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
-import { DatabaseTaskStore, TASK_TABLE } from '@a2a-js/sdk/server/database';
-import { Kysely, Migrator, SqliteDialect, sql, type Migration } from 'kysely';
+import { DatabasePushNotificationStore, DatabaseTaskStore, TASK_TABLE } from '@a2a-js/sdk/server/database';
+import { Kysely, SqliteDialect, sql } from 'kysely';
 import { openWritableSqlite } from '../state/sqlite-file.js';
 import { messageOf, textPart } from './parts.js';
 import { startRetention } from '../state/retention.js';
+import { migrateAgentDb } from './task-db-schema.js';
 import { pruneFinished } from './task-prune.js';
 
-/** The names the SDK's `a2a-db` tool gives its task store's ledger and lock tables. */
-const LEDGER_TABLE = `a2a_${TASK_TABLE}_migrations`;
-const LOCK_TABLE = 'a2a_migrations_lock';
 /** Switchboard's own table beside the SDK's: which processes have the file open. */
 const HOLDERS_TABLE = 'switchboard_agent_holders';
 
@@ -31,46 +29,19 @@ const UNFINISHED = [
   'TASK_STATE_AUTH_REQUIRED',
 ];
 
-/**
- * The SDK's first task-store migration (`0001_create_tasks`, SQLite flavour), under its name: the
- * SDK ships its migrations only inside its command-line tool, not as a module to import.
- */
-const createTasks: Migration = {
-  async up(db) {
-    const key = sql.raw('varchar(255) collate binary');
-    const id = sql.raw('varchar(36) collate binary');
-    await db.schema
-      .createTable(TASK_TABLE)
-      .addColumn('tenant', key, (c) => c.notNull())
-      .addColumn('owner', key, (c) => c.notNull())
-      .addColumn('id', id, (c) => c.notNull())
-      .addColumn('context_id', id, (c) => c.notNull())
-      .addColumn('status_last_updated', 'bigint', (c) => c.notNull())
-      .addColumn('status_state', key)
-      .addColumn('status', 'text')
-      .addColumn('artifacts', 'text')
-      .addColumn('history', 'text')
-      .addColumn('metadata', 'text')
-      .addColumn('protocol_version', 'varchar(255)')
-      .addPrimaryKeyConstraint(`${TASK_TABLE}_pkey`, ['tenant', 'owner', 'id'])
-      .execute();
-    await db.schema
-      .createIndex(`${TASK_TABLE}_scope_updated_idx`)
-      .on(TASK_TABLE)
-      .columns(['tenant', 'owner', 'status_last_updated', 'id'])
-      .execute();
-    await db.schema
-      .createIndex(`${TASK_TABLE}_scope_context_updated_idx`)
-      .on(TASK_TABLE)
-      .columns(['tenant', 'owner', 'context_id', 'status_last_updated', 'id'])
-      .execute();
-  },
-};
+/** A task a previous process left unfinished, now failed, and whose it is. */
+export interface InterruptedTask {
+  task: Task;
+  tenant: string;
+  owner: string;
+}
 
 export interface AgentTaskDb {
   store: DatabaseTaskStore;
-  /** How many tasks a previous process left unfinished and this open marked failed. */
-  interrupted: number;
+  /** The push-notification configs of those tasks (scoped as the tasks are). */
+  push: DatabasePushNotificationStore;
+  /** The tasks a previous process left unfinished and this open marked failed. */
+  interrupted: InterruptedTask[];
   /** Whether another live switchboard holds the file (its unfinished tasks were left alone). */
   shared: boolean;
   close(): Promise<void>;
@@ -87,25 +58,19 @@ export interface AgentTaskDbOptions {
 export async function openAgentTaskDb(path: string, options: AgentTaskDbOptions): Promise<AgentTaskDb> {
   const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: openWritableSqlite(path) }) });
   try {
-    const migrator = new Migrator({
-      db,
-      provider: { getMigrations: () => Promise.resolve({ '0001_create_tasks': createTasks }) },
-      migrationTableName: LEDGER_TABLE,
-      migrationLockTableName: LOCK_TABLE,
-    });
-    const { error } = await migrator.migrateToLatest();
-    if (error) throw error instanceof Error ? error : new Error(String(error));
+    await migrateAgentDb(db);
     const store = new DatabaseTaskStore(db);
+    const push = new DatabasePushNotificationStore(db);
     const instance = randomUUID();
     const shared = await hold(db, instance);
-    const interrupted = shared ? 0 : await failUnfinished(db, store);
+    const interrupted = shared ? [] : await failUnfinished(db, store);
     const pruner = startRetention(options.keepMs, (before) => pruneFinished(db, before), options.pruned);
     const close = async () => {
       pruner.stop();
       await sql`DELETE FROM ${sql.table(HOLDERS_TABLE)} WHERE instance = ${instance}`.execute(db);
       await db.destroy();
     };
-    return { store, interrupted, shared, close };
+    return { store, push, interrupted, shared, close };
   } catch (err) {
     await db.destroy();
     throw err;
@@ -176,21 +141,30 @@ function alive(pid: number, started: string): boolean {
  * Each task saved in an unfinished state is saved again as failed, in its owner's scope through
  * the store (so it is written exactly as the SDK writes tasks), with a status message saying why.
  */
-async function failUnfinished(db: Kysely<unknown>, store: DatabaseTaskStore): Promise<number> {
+async function failUnfinished(db: Kysely<unknown>, store: DatabaseTaskStore): Promise<InterruptedTask[]> {
   const rows = (
     await sql<{ tenant: string; owner: string; id: string }>`
     SELECT tenant, owner, id FROM ${sql.table(TASK_TABLE)} WHERE status_state IN (${sql.join(UNFINISHED)})
   `.execute(db)
   ).rows;
+  const failed: InterruptedTask[] = [];
   for (const row of rows) {
-    const context = new ServerCallContext({
-      user: { isAuthenticated: true, userName: row.owner },
-      tenant: row.tenant || undefined,
-    });
+    const context = ownerContext(row.owner, row.tenant);
     const task = await store.load(row.id, context);
-    if (task) await store.save(interrupted(task), context);
+    if (!task) continue;
+    const now = interrupted(task);
+    await store.save(now, context);
+    failed.push({ task: now, tenant: row.tenant, owner: row.owner });
   }
-  return rows.length;
+  return failed;
+}
+
+/** The SDK call context of a task's owner, for reading and writing its rows outside a request. */
+export function ownerContext(owner: string, tenant: string): ServerCallContext {
+  return new ServerCallContext({
+    user: { isAuthenticated: true, userName: owner },
+    tenant: tenant || undefined,
+  });
 }
 
 function interrupted(task: Task): Task {

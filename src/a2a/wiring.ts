@@ -1,11 +1,15 @@
-// What the HTTP front gets from a2a.serve: the agent's routes (over its durable task file) when it
-// is enabled, none otherwise; and how to close that file when switchboard stops.
+// What the HTTP front gets from a2a.serve: the agent's routes (over its durable task file, with push
+// notifications when they are offered) when it is enabled, none otherwise; and how to close that
+// file when switchboard stops.
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { stateDirFile } from '../state/sqlite-file.js';
 import { a2aRoute, type HttpRoute } from './serve.js';
 import type { RunCall } from './skill-run.js';
-import { openAgentTaskDb } from './task-db.js';
+import { WebhookGuard } from './push-allow.js';
+import { WebhookSender } from './push-sender.js';
+import { GuardedPushStore } from './push-store.js';
+import { openAgentTaskDb, ownerContext, type AgentTaskDb } from './task-db.js';
 
 export interface A2AAgent {
   routes: HttpRoute[];
@@ -26,7 +30,7 @@ export async function openA2AAgent(
   const settings = config.a2a.serve;
   if (!settings.enabled) return { routes: [], close: () => Promise.resolve() };
   const path = agentTasksPath(config, env);
-  let tasks: Awaited<ReturnType<typeof openAgentTaskDb>>;
+  let tasks: AgentTaskDb;
   try {
     tasks = await openAgentTaskDb(path, {
       keepMs: settings.tasks.keepMs,
@@ -44,14 +48,18 @@ export async function openA2AAgent(
       { cause: err },
     );
   }
-  if (tasks.interrupted)
+  if (tasks.interrupted.length)
     log.warn(
-      { tasks: tasks.interrupted, path },
+      { tasks: tasks.interrupted.length, path },
       'A2A tasks left unfinished by the last run are marked failed',
     );
   if (tasks.shared)
     log.warn({ path }, 'another switchboard has the A2A task file open: its unfinished tasks are left to it');
-  log.info({ path: settings.path, restPath: settings.restPath }, 'serving switchboard as an A2A agent');
+  const push = offerPush(settings.pushNotifications, tasks, log);
+  log.info(
+    { path: settings.path, restPath: settings.restPath, pushNotifications: push !== undefined },
+    'serving switchboard as an A2A agent',
+  );
   return {
     routes: [
       a2aRoute({
@@ -59,12 +67,41 @@ export async function openA2AAgent(
         authenticated: authenticates(config.http.auth),
         maxMessageBytes: config.limits.maxMessageBytes,
         tasks: tasks.store,
+        push,
         run: (ctx) => gateway.run(ctx),
         log,
       }),
     ],
-    close: () => tasks.close(),
+    close: async () => {
+      push?.guard.close();
+      await tasks.close();
+    },
   };
+}
+
+/**
+ * Push notifications when a2a.serve.pushNotifications offers them: configs kept beside the tasks
+ * (checked against the allow list), and their sender. The webhooks of tasks a previous run left
+ * unfinished are told now that those tasks failed: nothing else would ever tell them.
+ */
+function offerPush(
+  settings: Config['a2a']['serve']['pushNotifications'],
+  tasks: AgentTaskDb,
+  log: Logger,
+): { store: GuardedPushStore; sender: WebhookSender; guard: WebhookGuard } | undefined {
+  if (!settings.enabled) return undefined;
+  const guard = new WebhookGuard(settings);
+  const store = new GuardedPushStore(tasks.push, guard, settings.maxConfigsPerTask);
+  const sender = new WebhookSender({ store, guard, log, timeoutMs: settings.timeoutMs });
+  for (const { task, tenant, owner } of tasks.interrupted) {
+    const update = { taskId: task.id, contextId: task.contextId, status: task.status, metadata: undefined };
+    void sender.send(
+      { payload: { $case: 'statusUpdate', value: update } },
+      ownerContext(owner, tenant),
+      task,
+    );
+  }
+  return { store, sender, guard };
 }
 
 /** Whether the front proves who its callers are (the mode in force is other than none). */

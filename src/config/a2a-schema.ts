@@ -1,6 +1,81 @@
 // Schema of the `a2a:` section: switchboard served as an A2A agent on the HTTP front.
 import { z } from 'zod';
 
+/** Why `text` cannot be a webhook allow-list entry, or undefined when it can. */
+function webhookPrefixProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'an absolute http:// or https:// URL (an origin, or an origin and a path prefix)';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    return `http:// or https://, not ${url.protocol}//`;
+  if (url.username || url.password) return 'no user or password in the URL';
+  if (url.search || url.hash || text.includes('?') || text.includes('#')) return 'no query or fragment';
+  return undefined;
+}
+
+const WebhookPrefix = z.string().superRefine((text, ctx) => {
+  const problem = webhookPrefixProblem(text);
+  if (problem) ctx.addIssue({ code: 'custom', message: `expected ${problem}, got ${JSON.stringify(text)}` });
+});
+
+const WebhookAllow = z.union([
+  WebhookPrefix,
+  z
+    .object({
+      url: WebhookPrefix,
+      privateNetwork: z
+        .boolean()
+        .default(false)
+        .describe(
+          "Let this entry's host name resolve to a private, link-local or loopback address (a webhook inside your network).",
+        ),
+    })
+    .strict(),
+]);
+
+export const A2APushNotifications = z
+  .object({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Offer A2A push notifications: clients register webhooks for their tasks and switchboard POSTs task updates to them.',
+      ),
+    allow: z
+      .array(WebhookAllow)
+      .default([])
+      .describe(
+        'The webhook URLs clients may register: each an origin (https://hooks.example.com) or an origin and a path prefix (https://hooks.example.com/a2a/). Scheme, host and port must match exactly; http:// only where an entry says http://. A host that resolves to a private address is refused unless the entry names it as a literal address or localhost, or says privateNetwork: true.',
+      ),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(100)
+      .max(120_000)
+      .default(10_000)
+      .describe('How long one webhook request may take before it is given up.'),
+    maxConfigsPerTask: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .default(5)
+      .describe(
+        'How many push-notification configs one task may have (each is one webhook request per update).',
+      ),
+  })
+  .strict()
+  .refine((p) => !p.enabled || p.allow.length > 0, {
+    message:
+      'push notifications are enabled with an empty allow list: every webhook would be refused; list the webhook URLs clients may register',
+    path: ['allow'],
+  })
+  .prefault({})
+  .describe("Push notifications of the agent's tasks to clients' webhooks; off unless enabled.");
+
 export const A2AServe = z
   .object({
     enabled: z
@@ -45,6 +120,7 @@ export const A2AServe = z
       .strict()
       .prefault({})
       .describe('Where switchboard keeps its tasks as an agent.'),
+    pushNotifications: A2APushNotifications,
   })
   .strict()
   .refine((s) => s.restPath !== s.path, {

@@ -127,7 +127,7 @@ test('a holder left by a process that died is not taken for a live one, even whe
   const second = await openAgentTaskDb(path, KEEP);
   t.after(() => second.close());
   assert.equal(second.shared, false, 'the dead holder is not another switchboard');
-  assert.equal(second.interrupted, 1);
+  assert.equal(second.interrupted.length, 1);
   const task = await second.store.load('t1', context);
   assert.equal(task?.status?.state, TaskState.TASK_STATE_FAILED);
 });
@@ -153,6 +153,17 @@ test('finished tasks past keepMs are deleted at open; recent ones and unfinished
   await first.store.save(saved('old-failed', TaskState.TASK_STATE_FAILED, hourAgo), context);
   await first.store.save(saved('new-done', TaskState.TASK_STATE_COMPLETED, now), context);
   await first.store.save(saved('old-asking', TaskState.TASK_STATE_INPUT_REQUIRED, hourAgo), context);
+  // Push configs go with their task.
+  const hook = (taskId: string) => ({
+    tenant: '',
+    id: `hook-${taskId}`,
+    taskId,
+    url: 'https://hooks.example.com/a',
+    token: '',
+    authentication: undefined,
+  });
+  await first.push.save('old-done', context, hook('old-done'));
+  await first.push.save('new-done', context, hook('new-done'));
   await first.close();
 
   const reports: number[] = [];
@@ -164,6 +175,11 @@ test('finished tasks past keepMs are deleted at open; recent ones and unfinished
   assert.equal(await second.store.load('old-done', context), undefined);
   assert.equal(await second.store.load('old-failed', context), undefined);
   assert.equal((await second.store.load('new-done', context))?.status?.state, TaskState.TASK_STATE_COMPLETED);
+  assert.deepEqual(await second.push.load('old-done', context), []);
+  assert.deepEqual(
+    (await second.push.load('new-done', context)).map((c) => c.id),
+    ['hook-new-done'],
+  );
   // Unfinished at open means failed now (by this open, with a fresh timestamp): kept.
   assert.equal((await second.store.load('old-asking', context))?.status?.state, TaskState.TASK_STATE_FAILED);
 });

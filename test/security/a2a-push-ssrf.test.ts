@@ -1,0 +1,147 @@
+// Attack: server-side request forgery through A2A push notifications. An agent allowed to call
+// switchboard registers a webhook that points into switchboard's own network (a loopback service
+// here, standing in for an admin port or a cloud metadata service) and waits for its task's
+// updates to be POSTed there. Each way in must be refused: a URL off the allow list, the same URL
+// spelled otherwise (user part, IPv6, decimal or hex address, upper-case scheme), a redirect from
+// an allowed webhook, and an allowed host name that resolves (or is re-pointed) to loopback.
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { TaskState, type TaskPushNotificationConfig } from '@a2a-js/sdk';
+import { ServerCallContext } from '@a2a-js/sdk/server';
+import { InMemoryPushNotificationStore } from '@a2a-js/sdk/server';
+import { WebhookGuard } from '../../src/a2a/push-allow.js';
+import { WebhookSender } from '../../src/a2a/push-sender.js';
+import { GuardedPushStore } from '../../src/a2a/push-store.js';
+import { newApiKey, sha256Hex } from '../../src/front/http-auth.js';
+import { probe } from '../gateway/harness.js';
+import { captureLog } from '../support/log-capture.js';
+import { until } from '../support/poll.js';
+import { startGateway } from '../support/start-switchboard.js';
+import { agentClient, asTask, skillCall } from '../a2a/agent-clients.js';
+import { webhookReceiver } from '../a2a/webhook-receiver.js';
+import { fakeResolver } from '../identity/helpers.js';
+
+const config = (url: string, taskId: string): TaskPushNotificationConfig => ({
+  tenant: '',
+  id: '',
+  taskId,
+  url,
+  token: '',
+  authentication: undefined,
+});
+
+test('webhooks into the loopback network, however spelled, are refused; a redirect there is not followed', async (t) => {
+  const victim = await webhookReceiver(t); // the internal service the attacker wants to reach
+  const allowed = await webhookReceiver(t); // the operator's webhook
+  const key = newApiKey();
+  const sb = await startGateway(t, {
+    servers: { p: probe('p') },
+    http: { auth: { keys: [{ name: 'mallory', sha256: sha256Hex(key) }] } },
+    a2a: {
+      serve: {
+        enabled: true,
+        pushNotifications: { enabled: true, allow: [`${allowed.origin}/hooks/`, 'https://allowed.example'] },
+      },
+    },
+  });
+  const origin = new URL(sb.http!.url).origin;
+  const port = victim.port;
+  const tricks = [
+    `http://127.0.0.1:${port}/`, // plainly off the list
+    `https://allowed.example@127.0.0.1:${port}/`, // the allowed host as a user part
+    `http://allowed.example@127.0.0.1:${port}/hooks/`,
+    `https://allowed.example:x@127.0.0.1:${port}/`,
+    `http://[::1]:${port}/`, // IPv6 loopback
+    `http://[::ffff:127.0.0.1]:${port}/`, // IPv4-mapped IPv6
+    `http://2130706433:${port}/`, // 127.0.0.1 as one decimal number
+    `http://0x7f000001:${port}/`, // … as hex
+    `http://127.1:${port}/`, // … shortened
+    `HTTP://127.0.0.1:${port}/`, // upper-case scheme
+    `http://localhost:${port}/`,
+    `https://allowed.example.127.0.0.1.nip.io/`, // the allowed host as a prefix of another
+    `${allowed.origin}/hooks/../admin`, // out of the allowed path
+    `${allowed.origin.replace('127.0.0.1', '127.0.0.2')}/hooks/`, // another loopback address
+    'file:///etc/passwd',
+    'gopher://127.0.0.1:6379/_INFO',
+  ];
+  for (const binding of ['JSONRPC', 'HTTP+JSON'] as const) {
+    const client = await agentClient(origin, binding, key);
+    const task = asTask(await client.sendMessage(skillCall('echo', { n: 1 })));
+    for (const url of tricks)
+      await assert.rejects(
+        client.createTaskPushNotificationConfig(config(url, task.id)),
+        /not allowed|user or password|https:\/\/ only|must be https/,
+        `${binding}: ${url}`,
+      );
+    const listed = await client.listTaskPushNotificationConfig({
+      tenant: '',
+      taskId: task.id,
+      pageSize: 0,
+      pageToken: '',
+    });
+    assert.deepEqual(listed.configs, [], binding);
+  }
+
+  // An allowed webhook that answers with a redirect to the victim does not lead there.
+  allowed.answer(302, { location: `http://127.0.0.1:${port}/internal/admin` });
+  const client = await agentClient(origin, 'JSONRPC', key);
+  const task = asTask(await client.sendMessage(skillCall('elicit', { message: 'Which colour?' })));
+  await client.createTaskPushNotificationConfig(config(`${allowed.origin}/hooks/x`, task.id));
+  await client.cancelTask({ tenant: '', id: task.id, metadata: undefined });
+  await allowed.until(task.id, TaskState.TASK_STATE_CANCELED);
+  assert.equal(victim.requests.length, 0, 'nothing reached the loopback service');
+});
+
+test('an allowed host name that resolves to loopback is refused at registration, and when re-pointed later at delivery', async (t) => {
+  const victim = await webhookReceiver(t);
+  const port = victim.port;
+  const names: Record<string, string[]> = {
+    'hooks.rebind.test': ['93.184.216.34'],
+    'internal.rebind.test': ['127.0.0.1'],
+    'metadata.rebind.test': ['169.254.169.254'],
+  };
+  const lookup = fakeResolver(names);
+  const guard = new WebhookGuard(
+    {
+      allow: [
+        `http://hooks.rebind.test:${port}/`,
+        `http://internal.rebind.test:${port}/`,
+        `http://metadata.rebind.test:${port}/`,
+      ],
+    },
+    lookup,
+  );
+  t.after(() => guard.close());
+  const store = new GuardedPushStore(new InMemoryPushNotificationStore(), guard, 5);
+  const context = new ServerCallContext({ user: { isAuthenticated: true, userName: 'agent:key:mallory' } });
+  for (const host of ['internal.rebind.test', 'metadata.rebind.test'])
+    await assert.rejects(
+      store.save('t1', context, config(`http://${host}:${port}/`, 't1')),
+      /resolves to a (loopback|link-local).* address/,
+      host,
+    );
+  // Registered while the name pointed at a public address, then re-pointed at loopback.
+  await store.save('t1', context, config(`http://hooks.rebind.test:${port}/x`, 't1'));
+  names['hooks.rebind.test'] = ['127.0.0.1'];
+  const log = captureLog('debug');
+  const sender = new WebhookSender({ store, guard, log: log.logger, timeoutMs: 5_000 });
+  await sender.send(
+    {
+      payload: {
+        $case: 'statusUpdate',
+        value: {
+          taskId: 't1',
+          contextId: 'c1',
+          status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined },
+          metadata: undefined,
+        },
+      },
+    },
+    context,
+  );
+  await until(
+    () => (log.text().includes('refused to connect A2A push webhook') ? true : undefined),
+    'the refused connection to be logged',
+  );
+  assert.equal(victim.requests.length, 0, 'nothing reached the loopback service');
+});

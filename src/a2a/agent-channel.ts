@@ -19,9 +19,9 @@ import type { Logger } from '../log.js';
 import { RELATED_TASK } from '../protocol/versions.js';
 import { AgentTasks, type TaskRun } from './agent-tasks.js';
 import { exchange, taskResult } from './agent-exchange.js';
-import { dataPart, messageOf, partsToResult, textOf, textPart } from './parts.js';
+import { messageOf, partsToResult, textOf, textPart } from './parts.js';
 import { answerParts, elicitationFor } from './questions.js';
-import { skillsToTools } from './skill-tools.js';
+import { firstParts, skillsToTools, type SkillOfTool } from './skill-tools.js';
 import { textOf as wireText } from '../encoding/text-of.js';
 import { WIRE } from '../errors/errors.js';
 
@@ -42,8 +42,8 @@ export class AgentChannel implements Channel {
   onerror?: ((error: Error) => void) | undefined;
   private card: AgentCard | undefined;
   private client: Client | undefined;
-  /** Skill id by tool name. */
-  private skills = new Map<string, string>();
+  /** Skill (its id, and whether it takes data only) by tool name. */
+  private skills = new Map<string, SkillOfTool>();
   private tools: Json[] = [];
   /** tools/call in flight, by request id: cancelled with notifications/cancelled. */
   private readonly running = new Map<Id, AbortController>();
@@ -194,16 +194,13 @@ export class AgentChannel implements Channel {
     const related = run && { _meta: { [RELATED_TASK]: { taskId: run.taskId } } };
     let task: { id: string; contextId: string } | undefined;
     try {
-      let parts = [textPart(String(args.message ?? ''))];
-      if (args.data !== undefined) parts.push(dataPart(args.data));
+      let parts = firstParts(args, skill.dataOnly);
       for (let turn = 0; ; turn++) {
         const outgoing = messageOf(
           'user',
           parts,
           task ? { taskId: task.id, contextId: task.contextId } : {},
-          {
-            skill,
-          },
+          { skill: skill.id },
         );
         const outcome = await exchange(
           { client: this.client!, card: this.card!, agent: this.options.name },

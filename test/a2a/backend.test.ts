@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { startAgent } from '../fixtures/a2a-agent.js';
+import { probe } from '../gateway/harness.js';
 import { connectHttp } from '../support/mcp-clients.js';
 import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
@@ -22,13 +23,16 @@ for (const streaming of [true, false]) {
     });
     const { client } = await connectHttp(t, httpUrl(sb));
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((x) => x.name).sort(), ['ask', 'fail', 'greet', 'linger']);
-    assert.deepEqual(tools[0]!.inputSchema.required, ['message']);
+    assert.deepEqual(tools.map((x) => x.name).sort(), ['ask', 'fail', 'greet', 'linger', 'sum']);
+    const greet = tools.find((x) => x.name === 'greet')!;
+    assert.deepEqual(greet.inputSchema.required, ['message']);
+    assert.match(greet.description!, /Examples: \{"message":"Ada"\}/);
     const result = await client.callTool({ name: 'greet', arguments: { message: 'Ada', data: { n: 1 } } });
     assert.equal((result.content as Content)[0]!.text, 'Hello Ada');
     assert.deepEqual(result.structuredContent, { greeted: 'Ada' });
     assert.deepEqual(agent.seen.messages.at(-1), {
       text: 'Ada',
+      texts: ['Ada'],
       data: [{ n: 1 }],
       metadata: { skill: 'greet' },
     });
@@ -38,6 +42,50 @@ for (const streaming of [true, false]) {
     assert.match((failed.content as Content)[0]!.text!, /failed: cannot do that/);
   });
 }
+
+test('a data-only skill is a tool of its data: called with data alone, no text is sent; message still works', async (t) => {
+  const agent = await startAgent();
+  t.after(() => agent.close());
+  const sb = await startGateway(t, { servers: { helper: { a2a: agent.url } } });
+  const { client } = await connectHttp(t, httpUrl(sb));
+  const sum = (await client.listTools()).tools.find((x) => x.name === 'sum')!;
+  assert.deepEqual(sum.inputSchema.required, ['data']);
+  assert.ok(sum.inputSchema.properties?.message, 'message is still accepted');
+  assert.match(sum.description!, /Examples: \{"data":\{"numbers":\[1,2\]\}\}/);
+
+  const result = await client.callTool({ name: 'sum', arguments: { data: { numbers: [1, 2, 3] } } });
+  assert.equal((result.content as Content)[0]!.text, 'sum 6');
+  assert.deepEqual(result.structuredContent, { total: 6 });
+  assert.deepEqual(agent.seen.messages.at(-1), {
+    text: '',
+    texts: [],
+    data: [{ numbers: [1, 2, 3] }],
+    metadata: { skill: 'sum' },
+  });
+
+  // A caller that still sends message (as every A2A tool once required) is served as before.
+  const old = await client.callTool({ name: 'sum', arguments: { message: 'add', data: { numbers: [4] } } });
+  assert.equal((old.content as Content)[0]!.text, 'sum 4');
+  assert.deepEqual(agent.seen.messages.at(-1)!.texts, ['add']);
+  assert.deepEqual(agent.seen.messages.at(-1)!.data, [{ numbers: [4] }]);
+});
+
+test("another switchboard's agent: its tools come back with their own input schemas, called with their arguments as data", async (t) => {
+  const serving = await startGateway(t, { servers: { p: probe('p') }, a2a: { serve: { enabled: true } } });
+  const sb = await startGateway(t, { servers: { peer: { a2a: new URL(serving.http!.url).origin } } });
+  const { client } = await connectHttp(t, httpUrl(sb));
+  const { tools } = await client.listTools();
+  const progress = tools.find((x) => x.name === 'progress')!;
+  const data = progress.inputSchema.properties?.data as { properties?: object; required?: string[] };
+  assert.deepEqual(progress.inputSchema.required, ['data']);
+  assert.ok(data.properties && 'steps' in data.properties, JSON.stringify(data));
+  assert.deepEqual(data.required, ['steps']);
+  const echo = tools.find((x) => x.name === 'echo')!;
+  assert.match(echo.description!, /Examples: \{"data":\{\}\}/);
+  const result = await client.callTool({ name: 'echo', arguments: { data: { said: 'through two' } } });
+  const echoed = JSON.parse((result.content as Content)[0]!.text!) as { arguments: unknown };
+  assert.deepEqual(echoed.arguments, { said: 'through two' });
+});
 
 test("a host cancelling a call cancels the agent's task, even before the call's first answer", async (t) => {
   const agent = await startAgent();

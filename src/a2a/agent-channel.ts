@@ -19,6 +19,7 @@ import type { Logger } from '../log.js';
 import { RELATED_TASK } from '../protocol/versions.js';
 import { AgentTasks, type TaskRun } from './agent-tasks.js';
 import { exchange, taskResult } from './agent-exchange.js';
+import { abortable } from './agent-wait.js';
 import { messageOf, partsToResult, textOf, textPart } from './parts.js';
 import { answerParts, elicitationFor } from './questions.js';
 import { firstParts, skillsToTools, type SkillOfTool } from './skill-tools.js';
@@ -54,6 +55,8 @@ export class AgentChannel implements Channel {
     this.deliver({ jsonrpc: '2.0', method, params }),
   );
   private closed = false;
+  /** Aborted at close: stops what runs on for the agent after its call ended (agent-poll.ts). */
+  private readonly closing = new AbortController();
   private readonly fetch: Fetch;
 
   constructor(
@@ -124,6 +127,7 @@ export class AgentChannel implements Channel {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort(new Error('backend closed'));
     for (const c of this.running.values()) c.abort(new Error('backend closed'));
     this.tasks.close();
     this.options.fetch.close?.();
@@ -203,7 +207,7 @@ export class AgentChannel implements Channel {
           { skill: skill.id },
         );
         const outcome = await exchange(
-          { client: this.client!, card: this.card!, agent: this.options.name },
+          { client: this.client!, card: this.card!, agent: this.options.name, closed: this.closing.signal },
           outgoing,
           signal,
           (text, n) => {
@@ -214,7 +218,7 @@ export class AgentChannel implements Channel {
                 params: { progressToken, progress: n, message: text, ...related },
               });
           },
-          // Known from the stream's first event: a cancel before the exchange ends reaches it too.
+          // Known from the first answer (a stream's first event): a cancel from then on reaches it.
           (t) => (task = { id: t.id, contextId: t.contextId }),
         );
         if ('message' in outcome) return partsToResult(outcome.message.parts);
@@ -264,16 +268,6 @@ export class AgentChannel implements Channel {
       this.deliver({ jsonrpc: '2.0', id, method, params });
     });
   }
-}
-
-/** `promise`, or the signal's reason once it aborts first. */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 function withSlash(url: string): string {

@@ -1,24 +1,20 @@
 // One message to a remote A2A agent, followed to where its task stops (done, failed, or waiting
 // for an answer), and a stopped task read as an MCP tool result.
-import { TaskState, type AgentCard, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
-import type { Client } from '@a2a-js/sdk/client';
+import { TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { sendAndPoll, type AgentLink } from './agent-poll.js';
+import { TERMINAL } from './agent-wait.js';
 import { partsToResult, textOf, textPart } from './parts.js';
 
 type Json = Record<string, unknown>;
 
-const TERMINAL = new Set([
-  TaskState.TASK_STATE_COMPLETED,
-  TaskState.TASK_STATE_FAILED,
-  TaskState.TASK_STATE_CANCELED,
-  TaskState.TASK_STATE_REJECTED,
-]);
-
 /**
  * Sends one message and follows it to a final or interrupted state: over the SSE stream when the
- * card says the agent streams (status text becomes progress), else with a blocking send.
+ * card says the agent streams (status text becomes progress). An agent that does not stream is
+ * sent a call's first message to return at once and its task is read until it stops
+ * (agent-poll.ts); an answer on a task already known (its id set) is one blocking send.
  */
 export async function exchange(
-  to: { client: Client; card: AgentCard; agent: string },
+  to: AgentLink,
   message: Message,
   signal: AbortSignal,
   progress: (text: string, n: number) => void,
@@ -26,6 +22,8 @@ export async function exchange(
 ): Promise<{ message: Message } | { task: Task }> {
   const request = { tenant: '', message, configuration: undefined, metadata: undefined };
   if (!to.card.capabilities?.streaming) {
+    if (!message.taskId) return sendAndPoll(to, message, signal, progress, started);
+    // Its task is known: a cancel reaches it by id whenever it comes.
     const sent = await to.client.sendMessage(request, { signal });
     return 'messageId' in sent ? { message: sent } : { task: sent };
   }

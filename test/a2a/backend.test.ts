@@ -23,7 +23,7 @@ for (const streaming of [true, false]) {
     });
     const { client } = await connectHttp(t, httpUrl(sb));
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((x) => x.name).sort(), ['ask', 'fail', 'greet', 'linger', 'sum']);
+    assert.deepEqual(tools.map((x) => x.name).sort(), ['ask', 'fail', 'greet', 'late', 'linger', 'sum']);
     const greet = tools.find((x) => x.name === 'greet')!;
     assert.deepEqual(greet.inputSchema.required, ['message']);
     assert.match(greet.description!, /Examples: \{"message":"Ada"\}/);
@@ -103,6 +103,43 @@ test("a host cancelling a call cancels the agent's task, even before the call's 
   );
   await assert.rejects(call);
   await until(() => agent.seen.cancelled[0], 'the agent to be asked to cancel its task');
+  assert.equal(agent.seen.cancelled.length, 1);
+});
+
+test('an agent that does not stream: its working status is progress, and a cancel reaches its task', async (t) => {
+  const agent = await startAgent({ streaming: false });
+  t.after(() => agent.close());
+  const sb = await startGateway(t, { servers: { helper: { a2a: agent.url } } });
+  const { client } = await connectHttp(t, httpUrl(sb));
+  const abort = new AbortController();
+  const progress: string[] = [];
+  const call = client.callTool(
+    { name: 'linger', arguments: { message: 'x' } },
+    { signal: abort.signal, onprogress: (p) => void progress.push(String(p.message)) },
+  );
+  await until(() => (progress.includes('lingering') ? true : undefined), 'the working status as progress');
+  abort.abort();
+  await assert.rejects(call);
+  await until(() => agent.seen.cancelled[0], 'the agent to be asked to cancel its task');
+  assert.equal(agent.seen.cancelled.length, 1);
+});
+
+test('an agent that answers only after the host cancelled: the host is not kept waiting, and the task is cancelled once the answer names it', async (t) => {
+  const agent = await startAgent({ streaming: false });
+  t.after(() => agent.close());
+  const sb = await startGateway(t, { servers: { helper: { a2a: agent.url } } });
+  const { client } = await connectHttp(t, httpUrl(sb));
+  const abort = new AbortController();
+  const call = client.callTool({ name: 'late', arguments: { message: 'x' } }, { signal: abort.signal });
+  await until(
+    () => agent.seen.messages.find((m) => (m.metadata as { skill?: string }).skill === 'late'),
+    'the message to reach the agent',
+  );
+  abort.abort();
+  await assert.rejects(call);
+  assert.deepEqual(agent.seen.cancelled, [], 'no task to cancel yet: the agent has not answered');
+  agent.release();
+  await until(() => agent.seen.cancelled[0], 'the task of the late answer to be cancelled');
   assert.equal(agent.seen.cancelled.length, 1);
 });
 

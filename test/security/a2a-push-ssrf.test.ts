@@ -3,8 +3,14 @@
 // here, standing in for an admin port or a cloud metadata service) and waits for its task's
 // updates to be POSTed there. Each way in must be refused: a URL off the allow list, the same URL
 // spelled otherwise (user part, IPv6, decimal or hex address, upper-case scheme), a redirect from
-// an allowed webhook, and an allowed host name that resolves (or is re-pointed) to loopback.
+// an allowed webhook, and an allowed host name that resolves (or is re-pointed) to loopback. And
+// nothing secret rides along: neither the caller's key nor a vault secret in the task's result
+// reaches the webhook, and neither they nor the webhook's credentials reach the log.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import test from 'node:test';
 import { TaskState, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
@@ -20,6 +26,8 @@ import { startGateway } from '../support/start-switchboard.js';
 import { agentClient, asTask, skillCall } from '../a2a/agent-clients.js';
 import { webhookReceiver } from '../a2a/webhook-receiver.js';
 import { fakeResolver } from '../identity/helpers.js';
+import { makeVault } from '../vault/make-vault.js';
+import { CANARY_SERVER } from './canary-host.js';
 
 const config = (url: string, taskId: string): TaskPushNotificationConfig => ({
   tenant: '',
@@ -144,4 +152,57 @@ test('an allowed host name that resolves to loopback is refused at registration,
     'the refused connection to be logged',
   );
   assert.equal(victim.requests.length, 0, 'nothing reached the loopback service');
+});
+
+test("neither the caller's key nor a vault secret reaches a webhook, and no credential reaches the log", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-a2a-push-canary-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const canary = `canary-${randomBytes(12).toString('hex')}`;
+  const vault = makeVault(dir, { canary });
+  const hook = await webhookReceiver(t);
+  const key = newApiKey();
+  const log = captureLog('debug');
+  const sb = await startGateway(
+    t,
+    {
+      // A backend given the secret, whose `reveal` tool answers with it.
+      servers: {
+        canary: { command: process.execPath, args: [CANARY_SERVER], secrets: { CANARY: 'canary' } },
+      },
+      vault: { file: vault.file, keyFile: vault.keyFile },
+      http: { auth: { keys: [{ name: 'alice', sha256: sha256Hex(key) }] } },
+      a2a: { serve: { enabled: true, pushNotifications: { enabled: true, allow: [`${hook.origin}/`] } } },
+    },
+    { log: log.logger },
+  );
+  const client = await agentClient(new URL(sb.http!.url).origin, 'HTTP+JSON', key);
+  const task = asTask(
+    await client.sendMessage({
+      ...skillCall('reveal'),
+      configuration: {
+        acceptedOutputModes: [],
+        historyLength: undefined,
+        returnImmediately: false,
+        taskPushNotificationConfig: {
+          ...config(`${hook.origin}/hook-path-secret`, ''),
+          token: 'notification-token-secret',
+          authentication: { scheme: 'Bearer', credentials: 'webhook-credential-secret' },
+        },
+      },
+    }),
+  );
+  assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED);
+  await hook.until(task.id, TaskState.TASK_STATE_COMPLETED);
+  const sent = JSON.stringify(hook.requests);
+  assert.ok(sent.includes('[REDACTED:canary]'), 'the result reached the webhook, redacted');
+  assert.ok(!sent.includes(canary), 'the vault secret is redacted before it is a task');
+  assert.ok(!sent.includes(key), "the caller's key is not sent");
+  assert.ok(hook.requests.every((r) => r.headers.authorization === 'Bearer webhook-credential-secret'));
+  // The whole log (a test logger, without the redaction switchboard's own log writes through).
+  const logged = log.text();
+  for (const secret of [key, 'webhook-credential-secret', 'notification-token-secret', 'hook-path-secret'])
+    assert.ok(!logged.includes(secret), `the log holds ${secret}`);
+  const pushLines = JSON.stringify(log.lines().filter((l) => String(l.msg).startsWith('A2A push')));
+  assert.ok(!pushLines.includes(canary), "the push lines hold none of the task's content");
+  assert.ok(pushLines.includes('A2A push update delivered'), 'deliveries are logged');
 });

@@ -35,6 +35,10 @@ const V4_RANGES: [string, number, string][] = [
 const V6_RANGES: [string, number, string][] = [
   ['::', 128, 'unspecified'],
   ['::1', 128, 'loopback'],
+  // Deprecated IPv4-compatible addresses (::a.b.c.d): some stacks still reach the IPv4 address.
+  ['::', 96, 'IPv4-compatible (deprecated)'],
+  ['64:ff9b:1::', 48, 'local-use NAT64 (RFC 8215)'],
+  ['100::', 64, 'discard-only (RFC 6666)'],
   ['fc00::', 7, 'unique local (private)'],
   ['fe80::', 10, 'link-local'],
   ['fec0::', 10, 'site-local'],
@@ -68,10 +72,18 @@ function within(bits: bigint, width: number, base: bigint, prefix: number): bool
   return bits >> shift === base >> shift;
 }
 
+/** Prefixes whose addresses carry an IPv4 address: at which bit it starts, counted from the right. */
+const V4_CARRIERS: [string, number, bigint][] = [
+  ['::ffff:0:0', 96, 0n], // IPv4-mapped
+  ['::ffff:0:0:0', 96, 0n], // IPv4-translated (SIIT)
+  ['64:ff9b::', 96, 0n], // well-known NAT64
+  ['2002::', 16, 80n], // 6to4: 2002:AABB:CCDD::/48 reaches AA.BB.CC.DD
+];
+
 /**
  * Why `address` is not a public unicast address (e.g. `loopback`), or undefined when it is one.
- * IPv6 addresses that embed an IPv4 one (IPv4-mapped ::ffff:0:0/96, NAT64 64:ff9b::/96) are judged
- * by the IPv4 address they reach.
+ * IPv6 addresses that carry an IPv4 one (IPv4-mapped or -translated, NAT64 64:ff9b::/96, 6to4
+ * 2002::/16) are judged by the IPv4 address they reach.
  */
 export function nonPublicReason(address: string): string | undefined {
   if (isIPv4(address)) {
@@ -80,9 +92,9 @@ export function nonPublicReason(address: string): string | undefined {
   }
   if (isIP(address.split('%', 1)[0]!) !== 6) return undefined;
   const bits = v6Bits(address);
-  const embedded = within(bits, 128, 0xffff00000000n, 96) || within(bits, 128, v6Bits('64:ff9b::'), 96);
-  if (embedded) {
-    const v4 = bits & 0xffffffffn;
+  const carrier = V4_CARRIERS.find(([base, prefix]) => within(bits, 128, v6Bits(base), prefix));
+  if (carrier) {
+    const v4 = (bits >> carrier[2]) & 0xffffffffn;
     return nonPublicReason([24n, 16n, 8n, 0n].map((s) => String((v4 >> s) & 0xffn)).join('.'));
   }
   return V6_RANGES.find(([base, prefix]) => within(bits, 128, v6Bits(base), prefix))?.[2];
@@ -126,10 +138,22 @@ export interface OutboundOptions {
   allowPrivateNetwork: boolean;
   /** Resolves host names (default dns.lookup); tests inject one that answers what they need. */
   lookup?: LookupFunction | undefined;
+  /** The most connections open at once per scheme (default: no limit); more requests wait their turn. */
+  maxSockets?: number | undefined;
 }
 
-function bare(hostname: string): string {
+/** A URL's host name without the brackets of an IPv6 address. */
+export function bare(hostname: string): string {
   return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+}
+
+/**
+ * Whether a URL names its host outright: a literal address, or localhost. There is no name that
+ * could be re-pointed, so a connection there is the operator's explicit choice.
+ */
+export function namedOutright(url: URL): boolean {
+  const host = bare(url.hostname).toLowerCase();
+  return isIP(host) !== 0 || host === 'localhost';
 }
 
 /** The lookup a connection uses: resolves every address, and refuses all if any is non-public. */
@@ -159,11 +183,11 @@ export function checkedLookup(destination: Destination, resolve: LookupFunction 
  */
 export function outboundFetch(options: OutboundOptions): FetchLike & { close(): void } {
   const configured = bare(options.url.hostname).toLowerCase();
-  // A literal address or localhost in the URL is the operator naming the target outright: there is
-  // no name that could be re-pointed, so nothing to guard against for that host.
-  const explicit = isIP(configured) !== 0 || configured === 'localhost';
+  // Nothing to guard against for a host the operator named outright.
+  const explicit = namedOutright(options.url);
   const lookup = checkedLookup(options.destination, options.lookup);
-  const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+  const agentOptions = { keepAlive: true, ...(options.maxSockets ? { maxSockets: options.maxSockets } : {}) };
+  const agents = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
 
   const fetch: FetchLike = async (input, init) => {
     const url = new URL(input instanceof URL ? input.href : input);

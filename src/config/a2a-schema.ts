@@ -164,3 +164,22 @@ export function a2aPathIssues(
     });
   return issues;
 }
+
+/**
+ * Push notifications need callers the front tells apart: a webhook config holds its owner's
+ * credential for the webhook, and every caller of a front that authenticates no one is the same
+ * owner, so any of them could list every task's configs and read those credentials.
+ */
+export function a2aPushIssues(
+  serve: z.output<typeof A2AServe>,
+  authMode: string,
+): { path: (string | number)[]; message: string }[] {
+  if (!serve.enabled || !serve.pushNotifications.enabled || authMode !== 'none') return [];
+  return [
+    {
+      path: ['a2a', 'serve', 'pushNotifications', 'enabled'],
+      message:
+        'push notifications need callers told apart, and http.auth authenticates no one (mode none): every caller would be one owner and could read every webhook config and its credentials. Configure http.auth.keys or http.auth.oauth, or turn a2a.serve.pushNotifications.enabled off',
+    },
+  ];
+}

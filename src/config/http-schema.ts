@@ -205,6 +205,13 @@ export const HttpFront = z
     for (const problem of httpAuthProblems(http)) ctx.addIssue({ code: 'custom', ...problem });
   });
 
+/** The mode in force: the configured one, else what keys and oauth imply. */
+export function authModeOf(auth: z.output<typeof HttpAuth>): NonNullable<z.output<typeof HttpAuth>['mode']> {
+  if (auth.mode) return auth.mode;
+  if (auth.oauth) return auth.keys.length ? 'apiKey+oauth' : 'oauth';
+  return auth.keys.length ? 'apiKey' : 'none';
+}
+
 /** What makes an http section unusable for authentication; also checked at start for CLI overrides. */
 export function httpAuthProblems(http: {
   host: string;

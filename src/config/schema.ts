@@ -6,13 +6,13 @@ import { z } from 'zod';
 import { builtInServers } from './built-in-servers.js';
 import { Policy } from './policy-schema.js';
 import { BACKEND_NAME, Backend } from './backend-schema.js';
-import { HttpFront } from './http-schema.js';
+import { HttpFront, authModeOf } from './http-schema.js';
 import { SandboxSection } from './sandbox-schema.js';
 import { TracingSection } from './tracing-schema.js';
 import { AdminSection } from './admin-schema.js';
 import { profileIssues } from './catalog-schema.js';
 import { WorkflowsSection } from './workflow-schema.js';
-import { A2ASection, a2aPathIssues } from './a2a-schema.js';
+import { A2ASection, a2aPathIssues, a2aPushIssues } from './a2a-schema.js';
 import {
   AuditSection,
   CatalogSection,
@@ -46,7 +46,14 @@ export {
   isA2ABackend,
   type A2ABackendConfig,
 } from './backend-schema.js';
-export { HttpAuth, HttpFront, JWT_ALGORITHMS, httpAuthProblems, isLoopbackHost } from './http-schema.js';
+export {
+  HttpAuth,
+  HttpFront,
+  JWT_ALGORITHMS,
+  authModeOf,
+  httpAuthProblems,
+  isLoopbackHost,
+} from './http-schema.js';
 
 export const Config = z
   .object({
@@ -95,6 +102,8 @@ export const Config = z
         });
     for (const issue of profileIssues(c.catalog, c.servers)) ctx.addIssue({ code: 'custom', ...issue });
     for (const issue of a2aPathIssues(c.a2a.serve, c.http.path)) ctx.addIssue({ code: 'custom', ...issue });
+    for (const issue of a2aPushIssues(c.a2a.serve, authModeOf(c.http.auth)))
+      ctx.addIssue({ code: 'custom', ...issue });
   });
 
 export type Config = z.output<typeof Config>;

@@ -19,6 +19,7 @@ import type { Logger } from '../log.js';
 import { RELATED_TASK } from '../protocol/versions.js';
 import { AgentTasks, type TaskRun } from './agent-tasks.js';
 import { exchange, taskResult } from './agent-exchange.js';
+import { LateAnswers } from './agent-poll.js';
 import { abortable } from './agent-wait.js';
 import { messageOf, partsToResult, textOf, textPart } from './parts.js';
 import { answerParts, elicitationFor } from './questions.js';
@@ -57,6 +58,8 @@ export class AgentChannel implements Channel {
   private closed = false;
   /** Aborted at close: stops what runs on for the agent after its call ended (agent-poll.ts). */
   private readonly closing = new AbortController();
+  /** Answers still waited for after their host cancelled (bounded per agent). */
+  private readonly late = new LateAnswers();
   private readonly fetch: Fetch;
 
   constructor(
@@ -207,7 +210,13 @@ export class AgentChannel implements Channel {
           { skill: skill.id },
         );
         const outcome = await exchange(
-          { client: this.client!, card: this.card!, agent: this.options.name, closed: this.closing.signal },
+          {
+            client: this.client!,
+            card: this.card!,
+            agent: this.options.name,
+            closed: this.closing.signal,
+            late: this.late,
+          },
           outgoing,
           signal,
           (text, n) => {

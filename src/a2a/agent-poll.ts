@@ -1,10 +1,13 @@
 // The first message of a call to a remote A2A agent that does not stream. Sent as one blocking
 // request, its task's id would come only with the answer, when the task is over or waiting: a
 // host's cancel before then could not reach the task, which ran to its end. So it is sent to
-// return at once (SendMessageConfiguration.returnImmediately) and its task is read (GetTask) until
-// it stops; a cancel then reaches it by id. An agent that answers late anyway (one that ignores
-// returnImmediately, or is slow to make its task) is not waited for by a host that cancelled: its
-// answer is still read, and the task it names cancelled then.
+// return at once (SendMessageConfiguration.returnImmediately), in a context of the call's own
+// making, and its task is read (GetTask) until it stops; a cancel then reaches it by id. For an
+// agent that has not answered when the host cancels (one that ignores returnImmediately, or is slow
+// to make its task) the task is looked up by that context (ListTasks) and cancelled, and the
+// request ended. Only when the agent has no such task yet (or cannot list) is its answer still
+// waited for, to cancel the task it names: a bounded number per agent, each for a bounded time.
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
@@ -18,13 +21,39 @@ export interface AgentLink {
   agent: string;
   /** Aborts when the channel closes: what still runs for the agent (a late answer) stops then. */
   closed: AbortSignal;
+  /** The answers still waited for after their host cancelled. */
+  late: LateAnswers;
 }
 
 /** How often a task is read: soon after it starts, then less often, at most every MAX_POLL_MS. */
 const FIRST_POLL_MS = 100;
 const MAX_POLL_MS = 2000;
-/** How long an answer that came after the host cancelled is still waited for, to cancel its task. */
-const LATE_ANSWER_MS = 10 * 60_000;
+/** How many GetTask failures in a row a call outlasts (a dropped connection, a restart). */
+const GET_TASK_RETRIES = 3;
+
+/**
+ * The answers a channel still waits for after their host cancelled, to cancel the task they name:
+ * at most `max` at once (each holds a request open to the agent), each for at most `waitMs` from
+ * the cancel. Beyond that an answer is not waited for, and its task, if the agent makes one, runs on.
+ */
+export class LateAnswers {
+  private held = 0;
+  constructor(
+    readonly max = 8,
+    readonly waitMs = 10 * 60_000,
+  ) {}
+
+  /** Takes a place, or false when all are taken. */
+  take(): boolean {
+    if (this.held >= this.max) return false;
+    this.held++;
+    return true;
+  }
+
+  release(): void {
+    this.held--;
+  }
+}
 
 export async function sendAndPoll(
   to: AgentLink,
@@ -33,9 +62,11 @@ export async function sendAndPoll(
   progress: (text: string, n: number) => void,
   started: (task: Task) => void,
 ): Promise<{ message: Message } | { task: Task }> {
+  // A context of this call's own: after a cancel its task is found by it, answer or not.
+  const contextId = message.contextId || randomUUID();
   const request = {
     tenant: '',
-    message,
+    message: { ...message, contextId },
     configuration: {
       acceptedOutputModes: [],
       taskPushNotificationConfig: undefined,
@@ -44,24 +75,40 @@ export async function sendAndPoll(
     },
     metadata: undefined,
   };
-  // Not under the host's signal: an answer that comes after a cancel still names the task.
-  const answer = to.client.sendMessage(request, {
-    signal: AbortSignal.any([to.closed, AbortSignal.timeout(LATE_ANSWER_MS)]),
-  });
+  // Not under the host's signal: after a cancel, the answer may be all that names the task.
+  const sending = new AbortController();
+  const answer = to.client.sendMessage(request, { signal: AbortSignal.any([to.closed, sending.signal]) });
   let first: Message | Task;
   try {
     first = await abortable(answer, signal);
   } catch (err) {
-    if (signal.aborted) cancelWhenAnswered(to, answer);
+    if (signal.aborted) void cancelUnanswered(to, contextId, answer, sending);
+    else sending.abort(err);
     throw err;
   }
   if ('messageId' in first) return { message: first };
   started(first);
-  let task = first;
+  try {
+    return await poll(to, first, signal, progress);
+  } catch (err) {
+    // A cancel is the channel's to pass on; any other failure leaves no one following the task.
+    if (!signal.aborted)
+      void to.client.cancelTask({ tenant: '', id: first.id, metadata: undefined }).catch(() => {});
+    throw err;
+  }
+}
+
+/** Reads `task` until it stops; each new status of a working task (a new message) is progress. */
+async function poll(
+  to: AgentLink,
+  task: Task,
+  signal: AbortSignal,
+  progress: (text: string, n: number) => void,
+): Promise<{ task: Task }> {
   let n = 0;
   let said = '';
+  let failures = 0;
   for (let wait = FIRST_POLL_MS; ; wait = Math.min(wait * 2, MAX_POLL_MS)) {
-    // Each new status of a working task (a new message) is progress, as a stream's would be.
     const status = task.status?.message;
     if (task.status?.state === TaskState.TASK_STATE_WORKING && status && status.messageId !== said) {
       said = status.messageId;
@@ -70,17 +117,60 @@ export async function sendAndPoll(
     }
     if (stopped(task)) return { task };
     await sleep(wait, undefined, { signal });
-    task = await to.client.getTask({ tenant: '', id: task.id, historyLength: 0 }, { signal });
+    try {
+      task = await to.client.getTask({ tenant: '', id: task.id, historyLength: 0 }, { signal });
+      failures = 0;
+    } catch (err) {
+      if (signal.aborted || ++failures > GET_TASK_RETRIES) throw err;
+    }
   }
 }
 
-/** Cancels the task a late answer names, unless it is over already. */
-function cancelWhenAnswered(to: AgentLink, answer: Promise<Message | Task>): void {
-  void answer
-    .then(async (late) => {
-      const state = 'messageId' in late ? undefined : late.status?.state;
-      if ('messageId' in late || (state !== undefined && TERMINAL.has(state))) return;
-      await to.client.cancelTask({ tenant: '', id: late.id, metadata: undefined });
-    })
-    .catch(() => {});
+/**
+ * After a cancel before the first answer: the call's task, found by its context, is cancelled and
+ * the request ended; else its answer is waited for (within LateAnswers' bounds) to cancel the task
+ * it names.
+ */
+async function cancelUnanswered(
+  to: AgentLink,
+  contextId: string,
+  answer: Promise<Message | Task>,
+  sending: AbortController,
+): Promise<void> {
+  const cancel = (id: string) =>
+    to.client.cancelTask({ tenant: '', id, metadata: undefined }).catch(() => {});
+  const listed = await to.client
+    .listTasks(
+      {
+        tenant: '',
+        contextId,
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageSize: 10,
+        pageToken: '',
+        historyLength: 0,
+        statusTimestampAfter: undefined,
+        includeArtifacts: false,
+      },
+      { signal: to.closed },
+    )
+    .then((r) => r.tasks)
+    .catch(() => []);
+  if (listed.length > 0) {
+    sending.abort(new Error('cancelled'));
+    const running = listed.filter((t) => t.status?.state === undefined || !TERMINAL.has(t.status.state));
+    await Promise.all(running.map((t) => cancel(t.id)));
+    return;
+  }
+  if (!to.late.take()) return sending.abort(new Error('too many late answers waited for'));
+  const timer = setTimeout(() => sending.abort(new Error('no answer in time')), to.late.waitMs);
+  try {
+    const late = await answer;
+    if ('messageId' in late) return;
+    if (late.status?.state === undefined || !TERMINAL.has(late.status.state)) await cancel(late.id);
+  } catch {
+    // No answer (the agent failed, or the wait ended): no task to cancel that it named.
+  } finally {
+    clearTimeout(timer);
+    to.late.release();
+  }
 }

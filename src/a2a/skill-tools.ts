@@ -42,25 +42,41 @@ function publishedSchemas(card: AgentCard): Json {
   return typeof schemas === 'object' && schemas !== null ? (schemas as Json) : {};
 }
 
+/**
+ * A published schema set under `properties.data`, its definitions lifted to the tool schema's
+ * root: its references (`#/$defs/…`, `#/definitions/…`) are written from its own root, which is
+ * now the tool's. Its `$id` and `$schema` go, as a subschema's would change how references resolve.
+ */
+function nested(published: unknown): { data: Json; defs: Json } {
+  if (typeof published !== 'object' || published === null || Array.isArray(published))
+    return { data: ANY_DATA, defs: {} };
+  const { $defs, definitions, $id: _id, $schema: _schema, ...data } = published as Json;
+  return {
+    data,
+    defs: { ...($defs !== undefined && { $defs }), ...(definitions !== undefined && { definitions }) },
+  };
+}
+
 function inputSchema(dataOnly: boolean, published: unknown): Json {
-  const known = typeof published === 'object' && published !== null && !Array.isArray(published);
+  const { data, defs } = nested(published);
   if (!dataOnly)
     return {
       type: 'object',
       properties: {
         message: MESSAGE,
         data: {
-          ...(known ? (published as Json) : ANY_DATA),
+          ...data,
           description: 'Structured input for the skill (sent as a data part), if it takes any.',
         },
       },
       required: ['message'],
+      ...defs,
     };
   return {
     type: 'object',
     properties: {
       data: {
-        ...(known ? (published as Json) : ANY_DATA),
+        ...data,
         description: "The skill's input (sent as a data part): the skill takes structured data, not text.",
       },
       message: {
@@ -69,6 +85,7 @@ function inputSchema(dataOnly: boolean, published: unknown): Json {
       },
     },
     required: ['data'],
+    ...defs,
   };
 }
 

@@ -5,10 +5,11 @@
 // goes through the guarded outbound fetch: no redirects, and no private address the entry does not
 // name outright.
 import { lookup as dnsLookup } from 'node:dns';
-import { isIP } from 'node:net';
 import type { Config } from '../config/schema.js';
 import {
-  nonPublicReason,
+  PrivateAddressError,
+  checkedLookup,
+  namedOutright,
   outboundFetch,
   type Destination,
   type FetchLike,
@@ -35,10 +36,17 @@ const WEBHOOK: Destination = {
     'Name the address itself (or localhost) in a2a.serve.pushNotifications.allow, or give the entry privateNetwork: true, if webhooks are meant to be on that network',
 };
 
-const bare = (hostname: string) => (hostname.startsWith('[') ? hostname.slice(1, -1) : hostname);
+/**
+ * The most connections open at once to the webhooks of one allow-list entry: each config sends one
+ * update at a time, and this bounds how many configs' requests one slow receiver holds open.
+ */
+export const WEBHOOK_SOCKETS = 16;
 
-/** The host is named outright (a literal address, or localhost): no name that could be re-pointed. */
-const literal = (url: URL) => isIP(bare(url.hostname)) !== 0 || url.hostname === 'localhost';
+/**
+ * An encoded slash, backslash or dot in a path: a receiver that decodes them before it normalises
+ * the path would take `/a2a/..%2Fadmin` out of the allowed prefix.
+ */
+const ENCODED_SEPARATOR = /%(2f|5c|2e)/i;
 
 function underPath(path: string, prefix: string): boolean {
   if (prefix.endsWith('/')) return path.startsWith(prefix);
@@ -59,6 +67,7 @@ function matches(entry: AllowedWebhook, url: URL, protocol: string): boolean {
 export class WebhookGuard {
   readonly allow: readonly AllowedWebhook[];
   private readonly fetches = new Map<AllowedWebhook, FetchLike & { close(): void }>();
+  private closed = false;
 
   /** @param resolve resolves host names (default dns.lookup); tests inject one. */
   constructor(
@@ -68,7 +77,7 @@ export class WebhookGuard {
     this.allow = settings.allow.map((a) => {
       const { url, privateNetwork } = typeof a === 'string' ? { url: a, privateNetwork: false } : a;
       const prefix = new URL(url);
-      return { prefix, privateNetwork: privateNetwork || literal(prefix) };
+      return { prefix, privateNetwork: privateNetwork || namedOutright(prefix) };
     });
   }
 
@@ -92,13 +101,18 @@ export class WebhookGuard {
         problem:
           'The webhook URL carries a user or password (user@host): send credentials in the config’s authentication instead',
       };
+    // Problems quote the origin only: a webhook's path may hold a secret, and errors reach the log.
+    if (ENCODED_SEPARATOR.test(url.pathname))
+      return {
+        problem: `The webhook URL for ${url.origin} has an encoded slash, backslash or dot (%2F, %5C, %2E) in its path: write them plainly`,
+      };
     const entry = this.allow.find((e) => matches(e, url, url.protocol));
     if (entry) return { url, entry };
     const plain = url.protocol === 'http:' && this.allow.some((e) => matches(e, url, 'https:'));
     return {
       problem: plain
         ? `The webhook URL ${url.origin} is plain http://: this agent allows it over https:// only`
-        : `The webhook URL ${url.origin}${url.pathname} is not allowed: it is on none of the webhook prefixes this agent's operator allows (a2a.serve.pushNotifications.allow)`,
+        : `The webhook URL for ${url.origin} is not allowed: it is under none of the webhook prefixes this agent's operator allows (a2a.serve.pushNotifications.allow)`,
     };
   }
 
@@ -110,16 +124,22 @@ export class WebhookGuard {
     // An entry with a literal address is privateNetwork already: what is left is a host name.
     if (verdict.entry.privateNetwork) return undefined;
     const host = verdict.url.hostname;
-    const addresses = await new Promise<{ address: string }[]>((done) =>
-      this.resolve(host, { all: true }, (err, result) => done(err ? [] : (result as { address: string }[]))),
+    // The very check each connection makes: every address the name resolves to must be public.
+    const err = await new Promise<Error | null>((done) =>
+      checkedLookup(WEBHOOK, this.resolve)(host, { all: true }, (e, addresses) =>
+        done(e ?? (addresses.length === 0 ? new Error('no address') : null)),
+      ),
     );
-    if (addresses.length === 0) return `The webhook host ${verdict.url.hostname} does not resolve`;
-    const reason = addresses.map((a) => nonPublicReason(a.address)).find((r) => r !== undefined);
-    return reason ? this.refusal(verdict.url, reason) : undefined;
+    if (!err) return undefined;
+    if (err instanceof PrivateAddressError)
+      return `The webhook host ${host} resolves to a ${err.reason} address, which this agent's allow list does not name`;
+    return `The webhook host ${host} does not resolve`;
   }
 
   /** The fetch requests under `entry` go through (one per entry, its connections kept alive). */
   fetchFor(entry: AllowedWebhook): FetchLike {
+    // Closed when switchboard stops: a fresh connection pool now would outlive it.
+    if (this.closed) throw new Error('the webhook guard is closed: switchboard is stopping');
     let fetch = this.fetches.get(entry);
     if (!fetch) {
       fetch = outboundFetch({
@@ -127,6 +147,7 @@ export class WebhookGuard {
         url: entry.prefix,
         allowPrivateNetwork: entry.privateNetwork,
         lookup: this.resolve,
+        maxSockets: WEBHOOK_SOCKETS,
       });
       this.fetches.set(entry, fetch);
     }
@@ -134,11 +155,8 @@ export class WebhookGuard {
   }
 
   close(): void {
+    this.closed = true;
     for (const f of this.fetches.values()) f.close();
     this.fetches.clear();
-  }
-
-  private refusal(url: URL, reason: string): string {
-    return `The webhook host ${url.hostname} resolves to a ${reason} address, which this agent's allow list does not name`;
   }
 }

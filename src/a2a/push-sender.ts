@@ -1,10 +1,11 @@
 // Delivers switchboard's task updates to the webhooks their owners registered: each update (the
 // A2A StreamResponse the streams carry, in the SDK's v1.0 form) is POSTed to each of the task's
-// webhooks, in order per task, with the config's authentication and token, and nothing else of
+// webhooks, in order per webhook, with the config's authentication and token, and nothing else of
 // switchboard's (no caller credentials; the payload is what the task's owner reads with GetTask).
-// Stored configs are judged against the allow list again at each send, so narrowing it takes
-// effect for configs already kept. A failed delivery is logged (to stderr, naming the webhook by
-// origin only: its path and query may hold a secret) and not retried.
+// Each config has its own bounded queue (push-queue.ts): a slow webhook holds a bounded number of
+// updates and delays no other. Stored configs are judged against the allow list again at each
+// send, so narrowing it takes effect for configs already kept. A failed delivery is logged (to
+// stderr, naming the webhook by origin only: its path and query may hold a secret) and not retried.
 import {
   A2A_CONTENT_TYPE,
   type StreamResponse,
@@ -13,13 +14,14 @@ import {
 } from '@a2a-js/sdk';
 import {
   V1PushNotificationSerializer,
-  resolveUserScope,
   type PushNotificationSender,
   type PushNotificationStore,
   type ServerCallContext,
 } from '@a2a-js/sdk/server';
 import type { Logger } from '../log.js';
 import type { WebhookGuard } from './push-allow.js';
+import { WebhookQueue, type QueuedUpdate } from './push-queue.js';
+import { Serial, taskKey } from './serial.js';
 
 /** The header the A2A SDKs send a config's `token` in. */
 export const NOTIFICATION_TOKEN_HEADER = 'X-A2A-Notification-Token';
@@ -34,49 +36,82 @@ export interface WebhookSenderOptions {
 
 export class WebhookSender implements PushNotificationSender {
   private readonly serializer = new V1PushNotificationSerializer();
-  /** The last delivery per task: the next waits for it, so a webhook sees updates in order. */
-  private readonly chains = new Map<string, Promise<void>>();
+  /** Reading a task's configs, one update at a time per task, so its updates are queued in order. */
+  private readonly reading = new Serial();
+  /** Updates waiting per webhook config (task key and config id). */
+  private readonly queues = new Map<string, WebhookQueue>();
+  /** Aborted at close: requests in flight end with it. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: WebhookSenderOptions) {}
 
-  /** Never rejects: a webhook's failure is the webhook's, not the task's. */
+  /** Queues the update for each of the task's webhooks. Never rejects: a webhook's failure is its own. */
   send(response: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
     const taskId = taskIdOf(response);
-    if (!taskId) return Promise.resolve();
-    const key = JSON.stringify([context.tenant ?? '', resolveUserScope(context), taskId]);
-    const next = (this.chains.get(key) ?? Promise.resolve()).then(() =>
-      this.deliver(taskId, response, context, task),
-    );
-    this.chains.set(key, next);
-    void next.then(() => {
-      if (this.chains.get(key) === next) this.chains.delete(key);
-    });
-    return next;
+    if (!taskId || this.stopping.signal.aborted) return Promise.resolve();
+    const key = taskKey(context, taskId);
+    return this.reading
+      .run(key, () => this.enqueue(key, taskId, response, context, task))
+      .catch((err: unknown) =>
+        this.options.log.warn({ task: taskId, err: (err as Error).message }, 'A2A push update not sent'),
+      );
   }
 
-  private async deliver(
+  /** Stops: nothing queued is sent, requests in flight are aborted, the webhooks' connections closed. */
+  async close(): Promise<void> {
+    this.stopping.abort(new Error('switchboard is stopping'));
+    for (const q of this.queues.values()) q.clear();
+    this.options.guard.close();
+    await this.reading.idle();
+    await Promise.all([...this.queues.values()].map((q) => q.idle()));
+  }
+
+  private async enqueue(
+    key: string,
     taskId: string,
     response: StreamResponse,
     context: ServerCallContext,
     task: Task | undefined,
   ): Promise<void> {
+    if (this.stopping.signal.aborted) return;
     let configs: TaskPushNotificationConfig[];
     try {
       configs = await this.options.store.load(taskId, context);
     } catch (err) {
+      if (this.stopping.signal.aborted) return;
       this.options.log.warn(
         { task: taskId, err: (err as Error).message },
         'A2A push configs could not be read',
       );
       return;
     }
-    if (configs.length === 0) return;
+    if (configs.length === 0 || this.stopping.signal.aborted) return;
     const { body, contentType } = this.serializer.serialize(response, task);
-    await Promise.all(configs.map((config) => this.post(taskId, config, body, contentType)));
+    const update = { body, contentType, snapshot: response.payload?.$case === 'task' };
+    for (const config of configs) {
+      const queueKey = JSON.stringify([key, config.id]);
+      let queue = this.queues.get(queueKey);
+      if (queue) queue.config = config;
+      else {
+        queue = new WebhookQueue(
+          config,
+          (c, u) => this.post(taskId, c, u),
+          () => this.queues.delete(queueKey),
+        );
+        this.queues.set(queueKey, queue);
+      }
+      if (queue.add(update))
+        this.options.log.warn(
+          { task: taskId, config: config.id, webhook: originOf(config.url) },
+          'A2A push webhook falls behind: its oldest queued updates are dropped',
+        );
+    }
   }
 
-  private async post(taskId: string, config: TaskPushNotificationConfig, body: string, type: string) {
+  private async post(taskId: string, config: TaskPushNotificationConfig, update: QueuedUpdate) {
     const { guard, log, timeoutMs } = this.options;
+    const stopping = this.stopping.signal;
+    if (stopping.aborted) return;
     const verdict = guard.judge(config.url);
     const where = { task: taskId, config: config.id, webhook: originOf(config.url) };
     if ('problem' in verdict) {
@@ -84,7 +119,7 @@ export class WebhookSender implements PushNotificationSender {
       log.warn(where, 'A2A push webhook no longer on a2a.serve.pushNotifications.allow: not sent');
       return;
     }
-    const headers: Record<string, string> = { 'content-type': type || A2A_CONTENT_TYPE };
+    const headers: Record<string, string> = { 'content-type': update.contentType || A2A_CONTENT_TYPE };
     const auth = config.authentication;
     if (auth?.scheme && auth.credentials) headers.authorization = `${auth.scheme} ${auth.credentials}`;
     if (config.token) headers[NOTIFICATION_TOKEN_HEADER] = config.token;
@@ -92,8 +127,8 @@ export class WebhookSender implements PushNotificationSender {
       const res = await guard.fetchFor(verdict.entry)(verdict.url, {
         method: 'POST',
         headers,
-        body,
-        signal: AbortSignal.timeout(timeoutMs),
+        body: update.body,
+        signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), stopping]),
       });
       await res.body?.cancel();
       if (res.status >= 300 && res.status < 400)
@@ -101,6 +136,7 @@ export class WebhookSender implements PushNotificationSender {
       else if (!res.ok) log.warn({ ...where, status: res.status }, 'A2A push webhook refused the update');
       else log.debug(where, 'A2A push update delivered');
     } catch (err) {
+      if (stopping.aborted) return;
       const timedOut = (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError';
       log.warn(
         { ...where, err: timedOut ? `no answer within ${timeoutMs} ms` : (err as Error).message },

@@ -5,13 +5,13 @@
 // (the SDK's, scoped by tenant and owner: one caller never sees another's configs).
 import type { TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
-import {
-  resolveUserScope,
-  type PushNotificationStore,
-  type ServerCallContext,
-  type StoredPushNotificationConfig,
+import type {
+  PushNotificationStore,
+  ServerCallContext,
+  StoredPushNotificationConfig,
 } from '@a2a-js/sdk/server';
 import type { WebhookGuard } from './push-allow.js';
+import { Serial, taskKey } from './serial.js';
 
 /** RFC 9110 token characters: what an authentication scheme may be. */
 const SCHEME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
@@ -22,7 +22,7 @@ const CONFIG_ID = /^[A-Za-z0-9._-]{1,36}$/;
 
 export class GuardedPushStore implements PushNotificationStore {
   /** Saves in progress per task, one at a time, so two at once cannot both pass the count. */
-  private readonly saving = new Map<string, Promise<void>>();
+  private readonly saving = new Serial();
 
   constructor(
     private readonly inner: PushNotificationStore,
@@ -33,9 +33,7 @@ export class GuardedPushStore implements PushNotificationStore {
   async save(taskId: string, context: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
     const problem = await this.problemWith(config);
     if (problem) throw new RequestMalformedError(problem);
-    const key = JSON.stringify([context.tenant ?? '', resolveUserScope(context), taskId]);
-    const before = this.saving.get(key) ?? Promise.resolve();
-    const turn = before.then(async () => {
+    return this.saving.run(taskKey(context, taskId), async () => {
       const kept = await this.inner.load(taskId, context);
       const others = kept.filter((c) => !config.id || c.id !== config.id);
       if (others.length >= this.maxPerTask)
@@ -45,12 +43,6 @@ export class GuardedPushStore implements PushNotificationStore {
       // The inner store gives a config without an id one, on this very object (the SDK reads it back).
       await this.inner.save(taskId, context, config);
     });
-    const settled = turn.catch(() => {});
-    this.saving.set(key, settled);
-    void settled.then(() => {
-      if (this.saving.get(key) === settled) this.saving.delete(key);
-    });
-    return turn;
   }
 
   load(taskId: string, context: ServerCallContext): Promise<TaskPushNotificationConfig[]> {

@@ -1,7 +1,7 @@
 // What the HTTP front gets from a2a.serve: the agent's routes (over its durable task file, with push
 // notifications when they are offered) when it is enabled, none otherwise; and how to close that
 // file when switchboard stops.
-import type { Config } from '../config/schema.js';
+import { authModeOf, type Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { stateDirFile } from '../state/sqlite-file.js';
 import { a2aRoute, type HttpRoute } from './serve.js';
@@ -64,7 +64,7 @@ export async function openA2AAgent(
     routes: [
       a2aRoute({
         settings,
-        authenticated: authenticates(config.http.auth),
+        authenticated: authModeOf(config.http.auth) !== 'none',
         maxMessageBytes: config.limits.maxMessageBytes,
         tasks: tasks.store,
         push,
@@ -73,7 +73,8 @@ export async function openA2AAgent(
       }),
     ],
     close: async () => {
-      push?.guard.close();
+      // Before the task file: a queued update reads its configs there.
+      await push?.sender.close();
       await tasks.close();
     },
   };
@@ -88,7 +89,7 @@ function offerPush(
   settings: Config['a2a']['serve']['pushNotifications'],
   tasks: AgentTaskDb,
   log: Logger,
-): { store: GuardedPushStore; sender: WebhookSender; guard: WebhookGuard } | undefined {
+): { store: GuardedPushStore; sender: WebhookSender } | undefined {
   if (!settings.enabled) return undefined;
   const guard = new WebhookGuard(settings);
   const store = new GuardedPushStore(tasks.push, guard, settings.maxConfigsPerTask);
@@ -101,10 +102,5 @@ function offerPush(
       task,
     );
   }
-  return { store, sender, guard };
-}
-
-/** Whether the front proves who its callers are (the mode in force is other than none). */
-function authenticates(auth: Config['http']['auth']): boolean {
-  return (auth.mode ?? (auth.oauth || auth.keys.length ? 'apiKey' : 'none')) !== 'none';
+  return { store, sender };
 }

@@ -5,7 +5,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
-import { httpAuthProblems, isLoopbackHost, type Config } from '../config/schema.js';
+import { authModeOf, httpAuthProblems, isLoopbackHost, type Config } from '../config/schema.js';
+
+export { authModeOf };
 import type { Logger } from '../log.js';
 import type { Caller } from '../call/context.js';
 import { refuse as refuseWith, statusOf } from './http-refusal.js';
@@ -40,13 +42,6 @@ interface Refusal {
   /** Parameters of the Bearer challenge besides resource_metadata and scope. */
   error?: 'invalid_token' | 'insufficient_scope';
   description: string;
-}
-
-/** The mode in force: the configured one, else what keys and oauth imply. */
-export function authModeOf(auth: AuthConfig): NonNullable<AuthConfig['mode']> {
-  if (auth.mode) return auth.mode;
-  if (auth.oauth) return auth.keys.length ? 'apiKey+oauth' : 'oauth';
-  return auth.keys.length ? 'apiKey' : 'none';
 }
 
 /** Throws when the http section cannot be served as it is (an open non-loopback address, say). */

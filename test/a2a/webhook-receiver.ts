@@ -13,7 +13,7 @@ export interface Received {
 }
 
 export interface WebhookReceiver {
-  /** http://127.0.0.1:<port> */
+  /** http://<host>:<port> */
   readonly origin: string;
   readonly port: number;
   readonly requests: Received[];
@@ -30,7 +30,12 @@ type Update = {
   statusUpdate?: { taskId: string; status?: { state?: string } };
 };
 
-export async function webhookReceiver(t: TestContext): Promise<WebhookReceiver> {
+/** @param at where to listen (default 127.0.0.1, a free port). */
+export async function webhookReceiver(
+  t: TestContext,
+  at: { host?: string; port?: number } = {},
+): Promise<WebhookReceiver> {
+  const host = at.host ?? '127.0.0.1';
   const requests: Received[] = [];
   let reply: { status: number; headers: Record<string, string> } = { status: 200, headers: {} };
   const server = createServer((req, res) => {
@@ -45,7 +50,7 @@ export async function webhookReceiver(t: TestContext): Promise<WebhookReceiver> 
       res.writeHead(reply.status, reply.headers).end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(at.port ?? 0, host, resolve));
   t.after(
     () =>
       new Promise<void>((resolve) => {
@@ -67,7 +72,7 @@ export async function webhookReceiver(t: TestContext): Promise<WebhookReceiver> 
       return state ? [TaskState[state as keyof typeof TaskState]] : [];
     });
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin: `http://${host}:${port}`,
     port,
     requests,
     answer: (status, headers = {}) => (reply = { status, headers }),

@@ -39,8 +39,10 @@ const config = (url: string, taskId: string): TaskPushNotificationConfig => ({
 });
 
 test('webhooks into the loopback network, however spelled, are refused; a redirect there is not followed', async (t) => {
-  const victim = await webhookReceiver(t); // the internal service the attacker wants to reach
-  const allowed = await webhookReceiver(t); // the operator's webhook
+  const allowed = await webhookReceiver(t); // the operator's webhook, 127.0.0.1:<port>
+  // The internal service the attacker wants to reach: another loopback address, on the very port
+  // and path the allow list names, so only the parsed host tells it from the allowed webhook.
+  const victim = await webhookReceiver(t, { host: '127.0.0.2', port: allowed.port });
   const key = newApiKey();
   const sb = await startGateway(t, {
     servers: { p: probe('p') },
@@ -53,22 +55,26 @@ test('webhooks into the loopback network, however spelled, are refused; a redire
     },
   });
   const origin = new URL(sb.http!.url).origin;
-  const port = victim.port;
+  const port = allowed.port;
   const tricks = [
-    `http://127.0.0.1:${port}/`, // plainly off the list
-    `https://allowed.example@127.0.0.1:${port}/`, // the allowed host as a user part
-    `http://allowed.example@127.0.0.1:${port}/hooks/`,
-    `https://allowed.example:x@127.0.0.1:${port}/`,
-    `http://[::1]:${port}/`, // IPv6 loopback
-    `http://[::ffff:127.0.0.1]:${port}/`, // IPv4-mapped IPv6
-    `http://2130706433:${port}/`, // 127.0.0.1 as one decimal number
-    `http://0x7f000001:${port}/`, // … as hex
-    `http://127.1:${port}/`, // … shortened
-    `HTTP://127.0.0.1:${port}/`, // upper-case scheme
-    `http://localhost:${port}/`,
-    `https://allowed.example.127.0.0.1.nip.io/`, // the allowed host as a prefix of another
+    `http://127.0.0.2:${port}/hooks/`, // plainly another host
+    `https://allowed.example@127.0.0.2:${port}/`, // the allowed host as a user part
+    `http://127.0.0.1:${port}@127.0.0.2:${port}/hooks/`,
+    `https://allowed.example:x@127.0.0.2:${port}/`,
+    `http://[::ffff:127.0.0.2]:${port}/hooks/`, // IPv4-mapped IPv6
+    `http://[::ffff:7f00:2]:${port}/hooks/`,
+    `http://2130706434:${port}/hooks/`, // 127.0.0.2 as one decimal number
+    `http://0x7f000002:${port}/hooks/`, // … as hex
+    `http://127.2:${port}/hooks/`, // … shortened
+    `HTTP://127.0.0.2:${port}/hooks/`, // upper-case scheme
+    `http://[::1]:${port}/hooks/`, // IPv6 loopback
+    `http://localhost:${port}/hooks/`, // a name for loopback
+    `https://allowed.example:${port}/`, // the allowed host, another port
+    `https://allowed.example.127.0.0.2.nip.io/`, // the allowed host as a prefix of another
     `${allowed.origin}/hooks/../admin`, // out of the allowed path
-    `${allowed.origin.replace('127.0.0.1', '127.0.0.2')}/hooks/`, // another loopback address
+    `${allowed.origin}/hooks/..%2F..%2Fadmin`, // … with encoded slashes a receiver may decode
+    `${allowed.origin}/hooks/%2E%2E/admin`,
+    `${allowed.origin}/hooks/..%5cadmin`,
     'file:///etc/passwd',
     'gopher://127.0.0.1:6379/_INFO',
   ];
@@ -78,7 +84,7 @@ test('webhooks into the loopback network, however spelled, are refused; a redire
     for (const url of tricks)
       await assert.rejects(
         client.createTaskPushNotificationConfig(config(url, task.id)),
-        /not allowed|user or password|https:\/\/ only|must be https/,
+        /not allowed|user or password|https:\/\/ only|must be https|encoded slash/,
         `${binding}: ${url}`,
       );
     const listed = await client.listTaskPushNotificationConfig({
@@ -91,7 +97,7 @@ test('webhooks into the loopback network, however spelled, are refused; a redire
   }
 
   // An allowed webhook that answers with a redirect to the victim does not lead there.
-  allowed.answer(302, { location: `http://127.0.0.1:${port}/internal/admin` });
+  allowed.answer(302, { location: `http://127.0.0.2:${port}/internal/admin` });
   const client = await agentClient(origin, 'JSONRPC', key);
   const task = asTask(await client.sendMessage(skillCall('elicit', { message: 'Which colour?' })));
   await client.createTaskPushNotificationConfig(config(`${allowed.origin}/hooks/x`, task.id));

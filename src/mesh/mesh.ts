@@ -18,41 +18,8 @@ import { NodeRefusals, type ProbeResult } from './node-refusals.js';
 import { Membership } from './membership.js';
 import { PairSessions } from './pair-sessions.js';
 import { hearMembership } from './membership-feed.js';
+import { leftBecause, wantedServers, type Remote, type Wanted } from './remote-servers.js';
 import { subjectsOf, type Announcement, type Subjects } from './subjects.js';
-
-/** A server of other nodes as the live nodes announce it. */
-interface Wanted {
-  server: string;
-  only: string | undefined;
-  digest: string;
-  nodes: string[];
-}
-
-/**
- * Why a remote server left this node: its nodes were lost (`lost`: this node's own connection is
- * why), or they stopped serving it.
- */
-function leftBecause(r: Remote, alive: (node: string) => boolean, lost: string | undefined): string {
-  const nodes = r.nodes.join(', ');
-  const which = r.nodes.length === 1 ? `mesh node ${nodes}` : `mesh nodes ${nodes}`;
-  const are = r.nodes.length === 1 ? 'is' : 'are';
-  if (r.nodes.some(alive)) return `${which} stopped serving ${r.server}`;
-  return lost
-    ? `${which}, serving ${r.server}, ${are} unreachable: ${lost}`
-    : `${which}, serving ${r.server}, ${are} unreachable or left the mesh`;
-}
-
-/** A server of other nodes as this node exposes it. */
-interface Remote {
-  server: string;
-  /** A node-qualified name is served by that node alone; a plain name by every node that has it. */
-  only: string | undefined;
-  digest: string;
-  /** The nodes that served it at the last change: named when it leaves. */
-  nodes: string[];
-  /** Its channels: one per connection the gateway opens to it (an extra instance opens its own). */
-  channels: Set<MeshChannel>;
-}
 
 /** A key read from config, its error naming the setting it came from. */
 function keyOf(setting: string, value: string, read: (value: string) => KeyObject): KeyObject {
@@ -281,21 +248,9 @@ export class Mesh {
 
   /** The remote servers by the name they get here, and the nodes serving each. */
   private wanted(): Map<string, Wanted> {
-    const out = new Map<string, Wanted>();
     const local = (name: string) =>
       !this.gateway.remotes.has(name) && Object.hasOwn(this.gateway.config.servers, name);
-    for (const state of this.membership.live.values()) {
-      for (const [server, digest] of Object.entries(state.servers)) {
-        if (local(server)) {
-          out.set(`${state.node}.${server}`, { server, only: state.node, digest, nodes: [state.node] });
-        } else {
-          const seen = out.get(server);
-          const nodes = [...(seen?.nodes ?? []), state.node];
-          out.set(server, { server, only: undefined, digest: (seen?.digest ?? '') + digest, nodes });
-        }
-      }
-    }
-    return out;
+    return wantedServers(this.membership.live.values(), local);
   }
 
   private nodesFor(name: string): string[] {

@@ -8,13 +8,14 @@ import type { JsonRpcMessage, JsonRpcRequest, RequestId, Result } from '../jsonr
 import { WIRE } from '../errors/errors.js';
 import { messageOf } from '../jsonrpc/outgoing.js';
 import type { Logger } from '../log.js';
-import { digestOf, isMaced, routedMessage, type AssertionSigner } from './assertion.js';
+import { routedMessage, type AssertionSigner } from './assertion.js';
 import { listChanges, listenAcknowledged, RemoteListens } from './listen-streams.js';
 import { mergedTaskList } from './mesh-task-list.js';
 import { nodeRefusal, type NodeRefusals, type ProbeResult } from './node-refusals.js';
 import { markAnswer, markTaskIds, unmarked } from './node-marks.js';
 import { encodeEnvelope } from './envelope.js';
-import { STALE_SESSION, type Subjects } from './subjects.js';
+import { StaleResends } from './stale-resends.js';
+import type { Subjects } from './subjects.js';
 
 /** What switchboard's own requests (catalog, discover) are asserted as: `host:switchboard@<node>` there. */
 const SELF = { kind: 'host', id: 'switchboard' } as const;
@@ -45,15 +46,8 @@ export class MeshChannel implements Channel {
   private readonly inbox: string;
   /** Requests sent and not answered, by id: the node that has each. */
   private readonly pending = new Map<RequestId, string>();
-  /**
-   * Requests sent MACed under a session key and not answered, with the assertion they carried:
-   * sent again, signed with the node key, if their target refuses that assertion as stale (it
-   * restarted and its new key has not reached us).
-   */
-  private readonly resendable = new Map<
-    RequestId,
-    { message: JsonRpcMessage; origin: RequestOrigin | undefined; jws: string }
-  >();
+  /** Requests sent MACed, sent again signed if their target refuses their session as stale. */
+  private readonly resendable = new StaleResends();
   /** Who wants to know where each request was served (see RequestOrigin.served). */
   private readonly origins = new Map<RequestId, RequestOrigin>();
   /** subscriptions/listen requests, answered here (list changes come from announcements). */
@@ -112,7 +106,7 @@ export class MeshChannel implements Channel {
       // A cancelled request gets no answer (MCP's rule): nothing more is waited for.
       this.pending.delete(id!);
       this.origins.delete(id!);
-      this.resendable.delete(id!);
+      this.resendable.forget(id!);
       return;
     }
     if (!('method' in message) || !('id' in message)) return; // answers: the mesh asks nothing (modern era)
@@ -149,11 +143,10 @@ export class MeshChannel implements Channel {
     }
     try {
       const jws = this.publish(node, message, options?.origin);
-      if (jws !== undefined && isMaced(jws))
-        this.resendable.set(id, { message, origin: options?.origin, jws });
+      if (jws !== undefined) this.resendable.sent(id, { message, origin: options?.origin, jws });
     } catch (err) {
       this.pending.delete(id);
-      this.resendable.delete(id);
+      this.resendable.forget(id);
       this.origins.delete(id);
       this.fail(id, `mesh node ${node} could not be sent the call: ${(err as Error).message}`);
     }
@@ -231,7 +224,7 @@ export class MeshChannel implements Channel {
     for (const [id, node] of this.pending) {
       if (alive(node)) continue;
       this.pending.delete(id);
-      this.resendable.delete(id);
+      this.resendable.forget(id);
       this.origins.delete(id);
       // At once, not queued: the server may be taken out of the gateway right after this.
       this.answerError(id, `mesh node ${node} is unreachable (${why}); the call's outcome there is unknown`);
@@ -257,21 +250,12 @@ export class MeshChannel implements Channel {
     this.onclose?.();
   }
 
-  /**
-   * A refusal of a stale session (see STALE_SESSION): the target did nothing, so the request goes
-   * again, once, signed with the node key, which it always accepts. Only a request that was sent
-   * MACed, refused on its target's own subject, naming the very assertion it carried: answers are
-   * not signed, and a refusal forged on the bus must not make a target run a call twice. True
-   * when it was sent again.
-   */
+  /** A stale refusal of a request sent MACed (stale-resends.ts): sent again signed; true if so. */
   private resentAfterStale(m: JsonRpcMessage, subjectNode: string): boolean {
     const id = (m as { id: RequestId }).id;
-    const sent = this.resendable.get(id);
-    this.resendable.delete(id);
     const node = this.pending.get(id);
-    const data = (m as { error?: { data?: { reason?: unknown; assertion?: unknown } } }).error?.data;
-    if (!sent || node === undefined || data?.reason !== STALE_SESSION) return false;
-    if (subjectNode !== node || data.assertion !== digestOf(sent.jws)) return false;
+    const sent = this.resendable.take(m, node, subjectNode);
+    if (!sent || node === undefined) return false;
     // Until the target acknowledges a session again, everything to it goes signed (a cancel too).
     this.o.signer?.sessionRefused(node);
     this.o.log.info(

@@ -139,16 +139,19 @@ export class BridgeServer {
     };
     const lines = new LineSplitter(
       this.options.maxMessageBytes,
-      jsonLines({
-        message: (value) => {
-          if (refused) return;
-          if (session) return void session.receive(value);
-          session = this.authenticate(value, socket, write);
-          refused = session === undefined;
+      jsonLines(
+        {
+          message: (value) => {
+            if (refused) return;
+            if (session) return void session.receive(value);
+            session = this.authenticate(value, socket, write);
+            refused = session === undefined;
+          },
+          notJson: fault,
+          oversized: fault,
         },
-        notJson: fault,
-        oversized: fault,
-      }),
+        { bytes: true },
+      ),
     );
     socket.on('data', (chunk: Buffer) => lines.push(chunk));
     socket.on('error', () => socket.destroy());

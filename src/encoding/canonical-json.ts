@@ -1,6 +1,8 @@
 // Canonical JSON: object keys sorted at every depth, no whitespace, undefined left out, so the
 // same value always hashes the same whichever order a backend or host wrote its keys in.
-import { hash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
+
+import { RawText, withBytes } from './raw-text.js';
 
 /**
  * How deep a value may nest (objects and arrays). Far beyond any real tool's arguments, and far
@@ -36,7 +38,10 @@ export function canonicalJson(value: unknown): string {
  * text. Undefined (what JSON.stringify leaves out of an object) for a value with no JSON form.
  */
 function encode(value: unknown, depth: number): string | undefined {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) as string | undefined;
+  // A large string kept as bytes is written as JSON.stringify writes its text (its bytes, or a mark
+  // for them inside `withBytes`): not as the object that holds it.
+  if (value === null || typeof value !== 'object' || value instanceof RawText)
+    return JSON.stringify(value) as string | undefined;
   if (depth >= MAX_CANONICAL_DEPTH) {
     throw new CanonicalJsonError(
       `value nests deeper than ${MAX_CANONICAL_DEPTH} levels; it has no canonical form`,
@@ -103,4 +108,16 @@ function isArrayIndex(key: string): boolean {
 /** Hex SHA-256 of the UTF-8 text: one-shot, since a Hash object per call costs several times more. */
 export function sha256(text: string): string {
   return hash('sha256', text, 'hex');
+}
+
+/**
+ * `sha256(canonicalJson(value))`, with the bytes of large strings kept as bytes hashed as they
+ * are, neither decoded nor copied into the text.
+ */
+export function canonicalSha256(value: unknown): string {
+  const text = withBytes(() => canonicalJson(value));
+  if (typeof text === 'string') return sha256(text);
+  const digest = createHash('sha256');
+  for (const part of text.parts) digest.update(part);
+  return digest.digest('hex');
 }

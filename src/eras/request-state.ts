@@ -4,7 +4,7 @@
 import { WIRE, WireError } from '../errors/errors.js';
 import type { JsonRpcRequest } from '../jsonrpc/message.js';
 import type { Caller } from '../call/context.js';
-import { canonicalJson, sha256 } from '../encoding/canonical-json.js';
+import { canonicalSha256 } from '../encoding/canonical-json.js';
 import type { Sealer } from './seal.js';
 
 const STATE_PURPOSE = 'requestState';
@@ -49,5 +49,5 @@ function principal(caller: Caller): string {
 /** What a requestState is bound to: the method, the target and the arguments of the request. */
 function digest(req: JsonRpcRequest): string {
   const p = req.params ?? {};
-  return sha256(canonicalJson([req.method, p.name ?? p.uri ?? null, p.arguments ?? null]));
+  return canonicalSha256([req.method, p.name ?? p.uri ?? null, p.arguments ?? null]);
 }

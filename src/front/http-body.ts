@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WIRE } from '../errors/errors.js';
 import { classify, type Classified, type RequestId } from '../jsonrpc/message.js';
 import { answerError, refuse } from './http-refusal.js';
+import { parseWire } from '../jsonrpc/wire-parse.js';
 
 /** A message that reads as JSON-RPC: as parsed, and as classified. */
 export interface PostedMessage {
@@ -44,7 +45,7 @@ export async function readMessage(
   }
   let value: unknown;
   try {
-    value = JSON.parse(body);
+    value = parseWire(body);
   } catch {
     fail(res, WIRE.PARSE_ERROR, 'Parse error: not valid JSON');
     return undefined;
@@ -66,7 +67,7 @@ function fail(res: ServerResponse, code: number, message: string, id: RequestId 
  * Reads the body, or undefined once it passes the limit (the rest is drained, not kept). Plain
  * listeners rather than `for await`: an async iterator per request showed in the front's profile.
  */
-function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer[] | undefined> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     req.resume();
@@ -90,8 +91,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | undefin
     };
     const onEnd = (): void => {
       done();
-      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-      resolve(body.toString('utf8'));
+      resolve(chunks);
     };
     const onError = (err: Error): void => {
       done();

@@ -3,6 +3,7 @@
 // request, a resumable stream opened at once (resumable-stream.ts).
 import type { ServerResponse } from 'node:http';
 import type { JsonRpcMessage, RequestId } from '../jsonrpc/message.js';
+import { stringifyWire } from '../jsonrpc/wire-write.js';
 import type { ResumableStream } from './resumable-stream.js';
 import { messageEvent, SSE_HEADERS, writeChunk, type StreamCap } from './sse-stream.js';
 
@@ -43,9 +44,20 @@ export class Exchange {
     }
     if (final && !this.streaming) {
       this.done = true;
-      this.res
-        .writeHead(status, { ...this.headers, 'content-type': 'application/json' })
-        .end(JSON.stringify(message));
+      const body = stringifyWire(message);
+      if (typeof body === 'string') {
+        this.res.writeHead(status, { ...this.headers, 'content-type': 'application/json' }).end(body);
+        return true;
+      }
+      // A large string that came in as bytes goes out as the same buffer.
+      this.res.writeHead(status, {
+        ...this.headers,
+        'content-type': 'application/json',
+        'content-length': body.bytes,
+      });
+      this.res.cork();
+      for (const part of body.parts) this.res.write(part);
+      this.res.end();
       return true;
     }
     if (!this.streaming) {

@@ -7,6 +7,7 @@ import { muteReply } from '../call/mute-reply.js';
 import { WIRE, WireError } from '../errors/errors.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import type { Ask } from './backend-messages.js';
+import { plain } from '../encoding/raw-text.js';
 
 export class InternalCalls {
   /** `run` is the pipeline. */
@@ -45,7 +46,9 @@ export class InternalCalls {
   private async resultOf(init: CallInit): Promise<Result> {
     const ctx = newCall(init);
     await this.run(ctx);
-    return ctx.result ?? {};
+    // Code in this process reads the answer: a large string that came in as bytes is text here.
+    // A backend's question is answered on its connection, where bytes go out as they came.
+    return init.returning ? (ctx.result ?? {}) : plain(ctx.result ?? {});
   }
 }
 

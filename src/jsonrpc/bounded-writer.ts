@@ -5,6 +5,7 @@ import type { Writable } from 'node:stream';
 import { LocalError, toWire } from '../errors/errors.js';
 import type { JsonRpcMessage } from './message.js';
 import { LineWriter } from './ndjson.js';
+import { stringifyWire, type WireText } from './wire-write.js';
 
 export interface BoundedWriterOptions {
   /** The longest line the reader takes (what the bridge announces): an answer over it is replaced. */
@@ -48,10 +49,11 @@ export class BoundedWriter {
    * nothing was queued: the message was dropped, or refused for the reader being too far behind.
    */
   send(message: JsonRpcMessage): boolean {
-    let line = JSON.stringify(message);
+    let line: WireText = stringifyWire(message);
     const { maxMessageBytes: limit } = this.options;
     // Every UTF-8 character is at most 3 bytes per UTF-16 unit: most lines need no count at all.
-    const bytes = line.length * 3 < limit ? line.length : Buffer.byteLength(line);
+    const bytes =
+      typeof line !== 'string' ? line.bytes : line.length * 3 < limit ? line.length : Buffer.byteLength(line);
     if (bytes > limit) {
       this.options.oversized(message, bytes, limit);
       const id = 'id' in message && ('result' in message || 'error' in message) ? message.id : undefined;
@@ -61,7 +63,10 @@ export class BoundedWriter {
     // A message always goes when nothing waits: one answer larger than the cap still reaches a
     // reader that keeps up, and what can pile up is bounded by the cap plus one message.
     const unread = this.unreadBytes;
-    if (unread > 0 && unread + line.length > this.options.maxUnreadBytes) {
+    if (
+      unread > 0 &&
+      unread + (typeof line === 'string' ? line.length : line.bytes) > this.options.maxUnreadBytes
+    ) {
       if (!this.options.overflow(message, unread)) return false;
     }
     this.lines.writeLine(line);

@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { WIRE } from '../errors/errors.js';
 import type { JsonRpcFailure } from './message.js';
 import { readLines, type LineHandlers } from './ndjson.js';
+import { parseWire, RAW_MESSAGE_BYTES } from './wire-parse.js';
 
 export interface JsonLineHandlers {
   message(value: unknown): void;
@@ -14,26 +15,48 @@ export interface JsonLineHandlers {
   oversized(error: JsonRpcFailure, bytes: number, limit: number): void;
 }
 
-/** Line handlers (for a LineSplitter or readLines) that parse each line as JSON. */
-export function jsonLines(handlers: JsonLineHandlers): LineHandlers {
+/**
+ * Line handlers (for a LineSplitter or readLines) that parse each line as JSON. With `bytes`, a
+ * large message keeps its large strings as bytes (wire-parse.ts): for switchboard's own
+ * connections, whose messages are only forwarded, never for a library's user.
+ */
+export function jsonLines(handlers: JsonLineHandlers, options: { bytes?: boolean } = {}): LineHandlers {
+  const line = (text: string): void => {
+    if (text.trim().length === 0) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return handlers.notJson(parseError(), text);
+    }
+    // Outside the try: a handler's own failure is not the line's.
+    handlers.message(value);
+  };
   return {
-    line: (text) => {
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
-        return handlers.notJson(parseError(), text);
-      }
-      // Outside the try: a handler's own failure is not the line's.
-      handlers.message(value);
-    },
+    line,
+    ...(options.bytes && {
+      bytes: (chunks: readonly Buffer[]) => {
+        let size = 0;
+        for (const chunk of chunks) size += chunk.length;
+        const whole = () => (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+        if (size < RAW_MESSAGE_BYTES) return line(whole());
+        let value: unknown;
+        try {
+          value = parseWire(chunks);
+        } catch {
+          // Said as a line of text is: blank and ignored, or not JSON.
+          return line(whole());
+        }
+        handlers.message(value);
+      },
+    }),
     oversized: (bytes, limit) => handlers.oversized(oversizedError(bytes, limit), bytes, limit),
   };
 }
 
-/** Reads a stream as JSON lines of at most `maxBytes` each. */
+/** Reads a stream as JSON lines of at most `maxBytes` each (large strings kept as bytes). */
 export function readJsonLines(stream: Readable, maxBytes: number, handlers: JsonLineHandlers): void {
-  readLines(stream, maxBytes, jsonLines(handlers));
+  readLines(stream, maxBytes, jsonLines(handlers, { bytes: true }));
 }
 
 function parseError(): JsonRpcFailure {

@@ -1,9 +1,15 @@
 // Newline-delimited JSON framing (MCP's stdio framing, also the bridge's), with a size limit
 // that drops an oversized line without losing the ones after it.
 import type { Readable, Writable } from 'node:stream';
+import { stringifyWire, type WireText } from './wire-write.js';
 
 export interface LineHandlers {
   line(text: string): void;
+  /**
+   * When given, takes each line as its bytes in place of `line`: the chunks it arrived in (not
+   * copied into one buffer), without its line end.
+   */
+  bytes?(chunks: readonly Buffer[]): void;
   /** A line longer than `limit` was dropped; `bytes` is how much of it was seen. */
   oversized(bytes: number, limit: number): void;
 }
@@ -52,10 +58,17 @@ export class LineSplitter {
       this.handlers.oversized(seen, this.maxBytes);
       return;
     }
-    const buf = this.chunks.length === 0 ? tail : Buffer.concat([...this.chunks, tail]);
+    const chunks = tail.length ? [...this.chunks, tail] : this.chunks;
     this.reset();
-    let text = buf.toString('utf8');
-    if (text.endsWith('\r')) text = text.slice(0, -1);
+    dropLastByte: if (chunks.length) {
+      // A CR before the LF: the line ends without it (it may be all of the last chunk).
+      const last = chunks[chunks.length - 1]!;
+      if (last[last.length - 1] !== 13) break dropLastByte;
+      if (last.length === 1) chunks.pop();
+      else chunks[chunks.length - 1] = last.subarray(0, -1);
+    }
+    if (this.handlers.bytes) return this.handlers.bytes(chunks);
+    const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
     if (text.trim().length > 0) this.handlers.line(text);
   }
 
@@ -80,8 +93,10 @@ const JOIN_BELOW = 64 * 1024;
  * (the flush runs in the same turn, after I/O callbacks).
  */
 export class LineWriter {
-  private queue: string[] = [];
+  private queue: WireText[] = [];
   private queued = 0;
+  /** Whether a queued line is in parts (so the flush writes pieces rather than joining). */
+  private parts = false;
 
   constructor(private readonly stream: Writable) {}
 
@@ -92,29 +107,34 @@ export class LineWriter {
 
   /** Queues one message; false when the stream wants the writer to wait for 'drain'. */
   write(message: unknown): boolean {
-    return this.writeLine(JSON.stringify(message));
+    return this.writeLine(stringifyWire(message));
   }
 
   /** Queues one line already encoded (without its newline); false as for `write`. */
-  writeLine(line: string): boolean {
+  writeLine(line: WireText): boolean {
     if (this.queue.length === 0) setImmediate(this.flush);
     this.queue.push(line);
-    this.queued += line.length + 1;
+    this.queued += (typeof line === 'string' ? line.length : line.bytes) + 1;
+    if (typeof line !== 'string') this.parts = true;
     return !this.stream.writableNeedDrain;
   }
 
   private readonly flush = (): void => {
     const lines = this.queue;
     const queued = this.queued;
+    const parts = this.parts;
     this.queue = [];
     this.queued = 0;
+    this.parts = false;
     if (lines.length === 0 || !this.stream.writable) return;
-    if (queued < JOIN_BELOW) return void this.stream.write(lines.join('\n') + '\n');
+    if (queued < JOIN_BELOW && !parts) return void this.stream.write(lines.join('\n') + '\n');
     // Large lines are not joined: a joined string is one more copy of every byte before the
-    // stream encodes it. Corked, they still leave in one system call (a writev).
+    // stream encodes it. Corked, they still leave in one system call (a writev), and the bytes
+    // of a large string that came in as bytes go out as the same buffer.
     this.stream.cork();
     for (const line of lines) {
-      this.stream.write(line);
+      if (typeof line === 'string') this.stream.write(line);
+      else for (const part of line.parts) this.stream.write(part);
       this.stream.write('\n');
     }
     this.stream.uncork();

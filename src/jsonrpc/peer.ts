@@ -7,6 +7,7 @@ import { RpcEngine, type Inbound } from './engine.js';
 import type { JsonRpcNotification, JsonRpcRequest, Params, RequestId, Result } from './message.js';
 import { messageOf } from './outgoing.js';
 import { signalOf, type LazyAbort } from './lazy-abort.js';
+import { plainParsed } from '../encoding/raw-text.js';
 
 export { assertNever } from './engine.js';
 export { messageOf } from './outgoing.js';
@@ -102,7 +103,7 @@ export class RpcPeer {
       const reason = `${method}: the backend ended its response stream without an answer`;
       if (id !== undefined) this.engine.outgoing.fail(id, new LocalError('backend_unavailable', reason));
     };
-    return this.engine.outgoing.request(method, params, {
+    const answer = this.engine.outgoing.request(method, params, {
       signal,
       onProgress: options.onProgress,
       onSent: (sent) => {
@@ -118,6 +119,9 @@ export class RpcPeer {
         origin,
       },
     });
+    // Only a call's own answer goes back as it came, large strings as bytes; what switchboard
+    // asks for itself (catalogs, handshakes) is read as text.
+    return origin ? answer : answer.then(plainParsed);
   }
 
   /**

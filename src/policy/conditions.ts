@@ -3,6 +3,7 @@
 // path): the last throws, and the policy denies the call (fail closed).
 import { posix } from 'node:path';
 import { canonicalJson } from '../encoding/canonical-json.js';
+import { RawText } from '../encoding/raw-text.js';
 import type { Condition } from '../config/policy-schema.js';
 
 /** A condition that cannot be judged for the value the call carries. */
@@ -58,7 +59,8 @@ function lookupOf(key: string): (args: unknown) => unknown {
       if (v === null || typeof v !== 'object' || !Object.hasOwn(v, p)) return undefined;
       v = (v as Record<string, unknown>)[p];
     }
-    return v;
+    // A large string argument kept as bytes (wire-parse.ts) is judged as the string it is.
+    return v instanceof RawText ? v.text : v;
   };
 }
 

@@ -6,7 +6,7 @@
 // when it asks, one by the operator's CLI when it decides. A row or verdict written into the file
 // by anything without the key (a backend, say) verifies as neither, and approves nothing.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { canonicalJson, sha256 } from '../encoding/canonical-json.js';
+import { canonicalJson, canonicalSha256 } from '../encoding/canonical-json.js';
 import type { Redactor } from '../vault/redactor.js';
 import type { TrustDb } from './trust-db.js';
 import { macOf, type TrustKeys } from './trust-keys.js';
@@ -71,15 +71,13 @@ export interface ApprovalRecord {
 
 /** The SHA-256 an approval is bound to: caller, method, target and arguments, canonically encoded. */
 export function bindingOf(s: ApprovalSubject): string {
-  return sha256(
-    canonicalJson({
-      caller: s.caller,
-      method: s.method,
-      backend: s.backend,
-      target: s.target,
-      arguments: s.arguments ?? null,
-    }),
-  );
+  return canonicalSha256({
+    caller: s.caller,
+    method: s.method,
+    backend: s.backend,
+    target: s.target,
+    arguments: s.arguments ?? null,
+  });
 }
 
 interface Row {

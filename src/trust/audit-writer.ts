@@ -9,7 +9,7 @@ import { LocalError, WireError } from '../errors/errors.js';
 import type { Logger } from '../log.js';
 import { callArguments, type CallContext } from '../call/context.js';
 import { methodSpec, namedBy } from '../protocol/methods.js';
-import { CanonicalJsonError, canonicalJson, sha256 } from '../encoding/canonical-json.js';
+import { CanonicalJsonError, canonicalJson, canonicalSha256, sha256 } from '../encoding/canonical-json.js';
 import type { AuditEntry } from './audit-record.js';
 import type { AppendResult } from './audit-append.js';
 import { AuditThread } from './audit-thread.js';
@@ -68,7 +68,7 @@ export class AuditWriter {
   /** Canonicalises and hashes the call's arguments; never throws (a failure is the `problem`). */
   prepare(ctx: CallContext): PreparedRecord {
     try {
-      return { argsSha256: sha256(canonicalJson(callArguments(ctx))) };
+      return { argsSha256: canonicalSha256(callArguments(ctx)) };
     } catch (err) {
       const reason = err instanceof CanonicalJsonError ? err.reason : 'unencodable';
       return {
@@ -160,7 +160,7 @@ export class AuditWriter {
     // A resource's arguments name the URI it resolved to, known only now (and always encodable).
     const argsSha256 =
       target?.kind === 'resource' && !prepared.problem
-        ? sha256(canonicalJson(callArguments(ctx)))
+        ? canonicalSha256(callArguments(ctx))
         : prepared.argsSha256;
     const keepValues = (this.options.values || decided?.auditValues === true) && !prepared.problem;
     return {

@@ -6,6 +6,8 @@
 // per change (vault loaded, a token minted or ended) into one single-pass scan; the patterns are
 // one expression of named groups. With nothing to hide, every method returns its input untouched.
 import { LiteralScan } from './literal-scan.js';
+import { RawScan } from './raw-scan.js';
+import { RawText } from '../encoding/raw-text.js';
 import { MIN_REDACTED_LENGTH, needlesOf, type SecretForms } from './needles.js';
 import { setOwn } from '../encoding/set-own.js';
 
@@ -24,6 +26,8 @@ export class Redactor {
   private vaultNeedles = new Map<string, string>();
   private tokenNeedles = new Map<string, string>();
   private literals: LiteralScan | undefined;
+  /** The same needles, looked for in large strings kept as bytes. */
+  private raw: RawScan | undefined;
   /** The configured patterns, each a named group `pN`. */
   private patterns: RegExp | undefined;
   private patternCount = 0;
@@ -67,6 +71,7 @@ export class Redactor {
     const replacements = new Map<string, string>();
     for (const [needle, name] of all) replacements.set(needle, `[REDACTED:${name}]`);
     this.literals = replacements.size ? new LiteralScan(replacements) : undefined;
+    this.raw = replacements.size ? new RawScan(all.keys()) : undefined;
   }
 
   /** The text with every secret, token and pattern match replaced. */
@@ -97,6 +102,7 @@ export class Redactor {
   private walk(value: unknown): unknown {
     if (typeof value === 'string') return this.text(value);
     if (value === null || typeof value !== 'object') return value;
+    if (value instanceof RawText) return this.rawText(value);
     if (Array.isArray(value)) {
       let out: unknown[] | undefined;
       for (let i = 0; i < value.length; i++) {
@@ -122,5 +128,16 @@ export class Redactor {
       setOwn(out, k, w);
     }
     return out ?? value;
+  }
+
+  /**
+   * A large string kept as bytes stays bytes when no needle can be in it and no pattern is
+   * configured (patterns are read on text); else it is redacted as text, and is text from then on.
+   */
+  private rawText(raw: RawText): RawText | string {
+    if (this.patterns === undefined && !this.raw?.mayHold(raw)) return raw;
+    const text = raw.text;
+    const out = this.text(text);
+    return out === text ? raw : out;
   }
 }

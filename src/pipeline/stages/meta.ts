@@ -21,6 +21,7 @@ import { answerRunScript } from './code-mode.js';
 import type { CodeModeConfig } from '../../config/catalog-schema.js';
 import { judgeMeta, type MetaPolicy } from './meta-policy.js';
 import type { VisibleLists } from './meta-lists.js';
+import { plain } from '../../encoding/raw-text.js';
 
 export interface MetaServices extends MetaPolicy {
   viewOf: ViewOf;
@@ -54,13 +55,14 @@ export function metaStage(s: MetaServices): Stage {
 }
 
 async function runScript(s: MetaServices, ctx: CallContext, code: CodeModeConfig): Promise<void> {
-  const args = (ctx.params.arguments ?? {}) as Record<string, unknown>;
+  // A script (or query) long enough to have come in as bytes is read here as text.
+  const args = plain(ctx.params.arguments ?? {}) as Record<string, unknown>;
   await judgeMeta(s, ctx, RUN_SCRIPT, args);
   ctx.result = await answerRunScript(ctx, code, args, await visibleTools(s, ctx), s.dispatch);
 }
 
 async function answerMeta(s: MetaServices, ctx: CallContext, name: string): Promise<void> {
-  const args = (ctx.params.arguments ?? {}) as Record<string, unknown>;
+  const args = plain(ctx.params.arguments ?? {}) as Record<string, unknown>;
   await judgeMeta(s, ctx, name, args);
   switch (name) {
     case SEARCH_TOOL:

@@ -21,6 +21,7 @@ import { settleInTime } from '../handler-deadline.js';
 import { HandlerCall } from '../handler-call.js';
 import { markLookalike, markLookalikeInputs } from '../../trust/approval-lookalike.js';
 import type { CatalogSource } from '../catalog-source.js';
+import { plain } from '../../encoding/raw-text.js';
 
 export interface RouteServices {
   catalog: Catalog;
@@ -94,6 +95,9 @@ function answer(services: RouteServices, ctx: CallContext): Result | PromiseLike
   // What a backend asks is marked as its own where it imitates switchboard's approval prompt.
   if (ctx.returning && ctx.method !== 'ping')
     return askCaller(ctx.reply, ctx.method, markLookalike(ctx.caller.id, ctx.method, ctx.params), ctx.signal);
+  // Arguments with large strings as bytes (wire-parse.ts) go to a backend as they came; code in
+  // this process that answers a call (handlers, in-process sources) reads them as text.
+  if (!ctx.target || services.source?.(ctx.target.backend)) ctx.params = plain(ctx.params);
   switch (spec?.answeredBy) {
     case 'catalog':
       // Whole: the page stage, outside policy, pages it once filtered (and checked the cursor).

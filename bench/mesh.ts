@@ -11,7 +11,7 @@ import type { Client } from '@modelcontextprotocol/client';
 
 import { openStdio, type Endpoint } from './lib/endpoints.js';
 import { gatewayArgs, writeGatewayConfig } from './lib/gateway.js';
-import { GATEWAY_MAIN } from './lib/paths.js';
+import { GATEWAY_MAIN, JSON_PROXY, NATS_RELAY } from './lib/paths.js';
 import { spawnChild, type Child } from './lib/processes.js';
 import { echoCall, echoPlan, rowsOf, type Scenario } from './scenarios.js';
 
@@ -50,17 +50,39 @@ function meshSections(url: string): { a: object; b: object } {
   return { a: section('a'), b: section('b') };
 }
 
-/** nats-server on a free port, node B serving the echo backend, then node A (stdio) for the host. */
-async function openMesh(): Promise<Endpoint> {
+/** A nats-server on a free port, its URL, and the children to stop after the endpoint (it first). */
+async function startNats(children: Child[]): Promise<string> {
   const bin = spawnSync('sh', ['-c', 'command -v nats-server']).stdout.toString().trim();
   if (!bin) throw new Error('nats-server is not on PATH (Debian: apt-get install nats-server)');
   const port = await freePort();
+  const nats = spawnChild('nats-server', bin, ['-a', '127.0.0.1', '-p', String(port)]);
+  children.push(nats);
+  await nats.waitForStderr(/Server is ready/, CONNECT_TIMEOUT_MS);
+  return `nats://127.0.0.1:${port}`;
+}
+
+/** `open` with the children started before it stopped after it, or at once when it fails. */
+async function withChildren(start: (children: Child[]) => Promise<Endpoint>): Promise<Endpoint> {
   const children: Child[] = [];
   try {
-    const nats = spawnChild('nats-server', bin, ['-a', '127.0.0.1', '-p', String(port)]);
-    children.push(nats);
-    await nats.waitForStderr(/Server is ready/, CONNECT_TIMEOUT_MS);
-    const mesh = meshSections(`nats://127.0.0.1:${port}`);
+    const endpoint = await start(children);
+    return {
+      ...endpoint,
+      close: async () => {
+        await endpoint.close();
+        for (const child of children.reverse()) await child.stop();
+      },
+    };
+  } catch (err) {
+    for (const child of children.reverse()) await child.stop();
+    throw err;
+  }
+}
+
+/** nats-server on a free port, node B serving the echo backend, then node A (stdio) for the host. */
+function openMesh(): Promise<Endpoint> {
+  return withChildren(async (children) => {
+    const mesh = meshSections(await startNats(children));
     const bConfig = writeGatewayConfig([ECHO], { ...QUIET, mesh: mesh.b });
     const b = spawnChild('switchboard node b', node, [
       ...nodeFlags,
@@ -74,23 +96,24 @@ async function openMesh(): Promise<Endpoint> {
     children.push(b);
     await b.waitForStderr(/joined the mesh/, CONNECT_TIMEOUT_MS);
     const aConfig = writeGatewayConfig([], { ...QUIET, mesh: mesh.a });
-    const a = await openStdio(
+    return openStdio(
       'switchboard node a (stdio front)',
       node,
       [...nodeFlags, ...gatewayArgs(aConfig, 'stdio')],
       CONNECT_TIMEOUT_MS,
     );
-    return {
-      ...a,
-      close: async () => {
-        await a.close();
-        for (const child of children.reverse()) await child.stop();
-      },
-    };
-  } catch (err) {
-    for (const child of children.reverse()) await child.stop();
-    throw err;
-  }
+  });
+}
+
+/** The floor of the same path: nats-server, a relay serving the echo server, and a relay for the host. */
+function openRelays(): Promise<Endpoint> {
+  return withChildren(async (children) => {
+    const url = await startNats(children);
+    const serve = spawnChild('nats relay (serve)', node, [NATS_RELAY, '--serve', url]);
+    children.push(serve);
+    await serve.waitForStderr(/relay serving/, CONNECT_TIMEOUT_MS);
+    return openStdio('nats relay (entry)', node, [NATS_RELAY, '--entry', url], CONNECT_TIMEOUT_MS);
+  });
 }
 
 /** Calls echo until it answers: node A's catalog fills when B's announcement arrives. */
@@ -132,4 +155,29 @@ const mesh: Scenario = {
   rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 2, label: 'node A' }),
 };
 
-export const MESH_SCENARIOS: readonly Scenario<unknown>[] = [mesh as Scenario<unknown>];
+/**
+ * The floor under `mesh`: the same two paths with no gateway work in them. Locally one Node
+ * process that parses each message and writes it on (the JSON proxy); across the mesh one such
+ * process on each side of a nats-server. How the remote path's p50 compares to the local one here
+ * is what a hop across NATS to another process costs before either node does anything.
+ */
+const meshFloor: Scenario = {
+  name: 'mesh-floor',
+  summary:
+    'echo tool calls through bare Node relays: one JSON proxy locally vs a relay on each side of nats-server (no gateway work)',
+  baseline: {
+    name: 'relay-local',
+    gateway: false,
+    open: () => openStdio('JSON proxy (local relay)', node, [JSON_PROXY], CONNECT_TIMEOUT_MS),
+    ready: meshAnswers,
+  },
+  subject: { name: 'relay-remote', gateway: false, open: openRelays, ready: meshAnswers },
+  plan: echoPlan,
+  call: echoCall,
+  rows: (baseline, subject) => rowsOf(baseline, subject, { label: 'relay' }),
+};
+
+export const MESH_SCENARIOS: readonly Scenario<unknown>[] = [
+  mesh as Scenario<unknown>,
+  meshFloor as Scenario<unknown>,
+];

@@ -67,3 +67,41 @@ test('a message handler that throws is not reported as a line that is not JSON',
   assert.throws(() => handlers.line('{"a":1}'), /handler failed/);
   assert.deepEqual(faults, []);
 });
+
+test('large lines read as bytes: one not JSON is answered with -32700, a blank one is ignored, a CRLF one is read', () => {
+  const messages: unknown[] = [];
+  const faults: JsonRpcFailure[] = [];
+  const lines = new LineSplitter(
+    1 << 20,
+    jsonLines(
+      {
+        message: (value) => messages.push(value),
+        notJson: (error) => faults.push(error),
+        oversized: (error) => faults.push(error),
+      },
+      { bytes: true },
+    ),
+  );
+  const big = 'x'.repeat(100_000);
+  const call = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'e', arguments: { text: big } },
+  };
+  const input = [
+    `{"jsonrpc":"2.0","id":0,"result":{"text":"${big}"}`,
+    ' '.repeat(70_000),
+    `${JSON.stringify(call)}\r`,
+    '',
+  ].join('\n');
+  // Cut where a pipe might: mid-string, mid-CRLF.
+  const bytes = Buffer.from(input);
+  for (let i = 0; i < bytes.length; i += 65_521) lines.push(bytes.subarray(i, i + 65_521));
+  assert.deepEqual(
+    faults.map((f) => f.error.code),
+    [-32700],
+  );
+  assert.equal(messages.length, 1);
+  assert.deepEqual(JSON.parse(JSON.stringify(messages[0])), call);
+});

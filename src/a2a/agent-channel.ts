@@ -26,6 +26,7 @@ import { answerParts, elicitationFor } from './questions.js';
 import { firstParts, skillsToTools, type SkillOfTool } from './skill-tools.js';
 import { textOf as wireText } from '../encoding/text-of.js';
 import { WIRE } from '../errors/errors.js';
+import { plain } from '../encoding/raw-text.js';
 
 type Json = Record<string, unknown>;
 type Id = string | number;
@@ -99,7 +100,8 @@ export class AgentChannel implements Channel {
   }
 
   async send(message: unknown): Promise<void> {
-    const m = message as Json;
+    // This channel is code in this process: a large string that came in as bytes is text here.
+    const m = plain(message) as Json;
     if (typeof m.method !== 'string') {
       // A response to a question this channel asked.
       const waiting = this.asking.get(m.id as Id);

@@ -10,6 +10,7 @@ import { toWire, WIRE, WireError } from '../errors/errors.js';
 import type { Params } from '../jsonrpc/message.js';
 import { messageOf, resultToParts, textPart } from './parts.js';
 import { answerOf, questionParts } from './questions.js';
+import { plain } from '../encoding/raw-text.js';
 
 /** The one door an A2A task's call takes into the pipeline. */
 export type RunCall = (ctx: CallContext) => Promise<void>;
@@ -62,7 +63,8 @@ export class SkillRun {
     });
     try {
       await call(ctx);
-      const result = (ctx.result ?? {}) as Record<string, unknown>;
+      // Read here as text: a large string that came in as bytes is decoded once.
+      const result = plain(ctx.result ?? {}) as Record<string, unknown>;
       const parts = resultToParts(result);
       if (parts.length)
         this.publish(

@@ -25,7 +25,7 @@ export class RawText {
    * the pieces it arrived in.
    */
   constructor(chunks: readonly Buffer[]) {
-    this.#chunks = chunks;
+    this.#chunks = fewChunks(chunks);
     let bytes = 0;
     for (const chunk of chunks) bytes += chunk.length;
     this.#bytes = bytes;
@@ -63,6 +63,20 @@ export class RawText {
   toString(): string {
     return this.text;
   }
+}
+
+/** Bytes arriving in pieces smaller than this on average are joined into one buffer. */
+const MIN_CHUNK_BYTES = 4096;
+
+/**
+ * Chunks to keep: as they arrived, unless a peer sent them in many small pieces (each write its
+ * own read), which would make every pass over them slow; those are joined into one buffer.
+ */
+export function fewChunks(chunks: readonly Buffer[]): readonly Buffer[] {
+  if (chunks.length <= 8) return chunks;
+  let bytes = 0;
+  for (const chunk of chunks) bytes += chunk.length;
+  return bytes / chunks.length < MIN_CHUNK_BYTES ? [Buffer.concat(chunks, bytes)] : chunks;
 }
 
 /** Text as pieces to write or hash in order: strings, and the bytes of large strings. */
@@ -105,7 +119,8 @@ function splitAtMarks(text: string, marked: readonly RawText[]): TextParts | und
     if (text.slice(start + MARK_START.length, close) !== String(k)) return undefined;
     const head = text.slice(at, start + 1);
     const raw = marked[k]!;
-    parts.push(head, ...raw.chunks);
+    parts.push(head);
+    for (const chunk of raw.chunks) parts.push(chunk);
     bytes += Buffer.byteLength(head) + raw.byteLength;
     // The closing quote starts the next piece.
     at = close;

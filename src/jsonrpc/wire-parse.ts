@@ -3,7 +3,7 @@
 // stay bytes (RawText), and the rest of the message is parsed as usual with a mark where each
 // one was. What cannot be kept as bytes exactly is parsed as text, so the value is always the
 // one JSON.parse would give, and invalid JSON fails as it would.
-import { notesBytes, RAW_MARK, RawText } from '../encoding/raw-text.js';
+import { fewChunks, notesBytes, RAW_MARK, RawText } from '../encoding/raw-text.js';
 import { setOwn } from '../encoding/set-own.js';
 import { ByteLine } from '../encoding/byte-line.js';
 
@@ -23,7 +23,7 @@ const MARK_JSON = JSON.stringify(RAW_MARK).slice(1, -1);
 
 /** The message in `chunks` (UTF-8 JSON, in the pieces it arrived in); throws SyntaxError as JSON.parse does. */
 export function parseWire(chunks: readonly Buffer[]): unknown {
-  const line = new ByteLine(chunks);
+  const line = new ByteLine(fewChunks(chunks));
   if (line.length >= RAW_MESSAGE_BYTES) {
     const spans = largeStrings(line);
     if (spans !== undefined && line.isUtf8()) {
@@ -93,7 +93,12 @@ function parseAround(line: ByteLine, spans: readonly number[]): unknown {
   return restore.done ? out : undefined;
 }
 
-/** Puts the strings back where their marks are: bytes under arguments and results, text elsewhere. */
+/**
+ * Puts the strings back where their marks are: as bytes where a proxy only carries them (the
+ * values inside a call's arguments; a result's content, its resources' contents, a prompt's
+ * messages' content and its structured content), as text everywhere else (ids, cursors, URIs,
+ * task ids, requestState, questions, _meta: what switchboard itself reads).
+ */
 class Restore {
   private seen = 0;
   private kept = 0;
@@ -111,20 +116,60 @@ class Restore {
 
   top(value: unknown): unknown {
     if (!isRecord(value)) return this.walk(value, false);
-    const keep = typeof value.method === 'string' ? 'params' : 'result';
+    const request = typeof value.method === 'string';
     for (const key of Object.keys(value)) {
       const v = value[key];
-      if (key === keep && isRecord(v)) {
-        // A request's arguments, or a result other than its _meta: what a proxy only carries.
-        const before = this.kept;
-        for (const k of Object.keys(v)) {
-          const bytesOk = keep === 'params' ? k === 'arguments' : k !== '_meta';
-          this.put(v, k, bytesOk);
-        }
-        if (this.kept > before) notesBytes(v);
-      } else this.put(value, key, false);
+      if (!isRecord(v) || key !== (request ? 'params' : 'result')) {
+        this.put(value, key, false);
+        continue;
+      }
+      const before = this.kept;
+      for (const k of Object.keys(v)) {
+        if (request) this.put(v, k, k === 'arguments' && typeof v[k] === 'object');
+        else if (k === 'structuredContent') this.put(v, k, true);
+        else if (k === 'content' || k === 'contents') this.blocks(v, k);
+        else if (k === 'messages') this.messages(v, k);
+        else this.put(v, k, false);
+      }
+      if (this.kept > before) notesBytes(v);
     }
     return value;
+  }
+
+  /** A content block or a list of them (a resource's contents alike): its text, data or blob as bytes. */
+  private blocks(holder: Record<string, unknown>, key: string): void {
+    const value = holder[key];
+    if (!Array.isArray(value) && !isRecord(value)) return this.put(holder, key, false);
+    const list: unknown[] = Array.isArray(value) ? value : [value];
+    for (let i = 0; i < list.length; i++) {
+      const block = list[i];
+      if (!isRecord(block)) {
+        list[i] = this.walk(block, false);
+        continue;
+      }
+      for (const k of Object.keys(block)) {
+        if (k === 'resource' && isRecord(block[k])) this.blocks(block, k);
+        else
+          this.put(block, k, (k === 'text' || k === 'data' || k === 'blob') && typeof block[k] === 'string');
+      }
+    }
+  }
+
+  /** A prompt's messages: only each one's content holds bytes. */
+  private messages(holder: Record<string, unknown>, key: string): void {
+    const list = holder[key];
+    if (!Array.isArray(list)) return this.put(holder, key, false);
+    for (let i = 0; i < list.length; i++) {
+      const message: unknown = list[i];
+      if (!isRecord(message)) {
+        list[i] = this.walk(message, false);
+        continue;
+      }
+      for (const k of Object.keys(message)) {
+        if (k === 'content') this.blocks(message, k);
+        else this.put(message, k, false);
+      }
+    }
   }
 
   private walk(value: unknown, bytesOk: boolean): unknown {

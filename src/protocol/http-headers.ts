@@ -5,6 +5,7 @@
 import type { JsonRpcRequest, Params } from '../jsonrpc/message.js';
 import { META } from './versions.js';
 import { methodSpec, namedBy } from './methods.js';
+import { RawText } from '../encoding/raw-text.js';
 
 const SENTINEL = /^=\?base64\?(.*)\?=$/;
 const SAFE = /^[\x21-\x7e]([\x20-\x7e\t]*[\x21-\x7e])?$/;
@@ -111,7 +112,8 @@ function valueAt(args: unknown, path: string[]): unknown {
     if (typeof v !== 'object' || v === null) return undefined;
     v = (v as Record<string, unknown>)[key];
   }
-  return v;
+  // An argument that came in as bytes (wire-parse.ts) is mirrored as the text it is.
+  return v instanceof RawText ? v.text : v;
 }
 
 function headerText(value: unknown): string | undefined {

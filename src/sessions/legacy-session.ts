@@ -18,6 +18,7 @@ import { newCall } from '../call/new-call.js';
 import { LEGACY_VERSIONS, LATEST_LEGACY, type LogLevel } from '../protocol/versions.js';
 import { randomUUID } from 'node:crypto';
 import { textOf } from '../encoding/text-of.js';
+import { plainParsed } from '../encoding/raw-text.js';
 
 /** Where a session's outgoing messages go; `related` names the host request they belong to. */
 export interface Sink {
@@ -269,6 +270,8 @@ export class LegacySession {
     signal: AbortSignal,
     related?: RequestId,
   ): Promise<Result> {
-    return this.engine.outgoing.request(method, params, { signal, context: related });
+    // The host's answer is read by code in this process (an approval, an in-process backend's
+    // question): a large string that came in as bytes is text here.
+    return this.engine.outgoing.request(method, params, { signal, context: related }).then(plainParsed);
   }
 }

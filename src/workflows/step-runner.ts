@@ -10,6 +10,7 @@ import type { EngineDeps } from './engine.js';
 import { StepFailure, varsOf, type Run } from './run-state.js';
 import { mapLimit, sleep } from './run-support.js';
 import { outputOf, requestOf, type CompiledStep, type StepOutput } from './step-call.js';
+import { plain } from '../encoding/raw-text.js';
 
 export class StepRunner {
   /** @param closed whether the engine has closed (then nothing more is written down). */
@@ -150,7 +151,8 @@ export class StepRunner {
       if (timeout?.aborted) throw new Error(`did not end within ${ms} ms`, { cause: err });
       throw err;
     }
-    return outputOf(step.config, ctx.result ?? {});
+    // A step's output is read and passed on as text.
+    return outputOf(step.config, plain(ctx.result ?? {}));
   }
 
   /** A resumed run has nobody to ask: its questions are refused (in the pipeline, so recorded). */

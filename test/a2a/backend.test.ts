@@ -206,3 +206,14 @@ test('a host declining the question ends the call as a tool error; policy can de
   assert.equal(declined.isError, true);
   assert.match((declined.content as Content)[0]!.text!, /decline/);
 });
+
+test('a large message argument (crossing switchboard as bytes) reaches the agent as its text', async (t) => {
+  const agent = await startAgent();
+  t.after(() => agent.close());
+  const sb = await startGateway(t, { servers: { helper: { a2a: agent.url } } });
+  const { client } = await connectHttp(t, httpUrl(sb));
+  const name = `${'Ada "the first" é '.repeat(5000)}!`;
+  const result = await client.callTool({ name: 'greet', arguments: { message: name } });
+  assert.equal((result.content as Content)[0]!.text, `Hello ${name}`);
+  assert.equal(agent.seen.messages.at(-1)?.text, name);
+});

@@ -231,3 +231,19 @@ test('policy sees agent:<id>: a denied tool is not on the card and cannot be cal
   assert.equal(denied.callerId, 'http');
   assert.equal(denied.decision, 'deny');
 });
+
+test('a tool’s large result (crossing switchboard as bytes) reaches the agent’s caller whole', async (t) => {
+  const bulk = fileURLToPath(new URL('../fixtures/bulk-echo-server.js', import.meta.url));
+  const { client } = await agentClient(t, {
+    servers: { bulk: { command: process.execPath, args: [bulk] } },
+  });
+  const text = `${'a line of a large file "quoted" é\n'.repeat(3000)}end`;
+  const task = asTask(await client.sendMessage(call('echo', { text })));
+  assert.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED);
+  assert.equal(texts(task)[0], text);
+  const blob = asTask(await client.sendMessage(call('echo', { text, as: 'blob' })));
+  const raw = blob.artifacts.flatMap((a) =>
+    a.parts.flatMap((p) => (p.content?.$case === 'raw' ? [p.content.value] : [])),
+  );
+  assert.equal(Buffer.from(raw[0] ?? []).toString(), text);
+});

@@ -1,6 +1,14 @@
 // One message to a remote A2A agent, followed to where its task stops (done, failed, or waiting
 // for an answer), and a stopped task read as an MCP tool result.
-import { TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import {
+  TaskState,
+  type Message,
+  type SendMessageRequest,
+  type StreamResponse,
+  type Task,
+} from '@a2a-js/sdk';
+import { randomUUID } from 'node:crypto';
+import { cancelUnstarted } from './agent-cancel.js';
 import { sendAndPoll, type AgentLink } from './agent-poll.js';
 import { TERMINAL } from './agent-wait.js';
 import { partsToResult, textOf, textPart } from './parts.js';
@@ -27,6 +35,28 @@ export async function exchange(
     const sent = await to.client.sendMessage(request, { signal });
     return 'messageId' in sent ? { message: sent } : { task: sent };
   }
+  // A context of this call's own, so a cancel before the stream's first event still finds the task.
+  const contextId = message.contextId || randomUUID();
+  let task: Task | undefined;
+  try {
+    return await follow(to, { ...request, message: { ...message, contextId } }, signal, progress, (t) => {
+      task = t;
+      started(t);
+    });
+  } catch (err) {
+    if (signal.aborted && task === undefined) void cancelUnstarted(to, contextId);
+    throw err;
+  }
+}
+
+/** Follows one message's stream to a final or interrupted state. */
+async function follow(
+  to: AgentLink,
+  request: SendMessageRequest,
+  signal: AbortSignal,
+  progress: (text: string, n: number) => void,
+  started: (task: Task) => void,
+): Promise<{ message: Message } | { task: Task }> {
   let task: Task | undefined;
   let n = 0;
   for await (const event of to.client.sendMessageStream(request, { signal })) {

@@ -11,7 +11,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import { TERMINAL, abortable, stopped } from './agent-wait.js';
+import { cancelUnanswered } from './agent-cancel.js';
+import { abortable, stopped } from './agent-wait.js';
 import { textOf } from './parts.js';
 
 /** One remote agent as the exchanges see it. */
@@ -123,54 +124,5 @@ async function poll(
     } catch (err) {
       if (signal.aborted || ++failures > GET_TASK_RETRIES) throw err;
     }
-  }
-}
-
-/**
- * After a cancel before the first answer: the call's task, found by its context, is cancelled and
- * the request ended; else its answer is waited for (within LateAnswers' bounds) to cancel the task
- * it names.
- */
-async function cancelUnanswered(
-  to: AgentLink,
-  contextId: string,
-  answer: Promise<Message | Task>,
-  sending: AbortController,
-): Promise<void> {
-  const cancel = (id: string) =>
-    to.client.cancelTask({ tenant: '', id, metadata: undefined }).catch(() => {});
-  const listed = await to.client
-    .listTasks(
-      {
-        tenant: '',
-        contextId,
-        status: TaskState.TASK_STATE_UNSPECIFIED,
-        pageSize: 10,
-        pageToken: '',
-        historyLength: 0,
-        statusTimestampAfter: undefined,
-        includeArtifacts: false,
-      },
-      { signal: to.closed },
-    )
-    .then((r) => r.tasks)
-    .catch(() => []);
-  if (listed.length > 0) {
-    sending.abort(new Error('cancelled'));
-    const running = listed.filter((t) => t.status?.state === undefined || !TERMINAL.has(t.status.state));
-    await Promise.all(running.map((t) => cancel(t.id)));
-    return;
-  }
-  if (!to.late.take()) return sending.abort(new Error('too many late answers waited for'));
-  const timer = setTimeout(() => sending.abort(new Error('no answer in time')), to.late.waitMs);
-  try {
-    const late = await answer;
-    if ('messageId' in late) return;
-    if (late.status?.state === undefined || !TERMINAL.has(late.status.state)) await cancel(late.id);
-  } catch {
-    // No answer (the agent failed, or the wait ended): no task to cancel that it named.
-  } finally {
-    clearTimeout(timer);
-    to.late.release();
   }
 }

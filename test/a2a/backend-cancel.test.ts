@@ -1,6 +1,6 @@
-// A host's cancel of a call to a remote agent that does not stream: it reaches the agent's task even
-// when the agent holds its first answer back (found by the call's context), without holding a
-// request open per cancelled call; answers still waited for are bounded per agent; a call that
+// A host's cancel of a call to a remote agent: it reaches the agent's task even when the agent
+// holds its first answer back, or its stream's first event (found by the call's context), without
+// holding a request open per cancelled call; answers still waited for are bounded per agent; a call that
 // is not cancelled is not cut short; and a task whose reads fail is cancelled, not left running.
 import assert from 'node:assert/strict';
 import test from 'node:test';
@@ -28,6 +28,21 @@ test('an agent that ignores returnImmediately: a cancel finds its task by the ca
     () => (agent.open() === 0 ? true : undefined),
     () => `no request left open (${agent.open()})`,
   );
+});
+
+test('a streaming agent: a cancel before the stream’s first event finds the task by the call’s context once it is made', async (t) => {
+  const agent = await startAgent({ streaming: true });
+  t.after(() => agent.close());
+  const sb = await startGateway(t, { servers: { helper: { a2a: agent.url } } });
+  const { client } = await connectHttp(t, httpUrl(sb));
+  const abort = new AbortController();
+  const call = client.callTool({ name: 'late', arguments: { message: 'x' } }, { signal: abort.signal });
+  await until(() => agent.seen.messages[0], 'the message to reach the agent');
+  abort.abort();
+  await assert.rejects(call);
+  // The agent makes its task only now, after the stream was cut: it is found and cancelled.
+  agent.release();
+  await until(() => agent.seen.cancelled[0], 'the agent to be asked to cancel its task');
 });
 
 test('answers still waited for after a cancel are bounded per agent', async (t) => {

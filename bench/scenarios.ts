@@ -4,7 +4,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { Measurement, Plan } from './lib/compare.js';
 import { openHttp, openStdio, type Endpoint, type Era } from './lib/endpoints.js';
 import { gatewayArgs, writeGatewayConfig } from './lib/gateway.js';
-import { ECHO_SERVER, PIPE_PROXY } from './lib/paths.js';
+import { ECHO_SERVER, HTTP_RELAY, PIPE_PROXY } from './lib/paths.js';
 import type { Goal, Row } from './lib/report.js';
 import type { Call } from './lib/runners.js';
 
@@ -192,6 +192,32 @@ const stdioFloor: Scenario = {
   plan: echoPlan,
   call: echoCall,
   rows: (baseline, subject) => rowsOf(baseline, subject, { label: 'proxy' }),
+};
+
+/**
+ * What serving Streamable HTTP in Node and relaying to a stdio backend costs before any gateway
+ * work: one process on node:http that answers each POST as JSON and relays it to the echo server.
+ * Read next to `http`, its CPU per call is the floor under switchboard's HTTP front.
+ */
+const httpFloor: Scenario = {
+  name: 'http-floor',
+  summary:
+    'echo tool calls over Streamable HTTP: direct vs through a bare node:http process relaying to the echo server over stdio',
+  baseline: {
+    name: 'direct-http',
+    gateway: false,
+    open: () => openHttp('echo-server (http)', node, [ECHO_SERVER, '--http', '0'], CONNECT_TIMEOUT_MS),
+    ready: echoAnswers,
+  },
+  subject: {
+    name: 'http-relay',
+    gateway: false,
+    open: () => openHttp('http relay', node, [HTTP_RELAY], CONNECT_TIMEOUT_MS),
+    ready: echoAnswers,
+  },
+  plan: echoPlan,
+  call: echoCall,
+  rows: (baseline, subject) => rowsOf(baseline, subject, { label: 'relay' }),
 };
 
 const http: Scenario = {
@@ -423,6 +449,7 @@ export const SCENARIOS: readonly Scenario[] = [
   stdio,
   stdioFloor,
   http,
+  httpFloor,
   catalog,
   modernScenario('stdio'),
   modernScenario('http'),

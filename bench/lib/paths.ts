@@ -11,4 +11,5 @@ export const ECHO_SERVER = join(ROOT, 'dist', 'bench', 'fixtures', 'echo-server.
 export const PIPE_PROXY = join(ROOT, 'dist', 'bench', 'fixtures', 'pipe-proxy.js');
 export const JSON_PROXY = join(ROOT, 'dist', 'bench', 'fixtures', 'json-proxy.js');
 export const NATS_RELAY = join(ROOT, 'dist', 'bench', 'fixtures', 'nats-relay.js');
+export const HTTP_RELAY = join(ROOT, 'dist', 'bench', 'fixtures', 'http-relay.js');
 export const RESULTS_DIR = join(ROOT, 'bench', 'results');

@@ -194,32 +194,6 @@ const stdioFloor: Scenario = {
   rows: (baseline, subject) => rowsOf(baseline, subject, { label: 'proxy' }),
 };
 
-/**
- * What serving Streamable HTTP in Node and relaying to a stdio backend costs before any gateway
- * work: one process on node:http that answers each POST as JSON and relays it to the echo server.
- * Read next to `http`, its CPU per call is the floor under switchboard's HTTP front.
- */
-const httpFloor: Scenario = {
-  name: 'http-floor',
-  summary:
-    'echo tool calls over Streamable HTTP: direct vs through a bare node:http process relaying to the echo server over stdio',
-  baseline: {
-    name: 'direct-http',
-    gateway: false,
-    open: () => openHttp('echo-server (http)', node, [ECHO_SERVER, '--http', '0'], CONNECT_TIMEOUT_MS),
-    ready: echoAnswers,
-  },
-  subject: {
-    name: 'http-relay',
-    gateway: false,
-    open: () => openHttp('http relay', node, [HTTP_RELAY], CONNECT_TIMEOUT_MS),
-    ready: echoAnswers,
-  },
-  plan: echoPlan,
-  call: echoCall,
-  rows: (baseline, subject) => rowsOf(baseline, subject, { label: 'relay' }),
-};
-
 const http: Scenario = {
   name: 'http',
   summary: 'echo tool calls over Streamable HTTP: direct vs host→switchboard (HTTP) → echo backend (stdio)',
@@ -241,6 +215,27 @@ const http: Scenario = {
   plan: echoPlan,
   call: echoCall,
   rows: (baseline, subject) => rowsOf(baseline, subject, { p50: 1.0, cpu: 0.5 }),
+};
+
+/**
+ * What serving Streamable HTTP in Node and relaying to a stdio backend costs before any gateway
+ * work: one process on node:http that answers each POST as JSON and relays it to the echo server.
+ * Read next to `http`, its CPU per call is the floor under switchboard's HTTP front.
+ */
+const httpFloor: Scenario = {
+  name: 'http-floor',
+  summary:
+    'echo tool calls over Streamable HTTP: direct vs through a bare node:http process relaying to the echo server over stdio',
+  baseline: http.baseline,
+  subject: {
+    name: 'http-relay',
+    gateway: false,
+    open: () => openHttp('http relay', node, [HTTP_RELAY], CONNECT_TIMEOUT_MS),
+    ready: echoAnswers,
+  },
+  plan: echoPlan,
+  call: echoCall,
+  rows: (baseline, subject) => rowsOf(baseline, subject, { label: 'relay' }),
 };
 
 function listCall(client: Client): Call {

@@ -7,9 +7,8 @@ import {
   type StreamResponse,
   type Task,
 } from '@a2a-js/sdk';
-import { randomUUID } from 'node:crypto';
 import { cancelUnstarted } from './agent-cancel.js';
-import { sendAndPoll, type AgentLink } from './agent-poll.js';
+import { inOwnContext, sendAndPoll, sendRequest, type AgentLink } from './agent-poll.js';
 import { TERMINAL } from './agent-wait.js';
 import { partsToResult, textOf, textPart } from './parts.js';
 
@@ -28,23 +27,22 @@ export async function exchange(
   progress: (text: string, n: number) => void,
   started: (task: Task) => void,
 ): Promise<{ message: Message } | { task: Task }> {
-  const request = { tenant: '', message, configuration: undefined, metadata: undefined };
   if (!to.card.capabilities?.streaming) {
     if (!message.taskId) return sendAndPoll(to, message, signal, progress, started);
     // Its task is known: a cancel reaches it by id whenever it comes.
-    const sent = await to.client.sendMessage(request, { signal });
+    const sent = await to.client.sendMessage(sendRequest(message), { signal });
     return 'messageId' in sent ? { message: sent } : { task: sent };
   }
-  // A context of this call's own, so a cancel before the stream's first event still finds the task.
-  const contextId = message.contextId || randomUUID();
+  // A context of the call's own, so a cancel before the stream's first event still finds the task.
+  const own = inOwnContext(message);
   let task: Task | undefined;
   try {
-    return await follow(to, { ...request, message: { ...message, contextId } }, signal, progress, (t) => {
+    return await follow(to, sendRequest(own), signal, progress, (t) => {
       task = t;
       started(t);
     });
   } catch (err) {
-    if (signal.aborted && task === undefined) void cancelUnstarted(to, contextId);
+    if (signal.aborted && task === undefined) void cancelUnstarted(to, own.contextId);
     throw err;
   }
 }

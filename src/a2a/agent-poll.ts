@@ -9,7 +9,14 @@
 // waited for, to cancel the task it names: a bounded number per agent, each for a bounded time.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
+import {
+  TaskState,
+  type AgentCard,
+  type Message,
+  type SendMessageConfiguration,
+  type SendMessageRequest,
+  type Task,
+} from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { cancelUnanswered } from './agent-cancel.js';
 import { abortable, stopped } from './agent-wait.js';
@@ -56,6 +63,19 @@ export class LateAnswers {
   }
 }
 
+/** A SendMessage request of `message` (on the default tenant). */
+export function sendRequest(message: Message, configuration?: SendMessageConfiguration): SendMessageRequest {
+  return { tenant: '', message, configuration, metadata: undefined };
+}
+
+/**
+ * The message in a context of the call's own making unless it names one: after a cancel that
+ * comes before the agent names the task, the task is found by it (agent-cancel.ts).
+ */
+export function inOwnContext(message: Message): Message {
+  return message.contextId ? message : { ...message, contextId: randomUUID() };
+}
+
 export async function sendAndPoll(
   to: AgentLink,
   message: Message,
@@ -63,19 +83,14 @@ export async function sendAndPoll(
   progress: (text: string, n: number) => void,
   started: (task: Task) => void,
 ): Promise<{ message: Message } | { task: Task }> {
-  // A context of this call's own: after a cancel its task is found by it, answer or not.
-  const contextId = message.contextId || randomUUID();
-  const request = {
-    tenant: '',
-    message: { ...message, contextId },
-    configuration: {
-      acceptedOutputModes: [],
-      taskPushNotificationConfig: undefined,
-      historyLength: undefined,
-      returnImmediately: true,
-    },
-    metadata: undefined,
-  };
+  const own = inOwnContext(message);
+  const contextId = own.contextId;
+  const request = sendRequest(own, {
+    acceptedOutputModes: [],
+    taskPushNotificationConfig: undefined,
+    historyLength: undefined,
+    returnImmediately: true,
+  });
   // Not under the host's signal: after a cancel, the answer may be all that names the task.
   const sending = new AbortController();
   const answer = to.client.sendMessage(request, { signal: AbortSignal.any([to.closed, sending.signal]) });

@@ -16,6 +16,7 @@ import { markAnswer, markTaskIds, unmarked } from './node-marks.js';
 import { encodeEnvelope } from './envelope.js';
 import { StaleResends } from './stale-resends.js';
 import type { Subjects } from './subjects.js';
+import { leastLoaded } from './least-loaded.js';
 
 /** What switchboard's own requests (catalog, discover) are asserted as: `host:switchboard@<node>` there. */
 const SELF = { kind: 'host', id: 'switchboard' } as const;
@@ -296,13 +297,7 @@ export class MeshChannel implements Channel {
   /** The live node taking our calls with the fewest of them in flight; ties go round-robin. */
   private pick(): string | undefined {
     const live = this.o.nodes();
-    const nodes = this.o.refusals?.usable(live) ?? live;
-    if (nodes.length === 0) return undefined;
-    const load = new Map(nodes.map((n) => [n, 0]));
-    for (const n of this.pending.values()) if (load.has(n)) load.set(n, load.get(n)! + 1);
-    const least = Math.min(...load.values());
-    const ties = nodes.filter((n) => load.get(n) === least);
-    return ties[this.turn++ % ties.length];
+    return leastLoaded(this.o.refusals?.usable(live) ?? live, this.pending.values(), this.turn++);
   }
 
   /** Signs and publishes one message to a node; returns the assertion; throws if it cannot be sent. */

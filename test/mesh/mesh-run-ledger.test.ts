@@ -1,6 +1,7 @@
 // The mesh's shared run ledger against a real nats-server with JetStream: a cancel that lands
-// between a run's record and its lease still stops the run, and reading another node's run leaves
-// nothing behind on the node that read it.
+// between a run's record and its lease still stops the run, reading another node's run leaves
+// nothing behind on the node that read it, and holding a run means the lease names this process
+// (whatever revision this process last heard).
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -93,6 +94,33 @@ describe('the shared run ledger', { skip: NO_NATS, timeout: 60_000 }, () => {
     const read = await b.read('run2');
     assert.equal(read?.steps.length, 1);
     assert.equal((b as unknown as { stepRevisions: Map<string, number> }).stepRevisions.size, 0);
+  });
+
+  it("this process's own renewal, read before its answer is in, is no takeover; the run ends with its lease gone", async (t) => {
+    const a = new KvRunLedger(stateOf('a', 'l4'));
+    t.after(() => a.close());
+    await a.created(runRow('run4'));
+    // The renewal as it lands on the server: the lease moves on, still naming a, while a has not
+    // yet heard the new revision.
+    const kv = await stateOf('a', 'l4').bucket('runs');
+    const holder = (a as unknown as { holder: string }).holder;
+    const lease = await kv.get('l.run4');
+    await kv.update('l.run4', holder, lease!.revision);
+    await a.stepStarted('run4', 'first', 1);
+    await a.stepEnded('run4', 'first', 'done', { ok: true });
+    await a.ended('run4', 'succeeded', { ok: true });
+    assert.notEqual((await kv.get('l.run4'))?.operation, 'PUT', 'the ended run holds no lease');
+    assert.equal((await a.read('run4'))?.row.status, 'succeeded');
+  });
+
+  it('a run whose lease names another holder is not started here', async (t) => {
+    const a = new KvRunLedger(stateOf('a', 'l5'));
+    t.after(() => a.close());
+    await a.created(runRow('run5'));
+    const kv = await stateOf('b', 'l5').bucket('runs');
+    const lease = await kv.get('l.run5');
+    await kv.update('l.run5', 'b/another-process', lease!.revision);
+    await assert.rejects(a.stepStarted('run5', 'first', 1), /run run5 was taken over by another node/);
   });
 
   it('prunes runs that ended before the cut, steps and all, and leaves runs under way', async (t) => {

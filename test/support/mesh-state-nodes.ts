@@ -1,6 +1,7 @@
 // Nodes of one mesh sharing state over JetStream (mesh.state jetstream) for tests: a node's config
-// (its own state database in `dir`, fast heartbeats and a short lease), and a host on a node that
-// speaks raw JSON-RPC over HTTP with an API key, so a test can be the same host on two nodes.
+// (its own state database in `dir`, fast heartbeats, a lease of a few seconds), and a host on a
+// node that speaks raw JSON-RPC over HTTP with an API key, so a test can be the same host on two
+// nodes.
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { initialize, rawPost, responseTo } from '../gateway/harness.js';
@@ -19,7 +20,11 @@ export interface MeshStateNode {
   extra?: Obj;
 }
 
-/** One node's config: audit and pinning off, heartbeats every 200 ms, runs' lease 1 s. */
+/**
+ * One node's config: audit and pinning off, heartbeats every 200 ms, runs' lease 3 s. A shorter
+ * lease lets a node that a loaded machine stalls for a second lose its runs to another, live, node
+ * (which then fails a run whose non-idempotent step was under way): right, but not what tests ask.
+ */
 export function meshStateConfig(n: MeshStateNode): Obj {
   const keys = Object.entries(n.keys ?? {}).map(([name, key]) => ({
     name,
@@ -37,7 +42,7 @@ export function meshStateConfig(n: MeshStateNode): Obj {
       servers: [n.nats],
       node: n.node,
       state: 'jetstream',
-      leaseMs: 1000,
+      leaseMs: 3000,
       heartbeatMs: 200,
       ...n.extra?.mesh,
     },

@@ -35,6 +35,7 @@ export class KvRunLedger implements SharedRuns {
   /** Runs some node asked to cancel (their `c.<run>` key is there). */
   private readonly cancels = new Set<string>();
   private cancelled: ((run: string) => void) | undefined;
+  private lost: ((run: string) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private scanning = false;
@@ -63,8 +64,10 @@ export class KvRunLedger implements SharedRuns {
 
   async stepStarted(run: string, step: string, attempts: number): Promise<void> {
     const kv = await this.kv();
+    // Held means the lease names this process. Its revision is no test: this process's own renewal
+    // may be on its way (the read can see the new revision before the renewal's answer is in).
     const lease = await kv.get(`l.${run}`);
-    if (!this.owned.has(run) || lease?.revision !== this.owned.get(run))
+    if (!this.owned.has(run) || lease?.operation !== 'PUT' || lease.string() !== this.holder)
       throw new Error(`run ${run} was taken over by another node`);
     const key = stepKey(run, step);
     const row: StepRow = {
@@ -123,9 +126,7 @@ export class KvRunLedger implements SharedRuns {
     error?: string,
   ): Promise<void> {
     // A run another node took over is that node's to end.
-    const lease = this.owned.get(run);
-    if (lease === undefined) return;
-    this.owned.delete(run);
+    if (!this.owned.delete(run)) return;
     const kv = await this.kv();
     const current = await kv.get(`r.${run}`);
     if (current?.operation === 'PUT') {
@@ -135,7 +136,10 @@ export class KvRunLedger implements SharedRuns {
         enc({ ...row, status, result, error: error ?? null, endedAt: Date.now() } satisfies RunRow),
       );
     }
-    await kv.delete(`l.${run}`, { previousSeq: lease }).catch(() => {});
+    // The lease as it is now: a renewal sent before the run ended may have moved its revision on.
+    const lease = await kv.get(`l.${run}`);
+    if (lease?.operation === 'PUT' && lease.string() === this.holder)
+      await kv.delete(`l.${run}`, { previousSeq: lease.revision }).catch(() => {});
     if (this.cancels.has(run)) await kv.delete(`c.${run}`).catch(() => {});
     this.forgetSteps(run);
   }
@@ -206,6 +210,7 @@ export class KvRunLedger implements SharedRuns {
     cancelled?: (run: string) => void,
   ): void {
     this.cancelled = cancelled;
+    this.lost = lost;
     void (async () => {
       const kv = await this.kv();
       if (this.closed) return;
@@ -230,10 +235,7 @@ export class KvRunLedger implements SharedRuns {
           const holder = Buffer.from(e.data).toString('utf8');
           this.leases.set(run, { revision: e.revision, holder, seenAt: Date.now() });
           // Our lease rewritten by another holder: the run is theirs now.
-          if (this.owned.has(run) && holder !== this.holder) {
-            this.owned.delete(run);
-            lost(run);
-          }
+          if (holder !== this.holder) this.release(run);
         },
         this.state.skipped,
       );
@@ -271,10 +273,17 @@ export class KvRunLedger implements SharedRuns {
         const next = await kv.update(`l.${run}`, this.holder, revision);
         if (this.owned.has(run)) this.owned.set(run, next);
       } catch (err) {
-        // Taken by another node while this one was silent: the follower tells `lost`.
-        if (isWrongSequence(err)) this.owned.delete(run);
+        // Taken by another node while this one was silent (heard here before the follower hears
+        // of it, or instead of it).
+        if (isWrongSequence(err)) this.release(run);
       }
     }
+  }
+
+  /** A run this process held is another's now: it stops here, whichever way that was heard first. */
+  private release(run: string): void {
+    if (!this.owned.delete(run)) return;
+    this.lost?.(run);
   }
 
   /** Takes over the runs whose lease nobody renewed for leaseMs. */

@@ -8,8 +8,8 @@ import { checkHttpAuth } from './front/http-auth.js';
 import { serveStdio, type StdioFront } from './front/stdio.js';
 import { silentLogger } from './log.js';
 import { BridgeServer, ENV_TOKEN } from './bridge/server.js';
-import { Mesh } from './mesh/mesh.js';
-import { openSharedStores } from './mesh/state/shared-stores.js';
+import type { Mesh } from './mesh/mesh.js';
+import type { SharedStores } from './mesh/state/shared-stores.js';
 import { collisionProblem, planReload } from './gateway/reload-plan.js';
 import type { ReloadOutcome } from './gateway/gateway.js';
 import { withPolicyFile } from './config/policy-file.js';
@@ -20,7 +20,7 @@ import type { Tracing } from './tracing/tracing.js';
 import { SERVER_INFO } from './protocol/versions.js';
 import { startAdmin } from './admin/admin.js';
 import { WORKFLOWS_SOURCE } from './workflows/workflow-source.js';
-import { openA2AAgent, type A2AAgent } from './a2a/wiring.js';
+import type { A2AAgent } from './a2a/wiring.js';
 import { openStores, StartupError } from './switchboard-stores.js';
 import { setUpExtensions } from './switchboard-extensions.js';
 import { withSecrets } from './vault/open.js';
@@ -55,7 +55,10 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   if (options.http ?? !options.stdio) checkHttpAuth(config.http);
   const { vault, runConfig, redactor, trust, state } = openStores(config, log, options);
   // With mesh.state jetstream: the context store, workflow runs and task ownership the nodes share.
-  const shared = openSharedStores(config, log);
+  // The mesh's modules (and NATS's client) are loaded only when it is on; so are the A2A agent's.
+  const shared: SharedStores | undefined = config.mesh.enabled
+    ? (await import('./mesh/state/shared-stores.js')).openSharedStores(config, log)
+    : undefined;
   const screen = trust.screen?.screen;
   const gateway = new Gateway({
     state,
@@ -139,7 +142,10 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   try {
     // Joining the mesh waits for no backend: a server is announced once it is up. Its keys are
     // read here, so a bad one stops what has started.
-    if (config.mesh.enabled) mesh = new Mesh(config.mesh, gateway, log.child({ component: 'mesh' }));
+    if (config.mesh.enabled) {
+      const { Mesh } = await import('./mesh/mesh.js');
+      mesh = new Mesh(config.mesh, gateway, log.child({ component: 'mesh' }));
+    }
     if (options.profile !== undefined && !Object.hasOwn(config.catalog.profiles, options.profile))
       throw new Error(
         `no catalog profile named "${options.profile}" (catalog.profiles has: ${Object.keys(config.catalog.profiles).join(', ') || 'none'})`,
@@ -156,14 +162,17 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       });
     }
     if (options.http ?? !options.stdio) {
-      a2a = await openA2AAgent(gateway, config, log, options.env).catch((err: Error) => {
-        throw new StartupError(err.message);
-      });
+      if (config.a2a.serve.enabled) {
+        const { openA2AAgent } = await import('./a2a/wiring.js');
+        a2a = await openA2AAgent(gateway, config, log, options.env).catch((err: Error) => {
+          throw new StartupError(err.message);
+        });
+      }
       http = await serveHttp(gateway, {
         ...config.http,
         traceHeader: config.tracing.enabled,
         profiles: config.catalog.profiles,
-        routes: a2a.routes,
+        routes: a2a?.routes ?? [],
         maxMessageBytes: config.limits.maxMessageBytes,
         maxUnreadBytes: config.limits.maxUnreadBytes,
         log,

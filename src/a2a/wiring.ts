@@ -1,6 +1,6 @@
-// What the HTTP front gets from a2a.serve: the agent's routes (over its durable task file, with push
-// notifications when they are offered) when it is enabled, none otherwise; and how to close that
-// file when switchboard stops.
+// What the HTTP front gets from a2a.serve when it is enabled: the agent's routes (over its durable
+// task file, with push notifications when they are offered), and how to close that file when
+// switchboard stops. Loaded only when a2a.serve is on.
 import { authModeOf, type Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { stateDirFile } from '../state/sqlite-file.js';
@@ -28,7 +28,6 @@ export async function openA2AAgent(
   env?: NodeJS.ProcessEnv,
 ): Promise<A2AAgent> {
   const settings = config.a2a.serve;
-  if (!settings.enabled) return { routes: [], close: () => Promise.resolve() };
   const path = agentTasksPath(config, env);
   let tasks: AgentTaskDb;
   try {

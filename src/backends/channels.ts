@@ -1,12 +1,13 @@
 // Picks the channel kind for a backend's config. Adding a kind adds a case here and a file
-// beside this one; the `never` default makes a forgotten kind a compile error.
+// beside this one; the `never` default makes a forgotten kind a compile error. The HTTP and A2A
+// kinds load their client libraries as they start (loaded-channel.ts): a switchboard without
+// such a backend carries neither.
 import type { A2ABackendConfig, BackendConfig } from '../config/schema.js';
-import { AgentChannel } from '../a2a/agent-channel.js';
 import { backendDestination, outboundFetch } from '../net/outbound.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import { assertNever } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
-import { sseChannel, streamableHttpChannel } from './http-channel.js';
+import { LoadedChannel } from './loaded-channel.js';
 import { StdioChannel, type Launcher } from './stdio-channel.js';
 import type { ProcessGroups } from './watchdog.js';
 import type { StderrTail } from './stderr-tail.js';
@@ -35,9 +36,19 @@ export function createChannel(config: BackendConfig, options: ChannelOptions): C
     case 'stdio':
       return new StdioChannel({ ...options, config: config as Extract<BackendConfig, { command: string }> });
     case 'streamable-http':
-      return streamableHttpChannel(config as Extract<BackendConfig, { url: string }>, options);
+      return new LoadedChannel(async () =>
+        (await import('./http-channel.js')).streamableHttpChannel(
+          config as Extract<BackendConfig, { url: string }>,
+          options,
+        ),
+      );
     case 'sse':
-      return sseChannel(config as Extract<BackendConfig, { url: string }>, options);
+      return new LoadedChannel(async () =>
+        (await import('./http-channel.js')).sseChannel(
+          config as Extract<BackendConfig, { url: string }>,
+          options,
+        ),
+      );
     case 'a2a': {
       const agent = config as A2ABackendConfig;
       const fetch = outboundFetch({
@@ -45,7 +56,10 @@ export function createChannel(config: BackendConfig, options: ChannelOptions): C
         url: new URL(agent.a2a),
         allowPrivateNetwork: agent.allowPrivateNetwork,
       });
-      return new AgentChannel(agent, { name: options.name, log: options.log, fetch });
+      return new LoadedChannel(async () => {
+        const { AgentChannel } = await import('../a2a/agent-channel.js');
+        return new AgentChannel(agent, { name: options.name, log: options.log, fetch });
+      });
     }
     default:
       return assertNever(kind);

@@ -49,7 +49,7 @@ const DEFAULT_SIZES: Sizes = { calls: 2000, warmup: 200, rounds: 4 };
 const USAGE = `usage: npm run bench -- [scenario…] [--calls N] [--warmup N] [--rounds N]
 
 scenarios (default: all; naming a switchboard side also runs its baseline):
-${SCENARIOS.map((s) => `  ${s.name.padEnd(12)} ${s.baseline.name} + ${s.subject.name}: ${s.summary}`).join('\n')}
+${SCENARIOS.map((s) => `  ${s.name.padEnd(16)} ${s.baseline.name} + ${s.subject.name}: ${s.summary}`).join('\n')}
 
   --calls N   timed sequential calls per side, and as many again at 32 in flight (default ${DEFAULT_SIZES.calls});
               catalog listings are N/20
@@ -64,6 +64,12 @@ ${SCENARIOS.map((s) => `  ${s.name.padEnd(12)} ${s.baseline.name} + ${s.subject.
   catalog-modes  tokens of tools/list in full vs search mode over real gathered tools, and search
               recall@1/@5 and MRR on the tuning and held-out task sets; not in the default set
   soak        mixed traffic with random backend kills for minutes; not in the default set (soak --help)
+
+environment:
+  SWITCHBOARD_BENCH_GATEWAY=<main.js>  measure another build's switchboard against the same baselines
+  SWITCHBOARD_BENCH_CONFIG=<JSON>      config sections laid over every switchboard a scenario starts
+                                       ('{"audit":{"enabled":false}}': what the audit costs a call)
+  BENCH_CPU_PROF=<dir>                 each switchboard writes a V8 CPU profile there when it stops
 
 Targets are reported, never enforced: the exit code is 0 unless something failed to run.`;
 

@@ -4,7 +4,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { Measurement, Plan } from './lib/compare.js';
 import { openHttp, openStdio, type Endpoint, type Era } from './lib/endpoints.js';
 import { gatewayArgs, writeGatewayConfig } from './lib/gateway.js';
-import { ECHO_SERVER, HTTP_RELAY, PIPE_PROXY } from './lib/paths.js';
+import { ECHO_SERVER, HTTP_RELAY, JSON_PROXY, PIPE_PROXY } from './lib/paths.js';
 import type { Goal, Row } from './lib/report.js';
 import type { Call } from './lib/runners.js';
 
@@ -85,6 +85,8 @@ export interface Goals {
   readonly cpu?: number;
   /** What the subject's own rows call it (default: switchboard). */
   readonly label?: string;
+  /** What the baseline's CPU row calls the process it charges (default: server). */
+  readonly baselineLabel?: string;
 }
 
 interface Metric {
@@ -117,7 +119,8 @@ export function rowsOf(
       goal: goal('>=', goals.throughput),
     },
     {
-      name: (gateway) => `${gateway ? (goals.label ?? 'switchboard') : 'server'} CPU/${per}`,
+      name: (gateway) =>
+        `${gateway ? (goals.label ?? 'switchboard') : (goals.baselineLabel ?? 'server')} CPU/${per}`,
       unit: 'ms',
       pick: (m) => m.cpuMsPerCall,
       goal: goal('<=', goals.cpu),
@@ -192,6 +195,43 @@ const stdioFloor: Scenario = {
   plan: echoPlan,
   call: echoCall,
   rows: (baseline, subject) => rowsOf(baseline, subject, { label: 'proxy' }),
+};
+
+/**
+ * The stdio target read against its floor in one run: the pipe-through proxy is the baseline and
+ * switchboard's stdio front takes its place, so the ratio is what switchboard's own work (parsing,
+ * the pipeline, audit) adds to a call that already pays for an extra process.
+ */
+const stdioOverPipe: Scenario = {
+  name: 'stdio-pipe',
+  summary: 'echo tool calls over stdio: the pipe-through proxy vs switchboard (stdio front) in its place',
+  baseline: stdioFloor.subject,
+  subject: stdio.subject,
+  plan: echoPlan,
+  call: echoCall,
+  rows: (baseline, subject) =>
+    rowsOf(baseline, subject, { p50: 1.2, throughput: 0.8, baselineLabel: 'proxy' }),
+};
+
+/**
+ * What reading each message costs over piping it: a process that parses every line and writes it
+ * out again (bench/fixtures/json-proxy.ts) in the pipe-through proxy's place. Any proxy that
+ * applies a rule to a call pays at least this; read `stdio-pipe` against it.
+ */
+const stdioJsonFloor: Scenario = {
+  name: 'stdio-json-floor',
+  summary:
+    'echo tool calls over stdio: the pipe-through proxy vs a proxy that parses and re-serialises each message',
+  baseline: stdioFloor.subject,
+  subject: {
+    name: 'json-proxy',
+    gateway: false,
+    open: () => openStdio('JSON proxy (stdio)', node, [JSON_PROXY], CONNECT_TIMEOUT_MS),
+    ready: echoAnswers,
+  },
+  plan: echoPlan,
+  call: echoCall,
+  rows: (baseline, subject) => rowsOf(baseline, subject, { label: 'proxy', baselineLabel: 'proxy' }),
 };
 
 const http: Scenario = {
@@ -443,6 +483,8 @@ const policy: Scenario = {
 export const SCENARIOS: readonly Scenario[] = [
   stdio,
   stdioFloor,
+  stdioOverPipe,
+  stdioJsonFloor,
   http,
   httpFloor,
   catalog,

@@ -31,6 +31,20 @@ process.on('exit', () => {
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * SWITCHBOARD_BENCH_CONFIG='<JSON object>': top-level sections laid over every gateway config a
+ * scenario writes (`{"audit":{"enabled":false}}`), to read what a feature costs against the same
+ * baseline.
+ */
+function configOverride(): Record<string, unknown> {
+  const text = process.env.SWITCHBOARD_BENCH_CONFIG;
+  if (!text) return {};
+  const parsed: unknown = JSON.parse(text);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new Error('SWITCHBOARD_BENCH_CONFIG must be a JSON object of config sections');
+  return parsed as Record<string, unknown>;
+}
+
 /** Writes a config fronting the given echo backends (spawned with this very node) and returns its path. */
 export function writeGatewayConfig(
   backends: readonly EchoBackend[],
@@ -50,7 +64,7 @@ export function writeGatewayConfig(
     ]),
   );
   const path = join(dir, 'switchboard.yaml');
-  writeFileSync(path, stringify({ servers, ...extra }));
+  writeFileSync(path, stringify({ servers, ...extra, ...configOverride() }));
   return path;
 }
 

@@ -7,7 +7,8 @@ type Handlers = Pick<Channel, 'onmessage' | 'onclose' | 'onerror'>;
 
 export class LoadedChannel implements Channel {
   private inner: Channel | undefined;
-  private closed = false;
+  /** The close under way or done: a second close waits for the first. */
+  private closing: Promise<void> | undefined;
   private readonly handlers: Handlers = {};
 
   constructor(private readonly load: () => Promise<Channel>) {}
@@ -15,7 +16,7 @@ export class LoadedChannel implements Channel {
   async start(): Promise<void> {
     const inner = await this.load();
     // Closed while loading (a stop, a failed start): it never opens.
-    if (this.closed) throw new Error('connection closed');
+    if (this.closing) throw new Error('connection closed');
     this.inner = inner;
     Object.assign(inner, this.handlers);
     await inner.start();
@@ -26,12 +27,12 @@ export class LoadedChannel implements Channel {
     return this.inner.send(...args);
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    if (this.inner) return this.inner.close();
-    // Never opened: it ends as a closing transport does, by saying so.
-    this.handlers.onclose?.();
+  close(): Promise<void> {
+    this.closing ??= this.inner
+      ? this.inner.close()
+      : // Never opened: it ends as a closing transport does, by saying so.
+        Promise.resolve().then(() => this.handlers.onclose?.());
+    return this.closing;
   }
 
   get onmessage(): Channel['onmessage'] {

@@ -113,14 +113,40 @@ describe('the shared run ledger', { skip: NO_NATS, timeout: 60_000 }, () => {
     assert.equal((await a.read('run4'))?.row.status, 'succeeded');
   });
 
-  it('a run whose lease names another holder is not started here', async (t) => {
+  it('a run whose lease names another holder is not started here, is let go, and is not ended here', async (t) => {
     const a = new KvRunLedger(stateOf('a', 'l5'));
     t.after(() => a.close());
+    const lost: string[] = [];
+    // No follower yet (it opens in start's background): only the step's own read can tell.
+    (a as unknown as { lost: (run: string) => void }).lost = (run) => lost.push(run);
     await a.created(runRow('run5'));
     const kv = await stateOf('b', 'l5').bucket('runs');
     const lease = await kv.get('l.run5');
     await kv.update('l.run5', 'b/another-process', lease!.revision);
     await assert.rejects(a.stepStarted('run5', 'first', 1), /run run5 was taken over by another node/);
+    assert.deepEqual(lost, ['run5']);
+    await a.ended('run5', 'failed', undefined, 'taken over');
+    assert.equal((await a.read('run5'))?.row.status, 'running', "the record is the new holder's");
+    assert.equal((await kv.get('l.run5'))?.string(), 'b/another-process');
+  });
+
+  it('renewals that overlap, or whose answer is lost, keep the run', async (t) => {
+    const a = new KvRunLedger(stateOf('a', 'l6'));
+    t.after(() => a.close());
+    const lost: string[] = [];
+    (a as unknown as { lost: (run: string) => void }).lost = (run) => lost.push(run);
+    const renew = () => (a as unknown as { renew(): Promise<void> }).renew();
+    await a.created(runRow('run6'));
+    await Promise.all([renew(), renew()]);
+    // A renewal that landed but whose answer never came: the lease moved on, still naming a.
+    const kv = await stateOf('a', 'l6').bucket('runs');
+    const holder = (a as unknown as { holder: string }).holder;
+    await kv.update('l.run6', holder, (await kv.get('l.run6'))!.revision);
+    await renew();
+    await renew();
+    assert.deepEqual(lost, []);
+    await a.stepStarted('run6', 'first', 1);
+    assert.equal((await kv.get('l.run6'))?.string(), holder);
   });
 
   it('prunes runs that ended before the cut, steps and all, and leaves runs under way', async (t) => {

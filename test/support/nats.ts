@@ -2,6 +2,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:net';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 
 export const NATS_BIN = spawnSync('sh', ['-c', 'command -v nats-server']).stdout.toString().trim();
 export const NO_NATS = NATS_BIN ? false : 'nats-server is not on PATH (Debian: apt-get install nats-server)';
@@ -41,6 +43,7 @@ export async function startNats(options: { port?: number; jetStream?: string } =
       });
       c.once('exit', (code) => reject(new Error(`nats-server exited (${code}): ${text}`)));
     });
+    if (options.jetStream !== undefined) await jetStreamAnswers(port);
   };
   const stop = async () => {
     const c = child;
@@ -52,6 +55,27 @@ export async function startNats(options: { port?: number; jetStream?: string } =
   };
   await start();
   return { url: `nats://127.0.0.1:${port}`, stop, start };
+}
+
+/**
+ * Waits until JetStream's API answers on the server at `port`: on a loaded machine it can still
+ * answer "jetstream is not enabled" for a moment after the server says it is ready.
+ */
+async function jetStreamAnswers(port: number): Promise<void> {
+  const nc = await connect({ servers: `nats://127.0.0.1:${port}` });
+  try {
+    for (let tries = 0; ; tries++) {
+      try {
+        await (await jetstreamManager(nc, { timeout: 2000 })).getAccountInfo();
+        return;
+      } catch (err) {
+        if (tries >= 50) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  } finally {
+    await nc.close();
+  }
 }
 
 /** An Ed25519 key pair as PEM: a node's signing key and the public key other nodes trust. */

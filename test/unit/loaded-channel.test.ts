@@ -46,8 +46,9 @@ test('handlers set before the start reach the loaded channel; what it says is re
   assert.equal(ch.closeReason, 'the child exited');
   let closes = 0;
   ch.onclose = () => closes++;
-  await ch.close();
-  await ch.close();
+  const first = ch.close();
+  assert.equal(ch.close(), first, 'a second close waits for the first');
+  await first;
   assert.equal(inner.closed, 1);
   assert.equal(closes, 1);
 });

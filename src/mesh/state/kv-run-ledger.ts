@@ -1,12 +1,13 @@
 // Workflow runs shared by the mesh's nodes in a JetStream KV bucket: `r.<run>` its record,
 // `s.<run>.<step>` each step's outcome (written before the step's call is made, so a step under way
-// is known to be), and `l.<run>` its lease, renewed by the process running it. The lease's KV
-// revision is the lock: a node that sees a lease unrenewed for mesh.leaseMs (by its own clock, so
-// no two clocks are compared) takes it with a write conditioned on that revision; one node wins.
+// is known to be), and `l.<run>` its lease, renewed by the process running it: a run is the process's
+// its lease names. Every write of a lease is conditioned on its KV revision: a node that sees a lease
+// unrenewed for mesh.leaseMs (by its own clock, so no two clocks are compared) takes it, and one
+// node wins.
 // `c.<run>` asks for the run's cancellation from any node: the node holding the run follows these
 // keys and stops it (at once, or as it takes the run over).
 import { randomUUID } from 'node:crypto';
-import type { KV } from '@nats-io/kv';
+import type { KV, KvEntry } from '@nats-io/kv';
 import type { RunRow, RunStatus, StepRow, StepStatus } from '../../workflows/run-store.js';
 import type { SharedRuns } from '../../workflows/shared-runs.js';
 import { followBucket, type Following } from './follow-bucket.js';
@@ -37,8 +38,10 @@ export class KvRunLedger implements SharedRuns {
   private cancelled: ((run: string) => void) | undefined;
   private lost: ((run: string) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private renewal: NodeJS.Timeout | undefined;
   private closed = false;
   private scanning = false;
+  private renewingNow = false;
 
   constructor(private readonly state: MeshState) {
     this.holder = `${state.node}/${randomUUID()}`;
@@ -66,9 +69,10 @@ export class KvRunLedger implements SharedRuns {
     const kv = await this.kv();
     // Held means the lease names this process. Its revision is no test: this process's own renewal
     // may be on its way (the read can see the new revision before the renewal's answer is in).
-    const lease = await kv.get(`l.${run}`);
-    if (!this.owned.has(run) || lease?.operation !== 'PUT' || lease.string() !== this.holder)
+    if (!this.owned.has(run) || !this.names(await kv.get(`l.${run}`))) {
+      this.release(run);
       throw new Error(`run ${run} was taken over by another node`);
+    }
     const key = stepKey(run, step);
     const row: StepRow = {
       step,
@@ -125,9 +129,11 @@ export class KvRunLedger implements SharedRuns {
     result: unknown,
     error?: string,
   ): Promise<void> {
-    // A run another node took over is that node's to end.
+    // A run another node took over is that node's to end, heard of here or not yet.
     if (!this.owned.delete(run)) return;
     const kv = await this.kv();
+    const lease = await kv.get(`l.${run}`);
+    if (!this.names(lease)) return this.forgetSteps(run);
     const current = await kv.get(`r.${run}`);
     if (current?.operation === 'PUT') {
       const row = current.json<RunRow>();
@@ -136,10 +142,8 @@ export class KvRunLedger implements SharedRuns {
         enc({ ...row, status, result, error: error ?? null, endedAt: Date.now() } satisfies RunRow),
       );
     }
-    // The lease as it is now: a renewal sent before the run ended may have moved its revision on.
-    const lease = await kv.get(`l.${run}`);
-    if (lease?.operation === 'PUT' && lease.string() === this.holder)
-      await kv.delete(`l.${run}`, { previousSeq: lease.revision }).catch(() => {});
+    // At the revision read above; a renewal landing after it removes the lease itself (renew).
+    await kv.delete(`l.${run}`, { previousSeq: lease.revision }).catch(() => {});
     if (this.cancels.has(run)) await kv.delete(`c.${run}`).catch(() => {});
     this.forgetSteps(run);
   }
@@ -255,8 +259,6 @@ export class KvRunLedger implements SharedRuns {
     this.followCancels?.stop();
   }
 
-  private renewal: NodeJS.Timeout | undefined;
-
   /** Renews this process's leases three times per lease period. */
   private renewing(): void {
     if (this.renewal || this.closed) return;
@@ -265,24 +267,44 @@ export class KvRunLedger implements SharedRuns {
   }
 
   private async renew(): Promise<void> {
-    if (this.owned.size === 0) return;
-    const kv = await this.kv().catch(() => undefined);
-    if (!kv) return;
-    for (const [run, revision] of [...this.owned]) {
-      try {
-        const next = await kv.update(`l.${run}`, this.holder, revision);
-        if (this.owned.has(run)) this.owned.set(run, next);
-      } catch (err) {
-        // Taken by another node while this one was silent (heard here before the follower hears
-        // of it, or instead of it).
-        if (isWrongSequence(err)) this.release(run);
-      }
+    // One renewal at a time: a second one, sent at the revision the first is moving on, would fail.
+    if (this.owned.size === 0 || this.renewingNow) return;
+    this.renewingNow = true;
+    try {
+      const kv = await this.kv().catch(() => undefined);
+      if (kv) for (const [run, revision] of [...this.owned]) await this.renewOne(kv, run, revision);
+    } finally {
+      this.renewingNow = false;
     }
+  }
+
+  private async renewOne(kv: KV, run: string, revision: number): Promise<void> {
+    try {
+      const next = await kv.update(`l.${run}`, this.holder, revision);
+      if (this.owned.has(run)) this.owned.set(run, next);
+      // The run ended while this renewal was on its way: its lease goes, at the revision it made.
+      else await kv.delete(`l.${run}`, { previousSeq: next }).catch(() => {});
+    } catch (err) {
+      if (!isWrongSequence(err)) return; // tried again at the next renewal
+      // Not the revision this process last heard. Still this process's (an earlier update landed
+      // but its answer was lost): go on from the revision it has. Another's, or gone: it is lost.
+      const lease = await kv.get(`l.${run}`).catch(() => undefined);
+      if (lease === undefined) return; // unread: tried again at the next renewal
+      if (this.names(lease)) {
+        if (this.owned.has(run)) this.owned.set(run, lease.revision);
+      } else this.release(run);
+    }
+  }
+
+  /** Whether a lease (as read) names this process. */
+  private names(lease: KvEntry | null | undefined): lease is KvEntry {
+    return lease?.operation === 'PUT' && lease.string() === this.holder;
   }
 
   /** A run this process held is another's now: it stops here, whichever way that was heard first. */
   private release(run: string): void {
     if (!this.owned.delete(run)) return;
+    this.forgetSteps(run);
     this.lost?.(run);
   }
 

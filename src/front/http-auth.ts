@@ -4,7 +4,7 @@
 // else: no session, no catalog.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
 import { authModeOf, httpAuthProblems, isLoopbackHost, type Config } from '../config/schema.js';
 
 export { authModeOf };
@@ -17,6 +17,10 @@ type OAuthConfig = NonNullable<AuthConfig['oauth']>;
 
 /** Where RFC 9728 puts protected-resource metadata; the MCP endpoint's path may follow it. */
 export const METADATA_PATH = '/.well-known/oauth-protected-resource';
+
+type Jose = typeof import('jose');
+/** jose, loaded with the first token to verify: a front without OAuth never loads it. */
+let jose: Promise<Jose> | undefined;
 
 /** The caller of every request when the front authenticates no one. */
 export const ANONYMOUS: Caller = { kind: 'host', id: 'http' };
@@ -70,7 +74,8 @@ export function createAuthenticator(
   const keys =
     mode === 'oauth' ? [] : auth.keys.map((k) => ({ name: k.name, hash: Buffer.from(k.sha256, 'hex') }));
   const oauth = mode === 'apiKey' ? undefined : auth.oauth;
-  const jwks = oauth ? createRemoteJWKSet(new URL(oauth.jwksUri)) : undefined;
+  // Made with the first token: it fetches the keys then, and keeps them.
+  let jwks: ReturnType<Jose['createRemoteJWKSet']> | undefined;
   const audiences = oauth ? [oauth.audience].flat() : [];
 
   /** The resource this endpoint is, as metadata names it and tokens are meant for. */
@@ -121,9 +126,11 @@ export function createAuthenticator(
   }
 
   async function tokenCaller(token: string, config: OAuthConfig): Promise<Caller | Refusal> {
+    const { createRemoteJWKSet, errors, jwtVerify } = await (jose ??= import('jose'));
+    jwks ??= createRemoteJWKSet(new URL(config.jwksUri));
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, jwks!, {
+      ({ payload } = await jwtVerify(token, jwks, {
         issuer: config.issuer,
         audience: audiences,
         algorithms: [...config.algorithms],
@@ -131,7 +138,7 @@ export function createAuthenticator(
         requiredClaims: ['exp', 'sub'],
       }));
     } catch (err) {
-      return tokenRefusal(err);
+      return tokenRefusal(err, errors);
     }
     const granted = new Set(scopesOf(payload));
     const missing = config.requiredScopes.filter((s) => !granted.has(s));
@@ -145,7 +152,7 @@ export function createAuthenticator(
     return { kind: 'host', id: `oauth:${payload.sub!}` };
   }
 
-  function tokenRefusal(err: unknown): Refusal {
+  function tokenRefusal(err: unknown, errors: Jose['errors']): Refusal {
     const invalid = (description: string): Refusal => ({
       reason: 'http_unauthorized',
       error: 'invalid_token',

@@ -1,9 +1,9 @@
 // Workflow runs shared by the mesh's nodes in a JetStream KV bucket: `r.<run>` its record,
 // `s.<run>.<step>` each step's outcome (written before the step's call is made, so a step under way
-// is known to be), and `l.<run>` its lease, renewed by the process running it: a run is the process's
-// its lease names. Every write of a lease is conditioned on its KV revision: a node that sees a lease
-// unrenewed for mesh.leaseMs (by its own clock, so no two clocks are compared) takes it, and one
-// node wins.
+// is known to be), and `l.<run>` its lease, renewed by the process running it: a run belongs to the
+// process its lease names. Every write of a lease is conditioned on its KV revision, so of the nodes
+// that see a lease unrenewed for mesh.leaseMs (each by its own clock, so no two clocks are
+// compared) and take it, one wins.
 // `c.<run>` asks for the run's cancellation from any node: the node holding the run follows these
 // keys and stops it (at once, or as it takes the run over).
 import { randomUUID } from 'node:crypto';

@@ -59,6 +59,12 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   const shared: SharedStores | undefined = config.mesh.enabled
     ? (await import('./mesh/state/shared-stores.js')).openSharedStores(config, log)
     : undefined;
+  /** Closes the files and connections opened so far: the start failed before its fronts served. */
+  const closeStores = async () => {
+    trust.close();
+    state.close();
+    await shared?.close();
+  };
   const screen = trust.screen?.screen;
   const gateway = new Gateway({
     state,
@@ -86,7 +92,10 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     state,
     log,
     shared,
-  );
+  ).catch(async (err: unknown) => {
+    await closeStores();
+    throw err;
+  });
   // The bridge listens before backends start: a backend may call it while it initializes.
   let bridge: BridgeServer | undefined;
   if (config.bridge.enabled) {
@@ -96,7 +105,13 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       maxUnreadBytes: config.limits.maxUnreadBytes,
       log,
     });
-    await bridge.listen();
+    try {
+      await bridge.listen();
+    } catch (err) {
+      for (const r of openExtensions) r.close();
+      await closeStores();
+      throw new StartupError((err as Error).message);
+    }
     // Every token that works is hidden like a secret: a backend echoing its environment must not
     // hand its identity to a host.
     bridge.tokens.watch((live) => redactor.setTokens(live));
@@ -187,9 +202,8 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     await starting;
     await bridge?.close();
     await tracing?.stop();
-    trust.close();
-    state.close();
-    await shared?.close();
+    for (const r of openExtensions) r.close();
+    await closeStores();
     throw err;
   }
   const failedBackends: { name: string; error: string; stderr: readonly string[] }[] = [];

@@ -1,11 +1,10 @@
 // The bridge: a Unix socket, in a directory only switchboard's user can open, where backends call
 // each other and switchboard's handlers. A connection proves its identity with its first message;
 // after that it is a session like a host's, passing the same pipeline with the backend as caller.
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { mkdirSync } from 'node:fs';
 import { WIRE } from '../errors/errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { classify, type JsonRpcMessage } from '../jsonrpc/message.js';
@@ -16,6 +15,7 @@ import type { Logger } from '../log.js';
 import { openLineConnection, type LineConnection } from '../front/line-connection.js';
 import { BRIDGE_PATH_ENV, BRIDGE_PROTOCOL, BRIDGE_TOKEN_ENV } from '../public/bridge-client/constants.js';
 import { BridgeTokens, tokenDigest } from './tokens.js';
+import { claimSocketPath } from './socket-path.js';
 
 // The protocol's names are the public client's: one declaration for both ends of the socket.
 export { BRIDGE_TOKEN_ENV as ENV_TOKEN } from '../public/bridge-client/constants.js';
@@ -54,7 +54,7 @@ export class BridgeServer {
       path = join(this.ownedDir, 'bridge.sock');
     } else {
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-      rmSync(path, { force: true });
+      await claimSocketPath(path);
     }
     // The directory's mode is the access control: only our user can reach the socket at all.
     chmodSync(dirname(path), 0o700);

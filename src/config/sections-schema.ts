@@ -135,7 +135,9 @@ export const BridgeSection = z
     socket: z
       .string()
       .optional()
-      .describe('Path of the Unix socket (default: in a fresh directory of mode 0700 under the temp dir).'),
+      .describe(
+        'Path of the Unix socket (default: in a fresh directory of mode 0700 under the temp dir). Its directory must be your own and not shared like /tmp (it is made mode 0700); a socket another process listens on, or a file that is not a socket, is never replaced: switchboard does not start.',
+      ),
     maxDepth: z
       .number()
       .int()

@@ -8,10 +8,12 @@ import { checkHttpAuth } from './front/http-auth.js';
 import { serveStdio, type StdioFront } from './front/stdio.js';
 import { silentLogger } from './log.js';
 import { BridgeServer, ENV_TOKEN } from './bridge/server.js';
+import { followRemoteTokens } from './bridge/tokens.js';
 import type { Mesh } from './mesh/mesh.js';
 import type { SharedStores } from './mesh/state/shared-stores.js';
 import { collisionProblem, planReload } from './gateway/reload-plan.js';
 import type { ReloadOutcome } from './gateway/gateway.js';
+import { reloadSummary } from './gateway/reload.js';
 import { withPolicyFile } from './config/policy-file.js';
 import { withWorkflowFiles } from './config/workflow-files.js';
 import { resolve } from 'node:path';
@@ -59,7 +61,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   const shared: SharedStores | undefined = config.mesh.enabled
     ? (await import('./mesh/state/shared-stores.js')).openSharedStores(config, log)
     : undefined;
-  /** Closes the files and connections opened so far: the start failed before its fronts served. */
+  /** Closes the files and connections opened first: last in a stop, or when the start fails. */
   const closeStores = async () => {
     trust.close();
     state.close();
@@ -255,35 +257,12 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       throw err;
     }
     const applied = gateway.config;
-    if (bridge) {
-      // Configured tokens of backends switchboard does not spawn follow their entries (as at
-      // start, whether the backend is up or not); spawned ones get theirs at each start.
-      // Own entries only: a server may be named like an Object.prototype member (`constructor`).
-      const remoteToken = (servers: Config['servers'], name: string) => {
-        const b = Object.hasOwn(servers, name) ? servers[name] : undefined;
-        return b && !b.disabled && !('command' in b) ? b.bridge.token : undefined;
-      };
-      for (const name of new Set([...Object.keys(running.servers), ...Object.keys(applied.servers)])) {
-        const before = remoteToken(running.servers, name);
-        const after = remoteToken(applied.servers, name);
-        if (before === after) continue;
-        if (before) bridge.tokens.revoke(name, before);
-        if (after) bridge.tokens.set(name, after);
-      }
-    }
+    if (bridge) followRemoteTokens(bridge.tokens, running.servers, applied.servers);
     reloads.applied++;
     const { added, removed, replaced, failed } = outcome;
-    const said = [
-      ...(added.length ? [`added ${added.join(', ')}`] : []),
-      ...(removed.length ? [`removed ${removed.join(', ')}`] : []),
-      ...(replaced.length ? [`restarted ${replaced.join(', ')}`] : []),
-      ...(failed.length ? [`failed to start ${failed.map((f) => f.name).join(', ')}`] : []),
-      ...(live.length ? [`applied ${live.join(', ')}`] : []),
-      ...(needRestart.length ? [`needs a restart: ${needRestart.join(', ')}`] : []),
-    ];
     log.info(
       { added, removed, replaced, failed, applied: live, needRestart, reloads },
-      `configuration reloaded: ${said.length ? said.join('; ') : 'nothing changed'}`,
+      `configuration reloaded: ${reloadSummary(outcome, live, needRestart)}`,
     );
     return { ...outcome, needRestart, applied: live };
   };
@@ -327,9 +306,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     await bridge?.close();
     // Last, so the spans of calls cut above are sent too.
     await tracing?.stop();
-    trust.close();
-    state.close();
-    await shared?.close();
+    await closeStores();
     return { cut: cut.map((c) => c.call) };
   }
   return {

@@ -1,8 +1,12 @@
 // Bridge identities: a token is minted for each start of each spawned backend replica (or
 // configured for a remote one), and a presented token is checked against every known one in
 // constant time. The replicas of one server share its identity, each with a token of its own.
-// Whoever must hide tokens (the redactor) is told the set that works after every change.
+// Whoever must hide tokens (the redactor) is told the set that works after every change; after a
+// reload, remote backends' configured tokens follow their entries.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Config } from '../config/schema.js';
+
+type Servers = Config['servers'];
 
 /** What is kept of a token: enough to recognise it, nothing to present. */
 export const tokenDigest = (token: string) => createHash('sha256').update(token, 'utf8').digest();
@@ -107,4 +111,24 @@ export class BridgeTokens {
     }
     return found;
   }
+}
+
+/**
+ * After a reload: the configured tokens of backends switchboard does not spawn follow their
+ * entries (as at start, whether the backend is up or not); spawned ones get theirs at each start.
+ */
+export function followRemoteTokens(tokens: BridgeTokens, before: Servers, after: Servers): void {
+  for (const name of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const was = remoteToken(before, name);
+    const now = remoteToken(after, name);
+    if (was === now) continue;
+    if (was) tokens.revoke(name, was);
+    if (now) tokens.set(name, now);
+  }
+}
+
+/** Own entries only: a server may be named like an Object.prototype member (`constructor`). */
+function remoteToken(servers: Servers, name: string): string | undefined {
+  const b = Object.hasOwn(servers, name) ? servers[name] : undefined;
+  return b && !b.disabled && !('command' in b) ? b.bridge.token : undefined;
 }

@@ -25,6 +25,20 @@ export interface ReloadOutcome {
   failed: { name: string; error: string }[];
 }
 
+/** A reload in words for its log line: what changed, what was applied, what needs a restart. */
+export function reloadSummary(outcome: ReloadOutcome, applied: string[], needRestart: string[]): string {
+  const { added, removed, replaced, failed } = outcome;
+  const said = [
+    ...(added.length ? [`added ${added.join(', ')}`] : []),
+    ...(removed.length ? [`removed ${removed.join(', ')}`] : []),
+    ...(replaced.length ? [`restarted ${replaced.join(', ')}`] : []),
+    ...(failed.length ? [`failed to start ${failed.map((f) => f.name).join(', ')}`] : []),
+    ...(applied.length ? [`applied ${applied.join(', ')}`] : []),
+    ...(needRestart.length ? [`needs a restart: ${needRestart.join(', ')}`] : []),
+  ];
+  return said.length ? said.join('; ') : 'nothing changed';
+}
+
 export interface ReloadDeps {
   log: Logger;
   /** The catalog hosts see: untouched until the swap. */

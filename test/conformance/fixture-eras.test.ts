@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { test, type TestContext } from 'node:test';
+import { alterToken } from '../support/tamper.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/conformance-server.js', import.meta.url));
 const MODERN = '2026-07-28';
@@ -139,11 +140,10 @@ test('a modern fixture refuses a retry whose requestState was tampered with', as
   const state = first.result?.requestState as string;
   assert.equal(typeof state, 'string');
   const answer = { confirm: { action: 'accept', content: { ok: true } } };
-  const flipped = state.slice(0, -2) + (state.endsWith('A') ? 'B' : 'A') + state.slice(-1);
   const tampered = await wire.request('tools/call', {
     ...call,
     inputResponses: answer,
-    requestState: flipped,
+    requestState: alterToken(state),
   });
   assert.equal(tampered.error?.code, -32602);
   const honest = await wire.request('tools/call', { ...call, inputResponses: answer, requestState: state });

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { textOf, initialize, probe, rawOpen, rawPost, rawStdio, textJson } from '../gateway/harness.js';
 import { eventually } from '../support/poll.js';
+import { alterToken } from '../support/tamper.js';
 import { httpUrl, startGateway } from '../support/start-switchboard.js';
 
 const V = '2026-07-28';
@@ -100,8 +101,9 @@ test('a legacy backend asking mid-call becomes input_required; the retry resumes
   assert.equal(ask.params.message, 'your name?');
 
   // Tampered state, or the same state on other arguments, is refused; the call keeps waiting.
-  const tampered = first.requestState.slice(0, -2) + (first.requestState.endsWith('A') ? 'BB' : 'AA');
-  write(request(2, 'tools/call', { ...args, requestState: tampered, inputResponses: {} }));
+  write(
+    request(2, 'tools/call', { ...args, requestState: alterToken(first.requestState), inputResponses: {} }),
+  );
   assert.equal(((await inbox.next((m) => m.id === 2)).error as { code: number }).code, -32602);
   write(
     request(3, 'tools/call', {

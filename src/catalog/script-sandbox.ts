@@ -2,18 +2,8 @@
 // as async functions (`await tools.<name>(args)`) and a console, under limits on CPU time, memory,
 // stack, tool calls, output and wall time. The script sees only what is provided here: no
 // filesystem, network, process, timers or host object; values cross as JSON text.
-import {
-  newQuickJSWASMModuleFromVariant,
-  type QuickJSContext,
-  type QuickJSDeferredPromise,
-  type QuickJSHandle,
-  type QuickJSSyncVariant,
-  type QuickJSWASMModule,
-} from 'quickjs-emscripten-core';
-import releaseSync from '@jitl/quickjs-wasmfile-release-sync';
-
-// The package's types resolve as CommonJS under NodeNext; at run time the import is the variant.
-const variant = releaseSync as unknown as QuickJSSyncVariant;
+import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from 'quickjs-emscripten-core';
+import { giveBack, instanceCap, takeInstance, type SandboxInstance } from './sandbox-instances.js';
 
 export interface ScriptLimits {
   /** Time the interpreter may run, summed over the script's slices (waiting on tools not counted). */
@@ -51,12 +41,6 @@ export interface ScriptOutcome {
   limit?: 'cpu' | 'memory' | 'stack' | 'calls' | 'output' | 'wall' | undefined;
   /** Tool calls made. */
   calls: number;
-}
-
-let quickjs: Promise<QuickJSWASMModule> | undefined;
-/** The WebAssembly module is compiled once; each script gets its own runtime (own heap, own limits). */
-function module(): Promise<QuickJSWASMModule> {
-  return (quickjs ??= newQuickJSWASMModuleFromVariant(variant));
 }
 
 const FILE = 'script.js';
@@ -99,8 +83,9 @@ export async function runScript(
   limits: ScriptLimits,
   signal: AbortSignal,
 ): Promise<ScriptOutcome> {
-  const qjs = await module();
-  const runtime = qjs.newRuntime();
+  const instance = await takeInstance(limits.memoryBytes);
+  const runtime = instance.quickjs.newRuntime();
+  // Bounds one allocation; the instance's capped memory bounds them all (sandbox-instances.ts).
   runtime.setMemoryLimit(limits.memoryBytes);
   runtime.setMaxStackSize(limits.stackBytes);
   const vm = runtime.newContext();
@@ -187,12 +172,14 @@ export async function runScript(
         const name = vm.getString(nameH);
         const args = JSON.parse(vm.getString(argsH)) as unknown;
         const deferred = vm.newPromise();
+        // Kept until the end even when refused: a promise left undisposed stays in QuickJS's heap,
+        // and freeing a runtime with it aborts the whole WebAssembly instance.
+        pending.add(deferred);
         if (out.calls >= limits.maxCalls) {
           halt('calls');
           return deferred.handle;
         }
         out.calls++;
-        pending.add(deferred);
         void callTool(name, args, inner.signal)
           .then(
             (value) => JSON.stringify({ value: value ?? null }),
@@ -262,17 +249,17 @@ export async function runScript(
     signal.removeEventListener('abort', onAbort);
     inner.abort(new Error('script ended'));
     for (const d of pending) if (d.alive) d.dispose();
-    if (poisoned) quickjs = undefined;
-    else
+    let clean = !poisoned;
+    if (clean)
       try {
         if (vm.alive) vm.dispose();
         runtime.dispose();
       } catch {
-        // A script stopped mid-way (out of memory, interrupted with promises pending) can leave
-        // objects QuickJS cannot free, and freeing its runtime then aborts the whole WebAssembly
-        // instance: that instance is dropped and the next script gets a fresh one.
-        quickjs = undefined;
+        // An object QuickJS cannot free aborts the WebAssembly instance as its runtime is freed:
+        // the instance is not used again.
+        clean = false;
       }
+    giveBack(instance, clean);
   }
   if (stop !== undefined) {
     out.ok = false;
@@ -281,10 +268,24 @@ export async function runScript(
       out.limit = stop;
       out.error = { name: 'LimitError', message: limitMessage(stop, limits), line: out.error?.line };
     }
-  } else if (out.error && /out of memory/i.test(out.error.message)) out.limit = 'memory';
-  else if (out.error && /stack overflow/i.test(out.error.message)) out.limit = 'stack';
+  } else if (out.error && outOfMemory(out.error.message, instance)) {
+    out.limit = 'memory';
+    out.error = { name: 'LimitError', message: limitMessage('memory', limits), line: out.error.line };
+  } else if (out.error && /stack overflow/i.test(out.error.message)) out.limit = 'stack';
   return out;
 }
+
+/**
+ * Whether a script failed for want of memory: QuickJS's own error, or the bare `null` it throws
+ * when memory ran out while that error was being made, from an instance at its cap (a script
+ * throwing null itself there is told so too: it had no memory left to spare anyway).
+ */
+function outOfMemory(message: string, instance: SandboxInstance): boolean {
+  if (/out of memory/i.test(message)) return true;
+  return message === UNCAUGHT_NULL && instance.memory.buffer.byteLength >= instanceCap(instance.memoryBytes);
+}
+
+const UNCAUGHT_NULL = `uncaught: null`;
 
 function setError(vm: QuickJSContext, out: ScriptOutcome, h: QuickJSHandle): void {
   const e = vm.dump(h) as unknown;

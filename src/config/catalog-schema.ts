@@ -52,7 +52,15 @@ const CodeModeFields = z
       .max(600_000)
       .default(30_000)
       .describe('Time a script may take from start to end, waiting on tools included, in milliseconds.'),
-    memoryMb: z.number().int().min(1).max(512).default(32).describe("The script's heap limit, in MiB."),
+    memoryMb: z
+      .number()
+      .int()
+      .min(1)
+      .max(512)
+      .default(32)
+      .describe(
+        "The script's heap limit, in MiB; the interpreter's whole memory is capped at this plus 6 MiB (at least 16 MiB).",
+      ),
     stackKb: z
       .number()
       .int()

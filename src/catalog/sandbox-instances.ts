@@ -1,0 +1,88 @@
+// The WebAssembly instances scripts run in: the interpreter is compiled once, each instance's
+// memory can never grow past one script's memory limit (plus what the interpreter itself holds),
+// and an instance serves one script at a time, so one script's memory cannot crowd out another's.
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import {
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  type QuickJSSyncVariant,
+  type QuickJSWASMModule,
+} from 'quickjs-emscripten-core';
+import releaseSync from '@jitl/quickjs-wasmfile-release-sync';
+
+// The package's types resolve as CommonJS under NodeNext; at run time the import is the variant.
+const variant = releaseSync as unknown as QuickJSSyncVariant;
+
+const PAGE = 65_536;
+const MiB = 1024 * 1024;
+/** The memory the interpreter's build starts with, and the least an instance can be given. */
+export const START_BYTES = 16 * MiB;
+/**
+ * What the interpreter holds before a script allocates: its static data, C stack and runtime
+ * (about 5.2 MiB in this build; the rest of its start is free for the script).
+ */
+const RESERVED_BYTES = 6 * MiB;
+
+/**
+ * The most memory an instance may ever have for a script whose heap may take `memoryBytes`. The
+ * runtime's own memory limit cannot bound a script: this build cannot tell a block's size, so it
+ * counts a few bytes per allocation whatever its size, and a script once grew the instance to its
+ * 2 GiB maximum. The cap on the instance's WebAssembly memory is what bounds it.
+ */
+export const instanceCap = (memoryBytes: number): number =>
+  Math.max(START_BYTES, Math.ceil((RESERVED_BYTES + memoryBytes) / PAGE) * PAGE);
+
+/** Idle instances kept per memory limit, so most scripts skip instantiation (several ms). */
+const IDLE_KEPT = 2;
+
+export interface SandboxInstance {
+  readonly quickjs: QuickJSWASMModule;
+  readonly memory: WebAssembly.Memory;
+  readonly memoryBytes: number;
+}
+
+let compiled: Promise<WebAssembly.Module> | undefined;
+const idle = new Map<number, SandboxInstance[]>();
+let started = 0;
+
+async function compile(): Promise<WebAssembly.Module> {
+  const path = createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
+  return WebAssembly.compile(await readFile(path));
+}
+
+/** An instance of its own for a script whose heap may take `memoryBytes`. */
+export async function takeInstance(memoryBytes: number): Promise<SandboxInstance> {
+  const kept = idle.get(memoryBytes)?.pop();
+  if (kept !== undefined) return kept;
+  compiled ??= compile().catch((err: unknown) => {
+    compiled = undefined;
+    throw err;
+  });
+  const wasmModule = await compiled;
+  const memory = new WebAssembly.Memory({
+    initial: START_BYTES / PAGE,
+    maximum: instanceCap(memoryBytes) / PAGE,
+  });
+  const quickjs = await newQuickJSWASMModuleFromVariant(
+    newVariant(variant, { wasmModule, wasmMemory: memory }),
+  );
+  started++;
+  return { quickjs, memory, memoryBytes };
+}
+
+/**
+ * The script is done with `instance`. It is kept for the next script only if it is as it was
+ * new: its runtime freed (`clean`) and its memory not grown, since WebAssembly memory never
+ * shrinks. Otherwise it is dropped and the collector frees its memory.
+ */
+export function giveBack(instance: SandboxInstance, clean: boolean): void {
+  if (!clean || instance.memory.buffer.byteLength > START_BYTES) return;
+  const list = idle.get(instance.memoryBytes) ?? [];
+  if (list.length >= IDLE_KEPT) return;
+  list.push(instance);
+  idle.set(instance.memoryBytes, list);
+}
+
+/** How many instances scripts have been given since start (an instance kept idle is given again). */
+export const instancesStarted = (): number => started;

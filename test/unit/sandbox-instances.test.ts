@@ -1,0 +1,79 @@
+// A script's WebAssembly instance is used again only when the script left it as new: however a
+// script ends (a limit, a refused tool call, cancellation, an error), its runtime must free
+// cleanly, or the instance is lost; one whose memory grew is dropped so its memory can be freed.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { instanceCap, instancesStarted } from '../../src/catalog/sandbox-instances.js';
+import { runScript, type ScriptLimits, type ToolCaller } from '../../src/catalog/script-sandbox.js';
+
+const limits: ScriptLimits = {
+  cpuMs: 200,
+  wallMs: 400,
+  memoryBytes: 8 * 1024 * 1024,
+  stackBytes: 256 * 1024,
+  maxCalls: 2,
+  maxOutputBytes: 1_000,
+};
+const quick: ToolCaller = async (_name, args) => args;
+/** A tool that answers only when the script is stopped. */
+const never: ToolCaller = (_name, _args, signal) =>
+  new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error)));
+
+const ENDINGS: { name: string; script: string; call: ToolCaller; expect: string | undefined }[] = [
+  { name: 'returned', script: 'return 1', call: quick, expect: undefined },
+  {
+    name: 'a call past the limit, left unanswered',
+    script: 'for (;;) await tools.t({})',
+    call: quick,
+    expect: 'calls',
+  },
+  { name: 'wall time, waiting on a tool', script: 'await tools.t({})', call: never, expect: 'wall' },
+  { name: 'CPU, a call pending', script: 'tools.t({}); for (;;) {}', call: never, expect: 'cpu' },
+  { name: 'output', script: "for (;;) console.log('x'.repeat(100))", call: quick, expect: 'output' },
+  {
+    name: 'a throw, a call pending',
+    script: "tools.t({}); throw new Error('no')",
+    call: never,
+    expect: undefined,
+  },
+  { name: "the interpreter's stack check", script: 'const f = () => f(); f()', call: quick, expect: 'stack' },
+];
+
+test('a script that ends in any way but by memory leaves its instance to the next script', async () => {
+  await runScript('return 0', ['t'], quick, limits, new AbortController().signal);
+  const started = instancesStarted();
+  for (const ending of ENDINGS) {
+    const outcome = await runScript(ending.script, ['t'], ending.call, limits, new AbortController().signal);
+    assert.equal(outcome.limit, ending.expect, `${ending.name}: ${JSON.stringify(outcome.error)}`);
+    assert.equal(instancesStarted(), started, `${ending.name} lost its instance`);
+  }
+  const cancel = new AbortController();
+  const cancelled = runScript('await tools.t({})', ['t'], never, limits, cancel.signal);
+  setImmediate(() => cancel.abort());
+  assert.equal((await cancelled).error?.name, 'Cancelled');
+  assert.equal(instancesStarted(), started, 'a cancelled script lost its instance');
+});
+
+test('an instance whose memory grew is not used again; the next script gets a new one', async () => {
+  // 15 MiB held: more than the interpreter's first 16 MiB leave free, within a 32 MiB limit.
+  const roomy = { ...limits, memoryBytes: 32 * 1024 * 1024 };
+  await runScript('return 0', [], quick, roomy, new AbortController().signal);
+  const started = instancesStarted();
+  const grown = await runScript(
+    "const kept = []; for (let i = 0; i < 150; i++) kept.push('x'.repeat(100000) + i); return kept.length",
+    [],
+    quick,
+    roomy,
+    new AbortController().signal,
+  );
+  assert.equal(grown.value, '150');
+  assert.equal((await runScript('return 2', [], quick, roomy, new AbortController().signal)).value, '2');
+  assert.equal(instancesStarted(), started + 1);
+});
+
+test("an instance's memory is capped at the script's limit plus what the interpreter holds", () => {
+  const MiB = 1024 * 1024;
+  assert.equal(instanceCap(8 * MiB), 16 * MiB, "never below the interpreter's start");
+  assert.equal(instanceCap(32 * MiB), 38 * MiB);
+  assert.equal(instanceCap(512 * MiB), 518 * MiB);
+});

@@ -1,22 +1,22 @@
-// Runs a short JavaScript script in QuickJS compiled to WebAssembly, with the caller's tools bound
-// as async functions (`await tools.<name>(args)`) and a console, under limits on CPU time, memory,
-// stack, tool calls, output and wall time. The script sees only what is provided here: no
-// filesystem, network, process, timers or host object; values cross as JSON text.
-import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from 'quickjs-emscripten-core';
-import { giveBack, instanceCap, takeInstance, type SandboxInstance } from './sandbox-instances.js';
+// Runs a code-mode script in a thread of its own (script-worker.ts), so switchboard's thread serves
+// everyone else however long one of the script's operations takes: the interpreter checks its
+// limits only between operations, and one string search or array scan can run for minutes. The
+// script's tool calls are made here; a script that does not stop when its CPU or wall time is up,
+// or when cancelled, is stopped with its thread.
+import type { Worker } from 'node:worker_threads';
+import { returnThread, takeThread } from './script-threads.js';
+import {
+  STOP_CODES,
+  stopped,
+  type FromWorker,
+  type ScriptLimit,
+  type ScriptLimits,
+  type ScriptOutcome,
+  type StopReason,
+  type ToWorker,
+} from './script-types.js';
 
-export interface ScriptLimits {
-  /** Time the interpreter may run, summed over the script's slices (waiting on tools not counted). */
-  cpuMs: number;
-  /** Time from start to end, waiting on tools included. */
-  wallMs: number;
-  memoryBytes: number;
-  stackBytes: number;
-  /** Tool calls the script may make. */
-  maxCalls: number;
-  /** Bytes of console output and return value together. */
-  maxOutputBytes: number;
-}
+export type { ScriptLimits, ScriptOutcome } from './script-types.js';
 
 /** A tool call the script makes; throws a ToolCallError for a refusal or a tool's error result. */
 export type ToolCaller = (name: string, args: unknown, signal: AbortSignal) => Promise<unknown>;
@@ -30,50 +30,23 @@ export class ToolCallError extends Error {
   }
 }
 
-export interface ScriptOutcome {
-  ok: boolean;
-  /** Console lines, in order (cut when the output limit was reached). */
-  console: string[];
-  /** The script's return value as JSON text (undefined when it returned nothing or failed). */
-  value?: string | undefined;
-  error?: { name: string; message: string; line?: number | undefined } | undefined;
-  /** Which limit stopped the script, if one did. */
-  limit?: 'cpu' | 'memory' | 'stack' | 'calls' | 'output' | 'wall' | undefined;
-  /** Tool calls made. */
-  calls: number;
-}
+/** How long past its CPU or wall time, or a cancellation, a script's thread may go on before it is ended. */
+const GRACE_MS = 500;
 
-const FILE = 'script.js';
-/** The script is the body of an async function, so `await` and `return` work at its top level. */
-const wrap = (source: string) =>
-  `(async () => { const v = await (async () => {\n${source}\n})(); return v === undefined ? undefined : JSON.stringify(v); })()`;
-const LINE_OFFSET = 1;
-
-const PRELUDE = `(() => {
-  const call = globalThis.__sb_call, print = globalThis.__sb_print;
-  const names = JSON.parse(globalThis.__sb_names);
-  delete globalThis.__sb_call; delete globalThis.__sb_print; delete globalThis.__sb_names;
-  const show = (v) => { if (typeof v === 'string') return v; try { const j = JSON.stringify(v); return j === undefined ? String(v) : j; } catch { return String(v); } };
-  const line = (level) => (...a) => { print(level, a.map(show).join(' ')); };
-  globalThis.console = Object.freeze({ log: line('log'), info: line('info'), warn: line('warn'), error: line('error'), debug: line('debug') });
-  const invoke = async (n, args) => {
-    const r = JSON.parse(await call(n, JSON.stringify(args === undefined ? {} : args)));
-    if (r.error) { const e = new Error(r.error.message); e.name = 'ToolError'; e.code = r.error.code; e.tool = n; throw e; }
-    return r.value;
-  };
-  const tools = Object.create(null);
-  for (const n of names) tools[n] = (args) => invoke(n, args);
-  globalThis.tools = Object.freeze(tools);
-  globalThis.callTool = (name, args) => invoke(String(name), args);
-})();`;
-
-/** The line of the script an error points at, from QuickJS's stack ("at ... (script.js:LINE:COL)"). */
-function lineOf(stack: unknown): number | undefined {
-  if (typeof stack !== 'string') return undefined;
-  const m = new RegExp(`${FILE.replace('.', '\\.')}:(\\d+)`).exec(stack);
-  if (!m) return undefined;
-  const line = Number(m[1]) - LINE_OFFSET;
-  return line >= 1 ? line : undefined;
+/** A tool call's answer as the script reads it: `{ value }`, or `{ error }` for a refusal or an error result. */
+async function answer(
+  callTool: ToolCaller,
+  name: string,
+  args: string,
+  signal: AbortSignal,
+): Promise<string> {
+  try {
+    const value = await callTool(name, JSON.parse(args), signal);
+    return JSON.stringify({ value: value ?? null });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return JSON.stringify({ error: { message, code: err instanceof ToolCallError ? err.code : undefined } });
+  }
 }
 
 export async function runScript(
@@ -83,235 +56,113 @@ export async function runScript(
   limits: ScriptLimits,
   signal: AbortSignal,
 ): Promise<ScriptOutcome> {
-  const instance = await takeInstance(limits.memoryBytes);
-  const runtime = instance.quickjs.newRuntime();
-  // Bounds one allocation; the instance's capped memory bounds them all (sandbox-instances.ts).
-  runtime.setMemoryLimit(limits.memoryBytes);
-  runtime.setMaxStackSize(limits.stackBytes);
-  const vm = runtime.newContext();
-  const out: ScriptOutcome = { ok: false, console: [], calls: 0 };
-  let outputBytes = 0;
-  let poisoned = false;
-  let stop: ScriptOutcome['limit'] | 'cancelled' | undefined;
-  let cpuUsed = 0;
-  let sliceStart: number | undefined;
-  const inner = new AbortController();
-  const pending = new Set<QuickJSDeferredPromise>();
-  let ended!: () => void;
-  const endedEarly = new Promise<void>((r) => (ended = r));
-  const halt = (why: NonNullable<typeof stop>) => {
-    stop ??= why;
-    inner.abort(new Error(`script stopped: ${why}`));
-    ended();
-  };
-  const onAbort = () => halt('cancelled');
-  signal.addEventListener('abort', onAbort, { once: true });
-  const wall = setTimeout(() => halt('wall'), limits.wallMs);
-  // QuickJS calls this regularly while it runs: the CPU deadline and any stop end the script.
-  runtime.setInterruptHandler(() => {
-    if (stop !== undefined) return true;
-    if (sliceStart !== undefined && cpuUsed + (performance.now() - sliceStart) > limits.cpuMs) {
-      stop = 'cpu';
-      ended();
-      return true;
-    }
-    return false;
+  const base: ScriptOutcome = { ok: false, console: [], calls: 0 };
+  // Waiting for a thread counts towards the script's wall time, and a cancellation ends the wait.
+  const deadline = performance.now() + limits.wallMs;
+  const wait = new AbortController();
+  const waitedTooLong = setTimeout(() => wait.abort(), limits.wallMs);
+  const cancelWait = () => wait.abort();
+  signal.addEventListener('abort', cancelWait, { once: true });
+  const worker = await takeThread(wait.signal).finally(() => {
+    clearTimeout(waitedTooLong);
+    signal.removeEventListener('abort', cancelWait);
   });
-  const slice = <T>(run: () => T): T => {
-    sliceStart = performance.now();
-    try {
-      return run();
-    } finally {
-      cpuUsed += performance.now() - sliceStart;
-      sliceStart = undefined;
-    }
-  };
-  // What the interpreter threw into the host (its own stack overflowed) while running the jobs a
-  // tool's answer let go on: those run in a callback, where a throw would end the process, so it
-  // is kept and thrown where the script's first slice would have thrown it (the catch below).
-  let hostError: unknown;
-  const hostFailed = (err: unknown) => {
-    hostError ??= err;
-    ended();
-  };
-  const pump = () => {
-    if (!vm.alive || stop !== undefined || hostError !== undefined) return;
-    try {
-      const r = slice(() => runtime.executePendingJobs());
-      if (r.error) r.error.dispose();
-    } catch (err) {
-      hostFailed(err);
-    }
-  };
-
-  try {
-    if (signal.aborted) halt('cancelled');
-    const expose = (name: string, h: QuickJSHandle) => {
-      vm.setProp(vm.global, name, h);
-      h.dispose();
-    };
-    expose(
-      '__sb_print',
-      vm.newFunction('print', (levelH, textH) => {
-        const text = vm.getString(textH);
-        const level = vm.getString(levelH);
-        const lineText = level === 'log' || level === 'info' ? text : `[${level}] ${text}`;
-        outputBytes += Buffer.byteLength(lineText) + 1;
-        if (outputBytes > limits.maxOutputBytes) {
-          stop ??= 'output';
-          ended();
-          return vm.undefined;
-        }
-        out.console.push(lineText);
-        return vm.undefined;
-      }),
-    );
-    expose(
-      '__sb_call',
-      vm.newFunction('call', (nameH, argsH) => {
-        const name = vm.getString(nameH);
-        const args = JSON.parse(vm.getString(argsH)) as unknown;
-        const deferred = vm.newPromise();
-        // Kept until the end even when refused: a promise left undisposed stays in QuickJS's heap,
-        // and freeing a runtime with it aborts the whole WebAssembly instance.
-        pending.add(deferred);
-        if (out.calls >= limits.maxCalls) {
-          halt('calls');
-          return deferred.handle;
-        }
-        out.calls++;
-        void callTool(name, args, inner.signal)
-          .then(
-            (value) => JSON.stringify({ value: value ?? null }),
-            (err: unknown) =>
-              JSON.stringify({
-                error: {
-                  message: err instanceof Error ? err.message : String(err),
-                  code: err instanceof ToolCallError ? err.code : undefined,
-                },
-              }),
-          )
-          .then((json) => {
-            pending.delete(deferred);
-            if (!vm.alive || !deferred.alive) return;
-            const h = vm.newString(json);
-            deferred.resolve(h);
-            h.dispose();
-            deferred.dispose();
-            pump();
-          })
-          .catch(hostFailed);
-        return deferred.handle;
-      }),
-    );
-    expose('__sb_names', vm.newString(JSON.stringify(toolNames)));
-    const prelude = vm.evalCode(PRELUDE, 'prelude.js');
-    vm.unwrapResult(prelude).dispose();
-
-    const started = slice(() => vm.evalCode(wrap(source), FILE));
-    if (started.error) {
-      setError(vm, out, started.error);
-      started.error.dispose();
-    } else {
-      const settled = vm.resolvePromise(started.value);
-      started.value.dispose();
-      pump();
-      const result = await Promise.race([settled, endedEarly.then(() => undefined)]);
-      if (hostError !== undefined) throw hostError;
-      if (result === undefined)
-        void settled.then(
-          (r) => r.dispose(),
-          () => undefined,
-        );
-      else if (result.error) {
-        setError(vm, out, result.error);
-        result.error.dispose();
-      } else {
-        const v = vm.dump(result.value) as unknown;
-        result.value.dispose();
-        if (typeof v === 'string') {
-          outputBytes += Buffer.byteLength(v);
-          if (outputBytes > limits.maxOutputBytes) stop ??= 'output';
-          else out.value = v;
-        }
-        out.ok = stop === undefined;
-      }
-    }
-  } catch (err) {
-    // The interpreter overflowed the host's own stack (deep recursion below QuickJS's check): the
-    // instance is not trusted again.
-    out.ok = false;
-    out.error = { name: 'InternalError', message: `stack overflow (${(err as Error).message})` };
-    out.limit = 'stack';
-    poisoned = true;
-  } finally {
-    clearTimeout(wall);
-    signal.removeEventListener('abort', onAbort);
-    inner.abort(new Error('script ended'));
-    for (const d of pending) if (d.alive) d.dispose();
-    let clean = !poisoned;
-    if (clean)
-      try {
-        if (vm.alive) vm.dispose();
-        runtime.dispose();
-      } catch {
-        // An object QuickJS cannot free aborts the WebAssembly instance as its runtime is freed:
-        // the instance is not used again.
-        clean = false;
-      }
-    giveBack(instance, clean);
+  if (worker === undefined) return stopped(base, signal.aborted ? 'cancelled' : 'wall', limits);
+  if (signal.aborted) {
+    returnThread(worker, true);
+    return stopped(base, 'cancelled', limits);
   }
-  if (stop !== undefined) {
-    out.ok = false;
-    if (stop === 'cancelled') out.error = { name: 'Cancelled', message: 'the script was cancelled' };
-    else {
-      out.limit = stop;
-      out.error = { name: 'LimitError', message: limitMessage(stop, limits), line: out.error?.line };
-    }
-  } else if (out.error && outOfMemory(out.error.message, instance)) {
-    out.limit = 'memory';
-    out.error = { name: 'LimitError', message: limitMessage('memory', limits), line: out.error.line };
-  } else if (out.error && /stack overflow/i.test(out.error.message)) out.limit = 'stack';
-  return out;
+  const wallMs = Math.max(0, deadline - performance.now());
+  return runOnThread(worker, { source, toolNames, callTool, limits, signal, wallMs });
 }
 
-/**
- * Whether a script failed for want of memory: QuickJS's own error, or the bare `null` it throws
- * when memory ran out while that error was being made, from an instance at its cap (a script
- * throwing null itself there is told so too: it had no memory left to spare anyway).
- */
-function outOfMemory(message: string, instance: SandboxInstance): boolean {
-  if (/out of memory/i.test(message)) return true;
-  return message === UNCAUGHT_NULL && instance.memory.buffer.byteLength >= instanceCap(instance.memoryBytes);
+interface Run {
+  source: string;
+  toolNames: readonly string[];
+  callTool: ToolCaller;
+  limits: ScriptLimits;
+  signal: AbortSignal;
+  /** What is left of the script's wall time. */
+  wallMs: number;
 }
 
-const UNCAUGHT_NULL = `uncaught: null`;
+function runOnThread(worker: Worker, run: Run): Promise<ScriptOutcome> {
+  const { source, toolNames, callTool, limits, signal } = run;
+  const base: ScriptOutcome = { ok: false, console: [], calls: 0 };
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  const toolCalls = new AbortController();
+  const post = (message: ToWorker) => worker.postMessage(message);
 
-function setError(vm: QuickJSContext, out: ScriptOutcome, h: QuickJSHandle): void {
-  const e = vm.dump(h) as unknown;
-  if (e && typeof e === 'object') {
-    const o = e as { name?: unknown; message?: unknown; stack?: unknown; lineNumber?: unknown };
-    out.error = {
-      name: typeof o.name === 'string' ? o.name : 'Error',
-      message: typeof o.message === 'string' ? o.message : JSON.stringify(e),
-      line: lineOf(o.stack) ?? (typeof o.lineNumber === 'number' ? o.lineNumber - LINE_OFFSET : undefined),
+  return new Promise<ScriptOutcome>((resolve) => {
+    let done = false;
+    let cpuUsed = 0;
+    let runningSince: number | undefined;
+    let backstop: NodeJS.Timeout | undefined;
+    /** Ends the script's thread after `ms` unless it stops first; one such deadline at a time. */
+    const endAfter = (ms: number, why: ScriptLimit | StopReason) => {
+      clearTimeout(backstop);
+      backstop = setTimeout(() => end(why), ms);
     };
-  } else out.error = { name: 'Error', message: `uncaught: ${String(e)}` };
-}
+    let calls = 0;
 
-function limitMessage(limit: NonNullable<ScriptOutcome['limit']>, l: ScriptLimits): string {
-  switch (limit) {
-    case 'cpu':
-      return `the script ran longer than its CPU limit (${l.cpuMs} ms)`;
-    case 'wall':
-      return `the script took longer than its time limit (${l.wallMs} ms)`;
-    case 'calls':
-      return `the script made more than ${l.maxCalls} tool calls`;
-    case 'output':
-      return `the script's output passed ${l.maxOutputBytes} bytes`;
-    case 'memory':
-      return `the script passed its memory limit (${l.memoryBytes} bytes)`;
-    case 'stack':
-      return `the script passed its stack limit (${l.stackBytes} bytes)`;
-  }
+    const finish = (outcome: ScriptOutcome, reusable: boolean) => {
+      if (done) return;
+      done = true;
+      clearTimeout(wall);
+      clearTimeout(backstop);
+      signal.removeEventListener('abort', onAbort);
+      worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+      toolCalls.abort(new Error('script ended'));
+      returnThread(worker, reusable);
+      resolve(outcome);
+    };
+    /** The interpreter did not stop in time: its thread is ended, and what it had printed with it. */
+    const end = (why: ScriptLimit | StopReason) => finish(stopped({ ...base, calls }, why, limits), false);
+    const askStop = (why: StopReason) => {
+      if (Atomics.compareExchange(flag, 0, 0, STOP_CODES[why]) !== 0) return;
+      post({ type: 'stop' });
+      endAfter(GRACE_MS, why);
+    };
+    const onAbort = () => askStop('cancelled');
+    const wall = setTimeout(() => askStop('wall'), run.wallMs);
+
+    const onMessage = (message: FromWorker) => {
+      if (message.type === 'call') {
+        calls++;
+        void answer(callTool, message.name, message.args, toolCalls.signal).then((json) => {
+          if (!done) post({ type: 'answer', id: message.id, json });
+        });
+      } else if (message.type === 'running') {
+        if (message.on) {
+          runningSince = performance.now();
+          if (Atomics.load(flag, 0) === 0) endAfter(Math.max(0, limits.cpuMs - cpuUsed) + GRACE_MS, 'cpu');
+        } else {
+          cpuUsed += performance.now() - (runningSince ?? performance.now());
+          runningSince = undefined;
+          if (Atomics.load(flag, 0) === 0) clearTimeout(backstop);
+        }
+      } else finish(message.outcome, true);
+    };
+    const onError = (err: Error) => {
+      const code = (err as { code?: unknown }).code;
+      if (code === 'ERR_WORKER_OUT_OF_MEMORY') return end('memory');
+      finish(
+        {
+          ...base,
+          calls,
+          error: { name: 'InternalError', message: `the script's thread failed: ${err.message}` },
+        },
+        false,
+      );
+    };
+    const onExit = (code: number) =>
+      finish(
+        { ...base, calls, error: { name: 'InternalError', message: `the script's thread exited (${code})` } },
+        false,
+      );
+
+    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+    signal.addEventListener('abort', onAbort, { once: true });
+    post({ type: 'run', source, toolNames: [...toolNames], limits, stop: flag.buffer as SharedArrayBuffer });
+  });
 }

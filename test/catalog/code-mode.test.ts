@@ -174,6 +174,24 @@ test('code mode', async (t) => {
     assert.deepEqual((await run('return 1 + 1')).structuredContent!.result, 2);
   });
 
+  await t.test(
+    'a script stuck inside one operation is stopped at the CPU limit, and other calls are answered meanwhile',
+    async () => {
+      let ended = false;
+      const stuck = run("const s = 'a'.repeat(4e6);\nreturn s.indexOf('a'.repeat(2e6) + 'b')").finally(
+        () => (ended = true),
+      );
+      // Time for the script to get into its search (the listing must not wait for it either way).
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const names = (await client.listTools()).tools.map((x) => x.name);
+      assert.ok(names.includes('run_script'));
+      assert.equal(ended, false, 'the listing waited for the script');
+      const r = await stuck;
+      assert.equal(r.structuredContent!.limit, 'cpu');
+      assert.deepEqual((await run('return 1 + 1')).structuredContent!.result, 2);
+    },
+  );
+
   await t.test('a memory bomb is stopped at the memory limit', async () => {
     const r = await run('const hog = [];\nwhile (true) hog.push(new Array(100000).fill(7));');
     assert.equal(r.isError, true);

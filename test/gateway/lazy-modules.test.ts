@@ -1,6 +1,6 @@
 // What a switchboard loads is what its config uses: with stdio backends only, the HTTP and A2A
-// client libraries, the A2A agent's (its task database's query builder), NATS's client and the JWT
-// library stay unloaded (they are megabytes of heap every collection walks, and much of the start). A config
+// client libraries, the A2A agent's (its task database's query builder), NATS's client, the JWT
+// library and code mode's interpreter stay unloaded (they are megabytes of heap every collection walks, and much of the start). A config
 // that names an HTTP and an A2A backend loads their clients as those backends start.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -22,6 +22,8 @@ const QUERY_BUILDER = '/node_modules/kysely/';
 const NATS = '/node_modules/@nats-io/';
 /** Verifies OAuth tokens: loaded with the first token an OAuth-configured HTTP front checks. */
 const JOSE = '/node_modules/jose/';
+/** Code mode's interpreter: loaded only in a script's own thread. */
+const QUICKJS = '/node_modules/quickjs-emscripten-core/';
 
 /**
  * `switchboard up --stdio` with `servers`, asked for its tools once the stdio backend `s` is up;
@@ -74,10 +76,10 @@ async function loadedBy(
   }, 'the modules the config needs to load');
 }
 
-test('with stdio backends only, no HTTP, A2A, NATS or JWT library is loaded', async (t) => {
+test('with stdio backends only, no HTTP, A2A, NATS, JWT or script interpreter library is loaded', async (t) => {
   const urls = await loadedBy(t, { s: faulty(), t: faulty() });
   assert.match(urls, /\/node_modules\/zod\//, 'the log saw what was loaded');
-  for (const lib of [HTTP_CLIENT, A2A_SDK, QUERY_BUILDER, NATS, JOSE])
+  for (const lib of [HTTP_CLIENT, A2A_SDK, QUERY_BUILDER, NATS, JOSE, QUICKJS])
     assert.ok(
       !urls.includes(lib),
       `${lib} was loaded:\n${urls

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { instanceCap, instancesStarted } from '../../src/catalog/sandbox-instances.js';
-import { runScript, type ScriptLimits, type ToolCaller } from '../../src/catalog/script-sandbox.js';
+import { interpret, type ScriptControl, type ToolRelay } from '../../src/catalog/script-interpreter.js';
+import type { ScriptLimits, StopReason } from '../../src/catalog/script-types.js';
 
 const limits: ScriptLimits = {
   cpuMs: 200,
@@ -14,12 +15,34 @@ const limits: ScriptLimits = {
   maxCalls: 2,
   maxOutputBytes: 1_000,
 };
-const quick: ToolCaller = async (_name, args) => args;
-/** A tool that answers only when the script is stopped. */
-const never: ToolCaller = (_name, _args, signal) =>
-  new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error)));
+const quick: ToolRelay = async (_name, args) => JSON.stringify({ value: JSON.parse(args) });
+/** A tool that never answers. */
+const never: ToolRelay = () => new Promise(() => undefined);
 
-const ENDINGS: { name: string; script: string; call: ToolCaller; expect: string | undefined }[] = [
+/**
+ * A control that asks for `why` once the script has had 20 ms: read as the interpreter runs (a
+ * timer cannot fire then, on this thread), and told by the signal while it waits.
+ */
+function control(why?: StopReason): ScriptControl {
+  const asked = new AbortController();
+  const from = performance.now() + 20;
+  if (why !== undefined) setTimeout(() => asked.abort(), 20);
+  return {
+    stopRequested: () => (why !== undefined && performance.now() >= from ? why : undefined),
+    signal: asked.signal,
+    running: () => undefined,
+  };
+}
+const run = (script: string, call: ToolRelay, why?: StopReason, l = limits) =>
+  interpret(script, ['t'], call, l, control(why));
+
+const ENDINGS: {
+  name: string;
+  script: string;
+  call: ToolRelay;
+  why?: StopReason;
+  expect: string | undefined;
+}[] = [
   { name: 'returned', script: 'return 1', call: quick, expect: undefined },
   {
     name: 'a call past the limit, left unanswered',
@@ -27,7 +50,14 @@ const ENDINGS: { name: string; script: string; call: ToolCaller; expect: string 
     call: quick,
     expect: 'calls',
   },
-  { name: 'wall time, waiting on a tool', script: 'await tools.t({})', call: never, expect: 'wall' },
+  {
+    name: 'wall time, waiting on a tool',
+    script: 'await tools.t({})',
+    call: never,
+    why: 'wall',
+    expect: 'wall',
+  },
+  { name: 'wall time, running', script: 'for (;;) {}', call: never, why: 'wall', expect: 'wall' },
   { name: 'CPU, a call pending', script: 'tools.t({}); for (;;) {}', call: never, expect: 'cpu' },
   { name: 'output', script: "for (;;) console.log('x'.repeat(100))", call: quick, expect: 'output' },
   {
@@ -40,34 +70,31 @@ const ENDINGS: { name: string; script: string; call: ToolCaller; expect: string 
 ];
 
 test('a script that ends in any way but by memory leaves its instance to the next script', async () => {
-  await runScript('return 0', ['t'], quick, limits, new AbortController().signal);
+  await run('return 0', quick);
   const started = instancesStarted();
   for (const ending of ENDINGS) {
-    const outcome = await runScript(ending.script, ['t'], ending.call, limits, new AbortController().signal);
+    const outcome = await run(ending.script, ending.call, ending.why);
     assert.equal(outcome.limit, ending.expect, `${ending.name}: ${JSON.stringify(outcome.error)}`);
     assert.equal(instancesStarted(), started, `${ending.name} lost its instance`);
   }
-  const cancel = new AbortController();
-  const cancelled = runScript('await tools.t({})', ['t'], never, limits, cancel.signal);
-  setImmediate(() => cancel.abort());
-  assert.equal((await cancelled).error?.name, 'Cancelled');
+  const cancelled = await run('await tools.t({})', never, 'cancelled');
+  assert.equal(cancelled.error?.name, 'Cancelled');
   assert.equal(instancesStarted(), started, 'a cancelled script lost its instance');
 });
 
 test('an instance whose memory grew is not used again; the next script gets a new one', async () => {
   // 15 MiB held: more than the interpreter's first 16 MiB leave free, within a 32 MiB limit.
   const roomy = { ...limits, memoryBytes: 32 * 1024 * 1024 };
-  await runScript('return 0', [], quick, roomy, new AbortController().signal);
+  await run('return 0', quick, undefined, roomy);
   const started = instancesStarted();
-  const grown = await runScript(
+  const grown = await run(
     "const kept = []; for (let i = 0; i < 150; i++) kept.push('x'.repeat(100000) + i); return kept.length",
-    [],
     quick,
+    undefined,
     roomy,
-    new AbortController().signal,
   );
   assert.equal(grown.value, '150');
-  assert.equal((await runScript('return 2', [], quick, roomy, new AbortController().signal)).value, '2');
+  assert.equal((await run('return 2', quick, undefined, roomy)).value, '2');
   assert.equal(instancesStarted(), started + 1);
 });
 

@@ -1,7 +1,8 @@
-// Threat: a run_script caller grows switchboard's own memory past the script's limit (code mode's
-// memoryMb), or crowds another caller's script out of memory. Each shape of memory bomb must be
-// stopped by the memory limit itself, with the process's resident memory growing by about the
-// limit, not by the interpreter's 2 GiB maximum; a script beside a bomb is unaffected.
+// Threat: a run_script caller takes switchboard's resources from everyone else. Memory: each shape
+// of memory bomb must be stopped by the memory limit itself, the process's resident memory growing
+// by about the limit, not by the interpreter's 2 GiB maximum, and a script beside a bomb keeps its
+// whole limit. Time: a script stuck inside one long operation (which the interpreter never
+// interrupts) must not hold up switchboard's thread, and must still end at its CPU limit.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runScript, type ScriptLimits, type ToolCaller } from '../../src/catalog/script-sandbox.js';
@@ -71,4 +72,51 @@ test('scripts side by side each have their whole limit, and a bomb beside them t
     assert.equal(outcome.ok, true, JSON.stringify(outcome.error));
     assert.equal(outcome.value, '75');
   }
+});
+
+// One operation each, or operations the interpreter checks its deadline between only every ten
+// thousand: hours of work for the interpreter, which switchboard must not wait for.
+const STUCK: Record<string, string> = {
+  'one string search': "const s = 'a'.repeat(4e6); return s.indexOf('a'.repeat(2e6) + 'b')",
+  'scans between checks': 'const a = new Array(1e6).fill(1); for (;;) a.includes(2)',
+};
+
+test('a script stuck inside one long operation leaves switchboard serving, and ends at its CPU limit', async () => {
+  for (const [shape, script] of Object.entries(STUCK)) {
+    let ended = false;
+    const outcome = runScript(
+      script,
+      [],
+      echo,
+      { ...limits, cpuMs: 200, memoryBytes: 16 * MiB },
+      new AbortController().signal,
+    ).finally(() => (ended = true));
+    // A timer that falls due long before the script's CPU limit does fire first: this thread is free.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(ended, false, `${shape}: ended before a 50 ms timer`);
+    const result = await outcome;
+    assert.equal(result.limit, 'cpu', `${shape}: ${JSON.stringify(result.error)}`);
+  }
+  assert.equal((await run('return "still here"')).value, '"still here"');
+});
+
+test('a stuck script is stopped when cancelled, and when its wall time is up', async () => {
+  const cancel = new AbortController();
+  const cancelled = runScript(
+    STUCK['one string search']!,
+    [],
+    echo,
+    { ...limits, memoryBytes: 16 * MiB },
+    cancel.signal,
+  );
+  setTimeout(() => cancel.abort(), 50);
+  assert.equal((await cancelled).error?.name, 'Cancelled');
+  const timedOut = await runScript(
+    STUCK['one string search']!,
+    [],
+    echo,
+    { ...limits, wallMs: 100, memoryBytes: 16 * MiB },
+    new AbortController().signal,
+  );
+  assert.equal(timedOut.limit, 'wall');
 });

@@ -1,0 +1,65 @@
+// The threads code-mode scripts run in: at most MAX_RUNNING scripts run at once (each thread holds
+// an interpreter of up to its memory limit), the rest wait in order; a thread whose script ended
+// cleanly is kept for the next one, since starting one costs tens of milliseconds.
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+
+/** Scripts running at once; most of a script's time is spent waiting on its tools. */
+export const MAX_RUNNING = Math.max(8, 2 * availableParallelism());
+/** Threads kept idle for the next scripts. */
+const IDLE_KEPT = 2;
+/** A thread's own JavaScript heap: tool results and console lines as text (the interpreter's memory is apart). */
+const THREAD_HEAP_MB = 128;
+
+const idle: Worker[] = [];
+const waiting: { resolve: (worker: Worker) => void; signal: AbortSignal }[] = [];
+let running = 0;
+
+function newThread(): Worker {
+  const worker = new Worker(new URL('./script-worker.js', import.meta.url), {
+    resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB },
+  });
+  worker.unref();
+  // A run listens for itself; these keep a thread that fails while idle from failing switchboard.
+  worker.on('error', () => undefined);
+  worker.on('exit', () => {
+    const at = idle.indexOf(worker);
+    if (at !== -1) idle.splice(at, 1);
+  });
+  return worker;
+}
+
+/** A thread for one script, once fewer than MAX_RUNNING run; undefined if `signal` aborts first. */
+export function takeThread(signal: AbortSignal): Promise<Worker | undefined> {
+  if (running < MAX_RUNNING) {
+    running++;
+    return Promise.resolve(idle.pop() ?? newThread());
+  }
+  return new Promise((resolve) => {
+    const entry = { resolve, signal };
+    waiting.push(entry);
+    signal.addEventListener(
+      'abort',
+      () => {
+        const at = waiting.indexOf(entry);
+        if (at === -1) return;
+        waiting.splice(at, 1);
+        resolve(undefined);
+      },
+      { once: true },
+    );
+  });
+}
+
+/** The script on `worker` has ended; `reusable`: its thread is as a new one. */
+export function returnThread(worker: Worker, reusable: boolean): void {
+  if (!reusable) void worker.terminate();
+  const next = waiting.shift();
+  if (next !== undefined) {
+    next.resolve(reusable ? worker : newThread());
+    return;
+  }
+  running--;
+  if (reusable && idle.length < IDLE_KEPT) idle.push(worker);
+  else if (reusable) void worker.terminate();
+}

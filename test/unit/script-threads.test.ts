@@ -1,0 +1,43 @@
+// At most MAX_RUNNING scripts run at once; the others wait in order, a cancellation or the wall
+// time ends a wait, and every waiting script runs once a running one ends.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { runScript, type ScriptLimits, type ToolCaller } from '../../src/catalog/script-sandbox.js';
+import { MAX_RUNNING } from '../../src/catalog/script-threads.js';
+
+const limits: ScriptLimits = {
+  cpuMs: 1_000,
+  wallMs: 60_000,
+  memoryBytes: 8 * 1024 * 1024,
+  stackBytes: 256 * 1024,
+  maxCalls: 5,
+  maxOutputBytes: 1_000,
+};
+
+test('scripts past MAX_RUNNING wait for a running one to end, and a wait ends with a cancellation or the wall time', async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let called = 0;
+  let firstCall!: () => void;
+  const allCalled = new Promise<void>((resolve) => (firstCall = resolve));
+  const held: ToolCaller = async (_name, args) => {
+    if (++called === MAX_RUNNING) firstCall();
+    await gate;
+    return args;
+  };
+  const script = 'return (await tools.t({ n: 1 })).n';
+  const go = () => runScript(script, ['t'], held, limits, new AbortController().signal);
+  const running = Array.from({ length: MAX_RUNNING }, go);
+  await allCalled;
+  const queued = [go(), go()];
+  const cancel = new AbortController();
+  const cancelled = runScript(script, ['t'], held, limits, cancel.signal);
+  const timedOut = runScript(script, ['t'], held, { ...limits, wallMs: 50 }, new AbortController().signal);
+  cancel.abort();
+  assert.equal((await cancelled).error?.name, 'Cancelled');
+  assert.equal((await timedOut).limit, 'wall');
+  assert.equal(called, MAX_RUNNING, 'a script past the limit ran');
+  release();
+  for (const outcome of await Promise.all([...running, ...queued])) assert.equal(outcome.value, '1');
+  assert.equal(called, MAX_RUNNING + 2);
+});

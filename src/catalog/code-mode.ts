@@ -1,11 +1,14 @@
 // Code mode's meta-tool, run_script: its definition, the sandbox limits a view's settings give,
 // how a tool's result reaches the script, and how the script's outcome is answered to the caller.
 import type { CodeModeConfig } from '../config/catalog-schema.js';
-import type { Result } from '../jsonrpc/message.js';
+import { nestsDeeperThan } from '../encoding/nesting.js';
+import { MAX_MESSAGE_DEPTH, type Result } from '../jsonrpc/message.js';
 import type { Item } from './catalog.js';
 import { ToolCallError, type ScriptLimits, type ScriptOutcome } from './script-sandbox.js';
 
 export const RUN_SCRIPT = 'run_script';
+/** How deep a script's return value may nest: the answer's own levels below the message depth. */
+const RESULT_DEPTH = MAX_MESSAGE_DEPTH - 8;
 
 export const RUN_SCRIPT_TOOL: Item = {
   name: RUN_SCRIPT,
@@ -29,7 +32,8 @@ export const RUN_SCRIPT_TOOL: Item = {
   },
 };
 
-export function limitsOf(c: CodeModeConfig): ScriptLimits {
+/** A script's limits from its view's settings; `maxCallBytes`: the largest message a host may send. */
+export function limitsOf(c: CodeModeConfig, maxCallBytes: number): ScriptLimits {
   return {
     cpuMs: c.cpuMs,
     wallMs: c.wallMs,
@@ -37,6 +41,7 @@ export function limitsOf(c: CodeModeConfig): ScriptLimits {
     stackBytes: c.stackKb * 1024,
     maxCalls: c.maxToolCalls,
     maxOutputBytes: c.maxOutputBytes,
+    maxCallBytes,
   };
 }
 
@@ -62,8 +67,15 @@ export function valueForScript(r: Result): unknown {
 }
 
 /** The caller's answer: the console and the return value as text, and both as structuredContent. */
-export function answerOf(o: ScriptOutcome): Result {
-  const value: unknown = o.value === undefined ? undefined : JSON.parse(o.value);
+export function answerOf(outcome: ScriptOutcome): Result {
+  let o = outcome;
+  let value: unknown = o.value === undefined ? undefined : JSON.parse(o.value);
+  // The answer wraps the value a few levels down; past the message depth no host could read it.
+  if (nestsDeeperThan(value, RESULT_DEPTH)) {
+    const message = `the script's return value nests deeper than ${RESULT_DEPTH} levels`;
+    o = { ...o, ok: false, value: undefined, error: { name: 'LimitError', message } };
+    value = undefined;
+  }
   const lines = [...o.console];
   if (o.error) {
     const where = o.error.line === undefined ? '' : ` at line ${o.error.line}`;

@@ -67,8 +67,33 @@ export async function takeInstance(memoryBytes: number): Promise<SandboxInstance
   const quickjs = await newQuickJSWASMModuleFromVariant(
     newVariant(variant, { wasmModule, wasmMemory: memory }),
   );
+  guardAllocations(quickjs);
   started++;
   return { quickjs, memory, memoryBytes };
+}
+
+/** An allocation the host made in an instance's memory (a string for the script) found no room. */
+export class HostAllocationError extends Error {
+  constructor(bytes: number) {
+    super(`out of memory: ${bytes} bytes could not be allocated for the script`);
+  }
+}
+
+/**
+ * Makes the host's allocations in `quickjs`'s memory throw when they fail. The library writes
+ * what it allocated (a tool's answer, a string) without checking, so a failed allocation in an
+ * instance at its memory cap wrote at address 0, over the interpreter's own data.
+ */
+function guardAllocations(quickjs: QuickJSWASMModule): void {
+  const emscripten = (quickjs as unknown as { module?: { _malloc?: unknown } }).module;
+  const malloc = emscripten?._malloc;
+  if (emscripten === undefined || typeof malloc !== 'function')
+    throw new Error('quickjs-emscripten has changed: its module._malloc is not there to guard');
+  emscripten._malloc = (bytes: number): number => {
+    const at = (malloc as (n: number) => number)(bytes);
+    if (at === 0) throw new HostAllocationError(bytes);
+    return at;
+  };
 }
 
 /**

@@ -2,9 +2,17 @@
 // script-worker.ts), with the caller's tools bound as async functions (`await tools.<name>(args)`)
 // and a console, under limits on CPU time, memory, stack, tool calls and output; a stop asked for
 // from outside (cancellation, wall time) ends it too. The script sees only what is provided here:
-// no filesystem, network, process, timers or host object; values cross as JSON text.
+// no filesystem, network, process, timers or host object; values cross as JSON text, and every
+// entry into the interpreter (where script code may run: getters, toJSON, then) is CPU-limited.
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from 'quickjs-emscripten-core';
-import { giveBack, instanceCap, takeInstance, type SandboxInstance } from './sandbox-instances.js';
+import {
+  HostAllocationError,
+  giveBack,
+  instanceCap,
+  takeInstance,
+  type SandboxInstance,
+} from './sandbox-instances.js';
+import { LINE_OFFSET, PRELUDE, SCRIPT_FILE, asFunction } from './script-prelude.js';
 import { stopped, type ScriptLimits, type ScriptOutcome, type StopReason } from './script-types.js';
 
 /** A tool call the script makes: its arguments as JSON text; the answer as `{ value }` or `{ error }` text. */
@@ -19,37 +27,23 @@ export interface ScriptControl {
   running(on: boolean): void;
 }
 
-const FILE = 'script.js';
-/** The script is the body of an async function, so `await` and `return` work at its top level. */
-const wrap = (source: string) =>
-  `(async () => { const v = await (async () => {\n${source}\n})(); return v === undefined ? undefined : JSON.stringify(v); })()`;
-const LINE_OFFSET = 1;
-
-const PRELUDE = `(() => {
-  const call = globalThis.__sb_call, print = globalThis.__sb_print;
-  const names = JSON.parse(globalThis.__sb_names);
-  delete globalThis.__sb_call; delete globalThis.__sb_print; delete globalThis.__sb_names;
-  const show = (v) => { if (typeof v === 'string') return v; try { const j = JSON.stringify(v); return j === undefined ? String(v) : j; } catch { return String(v); } };
-  const line = (level) => (...a) => { print(level, a.map(show).join(' ')); };
-  globalThis.console = Object.freeze({ log: line('log'), info: line('info'), warn: line('warn'), error: line('error'), debug: line('debug') });
-  const invoke = async (n, args) => {
-    const r = JSON.parse(await call(n, JSON.stringify(args === undefined ? {} : args)));
-    if (r.error) { const e = new Error(r.error.message); e.name = 'ToolError'; e.code = r.error.code; e.tool = n; throw e; }
-    return r.value;
-  };
-  const tools = Object.create(null);
-  for (const n of names) tools[n] = (args) => invoke(n, args);
-  globalThis.tools = Object.freeze(tools);
-  globalThis.callTool = (name, args) => invoke(String(name), args);
-})();`;
+/** The longest description of a thrown value read from the prelude (its parts are cut shorter). */
+const ERROR_DESCRIPTION_MAX = 16_384;
 
 /** The line of the script an error points at, from QuickJS's stack ("at ... (script.js:LINE:COL)"). */
-function lineOf(stack: unknown): number | undefined {
-  if (typeof stack !== 'string') return undefined;
-  const m = new RegExp(`${FILE.replace('.', '\\.')}:(\\d+)`).exec(stack);
-  if (!m) return undefined;
-  const line = Number(m[1]) - LINE_OFFSET;
+function lineOf(stack: string, lineNumber: unknown): number | undefined {
+  const m = new RegExp(`${SCRIPT_FILE.replace('.', '\\.')}:(\\d+)`).exec(stack);
+  const at = m ? Number(m[1]) : typeof lineNumber === 'number' ? lineNumber : undefined;
+  if (at === undefined) return undefined;
+  const line = at - LINE_OFFSET;
   return line >= 1 ? line : undefined;
+}
+
+/** The text of string handle `h`, or undefined when it is longer than `max` characters (not copied then). */
+function boundedString(vm: QuickJSContext, h: QuickJSHandle, max: number): string | undefined {
+  if (vm.typeof(h) !== 'string') return undefined;
+  const length = vm.getProp(h, 'length').consume((l) => vm.getNumber(l));
+  return length > max ? undefined : vm.getString(h);
 }
 
 export async function interpret(
@@ -60,14 +54,8 @@ export async function interpret(
   control: ScriptControl,
 ): Promise<ScriptOutcome> {
   const instance = await takeInstance(limits.memoryBytes);
-  const runtime = instance.quickjs.newRuntime();
-  // Bounds one allocation; the instance's capped memory bounds them all (sandbox-instances.ts).
-  runtime.setMemoryLimit(limits.memoryBytes);
-  runtime.setMaxStackSize(limits.stackBytes);
-  const vm = runtime.newContext();
   const out: ScriptOutcome = { ok: false, console: [], calls: 0 };
   let outputBytes = 0;
-  let poisoned = false;
   let stop: ScriptOutcome['limit'] | StopReason | undefined;
   let cpuUsed = 0;
   let sliceStart: number | undefined;
@@ -80,52 +68,85 @@ export async function interpret(
   };
   const onStop = () => halt(control.stopRequested() ?? 'cancelled');
   control.signal.addEventListener('abort', onStop, { once: true });
-  // QuickJS calls this regularly while it runs: the CPU deadline and any stop end the script.
-  runtime.setInterruptHandler(() => {
-    if (stop !== undefined) return true;
-    const asked = control.stopRequested();
-    if (asked !== undefined) {
-      halt(asked);
-      return true;
-    }
-    if (sliceStart !== undefined && cpuUsed + (performance.now() - sliceStart) > limits.cpuMs) {
-      stop = 'cpu';
-      ended();
-      return true;
-    }
+  /** Counts `bytes` of output; false (and the script stopped) past the limit. */
+  const emit = (bytes: number): boolean => {
+    outputBytes += bytes;
+    if (outputBytes <= limits.maxOutputBytes) return true;
+    halt('output');
     return false;
-  });
-  const slice = <T>(run: () => T): T => {
-    control.running(true);
-    sliceStart = performance.now();
-    try {
-      return run();
-    } finally {
-      cpuUsed += performance.now() - sliceStart;
-      sliceStart = undefined;
-      control.running(false);
-    }
   };
-  // What the interpreter threw into the host (its own stack overflowed) while running the jobs a
-  // tool's answer let go on: those run in a callback, where a throw would end the process, so it
-  // is kept and thrown where the script's first slice would have thrown it (the catch below).
+  // What the interpreter threw into the host (its own stack overflowed, or an allocation the host
+  // made for it failed) while running the jobs a tool's answer let go on: those run in a callback,
+  // where a throw would end the thread, so it is kept and thrown where a slice would have thrown.
   let hostError: unknown;
   const hostFailed = (err: unknown) => {
     hostError ??= err;
     ended();
   };
-  const pump = () => {
-    if (!vm.alive || stop !== undefined || hostError !== undefined) return;
-    try {
-      const r = slice(() => runtime.executePendingJobs());
-      if (r.error) r.error.dispose();
-    } catch (err) {
-      hostFailed(err);
-    }
-  };
+  /**
+   * An instance goes to the next script only after an ordinary end (a result, or an error of the
+   * script's own): after a limit, a stop or a failure in the host, what the interpreter left in
+   * its memory is not trusted (a failed allocation the host made could have written anywhere).
+   */
+  const instanceUsable = () =>
+    hostError === undefined &&
+    stop === undefined &&
+    out.limit === undefined &&
+    !(out.error && /out of memory|stack overflow|^uncaught: null$/i.test(out.error.message));
 
+  const runtime = instance.quickjs.newRuntime();
+  const vm = runtime.newContext();
+  let run: QuickJSHandle | undefined;
+  let describe: QuickJSHandle | undefined;
   try {
-    if (control.signal.aborted) onStop();
+    // Bounds one allocation; the instance's capped memory bounds them all (sandbox-instances.ts).
+    runtime.setMemoryLimit(limits.memoryBytes);
+    runtime.setMaxStackSize(limits.stackBytes);
+    // QuickJS calls this regularly while it runs: the CPU deadline and any stop end the script.
+    runtime.setInterruptHandler(() => {
+      if (stop !== undefined) return true;
+      const asked = control.stopRequested();
+      if (asked !== undefined) {
+        halt(asked);
+        return true;
+      }
+      if (sliceStart !== undefined && cpuUsed + (performance.now() - sliceStart) > limits.cpuMs) {
+        halt('cpu');
+        return true;
+      }
+      return false;
+    });
+    /** Every entry into the interpreter: timed against the CPU limit, and told to switchboard's thread. */
+    const slice = <T>(run: () => T): T => {
+      control.running(true);
+      sliceStart = performance.now();
+      try {
+        return run();
+      } finally {
+        cpuUsed += performance.now() - sliceStart;
+        sliceStart = undefined;
+        control.running(false);
+      }
+    };
+    const pump = () => {
+      if (!vm.alive || stop !== undefined || hostError !== undefined) return;
+      try {
+        const r = slice(() => runtime.executePendingJobs());
+        if (r.error) r.error.dispose();
+      } catch (err) {
+        hostFailed(err);
+      }
+    };
+    let finished!: (how: { ok: boolean; text: string | undefined }) => void;
+    const settled = new Promise<{ ok: boolean; text: string | undefined }>((r) => (finished = r));
+    /** A thrown value as the caller is told it, read by the prelude's describe (bounded text). */
+    const setError = (h: QuickJSHandle) => {
+      const r = slice(() => vm.callFunction(describe!, vm.undefined, h));
+      const text = r.error ? undefined : r.value.consume((v) => boundedString(vm, v, ERROR_DESCRIPTION_MAX));
+      if (r.error) r.error.dispose();
+      errorFrom(out, text);
+    };
+
     const expose = (name: string, h: QuickJSHandle) => {
       vm.setProp(vm.global, name, h);
       h.dispose();
@@ -133,30 +154,42 @@ export async function interpret(
     expose(
       '__sb_print',
       vm.newFunction('print', (levelH, textH) => {
-        const text = vm.getString(textH);
         const level = vm.getString(levelH);
+        const text = boundedString(vm, textH, limits.maxOutputBytes);
+        if (text === undefined) return void halt('output');
         const lineText = level === 'log' || level === 'info' ? text : `[${level}] ${text}`;
-        outputBytes += Buffer.byteLength(lineText) + 1;
-        if (outputBytes > limits.maxOutputBytes) {
-          stop ??= 'output';
-          ended();
-          return vm.undefined;
-        }
-        out.console.push(lineText);
-        return vm.undefined;
+        if (emit(Buffer.byteLength(lineText) + 1)) out.console.push(lineText);
+      }),
+    );
+    expose(
+      '__sb_done',
+      vm.newFunction('done', (okH, textH) => {
+        const ok = vm.dump(okH) === true;
+        if (vm.typeof(textH) !== 'string') return void finished({ ok, text: undefined });
+        // A result counts towards the output limit; an error's description is bounded by the prelude.
+        const text = boundedString(vm, textH, ok ? limits.maxOutputBytes : ERROR_DESCRIPTION_MAX);
+        if (ok && text === undefined) return void halt('output');
+        finished({ ok, text });
       }),
     );
     expose(
       '__sb_call',
       vm.newFunction('call', (nameH, argsH) => {
-        const name = vm.getString(nameH);
-        const argsJson = vm.getString(argsH);
+        const name = boundedString(vm, nameH, 1_024);
+        const argsJson = boundedString(vm, argsH, limits.maxCallBytes);
         const deferred = vm.newPromise();
         // Kept until the end even when refused: a promise left undisposed stays in QuickJS's heap,
         // and freeing a runtime with it aborts the whole WebAssembly instance.
         pending.add(deferred);
-        if (out.calls >= limits.maxCalls) {
-          halt('calls');
+        if (name === undefined || argsJson === undefined) {
+          // The prelude refuses these first; this is the host's own bound on what it copies.
+          vm.newString(JSON.stringify({ error: { message: 'tool name or arguments too long' } })).consume(
+            (h) => deferred.resolve(h),
+          );
+          return deferred.handle;
+        }
+        if (out.calls >= limits.maxCalls || control.stopRequested() !== undefined) {
+          halt(control.stopRequested() ?? 'calls');
           return deferred.handle;
         }
         out.calls++;
@@ -175,86 +208,88 @@ export async function interpret(
       }),
     );
     expose('__sb_names', vm.newString(JSON.stringify(toolNames)));
-    const prelude = vm.evalCode(PRELUDE, 'prelude.js');
-    vm.unwrapResult(prelude).dispose();
+    expose('__sb_max_args', vm.newNumber(limits.maxCallBytes));
+    const prelude = vm.unwrapResult(vm.evalCode(PRELUDE, 'prelude.js'));
+    run = vm.getProp(prelude, 'run');
+    describe = vm.getProp(prelude, 'describe');
+    prelude.dispose();
 
-    const started = slice(() => vm.evalCode(wrap(source), FILE));
-    if (started.error) {
-      setError(vm, out, started.error);
-      started.error.dispose();
+    if (control.signal.aborted) onStop();
+    const compiled = slice(() => vm.evalCode(asFunction(source), SCRIPT_FILE));
+    if (compiled.error) {
+      setError(compiled.error);
+      compiled.error.dispose();
     } else {
-      const settled = vm.resolvePromise(started.value);
-      started.value.dispose();
+      const started = slice(() => vm.callFunction(run!, vm.undefined, compiled.value));
+      compiled.value.dispose();
+      if (started.error) started.error.dispose();
+      else started.value.dispose();
       pump();
-      const result = await Promise.race([settled, endedEarly.then(() => undefined)]);
+      const how = await Promise.race([settled, endedEarly.then(() => undefined)]);
       if (hostError !== undefined) throw hostError;
-      if (result === undefined)
-        void settled.then(
-          (r) => r.dispose(),
-          () => undefined,
-        );
-      else if (result.error) {
-        setError(vm, out, result.error);
-        result.error.dispose();
-      } else {
-        const v = vm.dump(result.value) as unknown;
-        result.value.dispose();
-        if (typeof v === 'string') {
-          outputBytes += Buffer.byteLength(v);
-          if (outputBytes > limits.maxOutputBytes) stop ??= 'output';
-          else out.value = v;
+      if (how !== undefined && stop === undefined) {
+        if (!how.ok) errorFrom(out, how.text);
+        else if (how.text === undefined || emit(Buffer.byteLength(how.text))) {
+          out.value = how.text;
+          out.ok = true;
         }
-        out.ok = stop === undefined;
       }
     }
   } catch (err) {
-    // The interpreter overflowed the host's own stack (deep recursion below QuickJS's check): the
-    // instance is not trusted again.
     out.ok = false;
-    out.error = { name: 'InternalError', message: `stack overflow (${(err as Error).message})` };
-    out.limit = 'stack';
-    poisoned = true;
+    if (err instanceof HostAllocationError) out.limit = 'memory';
+    else {
+      // The interpreter overflowed the host's own stack (deep recursion below QuickJS's check).
+      out.error = { name: 'InternalError', message: `stack overflow (${(err as Error).message})` };
+      out.limit = 'stack';
+    }
+    hostError ??= err;
   } finally {
     control.signal.removeEventListener('abort', onStop);
     for (const d of pending) if (d.alive) d.dispose();
-    let clean = !poisoned;
-    if (clean)
-      try {
-        if (vm.alive) vm.dispose();
-        runtime.dispose();
-      } catch {
-        // An object QuickJS cannot free aborts the WebAssembly instance as its runtime is freed:
-        // the instance is not used again.
-        clean = false;
-      }
+    for (const h of [run, describe]) if (h?.alive) h.dispose();
+    let clean = instanceUsable();
+    try {
+      if (vm.alive) vm.dispose();
+      runtime.dispose();
+    } catch {
+      // An object QuickJS cannot free aborts the WebAssembly instance as its runtime is freed.
+      clean = false;
+    }
     giveBack(instance, clean);
   }
   if (stop !== undefined) return stopped(out, stop, limits);
-  if (out.error && outOfMemory(out.error.message, instance)) return stopped(out, 'memory', limits);
+  if (out.limit === 'memory' || (out.error && outOfMemory(out.error.message, instance)))
+    return stopped(out, 'memory', limits);
   if (out.error && /stack overflow/i.test(out.error.message)) out.limit = 'stack';
   return out;
 }
 
+/** `out`'s error from the prelude's description of a thrown value ([name, message, stack, line]). */
+function errorFrom(out: ScriptOutcome, text: string | undefined): void {
+  out.ok = false;
+  try {
+    const [name, message, stack, lineNumber] = JSON.parse(text ?? 'null') as [
+      string,
+      string,
+      string,
+      unknown,
+    ];
+    out.error = { name, message, line: lineOf(stack, lineNumber) };
+  } catch {
+    out.error = { name: 'Error', message: 'the script failed with an error that cannot be read' };
+  }
+}
+
 /**
  * Whether a script failed for want of memory: QuickJS's own error, or the bare `null` it throws
- * when memory ran out while that error was being made, from an instance at its cap (a script
- * throwing null itself there is told so too: it had no memory left to spare anyway).
+ * when memory ran out while that error was being made, from an instance that grew to near its
+ * cap (an instance that cannot grow is always there: a script throwing null itself is told so).
  */
 function outOfMemory(message: string, instance: SandboxInstance): boolean {
   if (/out of memory/i.test(message)) return true;
-  return message === UNCAUGHT_NULL && instance.memory.buffer.byteLength >= instanceCap(instance.memoryBytes);
-}
-
-const UNCAUGHT_NULL = `uncaught: null`;
-
-function setError(vm: QuickJSContext, out: ScriptOutcome, h: QuickJSHandle): void {
-  const e = vm.dump(h) as unknown;
-  if (e && typeof e === 'object') {
-    const o = e as { name?: unknown; message?: unknown; stack?: unknown; lineNumber?: unknown };
-    out.error = {
-      name: typeof o.name === 'string' ? o.name : 'Error',
-      message: typeof o.message === 'string' ? o.message : JSON.stringify(e),
-      line: lineOf(o.stack) ?? (typeof o.lineNumber === 'number' ? o.lineNumber - LINE_OFFSET : undefined),
-    };
-  } else out.error = { name: 'Error', message: `uncaught: ${String(e)}` };
+  const cap = instanceCap(instance.memoryBytes);
+  return (
+    message === 'uncaught: null' && instance.memory.buffer.byteLength >= cap - Math.max(cap / 8, 1 << 20)
+  );
 }

@@ -38,9 +38,14 @@ async function answer(
   callTool: ToolCaller,
   name: string,
   args: string,
+  limits: ScriptLimits,
   signal: AbortSignal,
 ): Promise<string> {
   try {
+    if (signal.aborted) throw new ToolCallError('the script was stopped');
+    const bytes = Buffer.byteLength(args);
+    if (bytes > limits.maxCallBytes)
+      throw new ToolCallError(`tool arguments of ${bytes} bytes exceed ${limits.maxCallBytes} bytes`);
     const value = await callTool(name, JSON.parse(args), signal);
     return JSON.stringify({ value: value ?? null });
   } catch (err) {
@@ -118,8 +123,13 @@ function runOnThread(worker: Worker, run: Run): Promise<ScriptOutcome> {
     };
     /** The interpreter did not stop in time: its thread is ended, and what it had printed with it. */
     const end = (why: ScriptLimit | StopReason) => finish(stopped({ ...base, calls }, why, limits), false);
+    let stoppedFor: StopReason | undefined;
     const askStop = (why: StopReason) => {
       if (Atomics.compareExchange(flag, 0, 0, STOP_CODES[why]) !== 0) return;
+      stoppedFor = why;
+      // No tool call of a stopped script goes on, or starts: those asked for before the thread
+      // heard of the stop are refused as they arrive.
+      toolCalls.abort(new Error(`script stopped: ${why}`));
       post({ type: 'stop' });
       endAfter(GRACE_MS, why);
     };
@@ -129,7 +139,7 @@ function runOnThread(worker: Worker, run: Run): Promise<ScriptOutcome> {
     const onMessage = (message: FromWorker) => {
       if (message.type === 'call') {
         calls++;
-        void answer(callTool, message.name, message.args, toolCalls.signal).then((json) => {
+        void answer(callTool, message.name, message.args, limits, toolCalls.signal).then((json) => {
           if (!done) post({ type: 'answer', id: message.id, json });
         });
       } else if (message.type === 'running') {
@@ -141,7 +151,10 @@ function runOnThread(worker: Worker, run: Run): Promise<ScriptOutcome> {
           runningSince = undefined;
           if (Atomics.load(flag, 0) === 0) clearTimeout(backstop);
         }
-      } else finish(message.outcome, true);
+      } else if (stoppedFor !== undefined && message.outcome.limit === undefined) {
+        // However it ended once stopped (by itself, or failing on a refused call), it was stopped.
+        finish(stopped(message.outcome, stoppedFor, limits), !message.threadBroken);
+      } else finish(message.outcome, !message.threadBroken);
     };
     const onError = (err: Error) => {
       const code = (err as { code?: unknown }).code;

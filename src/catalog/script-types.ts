@@ -12,6 +12,8 @@ export interface ScriptLimits {
   maxCalls: number;
   /** Bytes of console output and return value together. */
   maxOutputBytes: number;
+  /** Bytes of one tool call's arguments as JSON (the largest message a host may send). */
+  maxCallBytes: number;
 }
 
 export type ScriptLimit = 'cpu' | 'memory' | 'stack' | 'calls' | 'output' | 'wall';
@@ -45,7 +47,7 @@ export type ToWorker =
 export type FromWorker =
   | { type: 'call'; id: number; name: string; args: string }
   | { type: 'running'; on: boolean }
-  | { type: 'done'; outcome: ScriptOutcome };
+  | { type: 'done'; outcome: ScriptOutcome; threadBroken?: true };
 
 /** `outcome` as a script stopped by a limit or from outside ends: failed, saying which. */
 export function stopped(

@@ -27,25 +27,29 @@ if (port !== null) {
   const run = async (message: Extract<ToWorker, { type: 'run' }>) => {
     const flag = new Int32Array(message.stop);
     stop = new AbortController();
-    const outcome = await interpret(
-      message.source,
-      message.toolNames,
-      (name, args) =>
-        new Promise((resolve) => {
-          const id = nextId++;
-          answers.set(id, resolve);
-          send({ type: 'call', id, name, args });
-        }),
-      message.limits,
-      {
-        stopRequested: () => REASONS.get(Atomics.load(flag, 0)),
-        signal: stop.signal,
-        running: (on) => send({ type: 'running', on }),
-      },
-    );
-    // Answers still owed belong to this script: they are not waited for.
-    answers.clear();
-    stop = undefined;
-    send({ type: 'done', outcome });
+    const relay = (name: string, args: string) =>
+      new Promise<string>((resolve) => {
+        const id = nextId++;
+        answers.set(id, resolve);
+        send({ type: 'call', id, name, args });
+      });
+    const control = {
+      stopRequested: () => REASONS.get(Atomics.load(flag, 0)),
+      signal: stop.signal,
+      running: (on: boolean) => send({ type: 'running', on }),
+    };
+    try {
+      const outcome = await interpret(message.source, message.toolNames, relay, message.limits, control);
+      send({ type: 'done', outcome });
+    } catch (err) {
+      // The interpreter could not be set up or torn down: this thread is not used again.
+      const why = err instanceof Error ? err.message : String(err);
+      const error = { name: 'InternalError', message: `the script could not be run: ${why}` };
+      send({ type: 'done', outcome: { ok: false, console: [], calls: 0, error }, threadBroken: true });
+    } finally {
+      // Answers still owed belong to this script: they are not waited for.
+      answers.clear();
+      stop = undefined;
+    }
   };
 }

@@ -86,6 +86,7 @@ export function wirePipeline(parts: PipelineParts): Pipeline {
     paging: { pageSize: config.catalog.pageSize, sealer: parts.cursorSealer },
     viewOf: catalogViews(config.catalog),
     metaListMs: config.catalog.refreshIntervalMs,
+    maxMessageBytes: config.limits.maxMessageBytes,
     chain: {
       maxDepth: config.bridge.maxDepth,
       node: config.mesh.enabled ? config.mesh.node : undefined,

@@ -85,6 +85,8 @@ export interface PipelineServices extends RouteServices {
   viewOf?: ViewOf | undefined;
   /** How long the meta-tools reuse a caller's tools list (catalog.refreshIntervalMs); 0: never. */
   metaListMs?: number | undefined;
+  /** The largest message a host may send (limits.maxMessageBytes): a script's tool call is no larger. */
+  maxMessageBytes: number;
 }
 
 export function createPipeline(services: PipelineServices): Pipeline {
@@ -104,6 +106,7 @@ export function createPipeline(services: PipelineServices): Pipeline {
       policy: services.policy,
       approver: services.approver,
       log: services.log,
+      maxMessageBytes: services.maxMessageBytes,
       lists: new VisibleLists(services.metaListMs ?? 0, () => ({
         catalog: services.catalog.list('tools').tools,
         policy: services.policy(),

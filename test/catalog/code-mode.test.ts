@@ -192,6 +192,12 @@ test('code mode', async (t) => {
     },
   );
 
+  await t.test('a return value nested past what a message may carry fails the script, answered', async () => {
+    const r = await run('let v = 0; for (let i = 0; i < 1000; i++) v = [v]; return v');
+    assert.equal(r.isError, true);
+    assert.match(r.content[0]!.text!, /nests deeper than \d+ levels/);
+  });
+
   await t.test('a memory bomb is stopped at the memory limit', async () => {
     const r = await run('const hog = [];\nwhile (true) hog.push(new Array(100000).fill(7));');
     assert.equal(r.isError, true);

@@ -16,6 +16,7 @@ const limits: ScriptLimits = {
   stackBytes: 256 * 1024,
   maxCalls: 100,
   maxOutputBytes: 65_536,
+  maxCallBytes: 4 * 1024 * 1024,
 };
 const echo: ToolCaller = async (_name, args) => args;
 const run = (script: string, call: ToolCaller = echo) =>
@@ -119,4 +120,80 @@ test('a stuck script is stopped when cancelled, and when its wall time is up', a
     new AbortController().signal,
   );
   assert.equal(timedOut.limit, 'wall');
+});
+
+// Everything a script can reach runs inside the interpreter's CPU-limited slices: the language
+// functions the host once used after the script (Promise.resolve, JSON.stringify, an error's
+// getters) are taken before it runs, so replacing them neither escapes the limit nor breaks the answer.
+const ESCAPES: Record<string, string> = {
+  'Promise.resolve replaced': 'Promise.resolve = function () { for (;;) {} }; return 1',
+  'a thrown error whose message loops':
+    "const e = new Error('x'); Object.defineProperty(e, 'message', { get() { for (;;) {} } }); throw e",
+  'JSON.stringify replaced by a loop': 'JSON.stringify = () => ({ toJSON() { for (;;) {} } }); return 1',
+  'a result whose toJSON loops': 'return { toJSON() { for (;;) {} } }',
+};
+
+test('no function a script replaces or defines runs outside its CPU limit', async () => {
+  for (const [shape, script] of Object.entries(ESCAPES)) {
+    const outcome = await runScript(
+      script,
+      [],
+      echo,
+      { ...limits, cpuMs: 200, wallMs: 60_000 },
+      new AbortController().signal,
+    );
+    if (shape.startsWith('JSON.stringify') || shape.startsWith('Promise'))
+      assert.equal(outcome.value, '1', `${shape}: ${JSON.stringify(outcome)}`);
+    else assert.equal(outcome.limit, 'cpu', `${shape}: ${JSON.stringify(outcome)}`);
+  }
+});
+
+test("a tool call's arguments past the message limit are refused in the script, replaced JSON or not", async () => {
+  let called = 0;
+  const counting: ToolCaller = async (_name, args) => {
+    called++;
+    return args;
+  };
+  for (const prefix of [
+    '',
+    'const big = JSON.stringify(Array(1e5).fill(1)); JSON.stringify = () => big;\n',
+  ]) {
+    const outcome = await runScript(
+      `${prefix}try { await tools.echo({ a: 'x'.repeat(2e5) }) } catch (e) { return e.message }`,
+      ['echo'],
+      counting,
+      { ...limits, maxCallBytes: 100_000 },
+      new AbortController().signal,
+    );
+    assert.match(JSON.parse(outcome.value!) as string, /longer than 100000 characters/);
+  }
+  assert.equal(called, 0);
+});
+
+test('after a cancellation no tool call is made, and the script is told it was cancelled', async () => {
+  let called = 0;
+  const counting: ToolCaller = async (_name, args) => {
+    called++;
+    return args;
+  };
+  const cancel = new AbortController();
+  // Busy in one search when cancelled, then it asks for fifty calls at once and returns.
+  const outcome = runScript(
+    "const s = 'a'.repeat(150000); s.indexOf('a'.repeat(1500) + 'b');\n" +
+      'for (let i = 0; i < 50; i++) tools.echo({ i });\nreturn 1',
+    ['echo'],
+    counting,
+    { ...limits, maxCalls: 100 },
+    cancel.signal,
+  );
+  setTimeout(() => cancel.abort(), 30);
+  assert.equal((await outcome).error?.name, 'Cancelled');
+  assert.equal(called, 0);
+});
+
+test("an error's text is cut, however long the script made it", async () => {
+  const outcome = await run("throw 'y'.repeat(1e6).repeat(8)");
+  assert.ok(outcome.error!.message.length <= 2_100, `${outcome.error!.message.length} characters`);
+  const named = await run("const e = new Error('m'); e.name = 'n'.repeat(5e6); throw e");
+  assert.ok(named.error!.name.length <= 100);
 });

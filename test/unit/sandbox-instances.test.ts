@@ -1,6 +1,7 @@
-// A script's WebAssembly instance is used again only when the script left it as new: however a
-// script ends (a limit, a refused tool call, cancellation, an error), its runtime must free
-// cleanly, or the instance is lost; one whose memory grew is dropped so its memory can be freed.
+// A script's WebAssembly instance is used again only when the script left it as new: it ended
+// by a result or an error of its own, its runtime freed cleanly and its memory did not grow.
+// After a limit or a stop the instance is dropped: what the interpreter left there is not trusted.
+// A failed allocation the host makes for the script throws rather than writing at address 0.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { instanceCap, instancesStarted } from '../../src/catalog/sandbox-instances.js';
@@ -14,6 +15,7 @@ const limits: ScriptLimits = {
   stackBytes: 256 * 1024,
   maxCalls: 2,
   maxOutputBytes: 1_000,
+  maxCallBytes: 4 * 1024 * 1024,
 };
 const quick: ToolRelay = async (_name, args) => JSON.stringify({ value: JSON.parse(args) });
 /** A tool that never answers. */
@@ -36,50 +38,53 @@ function control(why?: StopReason): ScriptControl {
 const run = (script: string, call: ToolRelay, why?: StopReason, l = limits) =>
   interpret(script, ['t'], call, l, control(why));
 
-const ENDINGS: {
-  name: string;
-  script: string;
-  call: ToolRelay;
-  why?: StopReason;
-  expect: string | undefined;
-}[] = [
-  { name: 'returned', script: 'return 1', call: quick, expect: undefined },
-  {
-    name: 'a call past the limit, left unanswered',
-    script: 'for (;;) await tools.t({})',
-    call: quick,
-    expect: 'calls',
-  },
-  {
-    name: 'wall time, waiting on a tool',
-    script: 'await tools.t({})',
-    call: never,
-    why: 'wall',
-    expect: 'wall',
-  },
+const ORDINARY: { name: string; script: string; call: ToolRelay }[] = [
+  { name: 'returned', script: 'return 1', call: quick },
+  { name: 'a throw, a call pending', script: "tools.t({}); throw new Error('no')", call: never },
+  { name: 'a rejected tool call, caught', script: 'try { await tools.t(1) } catch {} return 2', call: quick },
+];
+const STOPPED: { name: string; script: string; call: ToolRelay; why?: StopReason; expect: string }[] = [
+  { name: 'a call past the limit', script: 'for (;;) await tools.t({})', call: quick, expect: 'calls' },
+  { name: 'wall time, waiting', script: 'await tools.t({})', call: never, why: 'wall', expect: 'wall' },
   { name: 'wall time, running', script: 'for (;;) {}', call: never, why: 'wall', expect: 'wall' },
   { name: 'CPU, a call pending', script: 'tools.t({}); for (;;) {}', call: never, expect: 'cpu' },
   { name: 'output', script: "for (;;) console.log('x'.repeat(100))", call: quick, expect: 'output' },
-  {
-    name: 'a throw, a call pending',
-    script: "tools.t({}); throw new Error('no')",
-    call: never,
-    expect: undefined,
-  },
   { name: "the interpreter's stack check", script: 'const f = () => f(); f()', call: quick, expect: 'stack' },
 ];
 
-test('a script that ends in any way but by memory leaves its instance to the next script', async () => {
+test('a script that ends by a result or an error of its own leaves its instance to the next script', async () => {
   await run('return 0', quick);
   const started = instancesStarted();
-  for (const ending of ENDINGS) {
+  for (const ending of ORDINARY) {
+    const outcome = await run(ending.script, ending.call);
+    assert.equal(outcome.limit, undefined, `${ending.name}: ${JSON.stringify(outcome.error)}`);
+    assert.equal(instancesStarted(), started, `${ending.name} lost its instance`);
+  }
+});
+
+test('a script stopped by a limit or from outside leaves its instance to no one', async () => {
+  for (const ending of STOPPED) {
+    await run('return 0', quick);
+    const started = instancesStarted();
     const outcome = await run(ending.script, ending.call, ending.why);
     assert.equal(outcome.limit, ending.expect, `${ending.name}: ${JSON.stringify(outcome.error)}`);
-    assert.equal(instancesStarted(), started, `${ending.name} lost its instance`);
+    await run('return 0', quick);
+    assert.equal(instancesStarted(), started + 1, `${ending.name}: its instance was used again`);
   }
   const cancelled = await run('await tools.t({})', never, 'cancelled');
   assert.equal(cancelled.error?.name, 'Cancelled');
-  assert.equal(instancesStarted(), started, 'a cancelled script lost its instance');
+});
+
+test('an answer the capped memory has no room for is refused, and the interpreter is not written over', async () => {
+  // The script fills its memory, then a tool answers with more than is left.
+  const big: ToolRelay = async () => JSON.stringify({ value: 'A'.repeat(400_000) });
+  const outcome = await run(
+    "const hog = []; try { for (;;) hog.push('h'.repeat(50000) + hog.length) } catch {} hog.length -= 2;\n" +
+      'const r = await tools.t({}); return r.length',
+    big,
+  );
+  assert.equal(outcome.limit, 'memory', JSON.stringify(outcome));
+  assert.equal((await run('return "after"', quick)).value, '"after"');
 });
 
 test('an instance whose memory grew is not used again; the next script gets a new one', async () => {

@@ -12,6 +12,7 @@ const limits: ScriptLimits = {
   stackBytes: 256 * 1024,
   maxCalls: 5,
   maxOutputBytes: 1_000,
+  maxCallBytes: 4 * 1024 * 1024,
 };
 
 test('scripts past MAX_RUNNING wait for a running one to end, and a wait ends with a cancellation or the wall time', async () => {

@@ -4,11 +4,10 @@
 // redaction: the script sees what the caller would), aborted with the outer call or the script.
 import type { CallContext } from '../../call/context.js';
 import type { Item } from '../../catalog/catalog.js';
-import { limitsOf, valueForScript } from '../../catalog/code-mode.js';
+import { valueForScript } from '../../catalog/code-mode.js';
 import { RUN_SCRIPT, answerOf } from '../../catalog/code-mode.js';
 import { META_TOOL_NAMES } from '../../catalog/meta-tools.js';
-import { ToolCallError, runScript } from '../../catalog/script-sandbox.js';
-import type { CodeModeConfig } from '../../config/catalog-schema.js';
+import { ToolCallError, runScript, type ScriptLimits } from '../../catalog/script-sandbox.js';
 import { WIRE, WireError } from '../../errors/errors.js';
 import type { Params, Result } from '../../jsonrpc/message.js';
 
@@ -21,7 +20,7 @@ export type ChildDispatch = (
 
 export async function answerRunScript(
   ctx: CallContext,
-  settings: CodeModeConfig,
+  limits: ScriptLimits,
   args: Record<string, unknown>,
   visible: Item[],
   dispatch: ChildDispatch,
@@ -44,6 +43,6 @@ export async function answerRunScript(
       throw err;
     }
   };
-  const outcome = await runScript(script, names, call, limitsOf(settings), ctx.signal);
+  const outcome = await runScript(script, names, call, limits, ctx.signal);
   return answerOf(outcome);
 }

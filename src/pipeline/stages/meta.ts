@@ -16,7 +16,7 @@ import { CHAIN_META } from '../../protocol/chain-meta.js';
 import { notFound } from '../../protocol/not-found.js';
 import type { Stage } from '../compose.js';
 import type { ViewOf } from './view.js';
-import { RUN_SCRIPT } from '../../catalog/code-mode.js';
+import { RUN_SCRIPT, limitsOf } from '../../catalog/code-mode.js';
 import { answerRunScript } from './code-mode.js';
 import type { CodeModeConfig } from '../../config/catalog-schema.js';
 import { judgeMeta, type MetaPolicy } from './meta-policy.js';
@@ -32,6 +32,8 @@ export interface MetaServices extends MetaPolicy {
    * aborts it sooner than its parent would be (a script's limits).
    */
   dispatch(parent: CallContext, method: string, params?: Params, signal?: AbortSignal): Promise<Result>;
+  /** The largest message a host may send: a script's tool call is no larger. */
+  maxMessageBytes: number;
   /** The caller's list kept between meta-tool calls; none: each lists again. */
   lists?: VisibleLists | undefined;
 }
@@ -58,7 +60,8 @@ async function runScript(s: MetaServices, ctx: CallContext, code: CodeModeConfig
   // A script (or query) long enough to have come in as bytes is read here as text.
   const args = plain(ctx.params.arguments ?? {}) as Record<string, unknown>;
   await judgeMeta(s, ctx, RUN_SCRIPT, args);
-  ctx.result = await answerRunScript(ctx, code, args, await visibleTools(s, ctx), s.dispatch);
+  const limits = limitsOf(code, s.maxMessageBytes);
+  ctx.result = await answerRunScript(ctx, limits, args, await visibleTools(s, ctx), s.dispatch);
 }
 
 async function answerMeta(s: MetaServices, ctx: CallContext, name: string): Promise<void> {

@@ -32,8 +32,11 @@ export const RUN_SCRIPT_TOOL: Item = {
   },
 };
 
-/** A script's limits from its view's settings; `maxCallBytes`: the largest message a host may send. */
-export function limitsOf(c: CodeModeConfig, maxCallBytes: number): ScriptLimits {
+/** The largest arguments a script's tool call may have, whatever the message limit (its thread's heap holds them). */
+const MAX_CALL_BYTES = 16 * 1024 * 1024;
+
+/** A script's limits from its view's settings; `maxMessageBytes`: the largest message a host may send. */
+export function limitsOf(c: CodeModeConfig, maxMessageBytes: number): ScriptLimits {
   return {
     cpuMs: c.cpuMs,
     wallMs: c.wallMs,
@@ -41,7 +44,7 @@ export function limitsOf(c: CodeModeConfig, maxCallBytes: number): ScriptLimits 
     stackBytes: c.stackKb * 1024,
     maxCalls: c.maxToolCalls,
     maxOutputBytes: c.maxOutputBytes,
-    maxCallBytes,
+    maxCallBytes: Math.min(maxMessageBytes, MAX_CALL_BYTES),
   };
 }
 

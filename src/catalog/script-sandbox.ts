@@ -32,6 +32,11 @@ export class ToolCallError extends Error {
 
 /** How long past its CPU or wall time, or a cancellation, a script's thread may go on before it is ended. */
 const GRACE_MS = 500;
+/**
+ * The longest tool answer (JSON characters) sent into a script's thread, well within the thread's
+ * own heap (script-threads.ts): a heap overflow there would end the whole process, not the thread.
+ */
+export const MAX_ANSWER_CHARS = 32 * 1024 * 1024;
 
 /** A tool call's answer as the script reads it: `{ value }`, or `{ error }` for a refusal or an error result. */
 async function answer(
@@ -47,7 +52,12 @@ async function answer(
     if (bytes > limits.maxCallBytes)
       throw new ToolCallError(`tool arguments of ${bytes} bytes exceed ${limits.maxCallBytes} bytes`);
     const value = await callTool(name, JSON.parse(args), signal);
-    return JSON.stringify({ value: value ?? null });
+    const json = JSON.stringify({ value: value ?? null });
+    if (json.length > MAX_ANSWER_CHARS)
+      throw new ToolCallError(
+        `the answer of ${name} (${json.length} characters) is longer than a script can take`,
+      );
+    return json;
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     return JSON.stringify({ error: { message, code: err instanceof ToolCallError ? err.code : undefined } });

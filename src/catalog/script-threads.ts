@@ -9,7 +9,7 @@ export const MAX_RUNNING = Math.max(8, 2 * availableParallelism());
 /** Threads kept idle for the next scripts. */
 const IDLE_KEPT = 2;
 /** A thread's own JavaScript heap: tool results and console lines as text (the interpreter's memory is apart). */
-const THREAD_HEAP_MB = 128;
+const THREAD_HEAP_MB = 256;
 
 const idle: Worker[] = [];
 const waiting: { resolve: (worker: Worker) => void; signal: AbortSignal }[] = [];

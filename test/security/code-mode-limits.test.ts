@@ -5,7 +5,12 @@
 // interrupts) must not hold up switchboard's thread, and must still end at its CPU limit.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runScript, type ScriptLimits, type ToolCaller } from '../../src/catalog/script-sandbox.js';
+import {
+  MAX_ANSWER_CHARS,
+  runScript,
+  type ScriptLimits,
+  type ToolCaller,
+} from '../../src/catalog/script-sandbox.js';
 
 const MiB = 1024 * 1024;
 // CPU and wall limits far away: only the memory limit may stop these scripts.
@@ -196,4 +201,16 @@ test("an error's text is cut, however long the script made it", async () => {
   assert.ok(outcome.error!.message.length <= 2_100, `${outcome.error!.message.length} characters`);
   const named = await run("const e = new Error('m'); e.name = 'n'.repeat(5e6); throw e");
   assert.ok(named.error!.name.length <= 100);
+});
+
+test("a tool's answer longer than a script's thread takes is refused in the script, not sent", async () => {
+  const huge: ToolCaller = async () => 'x'.repeat(MAX_ANSWER_CHARS + 1);
+  const outcome = await runScript(
+    'try { await tools.echo({}) } catch (e) { return e.message }',
+    ['echo'],
+    huge,
+    limits,
+    new AbortController().signal,
+  );
+  assert.match(JSON.parse(outcome.value!) as string, /longer than a script can take/);
 });

@@ -1,6 +1,7 @@
-// The WebAssembly instances scripts run in: the interpreter is compiled once, each instance's
-// memory can never grow past one script's memory limit (plus what the interpreter itself holds),
-// and an instance serves one script at a time, so one script's memory cannot crowd out another's.
+// The WebAssembly instances scripts run in: the interpreter is compiled once per thread, and each
+// script gets a new instance, never used again, whose memory can never grow past its memory limit
+// (plus what the interpreter itself holds): one script's memory cannot crowd out another's, and
+// nothing one script left in the interpreter (after running out of memory, say) reaches the next.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import {
@@ -23,6 +24,8 @@ export const START_BYTES = 16 * MiB;
  * (about 5.2 MiB in this build; the rest of its start is free for the script).
  */
 const RESERVED_BYTES = 6 * MiB;
+/** Room to grow that every instance has: a script that runs out of memory has grown it (instanceFull). */
+const GROWTH_MIN = 4 * MiB;
 
 /**
  * The most memory an instance may ever have for a script whose heap may take `memoryBytes`. The
@@ -31,10 +34,7 @@ const RESERVED_BYTES = 6 * MiB;
  * 2 GiB maximum. The cap on the instance's WebAssembly memory is what bounds it.
  */
 export const instanceCap = (memoryBytes: number): number =>
-  Math.max(START_BYTES, Math.ceil((RESERVED_BYTES + memoryBytes) / PAGE) * PAGE);
-
-/** Idle instances kept per memory limit, so most scripts skip instantiation (several ms). */
-const IDLE_KEPT = 2;
+  Math.max(START_BYTES + GROWTH_MIN, Math.ceil((RESERVED_BYTES + memoryBytes) / PAGE) * PAGE);
 
 export interface SandboxInstance {
   readonly quickjs: QuickJSWASMModule;
@@ -43,7 +43,6 @@ export interface SandboxInstance {
 }
 
 let compiled: Promise<WebAssembly.Module> | undefined;
-const idle = new Map<number, SandboxInstance[]>();
 let started = 0;
 
 async function compile(): Promise<WebAssembly.Module> {
@@ -51,10 +50,8 @@ async function compile(): Promise<WebAssembly.Module> {
   return WebAssembly.compile(await readFile(path));
 }
 
-/** An instance of its own for a script whose heap may take `memoryBytes`. */
-export async function takeInstance(memoryBytes: number): Promise<SandboxInstance> {
-  const kept = idle.get(memoryBytes)?.pop();
-  if (kept !== undefined) return kept;
+/** A new instance for a script whose heap may take `memoryBytes` (a few milliseconds to make). */
+export async function newInstance(memoryBytes: number): Promise<SandboxInstance> {
   compiled ??= compile().catch((err: unknown) => {
     compiled = undefined;
     throw err;
@@ -97,17 +94,13 @@ function guardAllocations(quickjs: QuickJSWASMModule): void {
 }
 
 /**
- * The script is done with `instance`. It is kept for the next script only if it is as it was
- * new: its runtime freed (`clean`) and its memory not grown, since WebAssembly memory never
- * shrinks. Otherwise it is dropped and the collector frees its memory.
+ * Whether `instance`'s memory grew to near its cap: where it is when the interpreter ran out (a
+ * script's own "out of memory" error, in an instance that did not grow, is only an error).
  */
-export function giveBack(instance: SandboxInstance, clean: boolean): void {
-  if (!clean || instance.memory.buffer.byteLength > START_BYTES) return;
-  const list = idle.get(instance.memoryBytes) ?? [];
-  if (list.length >= IDLE_KEPT) return;
-  list.push(instance);
-  idle.set(instance.memoryBytes, list);
+export function instanceFull(instance: SandboxInstance): boolean {
+  const cap = instanceCap(instance.memoryBytes);
+  return instance.memory.buffer.byteLength >= cap - Math.max(cap / 8, GROWTH_MIN / 2);
 }
 
-/** How many instances scripts have been given since start (an instance kept idle is given again). */
+/** How many instances this thread has made for scripts. */
 export const instancesStarted = (): number => started;

@@ -5,14 +5,8 @@
 // no filesystem, network, process, timers or host object; values cross as JSON text, and every
 // entry into the interpreter (where script code may run: getters, toJSON, then) is CPU-limited.
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from 'quickjs-emscripten-core';
-import {
-  HostAllocationError,
-  giveBack,
-  instanceCap,
-  takeInstance,
-  type SandboxInstance,
-} from './sandbox-instances.js';
-import { LINE_OFFSET, PRELUDE, SCRIPT_FILE, asFunction } from './script-prelude.js';
+import { HostAllocationError, instanceFull, newInstance } from './sandbox-instances.js';
+import { ERROR_TEXT_MAX, LINE_OFFSET, PRELUDE, SCRIPT_FILE, asFunction } from './script-prelude.js';
 import { stopped, type ScriptLimits, type ScriptOutcome, type StopReason } from './script-types.js';
 
 /** A tool call the script makes: its arguments as JSON text; the answer as `{ value }` or `{ error }` text. */
@@ -53,7 +47,7 @@ export async function interpret(
   limits: ScriptLimits,
   control: ScriptControl,
 ): Promise<ScriptOutcome> {
-  const instance = await takeInstance(limits.memoryBytes);
+  const instance = await newInstance(limits.memoryBytes);
   const out: ScriptOutcome = { ok: false, console: [], calls: 0 };
   let outputBytes = 0;
   let stop: ScriptOutcome['limit'] | StopReason | undefined;
@@ -83,17 +77,6 @@ export async function interpret(
     hostError ??= err;
     ended();
   };
-  /**
-   * An instance goes to the next script only after an ordinary end (a result, or an error of the
-   * script's own): after a limit, a stop or a failure in the host, what the interpreter left in
-   * its memory is not trusted (a failed allocation the host made could have written anywhere).
-   */
-  const instanceUsable = () =>
-    hostError === undefined &&
-    stop === undefined &&
-    out.limit === undefined &&
-    !(out.error && /out of memory|stack overflow|^uncaught: null$/i.test(out.error.message));
-
   const runtime = instance.quickjs.newRuntime();
   const vm = runtime.newContext();
   let run: QuickJSHandle | undefined;
@@ -178,6 +161,11 @@ export async function interpret(
         const name = boundedString(vm, nameH, 1_024);
         const argsJson = boundedString(vm, argsH, limits.maxCallBytes);
         const deferred = vm.newPromise();
+        // Made without room, its resolvers are not functions (and must not be freed): no call.
+        if (vm.typeof(deferred.handle) !== 'object') {
+          hostFailed(new HostAllocationError(0));
+          return vm.undefined;
+        }
         // Kept until the end even when refused: a promise left undisposed stays in QuickJS's heap,
         // and freeing a runtime with it aborts the whole WebAssembly instance.
         pending.add(deferred);
@@ -198,6 +186,8 @@ export async function interpret(
             pending.delete(deferred);
             if (!vm.alive || !deferred.alive) return;
             const h = vm.newString(json);
+            // QuickJS's own allocation for the string failed: the handle holds its exception marker.
+            if (vm.typeof(h) !== 'string') throw new HostAllocationError(json.length);
             deferred.resolve(h);
             h.dispose();
             deferred.dispose();
@@ -238,58 +228,53 @@ export async function interpret(
   } catch (err) {
     out.ok = false;
     if (err instanceof HostAllocationError) out.limit = 'memory';
-    else {
+    else if (err instanceof RangeError && /call stack/i.test(err.message)) {
       // The interpreter overflowed the host's own stack (deep recursion below QuickJS's check).
-      out.error = { name: 'InternalError', message: `stack overflow (${(err as Error).message})` };
+      out.error = { name: 'InternalError', message: `stack overflow (${err.message})` };
       out.limit = 'stack';
+    } else {
+      const message = `the interpreter failed: ${err instanceof Error ? err.message : String(err)}`;
+      out.error = { name: 'InternalError', message };
     }
     hostError ??= err;
   } finally {
     control.signal.removeEventListener('abort', onStop);
     for (const d of pending) if (d.alive) d.dispose();
     for (const h of [run, describe]) if (h?.alive) h.dispose();
-    let clean = instanceUsable();
     try {
       if (vm.alive) vm.dispose();
       runtime.dispose();
     } catch {
-      // An object QuickJS cannot free aborts the WebAssembly instance as its runtime is freed.
-      clean = false;
+      // An object QuickJS cannot free aborts the instance as its runtime is freed: it was the
+      // script's alone, and goes with it.
     }
-    giveBack(instance, clean);
   }
   if (stop !== undefined) return stopped(out, stop, limits);
-  if (out.limit === 'memory' || (out.error && outOfMemory(out.error.message, instance)))
+  // QuickJS's own errors for its limits (a script could construct one too, and claim no more
+  // than it could print); the bare null it throws when even that error found no room counts
+  // only where the instance's memory is at its cap.
+  const quickjsError = (message: string, names = ['InternalError']) =>
+    out.error !== undefined && names.includes(out.error.name) && out.error.message === message;
+  const nullAtCap = out.error?.message === 'uncaught: null' && instanceFull(instance);
+  if (out.limit === 'memory' || quickjsError('out of memory') || nullAtCap)
     return stopped(out, 'memory', limits);
-  if (out.error && /stack overflow/i.test(out.error.message)) out.limit = 'stack';
+  // Its stack check, met in a call or in JSON.parse's nesting.
+  if (quickjsError('stack overflow', ['InternalError', 'SyntaxError'])) out.limit = 'stack';
   return out;
 }
 
-/** `out`'s error from the prelude's description of a thrown value ([name, message, stack, line]). */
+/** `out`'s error from the prelude's description of a thrown value ({ name, message, stack, line }). */
 function errorFrom(out: ScriptOutcome, text: string | undefined): void {
   out.ok = false;
-  try {
-    const [name, message, stack, lineNumber] = JSON.parse(text ?? 'null') as [
-      string,
-      string,
-      string,
-      unknown,
-    ];
-    out.error = { name, message, line: lineOf(stack, lineNumber) };
-  } catch {
+  // The prelude made it, but in the script's world: each part is checked and cut again here.
+  const d = (text === undefined ? undefined : JSON.parse(text)) as Record<string, unknown> | null | undefined;
+  const part = (value: unknown, max: number) => (typeof value === 'string' ? value.slice(0, max) : undefined);
+  const name = part(d?.name, ERROR_TEXT_MAX.name);
+  const message = part(d?.message, ERROR_TEXT_MAX.message);
+  if (name === undefined || message === undefined) {
     out.error = { name: 'Error', message: 'the script failed with an error that cannot be read' };
+    return;
   }
-}
-
-/**
- * Whether a script failed for want of memory: QuickJS's own error, or the bare `null` it throws
- * when memory ran out while that error was being made, from an instance that grew to near its
- * cap (an instance that cannot grow is always there: a script throwing null itself is told so).
- */
-function outOfMemory(message: string, instance: SandboxInstance): boolean {
-  if (/out of memory/i.test(message)) return true;
-  const cap = instanceCap(instance.memoryBytes);
-  return (
-    message === 'uncaught: null' && instance.memory.buffer.byteLength >= cap - Math.max(cap / 8, 1 << 20)
-  );
+  const line = Number.isSafeInteger(d?.line) ? d?.line : undefined;
+  out.error = { name, message, line: lineOf(part(d?.stack, ERROR_TEXT_MAX.stack) ?? '', line) };
 }

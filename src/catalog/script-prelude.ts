@@ -15,7 +15,7 @@ export const ERROR_TEXT_MAX = { name: 100, message: 2_000, stack: 2_000 };
  * Evaluates to `{ run, describe }`. It reads, then deletes, these globals the host set:
  * `__sb_call(name, argsJson)` → Promise of the answer's JSON; `__sb_print(level, text)`;
  * `__sb_done(ok, text)`, told once how the script ended: its result as JSON text (undefined
- * when it returned nothing), or a JSON array [name, message, stack, lineNumber] for its error;
+ * when it returned nothing), or JSON { name, message, stack, line } describing its error;
  * `__sb_names` (JSON array of tool names); `__sb_max_args` (longest arguments, in characters).
  */
 export const PRELUDE = `(() => {
@@ -46,19 +46,25 @@ export const PRELUDE = `(() => {
   g.tools = freeze(tools);
   g.callTool = (name, args) => invoke(toText(name), args);
   const textOf = (v, n) => { try { return typeof v === 'string' ? cut(v, n) : undefined; } catch { return undefined; } };
+  // A description with no prototype, of strings and a number: stringify finds no toJSON on it.
+  const description = (name, message, stack, line) => {
+    const d = create(null);
+    d.name = name; d.message = message; d.stack = stack; d.line = line;
+    return stringify(d);
+  };
   const describe = (e) => {
     try {
       if (e === null || (typeof e !== 'object' && typeof e !== 'function'))
-        return stringify(['Error', 'uncaught: ' + cut(toText(e), ${ERROR_TEXT_MAX.message}), '', undefined]);
+        return description('Error', 'uncaught: ' + cut(toText(e), ${ERROR_TEXT_MAX.message}), '', undefined);
       const message = textOf(e.message, ${ERROR_TEXT_MAX.message});
-      return stringify([
+      return description(
         textOf(e.name, ${ERROR_TEXT_MAX.name}) ?? 'Error',
-        message ?? cut(show(e), ${ERROR_TEXT_MAX.message}),
+        message ?? cut(toText(show(e)), ${ERROR_TEXT_MAX.message}),
         textOf(e.stack, ${ERROR_TEXT_MAX.stack}) ?? '',
         typeof e.lineNumber === 'number' ? e.lineNumber : undefined,
-      ]);
+      );
     } catch {
-      return stringify(['Error', 'the script threw a value that cannot be read', '', undefined]);
+      return description('Error', 'the script threw a value that cannot be read', '', undefined);
     }
   };
   const run = async (script) => {

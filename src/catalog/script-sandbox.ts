@@ -119,6 +119,8 @@ function runOnThread(worker: Worker, run: Run): Promise<ScriptOutcome> {
       backstop = setTimeout(() => end(why), ms);
     };
     let calls = 0;
+    /** Characters of answers sent to the thread and not yet taken in (it may be busy in a slice). */
+    let waiting = 0;
 
     const finish = (outcome: ScriptOutcome, reusable: boolean) => {
       if (done) return;
@@ -150,8 +152,19 @@ function runOnThread(worker: Worker, run: Run): Promise<ScriptOutcome> {
       if (message.type === 'call') {
         calls++;
         void answer(callTool, message.name, message.args, limits, toolCalls.signal).then((json) => {
-          if (!done) post({ type: 'answer', id: message.id, json });
+          if (done) return;
+          // Answers waiting for a busy script are held in memory too: no more than its own limit.
+          const sent =
+            waiting + json.length > limits.memoryBytes
+              ? JSON.stringify({
+                  error: { message: "the tool's answer does not fit in the script's memory" },
+                })
+              : json;
+          waiting += sent.length;
+          post({ type: 'answer', id: message.id, json: sent });
         });
+      } else if (message.type === 'took') {
+        waiting -= message.chars;
       } else if (message.type === 'running') {
         if (message.on) {
           runningSince = performance.now();

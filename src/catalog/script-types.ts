@@ -43,10 +43,11 @@ export type ToWorker =
   | { type: 'answer'; id: number; json: string }
   | { type: 'stop' };
 
-/** What a script's thread sends: a tool call, each slice's start and end, the outcome. */
+/** What a script's thread sends: a tool call, each slice's start and end, an answer taken in, the outcome. */
 export type FromWorker =
   | { type: 'call'; id: number; name: string; args: string }
   | { type: 'running'; on: boolean }
+  | { type: 'took'; chars: number }
   | { type: 'done'; outcome: ScriptOutcome; threadBroken?: true };
 
 /** `outcome` as a script stopped by a limit or from outside ends: failed, saying which. */

@@ -18,6 +18,7 @@ if (port !== null) {
 
   port.on('message', (message: ToWorker) => {
     if (message.type === 'answer') {
+      send({ type: 'took', chars: message.json.length });
       answers.get(message.id)?.(message.json);
       answers.delete(message.id);
     } else if (message.type === 'stop') stop?.abort();

@@ -59,7 +59,7 @@ const CodeModeFields = z
       .max(512)
       .default(32)
       .describe(
-        "The script's heap limit, in MiB; the interpreter's whole memory is capped at this plus 6 MiB (at least 16 MiB).",
+        "The script's heap limit, in MiB; the interpreter's whole memory is capped at this plus 6 MiB (at least 20 MiB).",
       ),
     stackKb: z
       .number()

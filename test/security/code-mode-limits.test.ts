@@ -214,3 +214,31 @@ test("a tool's answer longer than a script's thread takes is refused in the scri
   );
   assert.match(JSON.parse(outcome.value!) as string, /longer than a script can take/);
 });
+
+test('answers waiting for a busy script are held to its memory limit; those past it reach it as errors', async () => {
+  const megabyte: ToolCaller = async () => 'a'.repeat(1024 * 1024);
+  const outcome = await runScript(
+    'const asked = []; for (let i = 0; i < 20; i++) asked.push(tools.echo({ i }));\n' +
+      // Busy while the answers come back, so they wait in the thread's queue.
+      'const until = Date.now() + 1000; while (Date.now() < until) {}\n' +
+      'const got = await Promise.allSettled(asked);\n' +
+      "return got.filter((r) => r.status === 'rejected' && /does not fit/.test(r.reason.message)).length",
+    ['echo'],
+    megabyte,
+    { ...limits, maxCalls: 20 },
+    new AbortController().signal,
+  );
+  assert.ok(Number(outcome.value) >= 20 - 8, JSON.stringify(outcome));
+});
+
+test("an error described through the script's own toJSON is still cut, and still answered", async () => {
+  const forged = await run(
+    "Object.prototype.toJSON = function () { return { name: 'n'.repeat(16000), message: 'm'.repeat(10000) } };\n" +
+      "Array.prototype.toJSON = Object.prototype.toJSON; throw new Error('x')",
+  );
+  assert.equal(forged.error?.message, 'x');
+  assert.ok(forged.error!.name.length <= 100);
+  const odd = await run("const e = new Error('y'); e.name = { toString: 1, valueOf: 1 }; throw e");
+  assert.equal(odd.error?.message, 'y');
+  assert.equal(typeof odd.error?.name, 'string');
+});

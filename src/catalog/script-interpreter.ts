@@ -183,11 +183,11 @@ export async function interpret(
         out.calls++;
         void callTool(name, argsJson)
           .then((json) => {
-            pending.delete(deferred);
             if (!vm.alive || !deferred.alive) return;
             const h = vm.newString(json);
             // QuickJS's own allocation for the string failed: the handle holds its exception marker.
             if (vm.typeof(h) !== 'string') throw new HostAllocationError(json.length);
+            pending.delete(deferred);
             deferred.resolve(h);
             h.dispose();
             deferred.dispose();

@@ -18,6 +18,10 @@ let running = 0;
 function newThread(): Worker {
   const worker = new Worker(new URL('./script-worker.js', import.meta.url), {
     resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB },
+    // Nothing of the host's: its Node flags (one, --input-type, stops a thread from starting, and
+    // --import would load the host's hooks there) and its environment (the script needs neither).
+    execArgv: [],
+    env: {},
   });
   worker.unref();
   // A run listens for itself; these keep a thread that fails while idle from failing switchboard.

@@ -1,6 +1,7 @@
 // At most MAX_RUNNING scripts run at once; the others wait in order, a cancellation or the wall
 // time ends a wait, and every waiting script runs once a running one ends.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { runScript, type ScriptLimits, type ToolCaller } from '../../src/catalog/script-sandbox.js';
 import { MAX_RUNNING } from '../../src/catalog/script-threads.js';
@@ -41,4 +42,18 @@ test('scripts past MAX_RUNNING wait for a running one to end, and a wait ends wi
   release();
   for (const outcome of await Promise.all([...running, ...queued])) assert.equal(outcome.value, '1');
   assert.equal(called, MAX_RUNNING + 2);
+});
+
+test("a script's thread starts whatever Node flags switchboard was started with", () => {
+  const sandbox = new URL('../../src/catalog/script-sandbox.js', import.meta.url).href;
+  const program = [
+    `const { runScript } = await import(${JSON.stringify(sandbox)});`,
+    `const limits = ${JSON.stringify(limits)};`,
+    "const o = await runScript('return 6 * 7', [], async () => null, limits, new AbortController().signal);",
+    'console.log(JSON.stringify(o));',
+  ].join('\n');
+  // --input-type is allowed only for code given on the command line; a thread given it fails.
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', program], { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal((JSON.parse(run.stdout) as { value?: string }).value, '42', run.stdout);
 });

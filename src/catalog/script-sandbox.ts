@@ -179,23 +179,15 @@ function runOnThread(worker: Worker, run: Run): Promise<ScriptOutcome> {
         finish(stopped(message.outcome, stoppedFor, limits), !message.threadBroken);
       } else finish(message.outcome, !message.threadBroken);
     };
+    /** The thread failed or went away: the script ends with what is known of it. */
+    const lost = (message: string) =>
+      finish({ ...base, calls, error: { name: 'InternalError', message } }, false);
     const onError = (err: Error) => {
       const code = (err as { code?: unknown }).code;
       if (code === 'ERR_WORKER_OUT_OF_MEMORY') return end('memory');
-      finish(
-        {
-          ...base,
-          calls,
-          error: { name: 'InternalError', message: `the script's thread failed: ${err.message}` },
-        },
-        false,
-      );
+      lost(`the script's thread failed: ${err.message}`);
     };
-    const onExit = (code: number) =>
-      finish(
-        { ...base, calls, error: { name: 'InternalError', message: `the script's thread exited (${code})` } },
-        false,
-      );
+    const onExit = (code: number) => lost(`the script's thread exited (${code})`);
 
     worker.on('message', onMessage).on('error', onError).on('exit', onExit);
     signal.addEventListener('abort', onAbort, { once: true });

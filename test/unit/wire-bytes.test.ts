@@ -209,3 +209,15 @@ test('any other serialiser (a log line, a store) gets the text', () => {
   assert.equal(JSON.stringify(value), JSON.stringify({ jsonrpc: '2.0', id: 1, result: { text } }));
   assert.equal(String((value as { result: { text: RawText } }).result.text), text);
 });
+
+test('a raw control character anywhere in a large string fails the message, however the pipe cut it', () => {
+  const big = filler(BIG);
+  for (let c = 0; c < 0x20; c++)
+    for (const at of [0, 1, 2, 3, 5, 4099, BIG - 1])
+      for (const size of [65536, 4093]) {
+        const text = `${big.slice(0, at)}${String.fromCharCode(c)}${big.slice(at)}`;
+        // Content text: where a result's string is kept as bytes when it is as JSON.stringify writes it.
+        const json = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"${text}"}]}}`;
+        assert.throws(() => parseWire(cut(json, size)), SyntaxError, `${c} at ${at}`);
+      }
+});

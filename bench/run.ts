@@ -46,7 +46,8 @@ const STDERR_LINES = 8;
 
 // A warm-up of a few thousand calls: V8 compiles a function called once per call with its optimising
 // compiler only after thousands of calls, and a gateway that has served that many is what is measured
-// (after 200 calls, switchboard spent twice the CPU per call it spends warm; see docs/benchmarks.md).
+// (after 200 calls, switchboard spent two to three times the CPU per call it spends warm; see
+// docs/benchmarks.md).
 const DEFAULT_SIZES: Sizes = { calls: 2000, warmup: 3000, rounds: 4 };
 
 const USAGE = `usage: npm run bench -- [scenario…] [--calls N] [--warmup N] [--rounds N]

@@ -1,5 +1,6 @@
 // The chain hash is written field by field for speed; it must stay the SHA-256 of the canonical
 // JSON of the record (the form every existing chain was hashed in), or old chains stop verifying.
+// And a batch of records crosses to the writer's thread as one flat array that must unpack whole.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { deserialize, serialize } from 'node:v8';
@@ -39,6 +40,9 @@ const entries: AuditEntry[] = [
     argsSha256: 'x',
     args: null,
     calledName: 'memory_store',
+    clientName: 'claude-code',
+    clientVersion: '2.1.0',
+    session: 'sess-digest',
     parentCallId: 'p-1',
     run: 'r-1',
     runFor: 'host:stdio',

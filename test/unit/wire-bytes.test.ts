@@ -211,13 +211,31 @@ test('any other serialiser (a log line, a store) gets the text', () => {
 });
 
 test('a raw control character anywhere in a large string fails the message, however the pipe cut it', () => {
+  // Content text: where a result's string is kept as bytes when it is as JSON.stringify writes it.
+  const head = '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"';
+  const message = (text: string) => `${head}${text}"}]}}`;
   const big = filler(BIG);
+  const sizes = [65536, 8191, 5000];
+  // The control: without the character, the string is kept as bytes (the check below is reached).
+  for (const size of sizes) {
+    const value = parseWire(cut(message(big), size)) as { result: { content: { text: unknown }[] } };
+    assert.ok(value.result.content[0]!.text instanceof RawText, `kept as bytes, cut at ${size}`);
+  }
+  // Every alignment near the start and the end, and each side of every piece's edge.
+  const places = new Set<number>();
+  for (let k = 0; k < 8; k++) places.add(k).add(BIG - 1 - k);
+  for (const size of sizes)
+    for (let edge = size; edge < head.length + BIG; edge += size)
+      for (const side of [-1, 0]) places.add(edge + side - head.length);
   for (let c = 0; c < 0x20; c++)
-    for (const at of [0, 1, 2, 3, 5, 4099, BIG - 1])
-      for (const size of [65536, 4093]) {
-        const text = `${big.slice(0, at)}${String.fromCharCode(c)}${big.slice(at)}`;
-        // Content text: where a result's string is kept as bytes when it is as JSON.stringify writes it.
-        const json = `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"${text}"}]}}`;
-        assert.throws(() => parseWire(cut(json, size)), SyntaxError, `${c} at ${at}`);
-      }
+    for (const at of places) {
+      if (at < 0 || at >= BIG) continue;
+      const text = `${big.slice(0, at)}${String.fromCharCode(c)}${big.slice(at)}`;
+      for (const size of sizes)
+        assert.throws(
+          () => parseWire(cut(message(text), size)),
+          SyntaxError,
+          `${c} at ${at}, cut at ${size}`,
+        );
+    }
 });

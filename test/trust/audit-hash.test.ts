@@ -64,5 +64,9 @@ test('a batch crosses to the writer thread as one dense array and unpacks to the
   // holes opens with 'a' and is copied index by index, at about twice the cost per record.
   assert.equal(String.fromCharCode(bytes[2]!), 'A');
   const unpacked = unpackEntries(deserialize(bytes) as unknown[]);
+  // The fixture must set every field the layout carries, or a field left out of the packing (the
+  // fields after it shifted by one) could pass unseen.
+  const full = entries[1]! as unknown as Record<string, unknown>;
+  for (const key of Object.keys(unpacked[1]!)) assert.notEqual(full[key], undefined, `fixture sets ${key}`);
   assert.deepEqual(JSON.parse(JSON.stringify(unpacked)), JSON.parse(JSON.stringify(entries)));
 });

@@ -30,7 +30,7 @@ export class ForwardedCalls {
    * and the request id is remembered so what the backend asks mid-call is attributed. The call
    * runs under the backend's time limits; one that runs out cancels it at the backend.
    */
-  async forward(
+  forward(
     peer: RpcPeer,
     ctx: CallContext,
     method: string,
@@ -55,8 +55,15 @@ export class ForwardedCalls {
     // when the caller did not ask; without a caller's token it goes no further.
     const wantsProgress = token !== undefined || limits.idleMs !== undefined;
     const { headers } = outgoing;
+    const settled = () => {
+      timer.dispose();
+      if (id !== undefined) this.calls.delete(id);
+    };
+    // Reactions on the request's promise rather than an async function: one promise and its
+    // frame fewer on every forwarded call.
+    let answered: Promise<Result>;
     try {
-      return await peer.request(method, out, {
+      answered = peer.request(method, out, {
         signal: abortOf(ctx),
         headers: headers && Object.keys(headers).length ? headers : undefined,
         origin: {
@@ -77,17 +84,24 @@ export class ForwardedCalls {
         },
       });
     } catch (err) {
-      if (timer.expired && !isAborted(ctx)) {
-        const what = method === 'tools/call' ? `tool ${textOf(params.name)}` : method;
-        throw new LocalError('timeout', `Backend ${this.label} timed out on ${what}: it ${timer.expired}`, {
-          cause: err,
-        });
-      }
-      throw err;
-    } finally {
-      timer.dispose();
-      if (id !== undefined) this.calls.delete(id);
+      answered = Promise.reject(err);
     }
+    return answered.then(
+      (result) => {
+        settled();
+        return result;
+      },
+      (err: unknown) => {
+        settled();
+        if (timer.expired && !isAborted(ctx)) {
+          const what = method === 'tools/call' ? `tool ${textOf(params.name)}` : method;
+          throw new LocalError('timeout', `Backend ${this.label} timed out on ${what}: it ${timer.expired}`, {
+            cause: err,
+          });
+        }
+        throw err;
+      },
+    );
   }
 
   /** The calls now waiting on the backend, oldest first. */

@@ -26,7 +26,20 @@ export class ReadResend {
    * Sends a call to the replica `choose` gives, and again (avoiding the replica it was cut off on
    * while another is up) each time the connection goes down under it, as `resend` allows.
    */
-  async run(
+  run(
+    ctx: CallContext,
+    method: string,
+    resend: Resend,
+    choose: (avoid: number | undefined) => number,
+    send: (replica: number) => Promise<Result>,
+  ): Promise<Result> {
+    // Most calls (every tool call) may not be sent again: no layer of its own around them. A
+    // choice that throws (no replica up) is the caller's rejection (ReplicaSet.call is async).
+    if (resend.retries <= 0) return send(choose(undefined));
+    return this.resending(ctx, method, resend, choose, send);
+  }
+
+  private async resending(
     ctx: CallContext,
     method: string,
     resend: Resend,

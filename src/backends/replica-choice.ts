@@ -56,26 +56,43 @@ export class ReplicaChooser {
   }
 
   /** Runs one request on replica `i`, counted as outstanding there, and remembers what it bound to it. */
-  async on(
+  on(
     i: number,
     method: string,
     params: Params | undefined,
     run: (r: BackendConnection) => Promise<Result>,
   ): Promise<Result> {
+    // Reactions on the request's promise rather than an async function: one promise and its
+    // frame fewer on every call.
     this.outstanding[i]!++;
-    let result: Result;
+    let running: Promise<Result>;
     try {
-      result = await run(this.replicas[i]!);
-    } finally {
+      running = run(this.replicas[i]!);
+    } catch (err) {
       this.outstanding[i]!--;
+      return Promise.reject(err);
     }
+    return running.then(
+      (result) => {
+        this.outstanding[i]!--;
+        this.bind(i, method, params, result);
+        return result;
+      },
+      (err: unknown) => {
+        this.outstanding[i]!--;
+        throw err;
+      },
+    );
+  }
+
+  /** What an answered request bound to replica `i`: a subscription, or a task it created. */
+  private bind(i: number, method: string, params: Params | undefined, result: Result): void {
     if (method === 'resources/subscribe') this.held.set(textOf(params?.uri), i);
     else if (method === 'resources/unsubscribe') this.held.delete(textOf(params?.uri));
     else if (this.replicas.length > 1) {
       const task = createdTask(result);
       if (task) this.tasks.remember(task.taskId, i, task.ttl);
     }
-    return result;
   }
 
   /** The replica the catalog is read from, if one is up: the last one, else the first up. */

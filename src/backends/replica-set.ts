@@ -253,12 +253,29 @@ export class ReplicaSet implements Upstream {
    * again (see ReadResend). A call bound to a replica (by the caller, a task or a subscription)
    * goes there or fails saying why.
    */
-  async call(ctx: CallContext, method: string, params: Params, options: CallOptions = {}): Promise<Result> {
-    // A legacy host's call may belong on another instance: the legacy one of a dual-era server,
-    // or its session's own.
-    const toLane = this.lanes?.instanceFor(ctx, method, params);
-    const lane = toLane && (await toLane);
-    if (lane) return lane.call(ctx, method, params, options);
+  call(ctx: CallContext, method: string, params: Params, options: CallOptions = {}): Promise<Result> {
+    // Not async: a call's promise is its request's own, with no layer added here. What throws
+    // before the request leaves (no replica up) is the call's rejection all the same.
+    try {
+      // A legacy host's call may belong on another instance: the legacy one of a dual-era server,
+      // or its session's own.
+      const toLane = this.lanes?.instanceFor(ctx, method, params);
+      if (!toLane) return this.callShared(ctx, method, params, options);
+      return toLane.then((lane) =>
+        lane ? lane.call(ctx, method, params, options) : this.callShared(ctx, method, params, options),
+      );
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** A call on the shared instance: one of this set's replicas. */
+  private callShared(
+    ctx: CallContext,
+    method: string,
+    params: Params,
+    options: CallOptions,
+  ): Promise<Result> {
     if (method === 'tasks/list' && this.replicas.length > 1 && options.replica === undefined) {
       return this.fanOut.listTasks(ctx, params);
     }

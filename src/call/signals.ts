@@ -31,14 +31,24 @@ export function linkSignals(sources: readonly AbortSource[]): LinkedSignal {
     source.addEventListener('abort', onAbort, { once: true });
     attached.push([source, onAbort]);
   }
-  return {
-    source: link,
-    get signal() {
-      return link.signal;
-    },
-    abort: (reason) => link.abort(reason),
-    unlink: () => {
-      for (const [source, onAbort] of attached) source.removeEventListener('abort', onAbort);
-    },
+  return new Link(link, attached);
+}
+
+/** A class, not an object literal with a getter: V8 defines a literal's accessor through the runtime each time. */
+class Link implements LinkedSignal {
+  constructor(
+    readonly source: LazyAbort,
+    private readonly attached: readonly [AbortSource, () => void][],
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.source.signal;
+  }
+
+  // Arrow properties, not methods: callers take them off the link (`const { unlink } = link`).
+  readonly abort = (reason?: unknown): void => this.source.abort(reason);
+
+  readonly unlink = (): void => {
+    for (const [source, onAbort] of this.attached) source.removeEventListener('abort', onAbort);
   };
 }

@@ -142,6 +142,14 @@ export function rowsOf(
         ...(base !== undefined && metric.goal !== undefined && { goal: metric.goal }),
       });
     }
+    if (gateway && m.youngKiBPerCall !== undefined) {
+      rows.push({
+        scenario: m.name,
+        metric: `${goals.label ?? 'switchboard'} young alloc/${per}`,
+        value: m.youngKiBPerCall,
+        unit: 'KiB',
+      });
+    }
     if (gateway && m.peakRssMiB !== undefined) {
       rows.push({
         scenario: m.name,

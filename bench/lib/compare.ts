@@ -1,8 +1,8 @@
 // Measures a baseline and its subjects in the same run, interleaved in rounds, so that a noisy
 // neighbour or a CPU-frequency change lands on both rather than skewing their ratio.
 import { cpuTimeMs, peakRssKiB } from './proc.js';
+import { youngAllocated } from './young-marks.js';
 import {
-  IN_FLIGHT,
   rate,
   summarize,
   timeConcurrent,
@@ -22,7 +22,8 @@ export interface Target {
 }
 
 export interface Plan {
-  /** Untimed calls per target before anything is measured (JIT, connection pools, caches). */
+  /** Untimed calls per target before anything is measured (JIT, connection pools, caches), one at a
+   * time and again as many in flight when throughput is measured. */
   readonly warmup: number;
   /** Timed sequential calls per target. */
   readonly calls: number;
@@ -40,14 +41,22 @@ export interface Measurement {
   readonly cpuMsPerCall?: number;
   /** Peak resident set of `pid` over its whole life so far. */
   readonly peakRssMiB?: number;
+  /** KiB `pid` allocated in its young generation per timed call (BENCH_GC only). */
+  readonly youngKiBPerCall?: number;
 }
 
 export async function measureInterleaved(targets: readonly Target[], plan: Plan): Promise<Measurement[]> {
+  // Calls in flight together take paths one at a time never does (several messages per read,
+  // writes queued behind writes, many calls waiting on one backend), and those must be as warm as
+  // the sequential ones: a few hundred concurrent calls left switchboard's share in slower code.
   for (const target of targets) {
     await timeSequential(target.call, plan.warmup);
-    if (plan.throughputCalls > 0) await timeConcurrent(target.call, Math.min(plan.warmup, IN_FLIGHT * 4));
+    if (plan.throughputCalls > 0) await timeConcurrent(target.call, plan.warmup);
   }
 
+  const youngBefore = await Promise.all(
+    targets.map((t) => (t.pid === undefined ? undefined : youngAllocated(t.pid))),
+  );
   const cpuBefore = targets.map((t) => (t.pid === undefined ? undefined : cpuTimeMs(t.pid)));
   const samples = targets.map(() => [] as number[]);
   const seconds = targets.map(() => 0);
@@ -67,16 +76,25 @@ export async function measureInterleaved(targets: readonly Target[], plan: Plan)
   }
 
   const timedCalls = plan.calls + plan.throughputCalls;
+  const cpuAfter = targets.map((t) => (t.pid === undefined ? undefined : cpuTimeMs(t.pid)));
+  const youngAfter = await Promise.all(
+    targets.map((t) => (t.pid === undefined ? undefined : youngAllocated(t.pid))),
+  );
   return targets.map((target, i) => {
     const before = cpuBefore[i];
-    const after = target.pid === undefined ? undefined : cpuTimeMs(target.pid);
+    const after = cpuAfter[i];
     const rssKiB = target.pid === undefined ? undefined : peakRssKiB(target.pid);
+    const young =
+      youngBefore[i] !== undefined && youngAfter[i] !== undefined
+        ? youngAfter[i]! - youngBefore[i]!
+        : undefined;
     return {
       name: target.name,
       latency: summarize(samples[i]!),
       ...(plan.throughputCalls > 0 && { throughput: rate(plan.throughputCalls, seconds[i]!) }),
       ...(before !== undefined && after !== undefined && { cpuMsPerCall: (after - before) / timedCalls }),
       ...(rssKiB !== undefined && { peakRssMiB: rssKiB / 1024 }),
+      ...(young !== undefined && { youngKiBPerCall: young / 1024 / timedCalls }),
     };
   });
 }

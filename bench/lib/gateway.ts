@@ -6,6 +6,7 @@ import { join, relative } from 'node:path';
 import { stringify } from 'yaml';
 
 import { ECHO_SERVER, GATEWAY_MAIN, ROOT } from './paths.js';
+import { youngAllocFlags } from './young-marks.js';
 
 /** Why the through-switchboard scenarios cannot run, or undefined when they can. */
 export function gatewayMissing(): string | undefined {
@@ -71,10 +72,14 @@ export function writeGatewayConfig(
 /** BENCH_CPU_PROF=<dir>: each switchboard a scenario starts writes a V8 CPU profile there when it stops. */
 const PROFILE = process.env.BENCH_CPU_PROF;
 // A finer interval than V8's 1 ms default: an echo call costs a fraction of a millisecond.
-/** Node flags that make a switchboard process write a CPU profile (BENCH_CPU_PROF=<dir>), else none. */
-export const profileFlags = PROFILE
-  ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${PROFILE}`]
-  : [];
+/**
+ * Node flags for each switchboard process: write a CPU profile (BENCH_CPU_PROF=<dir>), report its
+ * young-generation allocation (BENCH_GC=<dir>), else none.
+ */
+export const profileFlags = [
+  ...(PROFILE ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${PROFILE}`] : []),
+  ...youngAllocFlags,
+];
 
 /** argv (after `node`) of `switchboard up` with a stdio front or an HTTP front on a free port. */
 export function gatewayArgs(configPath: string, front: 'stdio' | 'http'): string[] {

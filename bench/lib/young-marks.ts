@@ -1,0 +1,54 @@
+// The benchmark's side of BENCH_GC (young-alloc.ts): asks a preloaded switchboard how many bytes
+// it has allocated in the young generation so far, so a scenario can divide a window's by its calls.
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** BENCH_GC=<dir>: each switchboard a scenario starts reports its young-generation allocation there. */
+const DIR = process.env.BENCH_GC ? resolve(process.env.BENCH_GC) : undefined;
+
+/** The young generation's size is fixed, so a collection is never a resize and runs compare. */
+const SEMI_SPACE_MIB = 16;
+
+/** Node flags that make a switchboard process report what it allocates (BENCH_GC=<dir>), else none. */
+export const youngAllocFlags = DIR
+  ? [
+      `--min-semi-space-size=${SEMI_SPACE_MIB}`,
+      `--max-semi-space-size=${SEMI_SPACE_MIB}`,
+      `--import=${youngAllocUrl(DIR)}`,
+    ]
+  : [];
+
+function youngAllocUrl(dir: string): string {
+  const url = new URL('./young-alloc.js', import.meta.url);
+  url.searchParams.set('dir', resolve(dir));
+  return url.href;
+}
+
+const WAIT_MS = 5000;
+
+/**
+ * Bytes `pid` has allocated in its young generation since it started, or undefined when BENCH_GC
+ * is not set or the process did not answer (it was not started with youngAllocFlags).
+ */
+export async function youngAllocated(pid: number): Promise<number | undefined> {
+  if (!DIR) return undefined;
+  const file = join(DIR, `${pid}.json`);
+  // No file: not a preloaded switchboard (a baseline's server), which the signal would end.
+  const before = read(file)?.marks;
+  if (before === undefined) return undefined;
+  process.kill(pid, 'SIGUSR2');
+  for (const deadline = Date.now() + WAIT_MS; Date.now() < deadline; await sleep(5)) {
+    const now = read(file);
+    if (now && now.marks > before) return now.allocated;
+  }
+  return undefined;
+}
+
+function read(file: string): { marks: number; allocated: number } | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as { marks: number; allocated: number };
+  } catch {
+    return undefined;
+  }
+}

@@ -15,6 +15,7 @@ import type { AppendResult } from './audit-append.js';
 import { AuditThread } from './audit-thread.js';
 import type { Redactor } from '../vault/redactor.js';
 import { textOf } from '../encoding/text-of.js';
+import { wellFormed } from '../encoding/well-formed.js';
 
 export interface AuditOptions {
   /** Store the canonical arguments themselves, not only their hash. */
@@ -165,15 +166,15 @@ export class AuditWriter {
     const keepValues = (this.options.values || decided?.auditValues === true) && !prepared.problem;
     return {
       ts: Math.round(ts),
-      callId: ctx.callId,
+      callId: wellFormed(ctx.callId),
       callerKind: ctx.caller.kind,
-      callerId: ctx.caller.id,
-      method: ctx.method,
-      targetBackend: target?.backend ?? null,
+      callerId: wellFormed(ctx.caller.id),
+      method: wellFormed(ctx.method),
+      targetBackend: stored(target?.backend ?? null),
       targetName: redactText(redactor, target?.name ?? calledName(ctx)),
       // A call refused before any decision (an unknown name) is a refusal all the same.
       decision: decided?.effect ?? (error ? 'deny' : 'allow'),
-      rule: decided?.rule ?? (error ? refusingRule(error) : null),
+      rule: stored(decided?.rule ?? (error ? refusingRule(error) : null)),
       durationMs: Math.round(durationMs * 1000) / 1000,
       outcome: error || isToolError ? 'error' : 'ok',
       errorCode: error ? errorCode(error) : isToolError ? 'tool_error' : null,
@@ -194,14 +195,14 @@ function whoAndWhere(ctx: CallContext, redactor: Redactor | undefined): Partial<
   if (typeof info?.name === 'string') out.clientName = redactText(redactor, info.name)!;
   if (typeof info?.version === 'string') out.clientVersion = redactText(redactor, info.version)!;
   out.session = sessionDigest(ctx.reply.sessionKey);
-  if (ctx.parent) out.parentCallId = ctx.parent.callId;
+  if (ctx.parent) out.parentCallId = wellFormed(ctx.parent.callId);
   if (ctx.run) {
-    out.run = ctx.run.id;
-    out.runFor = ctx.run.for;
+    out.run = wellFormed(ctx.run.id);
+    out.runFor = wellFormed(ctx.run.for);
   }
   if (ctx.mesh) {
-    out.node = ctx.mesh.node;
-    if (ctx.mesh.remoteCallId !== undefined) out.remoteCallId = ctx.mesh.remoteCallId;
+    out.node = wellFormed(ctx.mesh.node);
+    if (ctx.mesh.remoteCallId !== undefined) out.remoteCallId = wellFormed(ctx.mesh.remoteCallId);
   }
   return out;
 }
@@ -236,8 +237,18 @@ function calledName(ctx: CallContext): string | null {
   return named === undefined ? null : textOf(named);
 }
 
+/** Text as the record stores it: secrets hidden, and well-formed (see stored). */
 function redactText(redactor: Redactor | undefined, text: string | null): string | null {
-  return text === null || !redactor ? text : redactor.text(text);
+  return stored(text === null || !redactor ? text : redactor.text(text));
+}
+
+/**
+ * Text as SQLite will hold it, so the record's hash is of what is stored: a caller's text with a
+ * lone surrogate (a tool name, clientInfo) would otherwise read back changed and fail `audit verify`
+ * as an edited record. Arguments need nothing: their canonical JSON escapes lone surrogates.
+ */
+function stored(text: string | null): string | null {
+  return text === null ? null : wellFormed(text);
 }
 
 /** Which stage refused a call no policy rule decided. */

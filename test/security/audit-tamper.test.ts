@@ -116,3 +116,30 @@ test('a new audit database is readable by its owner only', async (t) => {
   const { path } = await chain(t, 1);
   assert.equal(statSync(path).mode & 0o777, 0o600);
 });
+
+test('a caller cannot make an untouched record fail verification with text SQLite does not keep as sent', async (t) => {
+  // A lone surrogate is valid in a JS string but not in UTF-8: SQLite stores it as U+FFFD, so a
+  // record hashed with the original would read as edited. Every caller-written text is tried.
+  const path = await tempDbPath(t);
+  const db = openTrustDb(path);
+  t.after(() => db.close());
+  const writer = new AuditWriter(path, { values: true, log: silentLogger });
+  const lone = 'a\ud800b';
+  const ctx = toolCall(1, { kind: 'host', id: `key-${lone}` }, { clientInfo: { name: lone, version: lone } });
+  Object.assign(ctx, {
+    method: `tools/call${lone}`,
+    params: { name: `echo${lone}`, arguments: { text: lone } },
+    target: { backend: 'b', name: `echo${lone}`, kind: 'tool' },
+    decision: { effect: 'allow', rule: `rule${lone}` },
+  });
+  writer.ended(ctx, 1.5, undefined);
+  writer.close();
+  const result = verifyAudit(db);
+  assert.equal(result.ok, true, result.ok ? '' : result.problem);
+  const row = db.prepare('SELECT client_name, target_name, caller_id FROM audit').get() as Record<
+    string,
+    string
+  >;
+  // Stored as SQLite can hold it, and hashed as stored.
+  for (const value of Object.values(row)) assert.match(value, /a\ufffdb/);
+});

@@ -57,7 +57,7 @@ ${SCENARIOS.map((s) => `  ${s.name.padEnd(16)} ${s.baseline.name} + ${s.subject.
 
   --calls N   timed sequential calls per side, and as many again at 32 in flight (default ${DEFAULT_SIZES.calls});
               catalog listings are N/20
-  --warmup N  untimed calls per side first (default ${DEFAULT_SIZES.warmup})
+  --warmup N  untimed calls per side first, and as many in flight where throughput is measured (default ${DEFAULT_SIZES.warmup})
   --rounds N  slices the timed calls alternate in between the two sides (default ${DEFAULT_SIZES.rounds})
 
   scan        the definition scanner against its labelled corpus: detection and false-positive rates;

@@ -51,7 +51,11 @@ export async function measureInterleaved(targets: readonly Target[], plan: Plan)
   // the sequential ones: a few hundred concurrent calls left switchboard's share in slower code.
   for (const target of targets) {
     await timeSequential(target.call, plan.warmup);
-    if (plan.throughputCalls > 0) await timeConcurrent(target.call, plan.warmup);
+    if (plan.throughputCalls > 0) {
+      await timeConcurrent(target.call, plan.warmup);
+      // What those calls left running (audit records behind them) is not the first slice's.
+      await target.settle?.();
+    }
   }
 
   const youngBefore = await Promise.all(

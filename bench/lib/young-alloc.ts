@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import v8 from 'node:v8';
+import { isMainThread } from 'node:worker_threads';
 
 // In the module's URL, not the environment: an SDK stdio transport passes its child only a few
 // variables of its own choosing.
@@ -30,35 +31,38 @@ function youngUsedNow(): number {
   );
 }
 
-if (dir) {
+// The main thread only: a Worker started with the process's flags would load this too.
+if (dir && isMainThread) {
   let allocated = 0;
   let marks = 0;
   let profiler = new v8.GCProfiler();
   let from = youngUsedNow();
   profiler.start();
   const report = () => writeFileSync(join(dir, `${process.pid}.json`), JSON.stringify({ marks, allocated }));
-  // Written at once: the benchmark signals only a process whose file is there (SIGUSR2 would end
-  // one without this handler, such as a baseline's server).
-  report();
   process.on('SIGUSR2', () => {
+    // The next window starts before this one is read: a collection while no profiler ran would go
+    // uncounted. Only the statistics of young space are made between stop and start.
     const { statistics } = profiler.stop() as {
       statistics: {
         beforeGC: { heapSpaceStatistics: SpaceStats[] };
         afterGC: { heapSpaceStatistics: SpaceStats[] };
       }[];
     };
+    const now = youngUsedNow();
+    profiler = new v8.GCProfiler();
+    profiler.start();
     // What each collection found in use was allocated since the last one left; what is in use now,
     // since the last collection.
     for (const gc of statistics) {
       allocated += youngUsed(gc.beforeGC.heapSpaceStatistics) - from;
       from = youngUsed(gc.afterGC.heapSpaceStatistics);
     }
-    const now = youngUsedNow();
     allocated += now - from;
     from = now;
-    profiler = new v8.GCProfiler();
-    profiler.start();
     marks++;
     report();
   });
+  // Written once the handler is in place: the benchmark signals only a process whose file is
+  // there (SIGUSR2 would end one without this handler, such as a baseline's server).
+  report();
 }

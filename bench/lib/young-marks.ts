@@ -1,11 +1,20 @@
 // The benchmark's side of BENCH_GC (young-alloc.ts): asks a preloaded switchboard how many bytes
 // it has allocated in the young generation so far, so a scenario can divide a window's by its calls.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** BENCH_GC=<dir>: each switchboard a scenario starts reports its young-generation allocation there. */
-const DIR = process.env.BENCH_GC ? resolve(process.env.BENCH_GC) : undefined;
+/**
+ * BENCH_GC=<dir>: each switchboard a scenario starts reports its young-generation allocation in a
+ * directory of this run's own under it. Reports are named by pid, and a pid is reused: a report left
+ * by an earlier run must never make the benchmark signal a process without the handler.
+ */
+const DIR = process.env.BENCH_GC ? runDir(resolve(process.env.BENCH_GC)) : undefined;
+
+function runDir(parent: string): string {
+  mkdirSync(parent, { recursive: true });
+  return mkdtempSync(join(parent, 'run-'));
+}
 
 /** The young generation's size is fixed, so a collection is never a resize and runs compare. */
 const SEMI_SPACE_MIB = 16;
@@ -21,7 +30,7 @@ export const youngAllocFlags = DIR
 
 function youngAllocUrl(dir: string): string {
   const url = new URL('./young-alloc.js', import.meta.url);
-  url.searchParams.set('dir', resolve(dir));
+  url.searchParams.set('dir', dir);
   return url.href;
 }
 

@@ -34,7 +34,7 @@ export class ReadResend {
     send: (replica: number) => Promise<Result>,
   ): Promise<Result> {
     // Most calls (every tool call) may not be sent again: no layer of its own around them. A
-    // choice that throws (no replica up) is the caller's rejection (ReplicaSet.call is async).
+    // choice that throws (no replica up) is the caller's rejection (ReplicaSet.call catches it).
     if (resend.retries <= 0) return send(choose(undefined));
     return this.resending(ctx, method, resend, choose, send);
   }

@@ -42,15 +42,19 @@ interface Exchange {
  * 50 times the cost of constructing this, and one is made for every request forwarded.
  */
 class SentWith implements Exchange {
+  readonly #signal: AbortSignal | LazyAbort | undefined;
+
   constructor(
-    private readonly signal: AbortSignal | LazyAbort | undefined,
+    signal: AbortSignal | LazyAbort | undefined,
     readonly headers: Record<string, string> | undefined,
     readonly onRequestStreamEnd: () => void,
     readonly origin: RequestOrigin | undefined,
-  ) {}
+  ) {
+    this.#signal = signal;
+  }
 
   get requestSignal(): AbortSignal | undefined {
-    return this.signal && signalOf(this.signal);
+    return this.#signal && signalOf(this.#signal);
   }
 }
 

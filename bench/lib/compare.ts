@@ -48,7 +48,7 @@ export interface Measurement {
 export async function measureInterleaved(targets: readonly Target[], plan: Plan): Promise<Measurement[]> {
   // Calls in flight together take paths one at a time never does (several messages per read,
   // writes queued behind writes, many calls waiting on one backend), and those must be as warm as
-  // the sequential ones: a few hundred concurrent calls left switchboard's share in slower code.
+  // the sequential ones.
   for (const target of targets) {
     await timeSequential(target.call, plan.warmup);
     if (plan.throughputCalls > 0) {

@@ -26,9 +26,9 @@ function youngUsed(spaces: readonly SpaceStats[]): number {
 }
 
 function youngUsedNow(): number {
-  return youngUsed(
-    v8.getHeapSpaceStatistics().map((s) => ({ spaceName: s.space_name, spaceUsedSize: s.space_used_size })),
-  );
+  let used = 0;
+  for (const s of v8.getHeapSpaceStatistics()) if (YOUNG.has(s.space_name)) used += s.space_used_size;
+  return used;
 }
 
 // The main thread only: a Worker started with the process's flags would load this too.
@@ -41,7 +41,7 @@ if (dir && isMainThread) {
   const report = () => writeFileSync(join(dir, `${process.pid}.json`), JSON.stringify({ marks, allocated }));
   process.on('SIGUSR2', () => {
     // The next window starts before this one is read: a collection while no profiler ran would go
-    // uncounted. Only the statistics of young space are made between stop and start.
+    // uncounted. Only the heap's space statistics are made between stop and start.
     const { statistics } = profiler.stop() as {
       statistics: {
         beforeGC: { heapSpaceStatistics: SpaceStats[] };

@@ -164,6 +164,7 @@ export class AuditWriter {
         ? canonicalSha256(callArguments(ctx))
         : prepared.argsSha256;
     const keepValues = (this.options.values || decided?.auditValues === true) && !prepared.problem;
+    const called = calledName(ctx);
     return {
       ts: Math.round(ts),
       callId: wellFormed(ctx.callId),
@@ -171,7 +172,7 @@ export class AuditWriter {
       callerId: wellFormed(ctx.caller.id),
       method: wellFormed(ctx.method),
       targetBackend: stored(target?.backend ?? null),
-      targetName: redactText(redactor, target?.name ?? calledName(ctx)),
+      targetName: redactText(redactor, target?.name ?? called),
       // A call refused before any decision (an unknown name) is a refusal all the same.
       decision: decided?.effect ?? (error ? 'deny' : 'allow'),
       rule: stored(decided?.rule ?? (error ? refusingRule(error) : null)),
@@ -181,15 +182,18 @@ export class AuditWriter {
       argsSha256,
       // The hash is of what the caller sent; stored values never hold a secret.
       args: keepValues ? storedValues(callArguments(ctx), redactor) : null,
-      ...whoAndWhere(ctx, redactor),
+      ...whoAndWhere(ctx, redactor, called),
     };
   }
 }
 
 /** The record's who-and-where fields that are known for this call (see AuditEntry). */
-function whoAndWhere(ctx: CallContext, redactor: Redactor | undefined): Partial<AuditEntry> {
+function whoAndWhere(
+  ctx: CallContext,
+  redactor: Redactor | undefined,
+  called: string | null,
+): Partial<AuditEntry> {
   const out: Partial<AuditEntry> = {};
-  const called = calledName(ctx);
   if (called !== null) out.calledName = redactText(redactor, called)!;
   const info = ctx.reply.clientInfo;
   if (typeof info?.name === 'string') out.clientName = redactText(redactor, info.name)!;

@@ -1,6 +1,6 @@
 // Linux /proc readers: CPU time, peak RSS and the process tree, for per-process cost figures.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 interface Stat {
   readonly state: string;
@@ -49,10 +49,34 @@ export function cpuTimeMs(pid: number): number | undefined {
 /** Resolution of `cpuTimeMs`: one clock tick. */
 export const CPU_TICK_MS = 1000 / TICKS_PER_SECOND;
 
-/** Peak resident set size (VmHWM) in KiB; read it before the process exits. */
+/** Peak resident set size (VmHWM) in KiB, since start or the last `resetPeakRss`; read it before the process exits. */
 export function peakRssKiB(pid: number): number | undefined {
+  return statusKiB(pid, 'VmHWM');
+}
+
+/** Resident set size now (VmRSS) in KiB. */
+export function rssKiB(pid: number): number | undefined {
+  return statusKiB(pid, 'VmRSS');
+}
+
+/**
+ * Starts the kernel's peak resident set (VmHWM) again from the resident set now, so a later peak
+ * is one of what came after (Linux's clear_refs, value 5). False when this process may not.
+ */
+export function resetPeakRss(pid: number): boolean {
   try {
-    const match = /^VmHWM:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function statusKiB(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
+  try {
+    const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB$`, 'm').exec(
+      readFileSync(`/proc/${pid}/status`, 'utf8'),
+    );
     return match === null ? undefined : Number(match[1]);
   } catch {
     return undefined;

@@ -5,7 +5,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { openHttp, openStdio, type Endpoint, type Era } from '../lib/endpoints.js';
 import { gatewayArgs, writeGatewayConfig, type EchoBackend } from '../lib/gateway.js';
 import { ECHO_SERVER, JSON_PROXY, PIPE_PROXY } from '../lib/paths.js';
-import type { Call } from '../lib/runners.js';
+import { timeSequential, type Call } from '../lib/runners.js';
 
 export interface Point {
   readonly curve: string;
@@ -124,7 +124,21 @@ export function payloadPoint(bytes: number, label: string): Point {
     call: echoCall(text),
     calls: Math.max(10, Math.min(500, Math.round(50_000_000 / bytes))),
     bytes,
+    prepare: warmWithSmallEchoes,
   };
+}
+
+/** Small calls enough to bring a process to its working size (JIT code, young generation). */
+const SMALL_WARMUP_CALLS = 2000;
+
+/**
+ * Warms both sides with small echoes before the payload's own calls, so the peak memory measured
+ * after is what the payload adds, not what any process grows by as it warms up.
+ */
+async function warmWithSmallEchoes(baseline: Endpoint, subject: Endpoint): Promise<void> {
+  const small = echoCall('x'.repeat(1024));
+  for (const endpoint of [baseline, subject])
+    await timeSequential(small(endpoint.client), SMALL_WARMUP_CALLS);
 }
 
 /**

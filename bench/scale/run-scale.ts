@@ -1,13 +1,11 @@
 // `npm run bench -- scale [curve…]`: how switchboard's cost grows with the work (backends, catalog
 // size with and without listChanged, open sessions, payload bytes, calls in flight), each point
 // against a direct baseline measured in the same run, printed as one table.
-import { readFileSync } from 'node:fs';
-
 import { measureInterleaved, type Measurement } from '../lib/compare.js';
 import { messageOf, type Endpoint } from '../lib/endpoints.js';
 import { gatewayMissing } from '../lib/gateway.js';
 import { RESULTS_DIR } from '../lib/paths.js';
-import { cpuTimeMs } from '../lib/proc.js';
+import { cpuTimeMs, resetPeakRss, rssKiB } from '../lib/proc.js';
 import { installExitHooks, killEverything, survivors } from '../lib/processes.js';
 import { writeResults } from '../lib/report.js';
 import { timeConcurrent } from '../lib/runners.js';
@@ -116,7 +114,10 @@ async function measurePoint(point: Point, rounds: number): Promise<Outcome> {
     open.push(subj);
     await point.ready(subj);
     await point.prepare?.(base, subj);
-    const rssReady = currentRssKiB(subj.pid);
+    // Peak memory is measured from here: what the point's own calls add to a process already
+    // warmed by `prepare` (and where the kernel's peak cannot be restarted, from its start).
+    resetPeakRss(subj.pid);
+    const rssReady = rssKiB(subj.pid);
     const targets = [base, subj].map((e, i) => ({
       name: i === 0 ? 'baseline' : 'switchboard',
       call: point.call(e.client),
@@ -176,16 +177,6 @@ async function throughputOf(
     callsPerSecond: (per * rounds) / seconds[i]!,
     cpuMsPerCall: cpu[i]! / (per * rounds),
   }));
-}
-
-/** The resident set of a process now (its peak is kept by the kernel separately). */
-function currentRssKiB(pid: number): number | undefined {
-  try {
-    const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 const fmt = (x: number | undefined, digits = 2) =>

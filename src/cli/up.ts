@@ -8,6 +8,7 @@ import type { Config } from '../config/schema.js';
 import { formatIssue } from '../config/errors.js';
 import { authModeOf } from '../front/http-auth.js';
 import { createLogger, type Logger } from '../log.js';
+import { freeReadBuffers } from '../net/read-buffers.js';
 import { SERVER_INFO } from '../protocol/versions.js';
 import { startSwitchboard } from '../switchboard.js';
 import { Redactor } from '../vault/redactor.js';
@@ -96,6 +97,8 @@ async function up(flags: UpFlags): Promise<number> {
   // silences it too.
   const level = settings.level ?? config.log.level;
   const summary = level === 'silent' || log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
+  // This process is switchboard's alone: it may time V8's collections for what it reads.
+  freeReadBuffers();
   let sb;
   try {
     // The fronts serve at once; the backends start behind them and are reported when all are up

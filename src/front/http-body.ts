@@ -4,7 +4,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WIRE } from '../errors/errors.js';
 import { classify, type Classified, type RequestId } from '../jsonrpc/message.js';
 import { answerError, refuse } from './http-refusal.js';
-import { parseWire } from '../jsonrpc/wire-parse.js';
+import { parseWire, RAW_MESSAGE_BYTES } from '../jsonrpc/wire-parse.js';
+import { noteLargeRead } from '../net/read-buffers.js';
 
 /** A message that reads as JSON-RPC: as parsed, and as classified. */
 export interface PostedMessage {
@@ -91,6 +92,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer[] | undef
     };
     const onEnd = (): void => {
       done();
+      if (size >= RAW_MESSAGE_BYTES) noteLargeRead(size);
       resolve(chunks);
     };
     const onError = (err: Error): void => {

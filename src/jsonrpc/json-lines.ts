@@ -3,6 +3,7 @@
 // as it sees fit (answer it, log it, or stop the sender).
 import type { Readable } from 'node:stream';
 import { WIRE } from '../errors/errors.js';
+import { noteLargeRead } from '../net/read-buffers.js';
 import type { JsonRpcFailure } from './message.js';
 import { readLines, type LineHandlers } from './ndjson.js';
 import { parseWire, RAW_MESSAGE_BYTES } from './wire-parse.js';
@@ -38,14 +39,15 @@ export function jsonLines(handlers: JsonLineHandlers, options: { bytes?: boolean
       bytes: (chunks: readonly Buffer[]) => {
         let size = 0;
         for (const chunk of chunks) size += chunk.length;
-        const whole = () => (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
-        if (size < RAW_MESSAGE_BYTES) return line(whole());
+        if (size < RAW_MESSAGE_BYTES) return line(joined(chunks));
+        // The collection this may ask for comes after this turn, once the message has gone on.
+        noteLargeRead(size);
         let value: unknown;
         try {
           value = parseWire(chunks);
         } catch {
           // Said as a line of text is: blank and ignored, or not JSON.
-          return line(whole());
+          return line(joined(chunks));
         }
         handlers.message(value);
       },
@@ -53,6 +55,9 @@ export function jsonLines(handlers: JsonLineHandlers, options: { bytes?: boolean
     oversized: (bytes, limit) => handlers.oversized(oversizedError(bytes, limit), bytes, limit),
   };
 }
+
+const joined = (chunks: readonly Buffer[]): string =>
+  (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
 
 /** Reads a stream as JSON lines of at most `maxBytes` each (large strings kept as bytes). */
 export function readJsonLines(stream: Readable, maxBytes: number, handlers: JsonLineHandlers): void {

@@ -1,0 +1,91 @@
+// Frees the buffers large messages were read into soon after the messages have gone on, rather
+// than whenever V8 next collects. A socket or pipe read lands in a fresh buffer outside V8's heap,
+// freed when V8 collects the object holding it. A large string kept as those bytes (wire-parse.ts)
+// puts almost nothing on the heap, so V8 collects only as often as the rest of the work fills its
+// young generation, or its allowance for memory outside the heap runs out: tens of megabytes of
+// read buffers wait. Asked for every two large messages instead, a young-generation collection
+// finds their buffers still young and frees them, for about a millisecond.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+/** Fewest bytes of large messages read between two collections, however small the messages. */
+export const MIN_COLLECT_EVERY_BYTES = 1024 * 1024;
+/** Most: past this V8's own allowance for memory outside the heap decides anyway. */
+export const MAX_COLLECT_EVERY_BYTES = 64 * 1024 * 1024;
+
+type Collect = (options: { type: 'minor' }) => void;
+
+/** V8's gc, once `freeReadBuffers` has been called: until then a library's user keeps V8's own timing. */
+let collect: Collect | undefined;
+/** Bytes of large messages read since the last collection, and the largest of them. */
+let readSince = 0;
+let largest = 0;
+let scheduled = false;
+/** How many times twice the largest message is read between collections (see `collectNow`). */
+let spacing = 1;
+const MAX_SPACING = MAX_COLLECT_EVERY_BYTES / MIN_COLLECT_EVERY_BYTES;
+
+/**
+ * Has `noteLargeRead` ask V8 for a young-generation collection each time large messages of twice
+ * the largest of them (at least MIN_COLLECT_EVERY_BYTES) have been read since the last, so what
+ * they leave behind stays a small multiple of the messages themselves; less often while they
+ * outlive that (see `collectNow`). For a process switchboard owns (its CLI), since it borrows V8's
+ * `gc` and has V8 free a collected buffer's memory within the collection rather than on another
+ * thread shortly after (so what a collection freed can be read at once): a library does neither
+ * to its user's process.
+ */
+export function freeReadBuffers(): void {
+  if (collect !== undefined) return;
+  collect = borrowGc();
+  setFlagsFromString('--no-concurrent-array-buffer-sweeping');
+}
+
+/** Counts a large message read (its bytes kept as read); may ask for a collection after this turn. */
+export function noteLargeRead(bytes: number): void {
+  if (collect === undefined) return;
+  readSince += bytes;
+  if (bytes > largest) largest = bytes;
+  const every = Math.min(spacing * Math.max(2 * largest, MIN_COLLECT_EVERY_BYTES), MAX_COLLECT_EVERY_BYTES);
+  if (readSince < every || scheduled) return;
+  scheduled = true;
+  // After this turn's immediates, where the line writers flush: by then what was read has been
+  // handled and written on, and only what still holds its bytes (a call waiting for its answer, a
+  // write its reader has not taken yet) keeps them.
+  setTimeout(collectNow, 0).unref();
+}
+
+/**
+ * Collects, and spaces the next collection out while large messages outlive them. A message still
+ * held when collected is kept, and one held at two collections is moved to the old generation,
+ * where only a full collection (whose cost is the whole heap's) frees it: with many calls in
+ * flight, collecting every two messages would trade cheap collections for full ones. So when a
+ * collection frees less than half of what was read before it, the next comes twice as far on;
+ * when it frees three quarters or more, half as far, down to twice the largest message (between
+ * the two, as far: a spacing that frees about half is kept rather than see-sawing round it).
+ */
+function collectNow(): void {
+  scheduled = false;
+  const held = process.memoryUsage().arrayBuffers;
+  collect!({ type: 'minor' });
+  const freed = held - process.memoryUsage().arrayBuffers;
+  if (freed * 2 < readSince) spacing = Math.min(spacing * 2, MAX_SPACING);
+  else if (freed * 4 >= readSince * 3) spacing = Math.max(1, spacing / 2);
+  readSince = 0;
+  largest = 0;
+}
+
+/**
+ * V8's `gc`: the process's own when it was started with --expose-gc, else one from a context made
+ * while the flag is set for that moment only, so no other context (a later `vm` one, a worker's)
+ * is given it.
+ */
+function borrowGc(): Collect {
+  const own = (globalThis as { gc?: Collect }).gc;
+  if (typeof own === 'function') return own;
+  setFlagsFromString('--expose-gc');
+  try {
+    return runInNewContext('gc') as Collect;
+  } finally {
+    setFlagsFromString('--no-expose-gc');
+  }
+}

@@ -114,9 +114,9 @@ async function measurePoint(point: Point, rounds: number): Promise<Outcome> {
     open.push(subj);
     await point.ready(subj);
     await point.prepare?.(base, subj);
-    // Peak memory is measured from here: what the point's own calls add to a process already
-    // warmed by `prepare` (and where the kernel's peak cannot be restarted, from its start).
-    resetPeakRss(subj.pid);
+    // A payload point's peak memory is measured from here: what its own calls add to a process
+    // already warmed by `prepare`. The other curves keep the peak of the process's whole life.
+    const peakFromReady = point.bytes !== undefined && resetPeakRss(subj.pid);
     const rssReady = rssKiB(subj.pid);
     const targets = [base, subj].map((e, i) => ({
       name: i === 0 ? 'baseline' : 'switchboard',
@@ -130,7 +130,7 @@ async function measurePoint(point: Point, rounds: number): Promise<Outcome> {
       throughputCalls: 0,
       rounds,
     });
-    const subjM = { ...s!, ...(rssReady !== undefined && { rssReadyMiB: rssReady / 1024 }) };
+    const subjM = { ...s!, ...(rssReady !== undefined && peakFromReady && { rssReadyMiB: rssReady / 1024 }) };
     const out: Outcome = { point, base: b!, subj: subjM };
     if (point.inFlight !== undefined) {
       const [tb, ts] = await throughputOf(targets, point.calls * 2, point.inFlight, rounds);
@@ -210,6 +210,7 @@ function table(outcomes: readonly Outcome[]): string {
         extra.push(
           `peak RSS +${fmt(subj.peakRssMiB - ready, 1)} MiB = ${fmt(((subj.peakRssMiB - ready) * MIB) / point.bytes, 1)}× payload`,
         );
+      else extra.push('peak RSS not measured (the kernel’s peak could not be restarted here)');
     }
     return [
       point.curve,

@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { WIRE } from '../errors/errors.js';
 import { noteLargeRead } from '../net/read-buffers.js';
 import type { JsonRpcFailure } from './message.js';
-import { readLines, type LineHandlers } from './ndjson.js';
+import { joined, readLines, type LineHandlers } from './ndjson.js';
 import { parseWire, RAW_MESSAGE_BYTES } from './wire-parse.js';
 
 export interface JsonLineHandlers {
@@ -55,9 +55,6 @@ export function jsonLines(handlers: JsonLineHandlers, options: { bytes?: boolean
     oversized: (bytes, limit) => handlers.oversized(oversizedError(bytes, limit), bytes, limit),
   };
 }
-
-const joined = (chunks: readonly Buffer[]): string =>
-  (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
 
 /** Reads a stream as JSON lines of at most `maxBytes` each (large strings kept as bytes). */
 export function readJsonLines(stream: Readable, maxBytes: number, handlers: JsonLineHandlers): void {

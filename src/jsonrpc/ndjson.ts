@@ -68,7 +68,7 @@ export class LineSplitter {
       else chunks[chunks.length - 1] = last.subarray(0, -1);
     }
     if (this.handlers.bytes) return this.handlers.bytes(chunks);
-    const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+    const text = joined(chunks);
     if (text.trim().length > 0) this.handlers.line(text);
   }
 
@@ -78,6 +78,10 @@ export class LineSplitter {
     this.skipping = false;
   }
 }
+
+/** A line's chunks as one string. */
+export const joined = (chunks: readonly Buffer[]): string =>
+  (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
 
 export function readLines(stream: Readable, maxBytes: number, handlers: LineHandlers): void {
   const splitter = new LineSplitter(maxBytes, handlers);

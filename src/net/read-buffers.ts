@@ -3,8 +3,8 @@
 // freed when V8 collects the object holding it. A large string kept as those bytes (wire-parse.ts)
 // puts almost nothing on the heap, so V8 collects only as often as the rest of the work fills its
 // young generation, or its allowance for memory outside the heap runs out: tens of megabytes of
-// read buffers wait. Asked for every two large messages instead, a young-generation collection
-// finds their buffers still young and frees them, for about a millisecond.
+// read buffers wait. Asked for each time twice the largest message has been read instead, a
+// young-generation collection finds their buffers still young and frees them, for about a millisecond.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -24,6 +24,8 @@ let scheduled = false;
 /** How many times twice the largest message is read between collections (see `collectNow`). */
 let spacing = 1;
 const MAX_SPACING = MAX_COLLECT_EVERY_BYTES / MIN_COLLECT_EVERY_BYTES;
+/** The fewest bytes held outside V8's heap right after any collection: buffers that are not messages'. */
+let floor = Number.POSITIVE_INFINITY;
 
 /**
  * Has `noteLargeRead` ask V8 for a young-generation collection each time large messages of twice
@@ -37,7 +39,7 @@ const MAX_SPACING = MAX_COLLECT_EVERY_BYTES / MIN_COLLECT_EVERY_BYTES;
 export function freeReadBuffers(): void {
   if (collect !== undefined) return;
   collect = borrowGc();
-  setFlagsFromString('--no-concurrent-array-buffer-sweeping');
+  if (collect !== undefined) setFlagsFromString('--no-concurrent-array-buffer-sweeping');
 }
 
 /** Counts a large message read (its bytes kept as read); may ask for a collection after this turn. */
@@ -45,6 +47,8 @@ export function noteLargeRead(bytes: number): void {
   if (collect === undefined) return;
   readSince += bytes;
   if (bytes > largest) largest = bytes;
+  // Spaced out, and now no more than two messages held: the calls that held them have ended.
+  if (spacing > 1 && process.memoryUsage().arrayBuffers - floor <= 2 * largest) spacing = 1;
   const every = Math.min(spacing * Math.max(2 * largest, MIN_COLLECT_EVERY_BYTES), MAX_COLLECT_EVERY_BYTES);
   if (readSince < every || scheduled) return;
   scheduled = true;
@@ -62,12 +66,18 @@ export function noteLargeRead(bytes: number): void {
  * collection frees less than half of what was read before it, the next comes twice as far on;
  * when it frees three quarters or more, half as far, down to twice the largest message (between
  * the two, as far: a spacing that frees about half is kept rather than see-sawing round it).
+ *
+ * A collection V8 made on its own in between leaves this one less to free, which reads as
+ * messages still held: on the side of spacing out, while V8 is collecting anyway. So collections
+ * that were spaced out come back at once when a message is read with no more than two held.
  */
 function collectNow(): void {
   scheduled = false;
   const held = process.memoryUsage().arrayBuffers;
   collect!({ type: 'minor' });
-  const freed = held - process.memoryUsage().arrayBuffers;
+  const after = process.memoryUsage().arrayBuffers;
+  const freed = held - after;
+  if (after < floor) floor = after;
   if (freed * 2 < readSince) spacing = Math.min(spacing * 2, MAX_SPACING);
   else if (freed * 4 >= readSince * 3) spacing = Math.max(1, spacing / 2);
   readSince = 0;
@@ -77,14 +87,15 @@ function collectNow(): void {
 /**
  * V8's `gc`: the process's own when it was started with --expose-gc, else one from a context made
  * while the flag is set for that moment only, so no other context (a later `vm` one, a worker's)
- * is given it.
+ * is given it; undefined if V8 has none to give.
  */
-function borrowGc(): Collect {
+function borrowGc(): Collect | undefined {
   const own = (globalThis as { gc?: Collect }).gc;
   if (typeof own === 'function') return own;
   setFlagsFromString('--expose-gc');
   try {
-    return runInNewContext('gc') as Collect;
+    // Undefined where V8 installs it under another name (--expose-gc-as): collecting stays off.
+    return runInNewContext('typeof gc === "function" ? gc : undefined') as Collect | undefined;
   } finally {
     setFlagsFromString('--no-expose-gc');
   }

@@ -104,6 +104,14 @@ export const HttpStreams = z
       .describe(
         'Bytes of events kept per SSE stream for resumption (the newest event is always kept, whatever its size).',
       ),
+    maxEndedBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(16 * 1024 * 1024)
+      .describe(
+        'Bytes of events all ended SSE streams of the HTTP front keep together for resumption; past it the streams that ended first are forgotten before keepMs (the newest ended stream is always kept).',
+      ),
     keepMs: z
       .number()
       .int()

@@ -10,7 +10,8 @@ import type { Caller } from '../call/context.js';
 import { handshakeOf, type LegacySession } from '../sessions/legacy-session.js';
 import type { Exchange } from './http-exchange.js';
 import { refuse } from './http-refusal.js';
-import { parseEventId, ResumableStream, type StreamReplay } from './resumable-stream.js';
+import { EndedStreams } from './ended-streams.js';
+import { parseEventId, ResumableStream, type StreamOwner, type StreamReplay } from './resumable-stream.js';
 import { SessionSealer } from './sealed-session.js';
 import { streamCap, type StreamCap } from './sse-stream.js';
 
@@ -32,7 +33,15 @@ export class HttpSession {
     /** Bounds what each of its SSE streams may leave unread. */
     readonly cap: StreamCap,
     private readonly replay: StreamReplay,
+    /** The front's ended streams, all sessions together: what bounds what they keep. */
+    private readonly endedStreams: EndedStreams,
   ) {}
+
+  /** Its streams' owner: each ended one is counted with the front's, each forgotten one let go. */
+  private readonly owner: StreamOwner = {
+    ended: (s) => this.endedStreams.add(s),
+    forget: (s) => this.forget(s),
+  };
 
   send(message: JsonRpcMessage, related?: RequestId): boolean {
     const ex = related === undefined ? undefined : this.exchanges.get(related);
@@ -44,7 +53,7 @@ export class HttpSession {
 
   /** A new stream: a POST's answer (`polled`), or the standalone one. */
   newStream(polled: boolean): ResumableStream {
-    const stream = new ResumableStream(this.replay, this.cap, (s) => this.forget(s), polled);
+    const stream = new ResumableStream(this.replay, this.cap, this.owner, polled);
     this.streams.set(stream.id, stream);
     return stream;
   }
@@ -53,7 +62,7 @@ export class HttpSession {
   openStandalone(): ResumableStream {
     if (this.stream) {
       this.stream.close();
-      this.streams.delete(this.stream.id);
+      this.forget(this.stream);
     }
     this.stream = this.newStream(false);
     return this.stream;
@@ -68,13 +77,17 @@ export class HttpSession {
 
   /** Ends every stream (the session is closing). */
   closeStreams(): void {
-    for (const s of this.streams.values()) s.close();
+    for (const s of this.streams.values()) {
+      s.close();
+      this.endedStreams.delete(s);
+    }
     this.streams.clear();
     this.stream = undefined;
   }
 
   private forget(s: ResumableStream): void {
     this.streams.delete(s.id);
+    this.endedStreams.delete(s);
     if (this.stream === s) this.stream = undefined;
   }
 }
@@ -108,12 +121,14 @@ export class HttpSessions {
   private readonly sealer: SessionSealer;
   private readonly sweep: NodeJS.Timeout;
   private readonly log: Logger;
+  private readonly endedStreams: EndedStreams;
 
   constructor(
     private readonly gateway: Gateway,
     private readonly options: HttpSessionsOptions,
   ) {
     this.log = options.log;
+    this.endedStreams = new EndedStreams(options.streams.maxEndedBytes);
     const ttlMs = options.sessions?.ttlMs ?? DAY_MS;
     this.sealer = new SessionSealer({ secret: options.sessions?.key, ttlMs, log: options.log });
     // Sessions whose id expired are closed here even if the host never comes back to DELETE them.
@@ -200,7 +215,7 @@ export class HttpSessions {
 
   private create(expiresAt: number, ref: string, caller: Caller, id: string, view?: string): HttpSession {
     const cap = streamCap(this.options.maxUnreadBytes, this.log, { session: ref });
-    const state = new HttpSession(expiresAt, ref, cap, this.options.streams);
+    const state = new HttpSession(expiresAt, ref, cap, this.options.streams, this.endedStreams);
     state.session = this.gateway.openSession({ send: (m, r) => state.send(m, r) }, caller, id);
     state.session.view = view;
     return state;

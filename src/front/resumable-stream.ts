@@ -22,10 +22,20 @@ export interface StreamReplay {
   maxBytes: number;
   /** How long a stream stays resumable once it ended, or once its connection dropped (GET streams). */
   keepMs: number;
+  /** Bytes of events all ended streams keep together; past it the first ended are forgotten early. */
+  maxEndedBytes: number;
   /** The `retry` (ms) sent with the first event: how long a host waits before it comes back. */
   retryMs: number;
   /** A POST stream still unanswered this long after it opened is closed; the host resumes it. */
   pollAfterMs?: number | undefined;
+}
+
+/** Who holds a stream: told when it has ended and when it can no longer be resumed. */
+export interface StreamOwner {
+  /** The stream ended (its answer sent); it stays resumable for keepMs unless forgotten sooner. */
+  ended(stream: ResumableStream): void;
+  /** The stream can no longer be resumed (ended or abandoned, and keepMs passed, or let go early). */
+  forget(stream: ResumableStream): void;
 }
 
 interface Kept {
@@ -44,7 +54,7 @@ export class ResumableStream {
   readonly id = randomId();
   private seq = 0;
   private readonly kept: Kept[] = [];
-  private keptBytes = 0;
+  #keptBytes = 0;
   /** The last seq dropped from the buffer: a resume from before it would miss events. */
   private droppedThrough = 0;
   private res: ServerResponse | undefined;
@@ -59,11 +69,15 @@ export class ResumableStream {
   constructor(
     private readonly replay: StreamReplay,
     private readonly cap: StreamCap,
-    /** Called once the stream can no longer be resumed (ended or abandoned, and keepMs passed). */
-    private readonly forget: (s: ResumableStream) => void,
+    private readonly owner: StreamOwner,
     /** POST streams are polled (pollAfterMs); the session's GET stream is not. */
     private readonly polled: boolean,
   ) {}
+
+  /** Bytes its kept events hold, counted as written. */
+  get keptBytes(): number {
+    return this.#keptBytes;
+  }
 
   /** Whether a connection is attached now. */
   get attached(): boolean {
@@ -131,13 +145,13 @@ export class ResumableStream {
     const seq = ++this.seq;
     const chunk = idEvent(`${this.id}.${seq}`, messageEvent(message));
     this.kept.push({ seq, chunk });
-    this.keptBytes += chunk.length;
+    this.#keptBytes += chunk.length;
     while (
       this.kept.length > this.replay.maxEvents ||
-      (this.keptBytes > this.replay.maxBytes && this.kept.length > 1)
+      (this.#keptBytes > this.replay.maxBytes && this.kept.length > 1)
     ) {
       const old = this.kept.shift()!;
-      this.keptBytes -= old.chunk.length;
+      this.#keptBytes -= old.chunk.length;
       this.droppedThrough = old.seq;
     }
     // res.end() uncorks: the event and the response's end leave together.
@@ -154,6 +168,13 @@ export class ResumableStream {
     clearTimeout(this.unattended?.timer);
     this.res?.end();
     this.scheduleForget();
+    this.owner.ended(this);
+  }
+
+  /** No longer resumable, before keepMs has passed (its owner keeps too much for ended streams). */
+  forgetNow(): void {
+    clearTimeout(this.forgetTimer);
+    this.owner.forget(this);
   }
 
   /** Ends the stream and forgets it now (its session is closing). */
@@ -195,7 +216,7 @@ export class ResumableStream {
     clearTimeout(this.forgetTimer);
     this.forgetTimer = setTimeout(() => {
       // An ended stream goes even if a reader still holds its connection: nothing more comes.
-      if (this.ended || !this.res) this.forget(this);
+      if (this.ended || !this.res) this.owner.forget(this);
     }, this.replay.keepMs);
     this.forgetTimer.unref();
   }

@@ -129,6 +129,30 @@ test('replay keeps at most maxEvents per stream, and an ended stream only for ke
   }, 'the ended stream to be forgotten');
 });
 
+test('ended streams together keep at most maxEndedBytes: the first ended are forgotten early, the newest stays', async (t) => {
+  const { url, session } = await gateway(t, { maxEndedBytes: 4096, keepMs: 60_000 });
+  const other = await rawSession(url);
+  // Each answer echoes 3,000 characters back: one ended stream fits, two do not.
+  const answered = async (id: number, sessionId: string) => {
+    const post = await openSse(url, call(id, 'echo', { text: 'x'.repeat(3000) }), {
+      'mcp-session-id': sessionId,
+    });
+    await post.ended;
+    return post.events.items[0]!.id!;
+  };
+  const resumes = async (primingId: string, sessionId: string) => {
+    const res = await openSse(url, undefined, { 'mcp-session-id': sessionId, 'last-event-id': primingId });
+    await res.ended;
+    return res.status;
+  };
+  const first = await answered(5, session);
+  assert.equal(await resumes(first, session), 200, 'alone, an ended stream over the bound is kept');
+  // Another session's answer ends after it: the bound is the front's, all sessions together.
+  const second = await answered(6, other);
+  assert.equal(await resumes(first, session), 400, 'the stream that ended first is forgotten early');
+  assert.equal(await resumes(second, other), 200, 'the newest is kept');
+});
+
 test("a session cannot resume another session's stream, and a made-up id resumes nothing", async (t) => {
   const { url, session } = await gateway(t);
   const other = await rawSession(url);

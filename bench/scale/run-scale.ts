@@ -117,7 +117,7 @@ async function measurePoint(point: Point, rounds: number): Promise<Outcome> {
     // A payload point's peak memory is measured from here: what its own calls add to a process
     // already warmed by `prepare`. The other curves keep the peak of the process's whole life.
     const peakFromReady = point.bytes !== undefined && resetPeakRss(subj.pid);
-    const rssReady = rssKiB(subj.pid);
+    const rssReady = peakFromReady ? rssKiB(subj.pid) : undefined;
     const targets = [base, subj].map((e, i) => ({
       name: i === 0 ? 'baseline' : 'switchboard',
       call: point.call(e.client),
@@ -130,7 +130,7 @@ async function measurePoint(point: Point, rounds: number): Promise<Outcome> {
       throughputCalls: 0,
       rounds,
     });
-    const subjM = { ...s!, ...(rssReady !== undefined && peakFromReady && { rssReadyMiB: rssReady / 1024 }) };
+    const subjM = { ...s!, ...(rssReady !== undefined && { rssReadyMiB: rssReady / 1024 }) };
     const out: Outcome = { point, base: b!, subj: subjM };
     if (point.inFlight !== undefined) {
       const [tb, ts] = await throughputOf(targets, point.calls * 2, point.inFlight, rounds);

@@ -1,5 +1,6 @@
 // The chain hash is one JSON.stringify of the fields in sorted order, for speed; it must stay the
-// SHA-256 of the canonical JSON of the record (the form every existing chain was hashed in), or old chains stop verifying.
+// SHA-256 of the canonical JSON of the record (the form every existing chain was hashed in), or
+// old chains stop verifying.
 // And a batch of records crosses to the writer's thread as one flat array that must unpack whole.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

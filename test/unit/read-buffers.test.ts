@@ -1,6 +1,6 @@
-// Read buffers: large messages noted as read are freed by a young-generation collection every two
-// messages' worth, where V8 alone would hold them until its allowance for memory outside the heap ran
-// out; and borrowing V8's gc for it leaves no other context able to call it.
+// Read buffers: large messages noted as read are freed by a young-generation collection each time
+// twice the largest has been read, where V8 alone would hold them; collections space out while
+// what was read is still held; and borrowing V8's gc for it leaves no other context able to call it.
 import assert from 'node:assert/strict';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { test } from 'node:test';

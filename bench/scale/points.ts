@@ -112,14 +112,20 @@ function switchboardEcho(front: 'stdio' | 'http', era: Era, label: string): () =
   };
 }
 
-/** An echo of `bytes` bytes of text over stdio: the payload goes in and comes back. */
-export function payloadPoint(bytes: number, label: string): Point {
+/**
+ * An echo of `bytes` bytes of text: the payload goes in and comes back. Over stdio, or over the
+ * HTTP front in a legacy session (each answer on an SSE stream kept for a resume).
+ */
+export function payloadPoint(bytes: number, label: string, front: 'stdio' | 'http' = 'stdio'): Point {
   const text = 'x'.repeat(bytes);
   return {
-    curve: 'payload',
+    curve: front === 'stdio' ? 'payload' : 'payload (http)',
     label,
-    baseline: () => openStdio('echo-server (stdio)', node, [ECHO_SERVER, '--stdio'], CONNECT_MS),
-    subject: switchboardEcho('stdio', 'legacy', 'switchboard (payload)'),
+    baseline: () =>
+      front === 'stdio'
+        ? openStdio('echo-server (stdio)', node, [ECHO_SERVER, '--stdio'], CONNECT_MS)
+        : openHttp('echo-server (http)', node, [ECHO_SERVER, '--http', '0'], CONNECT_MS, 'legacy'),
+    subject: switchboardEcho(front, 'legacy', `switchboard (payload, ${front})`),
     ready: echoes,
     call: echoCall(text),
     calls: Math.max(10, Math.min(500, Math.round(50_000_000 / bytes))),

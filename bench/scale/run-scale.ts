@@ -22,6 +22,15 @@ import {
 const KIB = 1024;
 const MIB = 1024 * KIB;
 
+/** Payload sizes, and how the table names them. */
+const PAYLOADS: readonly (readonly [number, string])[] = [
+  [KIB, '1 KiB'],
+  [100 * KIB, '100 KiB'],
+  [MIB, '1 MiB'],
+  // Just under the default limits.maxMessageBytes (4 MiB) once framed as JSON-RPC.
+  [4 * MIB - 8 * KIB, '4 MiB − 8 KiB'],
+];
+
 /** Every curve and its points, smallest first. */
 const CURVES: Record<string, () => Point[]> = {
   backends: () => [1, 10, 50, 100].map((n) => catalogPoint('backends (no listChanged)', n, 50, false)),
@@ -29,14 +38,8 @@ const CURVES: Record<string, () => Point[]> = {
   catalog: () => [1, 10, 100, 500].map((t) => catalogPoint('catalog (no listChanged)', 10, t, false)),
   'catalog-lc': () => [1, 10, 100, 500].map((t) => catalogPoint('catalog (listChanged)', 10, t, true)),
   sessions: () => [10, 100, 1000, 5000].map((n) => sessionsPoint(n, openSession)),
-  payload: () =>
-    [
-      [KIB, '1 KiB'],
-      [100 * KIB, '100 KiB'],
-      [MIB, '1 MiB'],
-      // Just under the default limits.maxMessageBytes (4 MiB) once framed as JSON-RPC.
-      [4 * MIB - 8 * KIB, '4 MiB − 8 KiB'],
-    ].map(([bytes, label]) => payloadPoint(bytes as number, label as string)),
+  payload: () => PAYLOADS.map(([bytes, label]) => payloadPoint(bytes, label)),
+  'payload-http': () => PAYLOADS.map(([bytes, label]) => payloadPoint(bytes, label, 'http')),
   'payload-floor': () =>
     (['pipe', 'json'] as const).flatMap((floor) =>
       [

@@ -6,11 +6,13 @@
 import type { ServerResponse } from 'node:http';
 import { randomId } from './random-id.js';
 import {
+  chunkBytes,
   idEvent,
   messageEvent,
   primingEvent,
   SSE_HEADERS,
   writeChunk,
+  type SseChunk,
   type StreamCap,
 } from './sse-stream.js';
 
@@ -40,7 +42,9 @@ export interface StreamOwner {
 
 interface Kept {
   seq: number;
-  chunk: string;
+  /** As written: a large string that came in as bytes is kept as those bytes. */
+  chunk: SseChunk;
+  bytes: number;
 }
 
 /** An event id: the stream's random id and the event's place in it (`<stream>.<seq>`). */
@@ -144,14 +148,15 @@ export class ResumableStream {
     if (this.ended) return;
     const seq = ++this.seq;
     const chunk = idEvent(`${this.id}.${seq}`, messageEvent(message));
-    this.kept.push({ seq, chunk });
-    this.#keptBytes += chunk.length;
+    const bytes = chunkBytes(chunk);
+    this.kept.push({ seq, chunk, bytes });
+    this.#keptBytes += bytes;
     while (
       this.kept.length > this.replay.maxEvents ||
       (this.#keptBytes > this.replay.maxBytes && this.kept.length > 1)
     ) {
       const old = this.kept.shift()!;
-      this.#keptBytes -= old.chunk.length;
+      this.#keptBytes -= old.bytes;
       this.droppedThrough = old.seq;
     }
     // res.end() uncorks: the event and the response's end leave together.
@@ -188,7 +193,7 @@ export class ResumableStream {
   }
 
   /** Writes to the attached connection; a reader too far behind loses the connection, not the events. */
-  private push(chunk: string): boolean {
+  private push(chunk: SseChunk): boolean {
     const res = this.res;
     if (!res) return false;
     if (writeChunk(res, chunk, this.cap)) return true;

@@ -1,6 +1,8 @@
 // Writing to one SSE response without buffering for a reader that has stopped reading: past
 // limits.maxUnreadBytes waiting, the stream is closed instead (the reader may open another).
 import type { ServerResponse } from 'node:http';
+import type { TextParts } from '../encoding/raw-text.js';
+import { stringifyWire, wireBytes, type WireText } from '../jsonrpc/wire-write.js';
 import type { Logger } from '../log.js';
 
 export const SSE_HEADERS = {
@@ -30,32 +32,57 @@ export function streamCap(maxUnreadBytes: number, log: Logger, about: Record<str
 }
 
 /**
+ * An SSE event or comment as written: one string, or parts when a message in it carries large
+ * strings as the bytes they arrived in (those are written and kept as bytes, never decoded).
+ */
+export type SseChunk = WireText;
+
+/** UTF-8 bytes of a chunk. */
+export const chunkBytes: (chunk: SseChunk) => number = wireBytes;
+
+/**
  * Writes `chunk` (an SSE event or comment) to `res`, unless the reader has left so much unread that
  * it would exceed the cap: then the response is destroyed (its buffers freed at once, the client
  * sees the stream end) and false returned. A chunk always goes when nothing waits, so one large
  * message still reaches a reader that keeps up. Also false once the response has ended.
  */
-export function writeChunk(res: ServerResponse, chunk: string, cap: StreamCap): boolean {
+export function writeChunk(res: ServerResponse, chunk: SseChunk, cap: StreamCap): boolean {
   if (res.destroyed || res.writableEnded) return false;
   // The response's own buffer and its socket's (node:http counts both).
   const unread = res.writableLength;
-  if (unread > 0 && unread + chunk.length > cap.maxUnreadBytes) {
+  if (unread > 0 && unread + chunkBytes(chunk) > cap.maxUnreadBytes) {
     res.destroy();
     cap.overflowed(unread);
     return false;
   }
-  res.write(chunk);
+  if (typeof chunk === 'string') res.write(chunk);
+  else {
+    // The parts leave in one write (or with the caller's, if it corked the response already).
+    res.cork();
+    for (const part of chunk.parts) res.write(part);
+    res.uncork();
+  }
   return true;
 }
 
-/** One SSE `message` event carrying a JSON-RPC message. */
-export function messageEvent(message: unknown): string {
-  return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+/**
+ * One SSE `message` event carrying a JSON-RPC message. JSON text holds no line break (a string's
+ * are escaped, large strings' bytes included), so the message is one `data` line.
+ */
+export function messageEvent(message: unknown): SseChunk {
+  return around('event: message\ndata: ', stringifyWire(message), '\n\n');
 }
 
 /** `event` with an id, so a host that loses the connection after it can resume from it. */
-export function idEvent(id: string, event: string): string {
-  return `id: ${id}\n${event}`;
+export function idEvent(id: string, event: SseChunk): SseChunk {
+  return around(`id: ${id}\n`, event, '');
+}
+
+/** `text` between `head` and `tail`, keeping its parts as they are. */
+function around(head: string, text: WireText, tail: string): SseChunk {
+  if (typeof text === 'string') return `${head}${text}${tail}`;
+  const parts: TextParts['parts'] = [head, ...text.parts, tail];
+  return { parts, bytes: Buffer.byteLength(head) + text.bytes + Buffer.byteLength(tail) };
 }
 
 /**

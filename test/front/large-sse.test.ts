@@ -1,0 +1,106 @@
+// A large result answered over a legacy session's SSE stream: written, kept for a resume and
+// replayed as the bytes it arrived in (never decoded to text on the way), and the host gets the
+// same message either way, whatever characters it holds.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { RawText } from '../../src/encoding/raw-text.js';
+import { parseWire } from '../../src/jsonrpc/wire-parse.js';
+import { ResumableStream } from '../../src/front/resumable-stream.js';
+import { messageEvent } from '../../src/front/sse-stream.js';
+import { rawSession } from '../gateway/harness.js';
+import { httpUrl, startGateway } from '../support/start-switchboard.js';
+import { nextMessage, openSse } from './sse-reader.js';
+
+const BULK_ECHO = fileURLToPath(new URL('../fixtures/bulk-echo-server.js', import.meta.url));
+
+/**
+ * About `bytes` of text holding what JSON escapes in short form, characters of every UTF-8 length
+ * and U+2028 (which JSON leaves as it is, and SSE must not take for a line break).
+ */
+function mixed(bytes: number): string {
+  const unit = 'plain "quoted" back\\slash\nline\ttab\r é ✓ 𝄞 \u2028 ';
+  return unit.repeat(Math.ceil(bytes / Buffer.byteLength(unit)));
+}
+
+/** A result as read from a backend's pipe, its large text kept as bytes; reading it as text throws. */
+function parsedResult(text: string): { message: unknown; raw: RawText } {
+  const json = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text }] } });
+  const message = parseWire([Buffer.from(json)]) as { result: { content: [{ text: unknown }] } };
+  const raw = message.result.content[0].text;
+  assert.ok(raw instanceof RawText, 'the large text is kept as bytes');
+  Object.defineProperty(raw, 'text', {
+    get: () => assert.fail('the large text was decoded'),
+  });
+  return { message, raw };
+}
+
+test('an SSE event of a message holding a large string is its bytes, not a decoded copy', () => {
+  const text = mixed(200_000);
+  const { message, raw } = parsedResult(text);
+  const event = messageEvent(message);
+  assert.equal(typeof event, 'object', 'written in parts');
+  if (typeof event === 'string') return;
+  for (const chunk of raw.chunks)
+    assert.ok(
+      event.parts.some((p) => p === chunk),
+      'each chunk is written as it arrived',
+    );
+  const wire = Buffer.concat(event.parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
+  assert.equal(wire.length, event.bytes);
+  const expected = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text }] } };
+  assert.equal(wire.toString(), `event: message\ndata: ${JSON.stringify(expected)}\n\n`);
+});
+
+test('a resumable stream keeps a large answer as bytes and counts them as written', () => {
+  const text = mixed(200_000);
+  const { message } = parsedResult(text);
+  const ended: ResumableStream[] = [];
+  const stream = new ResumableStream(
+    { maxEvents: 10, maxBytes: 1 << 30, keepMs: 60_000, maxEndedBytes: 1 << 30, retryMs: 1000 },
+    { maxUnreadBytes: 1 << 30, overflowed: () => assert.fail('no reader to overflow') },
+    { ended: (s) => ended.push(s), forget: () => {} },
+    true,
+  );
+  stream.write(message, true);
+  assert.deepEqual(ended, [stream]);
+  const json = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text }] } });
+  const event = `id: ${stream.id}.1\nevent: message\ndata: ${json}\n\n`;
+  assert.equal(stream.keptBytes, Buffer.byteLength(event), 'UTF-8 bytes, not UTF-16 units');
+  stream.close();
+});
+
+test('a legacy host gets a large answer whole over SSE, and the same again when it resumes', async (t) => {
+  const sb = await startGateway(t, {
+    servers: { bulk: { command: process.execPath, args: [BULK_ECHO] } },
+    audit: { enabled: false },
+  });
+  const url = httpUrl(sb);
+  const headers = { 'mcp-session-id': await rawSession(url) };
+  // The second holds a control character, which JSON writes as \u0001: it crosses as text.
+  for (const [id, text] of [
+    [5, mixed(900_000)],
+    [6, `${mixed(300_000)}\u0001`],
+  ] as const) {
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { text } },
+    });
+    const post = await openSse(url, body, headers);
+    assert.equal(post.status, 200);
+    const priming = await post.events.next();
+    const answer = await nextMessage(post, (m) => m.id === id);
+    await post.ended;
+    const result = answer.message!.result as { content: { text: string }[] };
+    assert.equal(result.content[0]!.text, text, 'the text arrived whole');
+
+    const resumed = await openSse(url, undefined, { ...headers, 'last-event-id': priming.id! });
+    assert.equal(resumed.status, 200);
+    const again = await nextMessage(resumed, (m) => m.id === id);
+    await resumed.ended;
+    assert.equal(again.id, answer.id);
+    assert.deepEqual(again.message, answer.message, 'the resumed answer is the same message');
+  }
+});

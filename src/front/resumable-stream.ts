@@ -69,6 +69,8 @@ export class ResumableStream {
   /** What happens when no connection is attached for `ms` before the stream ends (whenUnattended). */
   private unattended: { ms: number; then: () => void; timer?: NodeJS.Timeout | undefined } | undefined;
   ended = false;
+  /** Its kept events are views of the front's ring of ended streams (keepIn). */
+  private inRing = false;
 
   constructor(
     private readonly replay: StreamReplay,
@@ -105,7 +107,10 @@ export class ResumableStream {
     res.writeHead(200, { ...headers, ...SSE_HEADERS });
     res.once('close', () => this.detach(res));
     if (!this.push(primingEvent(`${this.id}.${after}`, this.replay.retryMs))) return true;
-    for (const k of this.kept) if (k.seq > after && !this.push(k.chunk)) return true;
+    // Events in the front's ring are copied out: a slow reader's socket holds what it was given
+    // until it is written, and the ring's bytes may by then belong to another stream.
+    for (const k of this.kept)
+      if (k.seq > after && !this.push(this.inRing ? Buffer.from(k.chunk as Buffer) : k.chunk)) return true;
     const first = !this.resumed;
     this.resumed = true;
     if (this.ended) res.end();
@@ -176,9 +181,30 @@ export class ResumableStream {
     this.owner.ended(this);
   }
 
+  /**
+   * Moves the kept events into `region` (exactly keptBytes long, in the front's ring of ended
+   * streams), each as a view of it, so the buffers they were read into can be freed young.
+   */
+  keepIn(region: Buffer): void {
+    let at = 0;
+    for (const k of this.kept) {
+      const start = at;
+      const parts = typeof k.chunk === 'string' || Buffer.isBuffer(k.chunk) ? [k.chunk] : k.chunk.parts;
+      for (const part of parts)
+        at += typeof part === 'string' ? region.write(part, at) : part.copy(region, at);
+      k.chunk = region.subarray(start, at);
+    }
+    if (at !== region.length) throw new Error(`kept ${at} bytes of events, counted ${region.length}`);
+    this.inRing = true;
+  }
+
   /** No longer resumable, before keepMs has passed (its owner keeps too much for ended streams). */
   forgetNow(): void {
     clearTimeout(this.forgetTimer);
+    // Its place in the ring is another stream's from now on.
+    this.droppedThrough = this.seq;
+    this.kept.length = 0;
+    this.#keptBytes = 0;
     this.owner.forget(this);
   }
 

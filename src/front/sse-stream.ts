@@ -33,12 +33,15 @@ export function streamCap(maxUnreadBytes: number, log: Logger, about: Record<str
 
 /**
  * An SSE event or comment as written: one string, or parts when a message in it carries large
- * strings as the bytes they arrived in (those are written and kept as bytes, never decoded).
+ * strings as the bytes they arrived in (those are written and kept as bytes, never decoded), or
+ * its encoded bytes.
  */
-export type SseChunk = WireText;
+export type SseChunk = WireText | Buffer;
 
 /** UTF-8 bytes of a chunk. */
-export const chunkBytes: (chunk: SseChunk) => number = wireBytes;
+export function chunkBytes(chunk: SseChunk): number {
+  return Buffer.isBuffer(chunk) ? chunk.length : wireBytes(chunk);
+}
 
 /**
  * Writes `chunk` (an SSE event or comment) to `res`, unless the reader has left so much unread that
@@ -55,7 +58,7 @@ export function writeChunk(res: ServerResponse, chunk: SseChunk, cap: StreamCap)
     cap.overflowed(unread);
     return false;
   }
-  if (typeof chunk === 'string') res.write(chunk);
+  if (typeof chunk === 'string' || Buffer.isBuffer(chunk)) res.write(chunk);
   else {
     // The parts leave in one write (or with the caller's, if it corked the response already).
     res.cork();
@@ -69,17 +72,17 @@ export function writeChunk(res: ServerResponse, chunk: SseChunk, cap: StreamCap)
  * One SSE `message` event carrying a JSON-RPC message. JSON text holds no line break (a string's
  * are escaped, large strings' bytes included), so the message is one `data` line.
  */
-export function messageEvent(message: unknown): SseChunk {
+export function messageEvent(message: unknown): WireText {
   return around('event: message\ndata: ', stringifyWire(message), '\n\n');
 }
 
 /** `event` with an id, so a host that loses the connection after it can resume from it. */
-export function idEvent(id: string, event: SseChunk): SseChunk {
+export function idEvent(id: string, event: WireText): WireText {
   return around(`id: ${id}\n`, event, '');
 }
 
 /** `text` between `head` and `tail`, keeping its parts as they are. */
-function around(head: string, text: WireText, tail: string): SseChunk {
+function around(head: string, text: WireText, tail: string): WireText {
   if (typeof text === 'string') return `${head}${text}${tail}`;
   const parts: TextParts['parts'] = [head, ...text.parts, tail];
   return { parts, bytes: Buffer.byteLength(head) + text.bytes + Buffer.byteLength(tail) };

@@ -1,0 +1,144 @@
+// The ring the HTTP front keeps ended streams' events in: whatever sizes end in whatever order,
+// and whichever streams are let go early, a stream still resumable replays exactly its own events
+// (never bytes another stream wrote over them), the streams forgotten are the first to end, the
+// newest is always kept, and all kept together stay within the bound.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, get, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test } from 'node:test';
+import { EndedStreams } from '../../src/front/ended-streams.js';
+import { ResumableStream } from '../../src/front/resumable-stream.js';
+
+const MAX = 64 * 1024;
+const REPLAY = { maxEvents: 100, maxBytes: 1 << 30, keepMs: 600_000, maxEndedBytes: MAX, retryMs: 1000 };
+const CAP = { maxUnreadBytes: 1 << 30, overflowed: () => assert.fail('nothing reads slowly here') };
+
+/** A deterministic random sequence, so a failure can be run again. */
+function random(seed: number): () => number {
+  let s = seed;
+  return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
+}
+
+/** A message whose text is `chars` long, from characters of one to four UTF-8 bytes. */
+function message(tag: number, chars: number): object {
+  const alphabet = ['a', 'é', '✓', '𝄞', '"', '\n'];
+  let text = '';
+  for (let i = 0; text.length < chars; i++) text += alphabet[(tag + i) % alphabet.length];
+  return { jsonrpc: '2.0', method: 'notifications/message', params: { tag, text } };
+}
+
+/** What a resume from before the first event gets: the body of the SSE response. */
+async function replay(url: string, stream: ResumableStream): Promise<string | number> {
+  const res = await fetch(`${url}/${stream.id}`);
+  return res.status === 200 ? await res.text() : res.status;
+}
+
+test('streams kept in the ring replay their own events, the first ended go first, within the bound', async (t) => {
+  const forgotten = new Set<ResumableStream>();
+  const ended = new EndedStreams(MAX);
+  const owner = {
+    ended: (s: ResumableStream) => ended.add(s),
+    forget: (s: ResumableStream) => {
+      forgotten.add(s);
+      ended.delete(s);
+    },
+  };
+  const byId = new Map<string, ResumableStream>();
+  const server = createServer((req, res: ServerResponse) => {
+    const stream = byId.get(req.url!.slice(1));
+    if (!stream || forgotten.has(stream) || !stream.attach(res)) res.writeHead(400).end();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => server.close());
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const next = random(17);
+  const closed = new Set<ResumableStream>();
+  const live: { stream: ResumableStream; events: string[]; endedAt: number }[] = [];
+  for (let n = 0; n < 120; n++) {
+    const stream = new ResumableStream(REPLAY, CAP, owner, true);
+    byId.set(stream.id, stream);
+    // Mostly small, some near the bound, now and then one over it; one to three events each.
+    const roll = next();
+    const chars = roll < 0.6 ? 50 + next() * 2000 : roll < 0.95 ? 4000 + next() * 30_000 : MAX + 100;
+    const count = 1 + Math.floor(next() * 3);
+    const events: string[] = [];
+    for (let e = 1; e <= count; e++) {
+      const m = message(n * 10 + e, Math.floor(chars / count));
+      events.push(`id: ${stream.id}.${e}\nevent: message\ndata: ${JSON.stringify(m)}\n\n`);
+      stream.write(m, e === count);
+    }
+    live.push({ stream, events, endedAt: n });
+    // Now and then a session closes: its stream is let go before it would be evicted.
+    if (next() < 0.1 && live.length > 2) {
+      const gone = live[Math.floor(next() * (live.length - 1))]!.stream;
+      closed.add(gone);
+      gone.close();
+      owner.forget(gone);
+    }
+
+    const kept = live.filter((l) => !forgotten.has(l.stream));
+    assert.ok(
+      kept.some((l) => l.stream === stream),
+      'the newest is kept',
+    );
+    const bytes = kept.reduce((sum, l) => sum + l.stream.keptBytes, 0);
+    assert.ok(kept.length === 1 || bytes <= MAX, `kept ${bytes} bytes, over ${MAX}`);
+    for (const l of kept) {
+      const body = await replay(url, l.stream);
+      const expected = `id: ${l.stream.id}.0\nretry: 1000\ndata:\n\n${l.events.join('')}`;
+      assert.equal(body, expected, `stream ${l.endedAt} replays its own events after ${n}`);
+    }
+  }
+  // The streams the bound made go (not those a session let go) all ended before any kept one.
+  const evicted = live.filter((l) => forgotten.has(l.stream) && !closed.has(l.stream));
+  const firstKept = live.find((l) => !forgotten.has(l.stream))!.endedAt;
+  assert.ok(evicted.length > 50, 'the bound made streams go');
+  for (const l of evicted) assert.ok(l.endedAt < firstKept, `stream ${l.endedAt} went before ${firstKept}`);
+  for (const l of evicted) assert.equal(await replay(url, l.stream), 400);
+});
+
+test('a resume hands its socket bytes of its own, which later streams in the ring cannot change', async (t) => {
+  const max = 8 * 1024 * 1024;
+  const ended = new EndedStreams(max);
+  const owner = {
+    ended: (s: ResumableStream) => ended.add(s),
+    forget: (s: ResumableStream) => ended.delete(s),
+  };
+  const replayOf = { ...REPLAY, maxEndedBytes: max };
+  // Three answers of 3 MiB: the third takes the place of the first in the ring.
+  const answer = (tag: number) => {
+    const stream = new ResumableStream(replayOf, CAP, owner, true);
+    stream.write({ jsonrpc: '2.0', id: tag, result: { text: String(tag).repeat(3 * 1024 * 1024) } }, true);
+    return stream;
+  };
+  const first = answer(1);
+  // What the replay gives the response, and a copy of it as given: a socket that cannot send at
+  // once keeps the buffer itself until it can.
+  const given: { chunk: Buffer; copy: Buffer }[] = [];
+  let attached!: () => void;
+  const served = new Promise<void>((resolve) => (attached = resolve));
+  const server = createServer((_req, res) => {
+    const write = res.write.bind(res) as (chunk: unknown) => boolean;
+    res.write = ((chunk: unknown) => {
+      if (Buffer.isBuffer(chunk)) given.push({ chunk, copy: Buffer.from(chunk) });
+      return write(chunk);
+    }) as typeof res.write;
+    assert.ok(first.attach(res));
+    attached();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => server.close());
+  const { port } = server.address() as AddressInfo;
+  const res = await new Promise<IncomingMessage>((resolve) => get({ port, host: '127.0.0.1' }, resolve));
+  await served;
+  answer(2);
+  answer(3);
+  assert.ok(given.length > 0, 'the replay was written as bytes');
+  for (const { chunk, copy } of given) assert.ok(chunk.equals(copy), 'a buffer given to the socket changed');
+  res.resume();
+  await once(res, 'end');
+});

@@ -112,7 +112,7 @@ export const HttpStreams = z
       .max(1024 * 1024 * 1024)
       .default(16 * 1024 * 1024)
       .describe(
-        'Bytes of events all ended SSE streams of the HTTP front keep together for resumption, in one buffer of this size; past it the streams that ended first are forgotten before keepMs (the newest ended stream is always kept).',
+        "Bytes of events all ended SSE streams of the HTTP front keep together for resumption, in one buffer of this size filled in order; when a stream's events do not fit after the newest, the streams that ended first are forgotten before keepMs (the newest ended stream is always kept).",
       ),
     keepMs: z
       .number()

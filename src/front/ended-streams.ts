@@ -1,9 +1,10 @@
 // The ended SSE streams an HTTP front keeps for resumption, their events copied into one buffer of
-// http.streams.maxEndedBytes that the newest overwrite the oldest in. Past that size the streams
-// that ended first are forgotten before keepMs, so what a front holds for hosts that might come
-// back does not grow with its call rate. One buffer rather than each answer's own: an answer kept
-// in the buffers it was read into outlives two young-generation collections, and V8 then frees
-// those buffers only at a full collection, so the front held several times the bound in garbage.
+// http.streams.maxEndedBytes that the newest overwrite the oldest in. When an answer's events do
+// not fit, the streams that ended first are forgotten before keepMs, so what a front holds for
+// hosts that might come back does not grow with its call rate. One buffer rather than each
+// answer's own: an answer kept in the buffers it was read into outlives two young-generation
+// collections, and V8 then frees those buffers only at a full collection, so the front held
+// several times the bound in garbage.
 import type { ResumableStream } from './resumable-stream.js';
 
 /** Where an ended stream's events are: `start` in the ring, or -1 when not in it. */
@@ -12,29 +13,34 @@ interface Entry {
   bytes: number;
 }
 
+/** What the ring needs of a stream: its events' size, moving them in, letting it go early. */
+export type RingStream = Pick<ResumableStream, 'keptBytes' | 'keepIn' | 'forgetNow'>;
+
 export class EndedStreams {
-  /** Each ended stream still resumable, in the order they ended. */
-  private readonly streams = new Map<ResumableStream, Entry>();
+  /** Each ended stream still resumable and holding events, in the order they ended. */
+  private readonly streams = new Map<RingStream, Entry>();
   private bytes = 0;
-  /** Allocated at the first stream with events to keep. */
-  private ring: Buffer | undefined;
-  /** Where the next stream's events go, unless there is no room there. */
+  /** Its pages become resident only as they are written (see `room`). */
+  private readonly ring: Buffer;
+  /** Where the newest placed stream's events end: the next go here if there is room. */
   private head = 0;
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(private readonly maxBytes: number) {
+    this.ring = Buffer.allocUnsafeSlow(maxBytes);
+  }
 
   /**
    * A stream has ended: its events move into the ring, and the oldest streams go while the total
-   * is over the bound or the ring has no room for them (never this one: a stream larger than the
-   * whole bound keeps its events where they are, and every other goes).
+   * is over the bound or the ring has no room in one piece for them (never this one: a stream
+   * larger than the whole bound keeps its events where they are, and every other goes).
    */
-  add(stream: ResumableStream): void {
+  add(stream: RingStream): void {
     const bytes = stream.keptBytes;
+    if (bytes === 0) return;
     while (this.streams.size > 0 && this.bytes + bytes > this.maxBytes) this.evictOldest();
     let start = -1;
-    if (bytes > 0 && bytes <= this.maxBytes) {
+    if (bytes <= this.maxBytes) {
       while ((start = this.room(bytes)) === -1) this.evictOldest();
-      this.ring ??= Buffer.allocUnsafeSlow(this.maxBytes);
       stream.keepIn(this.ring.subarray(start, start + bytes));
       this.head = start + bytes;
     }
@@ -43,11 +49,14 @@ export class EndedStreams {
   }
 
   /** A stream no longer resumable (keepMs passed, its session closed): its place is free. */
-  delete(stream: ResumableStream): void {
+  delete(stream: RingStream): void {
     const entry = this.streams.get(stream);
     if (entry === undefined) return;
     this.streams.delete(stream);
     this.bytes -= entry.bytes;
+    // The newest placed stream gone (its session closed): its room is the next stream's, rather
+    // than lost until the oldest comes round to it.
+    if (entry.start !== -1 && entry.start + entry.bytes === this.head) this.head = this.newestEnd();
   }
 
   private evictOldest(): void {
@@ -55,6 +64,13 @@ export class EndedStreams {
     if (oldest === undefined) return;
     this.delete(oldest);
     oldest.forgetNow();
+  }
+
+  /** Where the newest placed stream's events end, or 0 with none placed. */
+  private newestEnd(): number {
+    let end = 0;
+    for (const entry of this.streams.values()) if (entry.start !== -1) end = entry.start + entry.bytes;
+    return end;
   }
 
   /**

@@ -39,7 +39,10 @@ export class HttpSession {
 
   /** Its streams' owner: each ended one is counted with the front's, each forgotten one let go. */
   private readonly owner: StreamOwner = {
-    ended: (s) => this.endedStreams.add(s),
+    // With keepMs 0 an ended stream is forgotten a moment later: nothing to move into the ring.
+    ended: (s) => {
+      if (this.replay.keepMs > 0) this.endedStreams.add(s);
+    },
     forget: (s) => this.forget(s),
   };
 

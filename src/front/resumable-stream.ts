@@ -186,15 +186,22 @@ export class ResumableStream {
    * streams), each as a view of it, so the buffers they were read into can be freed young.
    */
   keepIn(region: Buffer): void {
+    // Counted again first: a region too short would take the events cut short without a word.
+    let bytes = 0;
+    for (const k of this.kept) bytes += k.bytes;
+    if (bytes !== region.length || bytes !== this.#keptBytes)
+      throw new Error(`kept ${bytes} bytes of events, given ${region.length} to move them into`);
     let at = 0;
     for (const k of this.kept) {
       const start = at;
       const parts = typeof k.chunk === 'string' || Buffer.isBuffer(k.chunk) ? [k.chunk] : k.chunk.parts;
       for (const part of parts)
         at += typeof part === 'string' ? region.write(part, at) : part.copy(region, at);
-      k.chunk = region.subarray(start, at);
+      if (at - start !== k.bytes) throw new Error(`an event of ${k.bytes} bytes wrote ${at - start}`);
     }
-    if (at !== region.length) throw new Error(`kept ${at} bytes of events, counted ${region.length}`);
+    // Only once all are in: a stream whose events did not move keeps its own.
+    at = 0;
+    for (const k of this.kept) k.chunk = region.subarray(at, (at += k.bytes));
     this.inRing = true;
   }
 

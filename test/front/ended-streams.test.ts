@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createServer, get, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { EndedStreams } from '../../src/front/ended-streams.js';
+import { EndedStreams, type RingStream } from '../../src/front/ended-streams.js';
 import { ResumableStream } from '../../src/front/resumable-stream.js';
 
 const MAX = 64 * 1024;
@@ -141,4 +141,86 @@ test('a resume hands its socket bytes of its own, which later streams in the rin
   for (const { chunk, copy } of given) assert.ok(chunk.equals(copy), 'a buffer given to the socket changed');
   res.resume();
   await once(res, 'end');
+});
+
+/** A stream as the ring sees it, that fills its region with its own byte. */
+class Marked implements RingStream {
+  region: Buffer | undefined;
+  forgotten = false;
+  constructor(
+    readonly tag: number,
+    readonly keptBytes: number,
+    private readonly ring: EndedStreams,
+  ) {}
+  keepIn(region: Buffer): void {
+    assert.equal(region.length, this.keptBytes);
+    this.region = region.fill(this.tag);
+  }
+  forgetNow(): void {
+    this.forgotten = true;
+    this.ring.delete(this);
+  }
+  /** Kept, and its bytes still its own. */
+  get intact(): boolean {
+    return !this.forgotten && (this.region?.every((b) => b === this.tag) ?? true);
+  }
+}
+
+test('the ring keeps every stream that fits, to the byte, and lets go of the first ended', () => {
+  const ring = new EndedStreams(60);
+  const streams = [1, 2, 3, 4].map((tag) => new Marked(tag, 15, ring));
+  for (const s of streams) ring.add(s);
+  assert.ok(
+    streams.every((s) => s.intact),
+    'four of 15 bytes fill 60 exactly',
+  );
+  const fifth = new Marked(5, 15, ring);
+  ring.add(fifth);
+  assert.deepEqual(
+    [...streams, fifth].map((s) => s.intact),
+    [false, true, true, true, true],
+  );
+  // The newest goes with its session: its room is the next stream's, and nothing else need go.
+  const small = new EndedStreams(40);
+  const [b, c, d] = [new Marked(7, 20, small), new Marked(8, 20, small), new Marked(9, 20, small)];
+  small.add(b);
+  small.add(c);
+  small.add(d); // b goes, d takes its place at the start
+  small.delete(d);
+  const e = new Marked(10, 5, small);
+  small.add(e);
+  assert.deepEqual([b.intact, c.intact, e.intact], [false, true, true]);
+});
+
+test('no sequence of ends and early goings makes one kept stream’s bytes another’s', () => {
+  const next = random(5);
+  for (let round = 0; round < 300; round++) {
+    const max = 8 + Math.floor(next() * 60);
+    const ring = new EndedStreams(max);
+    const kept: Marked[] = [];
+    for (let step = 0; step < 200; step++) {
+      const op = next();
+      if (op < 0.6) {
+        // Small whole sizes, so streams often fit exactly; now and then one larger than the ring.
+        const bytes = next() < 0.03 ? max + 1 : 1 + Math.floor(next() * max * 0.6);
+        const s = new Marked(step % 256, bytes, ring);
+        ring.add(s);
+        kept.push(s);
+        assert.ok(s.intact, 'the newest is kept');
+      } else if (kept.length > 0) {
+        // A session closes (any stream), or keepMs passes (the oldest).
+        const at = op < 0.85 ? Math.floor(next() * kept.length) : 0;
+        const [s] = kept.splice(at, 1);
+        s!.forgotten = true;
+        ring.delete(s!);
+      }
+      for (let i = kept.length - 1; i >= 0; i--) if (kept[i]!.forgotten) kept.splice(i, 1);
+      for (const s of kept) assert.ok(s.intact, `round ${round} step ${step}: a kept stream was overwritten`);
+      const total = kept.reduce((sum, s) => sum + s.keptBytes, 0);
+      assert.ok(
+        kept.length <= 1 || total <= max,
+        `round ${round} step ${step}: ${total} bytes kept of ${max}`,
+      );
+    }
+  }
 });

@@ -10,7 +10,7 @@ import { ResumableStream } from '../../src/front/resumable-stream.js';
 import { messageEvent } from '../../src/front/sse-stream.js';
 import { rawSession } from '../gateway/harness.js';
 import { httpUrl, startGateway } from '../support/start-switchboard.js';
-import { nextMessage, openSse } from './sse-reader.js';
+import { openSse, type SseEvent } from './sse-reader.js';
 
 const BULK_ECHO = fileURLToPath(new URL('../fixtures/bulk-echo-server.js', import.meta.url));
 
@@ -88,18 +88,22 @@ test('a legacy host gets a large answer whole over SSE, and the same again when 
       method: 'tools/call',
       params: { name: 'echo', arguments: { text } },
     });
+    // Looked for once each stream has ended: an event that does not parse fails here, not hangs.
+    const answerIn = (events: SseEvent[]) => events.find((e) => e.message?.id === id);
     const post = await openSse(url, body, headers);
     assert.equal(post.status, 200);
-    const priming = await post.events.next();
-    const answer = await nextMessage(post, (m) => m.id === id);
     await post.ended;
+    const [priming] = post.events.items;
+    const answer = answerIn(post.events.items);
+    assert.ok(priming?.id && answer, 'a priming event, then the answer');
     const result = answer.message!.result as { content: { text: string }[] };
     assert.equal(result.content[0]!.text, text, 'the text arrived whole');
 
-    const resumed = await openSse(url, undefined, { ...headers, 'last-event-id': priming.id! });
+    const resumed = await openSse(url, undefined, { ...headers, 'last-event-id': priming.id });
     assert.equal(resumed.status, 200);
-    const again = await nextMessage(resumed, (m) => m.id === id);
     await resumed.ended;
+    const again = answerIn(resumed.events.items);
+    assert.ok(again, 'the answer again');
     assert.equal(again.id, answer.id);
     assert.deepEqual(again.message, answer.message, 'the resumed answer is the same message');
   }

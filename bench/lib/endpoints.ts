@@ -1,4 +1,5 @@
 // What a benchmark talks to: an SDK Client connected over stdio or Streamable HTTP, with the process it is charged to.
+import { setMaxListeners } from 'node:events';
 import type { Readable } from 'node:stream';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -126,7 +127,9 @@ export function openHttp(
       onUrl?.(url);
       const client = newClient(era);
       try {
-        await client.connect(new StreamableHTTPClientTransport(new URL(url)), { timeout: connectTimeoutMs });
+        const transport = new StreamableHTTPClientTransport(new URL(url));
+        await client.connect(transport, { timeout: connectTimeoutMs });
+        unlimitedAbortListeners(transport);
       } catch (error) {
         await client.close().catch(() => undefined);
         throw error;
@@ -135,6 +138,17 @@ export function openHttp(
     },
     (client) => client.close(),
   );
+}
+
+/**
+ * undici's fetch adds an abort listener to each request's signal and removes it only once the
+ * request is collected; the SDK transport gives all its requests one signal, so a run of thousands
+ * of calls warned of a listener leak (thousands of lines) that is the driver's, not the measured
+ * process's. The signal is the transport's own, hence the reach inside; without it, nothing changes.
+ */
+function unlimitedAbortListeners(transport: StreamableHTTPClientTransport): void {
+  const signal = (transport as unknown as { _abortController?: AbortController })._abortController?.signal;
+  if (signal) setMaxListeners(0, signal);
 }
 
 export function messageOf(error: unknown): string {

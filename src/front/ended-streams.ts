@@ -20,12 +20,17 @@ export class EndedStreams {
   /** Each ended stream still resumable and holding events, in the order they ended. */
   private readonly streams = new Map<RingStream, Entry>();
   private bytes = 0;
-  /** Allocated when a stream first ends; its pages become resident as they are written (`room`). */
-  private ring: Buffer | undefined;
+  /** Its pages become resident only as they are written (see `room`). */
+  private readonly ring: Buffer;
   /** Where the newest placed stream's events end: the next go here if there is room. */
   private head = 0;
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(private readonly maxBytes: number) {
+    // With the front, not when a stream first ends: no allocation can fail mid-call after streams
+    // were let go for it, and the memory outside V8's heap that read-buffers.ts takes for its
+    // floor already includes the ring when it first collects.
+    this.ring = Buffer.allocUnsafeSlow(maxBytes);
+  }
 
   /**
    * A stream has ended: its events move into the ring, and the oldest streams go while the total
@@ -35,13 +40,11 @@ export class EndedStreams {
   add(stream: RingStream): void {
     const bytes = stream.keptBytes;
     if (bytes === 0) return;
-    // Before any stream is let go for it, so a failure here forgets nothing.
-    const ring = (this.ring ??= Buffer.allocUnsafeSlow(this.maxBytes));
     while (this.streams.size > 0 && this.bytes + bytes > this.maxBytes) this.evictOldest();
     let start = -1;
     if (bytes <= this.maxBytes) {
       while ((start = this.room(bytes)) === -1) this.evictOldest();
-      stream.keepIn(ring.subarray(start, start + bytes));
+      stream.keepIn(this.ring.subarray(start, start + bytes));
       this.head = start + bytes;
     }
     this.streams.set(stream, { start, bytes });

@@ -144,7 +144,9 @@ export function decodedBase64(text: string): string[] {
   const found: string[] = [];
   for (const [run] of text.matchAll(/[A-Za-z0-9+/]{24,}={0,2}/g)) {
     const decoded = Buffer.from(run, 'base64').toString('utf8');
-    if (/^[\x20-\x7E\n\t]{12,}$/.test(decoded) && /[a-z]{3,} [a-z~./]{2,}/i.test(decoded))
+    // A word is tried from its first letter only: tried from each, a run of letters with no space
+    // after it is read again from every one of them, in time growing with its square.
+    if (/^[\x20-\x7E\n\t]{12,}$/.test(decoded) && /(?<![a-z])[a-z]{3,} [a-z~./]{2,}/i.test(decoded))
       found.push(decoded);
   }
   return found;

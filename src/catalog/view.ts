@@ -3,6 +3,7 @@
 // The pipeline applies it, so every door and every method sees the same subset.
 import type { Item, ListKind, Target } from './catalog.js';
 import type { CodeModeConfig, ProfileConfig, SearchConfig } from '../config/catalog-schema.js';
+import { anyGlob } from '../encoding/glob.js';
 
 export type CatalogMode = 'full' | 'search';
 
@@ -19,24 +20,9 @@ export interface CatalogView {
   alwaysVisible(exposed: string): boolean;
 }
 
-/** A glob of exposed names: `*` matches any run of characters, everything else itself. */
-export function globMatcher(patterns: readonly string[]): (name: string) => boolean {
-  if (patterns.length === 0) return () => false;
-  const res = patterns.map(
-    (p) =>
-      new RegExp(
-        `^${p
-          .split('*')
-          .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-          .join('.*')}$`,
-      ),
-  );
-  return (name) => res.some((re) => re.test(name));
-}
-
 /** The view of the plain endpoint: every item, in the catalog's own mode. */
 export function defaultView(mode: CatalogMode, search: SearchConfig, codeMode?: CodeModeConfig): CatalogView {
-  const always = globMatcher(search.alwaysVisible);
+  const always = anyGlob(search.alwaysVisible);
   const code = codeMode?.enabled ? codeMode : undefined;
   return { profile: undefined, mode, search, codeMode: code, shows: () => true, alwaysVisible: always };
 }
@@ -54,10 +40,10 @@ export function profileView(
   const servers = p.servers && new Set(p.servers);
   const promptServers = p.prompts?.servers ? new Set(p.prompts.servers) : servers;
   const resourceServers = p.resources?.servers ? new Set(p.resources.servers) : servers;
-  const include = p.tools.include ? globMatcher(p.tools.include) : () => true;
-  const exclude = globMatcher(p.tools.exclude);
+  const include = p.tools.include ? anyGlob(p.tools.include) : () => true;
+  const exclude = anyGlob(p.tools.exclude);
   const annotations = Object.entries(p.annotations ?? {});
-  const always = globMatcher(s.alwaysVisible);
+  const always = anyGlob(s.alwaysVisible);
   const byServer = (set: Set<string> | undefined, owner: Target | undefined) =>
     !set || (owner !== undefined && set.has(owner.backend));
   return {

@@ -4,7 +4,7 @@
 import type { ConfigIssue } from '../config/errors.js';
 import type { Rule } from '../config/policy-schema.js';
 import type { Config } from '../config/schema.js';
-import { patternMatcher } from '../policy/policy.js';
+import { anyGlob } from '../encoding/glob.js';
 
 /** Every grant that reaches one of `handlers` for a backend without naming it, as a warning. */
 export function broadHandlerGrants(
@@ -26,7 +26,7 @@ export function broadHandlerGrants(
 
   config.policy.rules.forEach((rule, i) => {
     if (rule.effect === 'deny') return;
-    const callers = rule.callers && patternMatcher(rule.callers);
+    const callers = rule.callers && anyGlob(rule.callers);
     const granted = backends.filter((b) => !callers || callers(`backend:${b}`));
     const reached = handlers.filter((h) => grantsUnnamed(rule, h));
     if (granted.length && reached.length)
@@ -39,7 +39,7 @@ export function broadHandlerGrants(
   });
   for (const b of backends) {
     const patterns = config.servers[b]!.bridge.allow;
-    const allowed = patternMatcher(patterns);
+    const allowed = anyGlob(patterns);
     const reached = handlers.filter((h) => allowed(h) && !patterns.includes(h));
     if (reached.length)
       warn(`servers.${b}.bridge.allow`, `backend ${b}`, reached, `servers.${b}.bridge.allow`);
@@ -58,8 +58,8 @@ export function broadHandlerGrants(
 function grantsUnnamed(rule: Rule, handler: string): boolean {
   // A rule with backends never matches a handler (handlers have no owning server).
   if (rule.backends) return false;
-  if (rule.methods && !patternMatcher(rule.methods)(handler)) return false;
+  if (rule.methods && !anyGlob(rule.methods)(handler)) return false;
   const selects = rule.tools || rule.prompts || rule.resources || rule.handlers;
-  if (selects && !(rule.handlers && patternMatcher(rule.handlers)(handler))) return false;
+  if (selects && !(rule.handlers && anyGlob(rule.handlers)(handler))) return false;
   return !rule.handlers?.includes(handler) && !rule.methods?.includes(handler);
 }

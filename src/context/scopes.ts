@@ -5,6 +5,7 @@ import addFormatsModule from 'ajv-formats';
 import type { ContextSection, ScopeSettings } from '../config/context-schema.js';
 import { WIRE, WireError } from '../errors/errors.js';
 import type { Limits } from './store.js';
+import { globTest } from '../encoding/glob.js';
 
 // ajv-formats is CommonJS: its function is the module itself or its `default`.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
@@ -59,18 +60,6 @@ export function topicOf(params: Record<string, unknown>, pattern: boolean): stri
   return t as string;
 }
 
-/** `*` matches any run of characters; the rest is literal. */
-export function globMatcher(pattern: string): (name: string) => boolean {
-  const re = new RegExp(
-    `^${pattern
-      .split('*')
-      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-      .join('.*')}$`,
-    's',
-  );
-  return (name) => re.test(name);
-}
-
 export interface ScopeRules {
   maxValueBytes: number;
   limits: Limits;
@@ -91,7 +80,7 @@ export class ScopeSettingsTable {
   constructor(private readonly config: ContextSection) {
     const ajv = addFormats(new Ajv({ strict: false, allErrors: false }));
     this.patterns = Object.entries(config.scopes).map(([pattern, settings]) => ({
-      match: globMatcher(pattern),
+      match: globTest(pattern),
       settings,
       ...(settings.schema && { schema: ajv.compile(settings.schema) }),
     }));

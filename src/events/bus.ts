@@ -2,7 +2,7 @@
 // is published (at most once); events of durable topics are logged first (EventLog), so a named
 // subscription replays what it has not acknowledged.
 import type { EventsSection, TopicSettings } from '../config/context-schema.js';
-import { globMatcher } from '../context/scopes.js';
+import { globTest } from '../encoding/glob.js';
 import type { EventLog, LoggedEvent } from './event-log.js';
 
 export interface Delivered {
@@ -42,7 +42,7 @@ export class EventBus {
   ) {
     this.durable = Object.entries(config.topics)
       .filter(([, s]) => s.durable)
-      .map(([pattern, settings]) => ({ match: globMatcher(pattern), settings }));
+      .map(([pattern, settings]) => ({ match: globTest(pattern), settings }));
   }
 
   /** The durable settings of a topic, or undefined when it is live only. */

@@ -8,6 +8,7 @@ import { compileConditions, EvaluationError, type ArgsExplain, type ArgsTest } f
 import type { Effect, Rule } from '../config/policy-schema.js';
 import type { SubjectKind } from '../protocol/methods.js';
 import { normalUriPattern } from './uri-normal.js';
+import { anyGlob } from '../encoding/glob.js';
 
 export type { SubjectKind };
 
@@ -230,15 +231,15 @@ const SELECTORS: Record<
 };
 
 function compileRule(rule: Rule, name: string): Compiled {
-  const callers = rule.callers && patternMatcher(rule.callers);
-  const backends = rule.backends && patternMatcher(rule.backends);
-  const methods = rule.methods && patternMatcher(rule.methods);
+  const callers = rule.callers && anyGlob(rule.callers);
+  const backends = rule.backends && anyGlob(rule.backends);
+  const methods = rule.methods && anyGlob(rule.methods);
   const named = {
-    tools: rule.tools && patternMatcher(rule.tools),
-    prompts: rule.prompts && patternMatcher(rule.prompts),
+    tools: rule.tools && anyGlob(rule.tools),
+    prompts: rule.prompts && anyGlob(rule.prompts),
     // Resources are judged by their URI in normal form (uri-normal.ts): so are the patterns.
-    resources: rule.resources && patternMatcher(rule.resources.map(normalUriPattern)),
-    handlers: rule.handlers && patternMatcher(rule.handlers),
+    resources: rule.resources && anyGlob(rule.resources.map(normalUriPattern)),
+    handlers: rule.handlers && anyGlob(rule.handlers),
   };
   // A rule that names no kind of target is about every target; one that names some, only those.
   const anyTarget = !rule.tools && !rule.prompts && !rule.resources && !rule.handlers;
@@ -286,9 +287,9 @@ function compileRule(rule: Rule, name: string): Compiled {
 /** A backend's `bridge.allow`, as the allow rule it always was: patterns over exposed names. */
 function bridgeAllowRule(backend: string, patterns: readonly string[]): Compiled {
   const key = `backend:${backend}`;
-  const names = patternMatcher(patterns);
+  const names = anyGlob(patterns);
   // A resource is addressed by its URI in normal form (uri-normal.ts); so are patterns meant for one.
-  const uris = patternMatcher(patterns.map(normalUriPattern));
+  const uris = anyGlob(patterns.map(normalUriPattern));
   const allowed = (s: Subject) => (s.kind === 'resource' ? uris : names)(s.exposed);
   const name = `servers.${backend}.bridge.allow`;
   return {
@@ -332,17 +333,4 @@ function ownScopeRule(backend: string): Compiled {
           ? undefined
           : `${s.name} is not a context.* handler`,
   };
-}
-
-/** `*` matches any run of characters; everything else is literal. */
-export function patternMatcher(patterns: readonly string[]): (name: string) => boolean {
-  if (patterns.length === 0) return () => false;
-  if (patterns.includes('*')) return () => true;
-  const body = patterns.map((p) => p.split('*').map(escapeRegex).join('.*')).join('|');
-  const re = new RegExp(`^(?:${body})$`, 's');
-  return (name) => re.test(name);
-}
-
-function escapeRegex(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

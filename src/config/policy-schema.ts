@@ -2,6 +2,7 @@
 // defaults when no rule matches, and how human approval is asked for. The same rule shape is what
 // a separate policy file (`policy.file`) holds under `rules`.
 import { z } from 'zod';
+import { linearPatternProblem } from '../encoding/linear-pattern.js';
 
 export const Effect = z.enum(['allow', 'deny', 'approve']);
 export type Effect = z.output<typeof Effect>;
@@ -22,15 +23,6 @@ const CallerPattern = z
     message: `a pattern over "<kind>:<id>" with kind ${CALLER_KINDS.join(', ')} (e.g. host:*, backend:search), or *`,
   });
 
-function validRegex(source: string): boolean {
-  try {
-    new RegExp(source, 'u');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export const Condition = z
   .object({
     equals: z.unknown().optional().describe('The value equals this JSON value (deep comparison).'),
@@ -45,10 +37,13 @@ export const Condition = z
       ),
     matches: z
       .string()
-      .refine(validRegex, 'a valid regular expression (JavaScript syntax, u flag)')
+      .superRefine((source, ctx) => {
+        const problem = linearPatternProblem(source);
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      })
       .optional()
       .describe(
-        'The value is a string matching this regular expression (anchor it with ^…$ to match whole).',
+        'The value is a string matching this regular expression (RE2 syntax, run in time linear in the value: no lookaround or backreferences; anchor it with ^…$ to match whole).',
       ),
     exists: z.boolean().optional().describe('true: the argument is present; false: it is absent.'),
   })

@@ -1,5 +1,6 @@
 // Schemas of the settings sections beside servers, http and policy: each one a top-level key of the file.
 import { z } from 'zod';
+import { linearPatternProblem, matchesEmpty } from '../encoding/linear-pattern.js';
 import { BACKEND_NAME, NamespacingMode } from './backend-schema.js';
 import { CatalogViewFields } from './catalog-schema.js';
 export { AuditSection } from './audit-schema.js';
@@ -236,14 +237,22 @@ export const RedactionSection = z
         z
           .string()
           .min(1)
-          .refine(
-            isRedactionPattern,
-            'a JavaScript regular expression, without named groups, that cannot match empty text',
-          ),
+          .superRefine((source, ctx) => {
+            const problem = linearPatternProblem(source);
+            if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+            else if (matchesEmpty(source))
+              ctx.addIssue({ code: 'custom', message: 'a pattern that matches empty text hides nothing' });
+          }),
       )
+      .superRefine((sources, ctx) => {
+        // All are tested together first (pattern-scan.ts): two groups of one name would collide.
+        if (sources.length < 2 || sources.some((p) => linearPatternProblem(p) !== undefined)) return;
+        const all = linearPatternProblem(sources.map((p) => `(?:${p})`).join('|'));
+        if (all !== undefined) ctx.addIssue({ code: 'custom', message: `the patterns together: ${all}` });
+      })
       .default([])
       .describe(
-        'Regular expressions whose matches are replaced by [REDACTED:pattern-N] in results, errors, notifications, logs and audit records, besides vault secrets.',
+        'Regular expressions (RE2 syntax, run in time linear in the text: no lookaround or backreferences) whose matches are replaced by [REDACTED:pattern-N] in results, errors, notifications, logs and audit records, besides vault secrets.',
       ),
   })
   .strict()
@@ -324,12 +333,4 @@ export const LogSection = z
   .strict()
   .prefault({});
 
-function isRedactionPattern(source: string): boolean {
-  try {
-    // Named groups would collide once the patterns are combined into one expression.
-    return !new RegExp(`^(?:${source})$`).test('') && !/\(\?<(?![=!])/.test(source);
-  } catch {
-    return false;
-  }
-}
 export { MeshSection } from './mesh-schema.js';

@@ -4,6 +4,7 @@
 import { posix } from 'node:path';
 import { canonicalJson } from '../encoding/canonical-json.js';
 import { RawText } from '../encoding/raw-text.js';
+import { linearPattern } from '../encoding/linear-pattern.js';
 import type { Condition } from '../config/policy-schema.js';
 
 /** A condition that cannot be judged for the value the call carries. */
@@ -122,7 +123,8 @@ function checkOf(key: string, c: Condition): Pick<Compiled, 'holds' | 'why'> {
     );
   }
   if (c.matches !== undefined) {
-    const re = new RegExp(c.matches, 'u');
+    // Linear in the value: a caller's argument must not hold the process with a backtracking search.
+    const re = linearPattern(c.matches);
     checks.push(
       present(
         (v) => re.test(stringOf(key, v, 'matches')),

@@ -3,9 +3,11 @@
 // pattern survives, each occurrence replaced by `[REDACTED:<name>]`. The one entry point for
 // everything that leaves switchboard: replies, notifications and requests to callers, catalog
 // lists and pins, log lines, audit records and stored approvals. The needles are derived once
-// per change (vault loaded, a token minted or ended) into one single-pass scan; the patterns are
-// one expression of named groups. With nothing to hide, every method returns its input untouched.
+// per change (vault loaded, a token minted or ended) into one single-pass scan; the patterns run
+// on a linear-time engine (pattern-scan.ts). With nothing to hide, every method returns its input
+// untouched.
 import { LiteralScan } from './literal-scan.js';
+import { PatternScan } from './pattern-scan.js';
 import { RawScan } from './raw-scan.js';
 import { RawText } from '../encoding/raw-text.js';
 import { MIN_REDACTED_LENGTH, needlesOf, type SecretForms } from './needles.js';
@@ -28,9 +30,8 @@ export class Redactor {
   private literals: LiteralScan | undefined;
   /** The same needles, looked for in large strings kept as bytes. */
   private raw: RawScan | undefined;
-  /** The configured patterns, each a named group `pN`. */
-  private patterns: RegExp | undefined;
-  private patternCount = 0;
+  /** The configured patterns. */
+  private patterns: PatternScan | undefined;
   /** Secrets whose forms are all too short to redact (reported at start). */
   tooShort: string[] = [];
 
@@ -46,10 +47,7 @@ export class Redactor {
   /** Replaces what is hidden of the vault and the configuration (at start, once the vault is open). */
   load({ secrets, patterns }: RedactionSource): void {
     this.vaultNeedles = needlesOf(secrets);
-    this.patternCount = patterns.length;
-    this.patterns = patterns.length
-      ? new RegExp(patterns.map((p, i) => `(?<p${i}>${p})`).join('|'), 'g')
-      : undefined;
+    this.patterns = patterns.length ? new PatternScan(patterns) : undefined;
     this.tooShort = secrets
       .filter((s) => (s.forms[0] ?? s.bytes?.[0]?.toString('hex') ?? '').length < MIN_REDACTED_LENGTH)
       .map((s) => s.name);
@@ -76,18 +74,8 @@ export class Redactor {
 
   /** The text with every secret, token and pattern match replaced. */
   text(s: string): string {
-    let out = this.literals ? this.literals.replace(s) : s;
-    if (this.patterns) {
-      out = out.replace(this.patterns, (match: string, ...rest: unknown[]) => {
-        if (match === '') return match;
-        const groups = rest[rest.length - 1] as Record<string, string | undefined>;
-        for (let i = 0; i < this.patternCount; i++) {
-          if (groups[`p${i}`] !== undefined) return `[REDACTED:pattern-${i + 1}]`;
-        }
-        return '[REDACTED]';
-      });
-    }
-    return out;
+    const out = this.literals ? this.literals.replace(s) : s;
+    return this.patterns ? this.patterns.replace(out) : out;
   }
 
   /**

@@ -101,7 +101,9 @@ test('inline rules are checked: caller patterns, regular expressions, duplicate 
   assert.match(text, new RegExp(`${file}: policy\\.rules\\[0\\]\\.callers\\[0\\]: .*"<kind>:<id>"`));
   assert.match(
     text,
-    new RegExp(`${file}: policy\\.rules\\[1\\]\\.when\\.path\\.matches: .*valid regular expression`),
+    new RegExp(
+      `${file}: policy\\.rules\\[1\\]\\.when\\.path\\.matches: not a linear-time \\(RE2\\) regular expression: missing closing \\]`,
+    ),
   );
   assert.match(
     text,

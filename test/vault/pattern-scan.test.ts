@@ -1,0 +1,94 @@
+// Redaction patterns on the linear-time engine: what is hidden, how overlapping matches of several
+// patterns are named, where non-ASCII text puts the offsets, and which patterns the config refuses.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseConfig } from '../../src/config/load.js';
+import { linearPattern, linearPatternProblem, matchesEmpty } from '../../src/encoding/linear-pattern.js';
+import { PatternScan } from '../../src/vault/pattern-scan.js';
+import { Redactor } from '../../src/vault/redactor.js';
+
+const EMAIL = '[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\\.[A-Za-z]{2,}';
+
+test('every match of every pattern is hidden; text without one is returned as it is', () => {
+  const scan = new PatternScan(['ghp_[A-Za-z0-9]{8}', EMAIL]);
+  const clean = 'nothing to see here: ghp_short, at@, x.io';
+  assert.equal(scan.replace(clean), clean);
+  assert.equal(
+    scan.replace('a ghp_ABCDefgh and ann@corp.example, then ghp_12345678.'),
+    'a [REDACTED:pattern-1] and [REDACTED:pattern-2], then [REDACTED:pattern-1].',
+  );
+});
+
+test('overlapping and touching matches of several patterns are one span, named by the first to start', () => {
+  // "sk-…" is a key; the same characters with "@x.io" after them are also an address.
+  const scan = new PatternScan(['sk-[a-z0-9]{6}', EMAIL, 'ZZ[0-9]+']);
+  assert.equal(scan.replace('see sk-abc123@x.io now'), 'see [REDACTED:pattern-1] now');
+  assert.equal(scan.replace('see a.sk-abc123@x.io now'), 'see [REDACTED:pattern-2] now');
+  assert.equal(scan.replace('sk-abc123ZZ42!'), '[REDACTED:pattern-1]!');
+  // Pattern order decides only between matches that start at the same place.
+  assert.equal(new PatternScan([EMAIL, 'sk-[a-z0-9]{6}']).replace('sk-abc123@x.io'), '[REDACTED:pattern-1]');
+});
+
+test('offsets are UTF-16 units: text before a match may hold any character', () => {
+  const scan = new PatternScan([EMAIL]);
+  assert.equal(
+    scan.replace('héllo 😀 bob@example.com — ünï ali.ce@x.io\u2028end'),
+    'héllo 😀 [REDACTED:pattern-1] — ünï [REDACTED:pattern-1]\u2028end',
+  );
+  // A pattern's `.` takes a whole code point, never half of a surrogate pair.
+  assert.equal(new PatternScan(['key=.']).replace('key=😀!'), '[REDACTED:pattern-1]!');
+});
+
+test('a pattern whose only matches are empty hides nothing and leaves the text whole', () => {
+  const scan = new PatternScan(['\\b', 'x+']);
+  assert.equal(scan.replace('word boundaries, xx'), 'word boundaries, [REDACTED:pattern-2]');
+  assert.deepEqual(linearPattern('\\b').spans('a b'), []);
+});
+
+test('a run of a pattern’s own characters costs one pass: the match at its end is found', () => {
+  // Quadratic on a backtracking engine (each start in the run scans to its end): linear here.
+  const run = 'a1'.repeat(200_000);
+  const scan = new PatternScan([EMAIL, '[0-9a-z]+@evil\\.example']);
+  assert.equal(scan.replace(`${run}`), run);
+  assert.equal(scan.replace(`${run} z@evil.example`), `${run} [REDACTED:pattern-1]`);
+  assert.equal(linearPattern('[0-9a-z]+@evil\\.example').test(`${run}@evil.example`), true);
+});
+
+test('JavaScript spellings are read; lookaround and backreferences are refused with the reason', () => {
+  assert.equal(new PatternScan(['caf\\u00e9=[^]{3}']).replace('un café=abc!'), 'un [REDACTED:pattern-1]!');
+  assert.equal(linearPatternProblem('(?<name>a)b'), undefined);
+  assert.match(linearPatternProblem('(?=x)a') ?? '', /not a linear-time \(RE2\) regular expression: .*\(\?=/);
+  assert.match(linearPatternProblem('(a)\\1') ?? '', /invalid escape sequence: `\\1`/);
+  assert.equal(matchesEmpty('a*'), true);
+  assert.equal(matchesEmpty('a+'), false);
+});
+
+test('the config names each refused pattern, and two patterns that cannot be searched together', () => {
+  const refused = (yaml: string) => {
+    try {
+      parseConfig(yaml, 'sb.yaml', { env: {} });
+    } catch (err) {
+      return (err as Error).message;
+    }
+    assert.fail('the config was accepted');
+  };
+  const one = refused(`redaction:\n  patterns: ['ok-[0-9]+', '(?<!x)y', '(a)\\1', 'z*']\n`);
+  assert.match(one, /sb\.yaml: redaction\.patterns\[1\]: not a linear-time \(RE2\) regular expression/);
+  assert.match(one, /redaction\.patterns\[2\]: not a linear-time \(RE2\) regular expression/);
+  assert.match(one, /redaction\.patterns\[3\]: a pattern that matches empty text hides nothing/);
+  assert.doesNotMatch(one, /patterns\[0\]/);
+  const both = refused(`redaction:\n  patterns: ['(?<k>a)', '(?<k>b)']\n`);
+  assert.match(both, /sb\.yaml: redaction\.patterns: the patterns together: .*k/);
+  const policy = refused(`policy:\n  rules: [{ effect: deny, when: { path: { matches: '^(?!/tmp)' } } }]\n`);
+  assert.match(
+    policy,
+    /policy\.rules\[0\]\.when\.path\.matches: not a linear-time \(RE2\) regular expression/,
+  );
+});
+
+test('the redactor applies vault secrets first, then the patterns, over keys and values', () => {
+  const r = new Redactor({ secrets: [{ name: 'tok', forms: ['s3cr3t-value-x'] }], patterns: [EMAIL] });
+  assert.deepEqual(r.deep({ 'ann@corp.example': 'key s3cr3t-value-x of bob@corp.example' }), {
+    '[REDACTED:pattern-1]': 'key [REDACTED:tok] of [REDACTED:pattern-1]',
+  });
+});

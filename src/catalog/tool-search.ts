@@ -16,11 +16,16 @@ export const SEARCH_TUNING = {
   combineWith: 'OR' as const,
 };
 
-/** Words of a name or text: split at punctuation, underscores and camelCase humps, lower case. */
+/**
+ * Words of a name or text: split at punctuation, underscores and camelCase humps, lower case. An
+ * acronym ends before a capital that starts a word (`HTMLParser`): found by looking ahead from each
+ * capital, as `([A-Z]+)([A-Z][a-z])` tried from every capital of a long run read the rest of the run
+ * again each time, in time growing with its square (a host's query, a backend's description).
+ */
 export function tokenize(text: string): string[] {
   return text
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .replace(/([A-Z])(?=[A-Z][a-z])/g, '$1 ')
     .split(/[^\p{L}\p{N}]+/u)
     .filter((t) => t.length > 0);
 }

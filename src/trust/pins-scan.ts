@@ -129,11 +129,41 @@ function htmlComment(text: string): string | undefined {
 const DISCLAIMER =
   /\b(?:not|never|no|rejected|denied|blocked|forbidden|refused?|excluded|prohibited|cannot|can't|won't|avoid|disallowed)\b/;
 
-/** The bounds of the sentence around a match (a dot only ends one before a space, so paths stay whole). */
-function sentenceAt(text: string, at: number, length: number): { start: number; end: number } {
-  const start = Math.max(text.lastIndexOf('. ', at), text.lastIndexOf('\n', at), text.lastIndexOf('; ', at));
-  const ends = ['. ', '\n', '; '].map((s) => text.indexOf(s, at + length)).filter((i) => i >= 0);
-  return { start: start + 1, end: ends.length ? Math.min(...ends) : text.length };
+/**
+ * Where sentences end in `text`, in order: a newline, or a dot or semicolon before a space (so
+ * paths stay whole). Found once per text: looked for around each match, a separator missing from
+ * the text was searched for from every match to the text's end, in time growing with its square.
+ */
+function sentenceEnds(text: string): number[] {
+  const ends: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10 || ((c === 46 || c === 59) && text.charCodeAt(i + 1) === 32)) ends.push(i);
+  }
+  return ends;
+}
+
+/** The bounds of the sentence around a match, given the text's sentence ends. */
+function sentenceAt(ends: readonly number[], textLength: number, at: number, length: number) {
+  // The last end at or before the match starts its sentence; the first at or after its end ends it.
+  const before = firstAbove(ends, at);
+  const after = firstAbove(ends, at + length - 1);
+  return {
+    start: before > 0 ? ends[before - 1]! + 1 : 0,
+    end: after < ends.length ? ends[after]! : textLength,
+  };
+}
+
+/** The index of the first of the sorted `values` above `x` (values.length if none). */
+function firstAbove(values: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (values[mid]! <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function firstMatch(rule: Rule, text: string): RegExpExecArray | undefined {
@@ -144,11 +174,12 @@ function firstMatch(rule: Rule, text: string): RegExpExecArray | undefined {
   // Each sentence is bounded and judged once, however many matches it holds: judging it per match
   // read a long sentence again for each of its matches.
   let sentence: { start: number; end: number; disclaims: boolean } | undefined;
+  let ends: number[] | undefined;
   for (const m of text.matchAll(global)) {
     if (!rule.notInDisclaimer) return m as RegExpExecArray;
     const end = m.index + m[0].length;
     if (!sentence || m.index < sentence.start || end > sentence.end) {
-      const bounds = sentenceAt(text, m.index, m[0].length);
+      const bounds = sentenceAt((ends ??= sentenceEnds(text)), text.length, m.index, m[0].length);
       sentence = { ...bounds, disclaims: DISCLAIMER.test(text.slice(bounds.start, bounds.end)) };
     }
     if (!sentence.disclaims) return m as RegExpExecArray;

@@ -5,6 +5,8 @@
 // within the test's time limit, while work linear in the input ends in well under a second.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { withoutUserinfo } from '../../src/backends/connection-failures.js';
+import { tokenize } from '../../src/catalog/tool-search.js';
 import { scanDefinition } from '../../src/trust/pins-scan.js';
 import { findRenames, MAX_COMPARED_PAIRS } from '../../src/trust/pins-rename.js';
 import { eventually } from '../support/poll.js';
@@ -21,8 +23,11 @@ test('the definition scanner reads adversarial text in one pass', () => {
   // Each shape once made some check try a match from every one of its characters; each is sized so
   // that doing so would take minutes (a run of spaces: 23 s at 100 KB; "<!--": 45 ms at 20 KB).
   // Then a run of \r or U+2028 (normalising whitespace: 9.7 s at 64 KB), "when (" with no ")"
-  // (6.6 s at 200 KB), one long sentence of refused words (5.1 s at 200 KB).
+  // (6.6 s at 200 KB), one long sentence of refused words (5.1 s at 200 KB), refused words on
+  // lines of their own (each line's sentence was bounded by searching the text for a separator it
+  // does not hold: 14 s at 800 KB).
   const shapes: [string, number][] = [
+    ['no password\n', 3_200_000],
     [' ', 500_000],
     ['<!--', 3_000_000],
     ['\n', 500_000],
@@ -70,6 +75,19 @@ test('the definition scanner reads adversarial text in one pass', () => {
       JSON.stringify(comment),
     );
   }
+});
+
+test('words of a search and the scheme of a failure message are found in one pass', () => {
+  // A run of capitals was split at every acronym's end by trying each capital against the rest of
+  // the run (18 s at 200 KB, in a host's search_tools query or a backend's description); a run of
+  // scheme characters with no "://" was tried as a URL from every word boundary (0.47 s at 40 KB,
+  // in a backend's protocolVersion quoted by the start-failure message).
+  const capitals = 'A'.repeat(1_000_000);
+  assert.deepEqual(tokenize(capitals), [capitals]);
+  assert.deepEqual(tokenize('HTMLParser readsXMLFiles'), ['HTML', 'Parser', 'reads', 'XML', 'Files']);
+  const scheme = 'a.'.repeat(500_000);
+  assert.equal(withoutUserinfo(scheme), scheme);
+  assert.equal(withoutUserinfo(`${scheme} https://user:pw@host/x`), `${scheme} https://host/x`);
 });
 
 test('renames are not compared beyond a bound: a change that large is left to the caller to hold', () => {

@@ -39,6 +39,39 @@ test('offsets are UTF-16 units: text before a match may hold any character', () 
   assert.equal(new PatternScan(['key=.']).replace('key=😀!'), '[REDACTED:pattern-1]!');
 });
 
+test('patterns searched as one alternation too: a key split between two patterns is hidden whole', () => {
+  // Alone, the key pattern takes the first 20 characters and the 40-character one finds no 40 in
+  // what is left; as one alternation the 40 start where the key ends.
+  const key = 'AKIAIOSFODNN7EXAMPLE';
+  const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+  const scan = new PatternScan(['AKIA[0-9A-Z]{16}', '[A-Za-z0-9/+=]{40}']);
+  assert.equal(scan.replace(`${key}${secret}`), '[REDACTED:pattern-1]');
+  assert.equal(
+    scan.replace(`id ${key} secret ${secret}.`),
+    'id [REDACTED:pattern-1] secret [REDACTED:pattern-2].',
+  );
+});
+
+test('a text whose search reads on past each match is hidden from where its budget ran out', () => {
+  // Each header matches; the optional tail is looked for to the end of the text from every one.
+  const scan = new PatternScan([
+    '-----BEGIN [A-Z ]*PRIVATE KEY-----(?:[\\s\\S]*?-----END [A-Z ]*PRIVATE KEY-----)?',
+  ]);
+  const text = `intro ${'-----BEGIN RSA PRIVATE KEY-----\n'.repeat(30_000)}`;
+  const out = scan.replace(text);
+  assert.ok(!out.includes('BEGIN'), out.slice(0, 200));
+  assert.ok(out.startsWith('intro [REDACTED:pattern-1]'));
+  // With a budget of nothing, the first match is kept and the rest hidden in one span.
+  const spans = linearPattern('ab').spans('ab ab ab', { msPerChar: 0, minMs: -1 });
+  assert.deepEqual(spans, [
+    [0, 2],
+    [2, 8],
+  ]);
+  // A key with its END is hidden whole, body included.
+  const pem = 'k: -----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\n';
+  assert.equal(scan.replace(pem), 'k: [REDACTED:pattern-1]\n');
+});
+
 test('a pattern whose only matches are empty hides nothing and leaves the text whole', () => {
   const scan = new PatternScan(['\\b', 'x+']);
   assert.equal(scan.replace('word boundaries, xx'), 'word boundaries, [REDACTED:pattern-2]');
@@ -57,10 +90,24 @@ test('a run of a pattern’s own characters costs one pass: the match at its end
 test('JavaScript spellings are read; lookaround and backreferences are refused with the reason', () => {
   assert.equal(new PatternScan(['caf\\u00e9=[^]{3}']).replace('un café=abc!'), 'un [REDACTED:pattern-1]!');
   assert.equal(linearPatternProblem('(?<name>a)b'), undefined);
-  assert.match(linearPatternProblem('(?=x)a') ?? '', /not a linear-time \(RE2\) regular expression: .*\(\?=/);
-  assert.match(linearPatternProblem('(a)\\1') ?? '', /invalid escape sequence: `\\1`/);
+  const refused: [string, string][] = [
+    ['(?=x)a', 'lookahead'],
+    ['a(?!x)', 'lookahead'],
+    ['(?<=x)a', 'lookbehind'],
+    ['(?<!x)a', 'lookbehind'],
+    ['(a)\\1', 'a backreference'],
+    ['(?<n>a)\\k<n>', 'a backreference'],
+  ];
+  for (const [source, what] of refused)
+    assert.equal(
+      linearPatternProblem(source),
+      `not a linear-time (RE2) regular expression: ${what} cannot run in time linear in the text`,
+    );
+  assert.match(linearPatternProblem('([') ?? '', /missing closing \]/);
   assert.equal(matchesEmpty('a*'), true);
   assert.equal(matchesEmpty('a+'), false);
+  // Quoted to the end of the pattern: no closing group can follow it, and nothing is thrown.
+  assert.equal(matchesEmpty('\\Qfoo'), false);
 });
 
 test('the config names each refused pattern, and two patterns that cannot be searched together', () => {

@@ -102,9 +102,14 @@ async function echoes(endpoint: Endpoint): Promise<void> {
   endpoint.noteChildren();
 }
 
-function switchboardEcho(front: 'stdio' | 'http', era: Era, label: string): () => Promise<Endpoint> {
+function switchboardEcho(
+  front: 'stdio' | 'http',
+  era: Era,
+  label: string,
+  extra: () => Record<string, unknown> = () => ({}),
+): () => Promise<Endpoint> {
   return () => {
-    const config = writeGatewayConfig([{ name: 'echo', args: ['--stdio'], era: 'legacy' }]);
+    const config = writeGatewayConfig([{ name: 'echo', args: ['--stdio'], era: 'legacy' }], extra());
     const args = gatewayArgs(config, front);
     return front === 'stdio'
       ? openStdio(label, node, args, CONNECT_MS, era)
@@ -117,15 +122,31 @@ function switchboardEcho(front: 'stdio' | 'http', era: Era, label: string): () =
  * HTTP front in a legacy session (each answer on an SSE stream kept for a resume).
  */
 export function payloadPoint(bytes: number, label: string, front: 'stdio' | 'http' = 'stdio'): Point {
-  const text = 'x'.repeat(bytes);
   return {
+    ...echoOf('x'.repeat(bytes), label, front, () => ({})),
     curve: front === 'stdio' ? 'payload' : 'payload (http)',
+  };
+}
+
+/**
+ * An echo of `text` (as long once redacted: the echo checks the length that came back), with the
+ * config sections `extra` makes laid over switchboard's.
+ */
+export function echoOf(
+  text: string,
+  label: string,
+  front: 'stdio' | 'http',
+  extra: () => Record<string, unknown>,
+): Point {
+  const bytes = Buffer.byteLength(text);
+  return {
+    curve: 'payload',
     label,
     baseline: () =>
       front === 'stdio'
         ? openStdio('echo-server (stdio)', node, [ECHO_SERVER, '--stdio'], CONNECT_MS)
         : openHttp('echo-server (http)', node, [ECHO_SERVER, '--http', '0'], CONNECT_MS, 'legacy'),
-    subject: switchboardEcho(front, 'legacy', `switchboard (payload, ${front})`),
+    subject: switchboardEcho(front, 'legacy', `switchboard (payload, ${front})`, extra),
     ready: echoes,
     call: echoCall(text),
     calls: Math.max(10, Math.min(500, Math.round(50_000_000 / bytes))),

@@ -18,6 +18,7 @@ import {
   sessionsPoint,
   type Point,
 } from './points.js';
+import { redactionPoints } from './redaction-points.js';
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -40,6 +41,7 @@ const CURVES: Record<string, () => Point[]> = {
   sessions: () => [10, 100, 1000, 5000].map((n) => sessionsPoint(n, openSession)),
   payload: () => PAYLOADS.map(([bytes, label]) => payloadPoint(bytes, label)),
   'payload-http': () => PAYLOADS.map(([bytes, label]) => payloadPoint(bytes, label, 'http')),
+  'payload-redaction': redactionPoints,
   'payload-floor': () =>
     (['pipe', 'json'] as const).flatMap((floor) =>
       [

@@ -25,10 +25,11 @@ export function sendFailed(err: unknown): boolean {
 }
 
 /**
- * A message with the `user:password@` part of any URL in it taken out. A scheme is tried from its
- * first character only: tried from every one, a backend's long run of scheme characters with no
- * `://` (its protocolVersion, say) was read again from each, in time growing with its square.
+ * A message with the `user:password@` part of any URL in it taken out. A run of scheme characters
+ * is tried from its first only (a scheme starts at its first letter after it): tried from every
+ * one, a backend's long run with no `://` (its protocolVersion, say) was read again from each, in
+ * time growing with its square.
  */
 export function withoutUserinfo(message: string): string {
-  return message.replace(/(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1');
+  return message.replace(/(?<![a-z0-9+.-])([0-9+.-]*)([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1$2');
 }

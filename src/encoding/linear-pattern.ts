@@ -14,26 +14,47 @@ export interface LinearPattern {
   /** Whether the pattern matches all of `text`. */
   whole(text: string): boolean;
   /**
-   * Every match as [start, end) in UTF-16 units, leftmost first, not overlapping, none empty. Past
-   * the time `budget` gives the text, the last span runs from where the search was to the end.
+   * Every match as [start, end) in UTF-16 units, leftmost first, not overlapping, none empty. Once
+   * `budget` is spent, and if the pattern is still found after the last match, one more span runs
+   * from there to the end: what could not be searched in time is given up, whole.
    */
   spans(text: string, budget?: SearchBudget): [number, number][];
 }
 
 /**
- * How long finding a text's matches may take: each search reads on from its match while a longer
- * one could still follow (a greedy or optional tail), and the next reads that again, so a pattern
- * like `BEGIN…(?:[\s\S]*?END)?` over a text of many BEGINs and no END takes time growing with the
- * square of the text. Once the budget is spent the rest is given up to the caller, which hides it.
+ * The CPU time searches may take: a floor, and so much per character given to search (a text
+ * counts once per pass over it). Finding every match is a search per match, and each reads on from
+ * its match while a longer one could still follow (a greedy or optional tail): a pattern like
+ * `BEGIN…(?:[\s\S]*?END)?` over a text of many BEGINs and no END takes time growing with the
+ * square of the text. One budget covers all of a message's strings (Redactor.deep). CPU time, not
+ * the clock: a busy machine slows the search and the budget alike.
  */
-export interface SearchBudget {
-  /** Milliseconds allowed per character of the text, and in all. */
-  msPerChar: number;
-  minMs: number;
+export class SearchBudget {
+  private readonly began = cpuMs();
+  private allowedMs: number;
+
+  constructor(
+    /** About 30 times what an NFA search (60–70 ns a character) takes over text full of matches. */
+    private readonly msPerChar = 0.002,
+    minMs = 100,
+  ) {
+    this.allowedMs = minMs;
+  }
+
+  /** Gives `chars` more characters of text to search. */
+  add(chars: number): void {
+    this.allowedMs += this.msPerChar * chars;
+  }
+
+  get spent(): boolean {
+    return cpuMs() - this.began > this.allowedMs;
+  }
 }
 
-/** About ten times what an NFA search (60–70 ns a character) takes over text full of matches. */
-export const SEARCH_BUDGET: SearchBudget = { msPerChar: 0.0007, minMs: 25 };
+function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
 
 /** Compiles `source`; throws an Error saying why when RE2 cannot run it. */
 export function linearPattern(source: string): LinearPattern {
@@ -41,16 +62,17 @@ export function linearPattern(source: string): LinearPattern {
   return {
     test: (text) => re.test(text),
     whole: (text) => re.matches(text),
-    spans(text, budget = SEARCH_BUDGET) {
+    spans(text, budget = new SearchBudget()) {
+      budget.add(text.length);
       const out: [number, number][] = [];
-      const deadline = performance.now() + budget.minMs + budget.msPerChar * text.length;
       const m = re.matcher(text);
       while (m.find()) {
         if (m.end() > m.start()) out.push([m.start(), m.end()]);
-        if (performance.now() > deadline) {
-          if (m.end() < text.length) out.push([m.end(), text.length]);
-          break;
-        }
+        if (!budget.spent) continue;
+        // Out of time: what is left is hidden only if the pattern is in it (the DFA's test).
+        const rest = text.slice(m.end());
+        if (rest.length > 0 && re.test(rest)) out.push([m.end(), text.length]);
+        break;
       }
       return out;
     },
@@ -81,22 +103,31 @@ const UNSUPPORTED: [RegExp, string][] = [
   [/\(\?<[=!]/, 'lookbehind'],
   [/\(\?[=!]/, 'lookahead'],
   [/\\[1-9]|\\k</, 'a backreference'],
+  [/\\Q/, '\\Q…\\E quoting (escape each character instead)'],
 ];
 
-/** A named backreference, which translation would read as the letter k: refused before it. */
-const NAMED_BACKREFERENCE = /(?:^|[^\\])(?:\\\\)*\\k</;
+/**
+ * Escapes that translation would misread: a named backreference (read as the letter k), and
+ * `\Q…\E` quoting (whose text translation rewrites: `\Qa/b\E` would never match "a/b").
+ */
+const MISREAD: [RegExp, string][] = [
+  [/(?:^|[^\\])(?:\\\\)*\\k</, '\\k<name>'],
+  [/(?:^|[^\\])(?:\\\\)*\\Q/, '\\Q'],
+];
 
 function compile(source: string, translate = true): RE2JS {
   try {
-    if (NAMED_BACKREFERENCE.test(source)) throw new Error('\\k<name>');
+    for (const [shape, what] of MISREAD) if (shape.test(source)) throw new Error(what);
     return RE2JS.compile(translate ? RE2JS.translateRegExp(source) : source);
   } catch (err) {
     const named = UNSUPPORTED.find(([shape]) => shape.test(source))?.[1];
-    const why = named
-      ? `${named} cannot run in time linear in the text`
-      : err instanceof Error
-        ? err.message.replace(/^error parsing regexp: /, '')
-        : String(err);
+    const why = named?.startsWith('\\Q')
+      ? `${named} is not read`
+      : named
+        ? `${named} cannot run in time linear in the text`
+        : err instanceof Error
+          ? err.message.replace(/^error parsing regexp: /, '')
+          : String(err);
     throw new Error(`not a linear-time (RE2) regular expression: ${why}`, { cause: err });
   }
 }

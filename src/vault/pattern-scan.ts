@@ -4,7 +4,7 @@
 // alternation too (which can cut the text into matches none of them finds alone). Every match found
 // is hidden: overlapping or touching matches become one span, named after the pattern whose match
 // starts first.
-import { linearPattern, type LinearPattern } from '../encoding/linear-pattern.js';
+import { linearPattern, SearchBudget, type LinearPattern } from '../encoding/linear-pattern.js';
 
 interface Found {
   start: number;
@@ -23,8 +23,11 @@ export class PatternScan {
     this.any = sources.length === 1 ? this.each[0]! : linearPattern(sources.map((s) => `(?:${s})`).join('|'));
   }
 
-  /** `text` with every match replaced by `[REDACTED:pattern-N]` (N counts from 1). */
-  replace(text: string): string {
+  /**
+   * `text` with every match replaced by `[REDACTED:pattern-N]` (N counts from 1); what could not be
+   * searched within `budget` is replaced whole (linear-pattern.ts).
+   */
+  replace(text: string, budget = new SearchBudget()): string {
     if (!this.any.test(text)) return text;
     const found: Found[] = [];
     let present = 0;
@@ -32,11 +35,13 @@ export class PatternScan {
       // The test (a DFA, cheap) spares the search (an NFA, the costly part) a pattern not in it.
       if (this.each.length > 1 && !p.test(text)) return;
       present++;
-      for (const [start, end] of p.spans(text)) found.push({ start, end, n: i + 1 });
+      for (const [start, end] of p.spans(text, budget)) found.push({ start, end, n: i + 1 });
     });
-    if (present > 1) for (const [start, end] of this.any.spans(text)) found.push({ start, end, n: 0 });
+    if (present > 1)
+      for (const [start, end] of this.any.spans(text, budget)) found.push({ start, end, n: 0 });
     if (found.length === 0) return text;
-    found.sort((a, b) => a.start - b.start || a.n - b.n);
+    // At one start a pattern's own match names the span; the alternation's is named only alone.
+    found.sort((a, b) => a.start - b.start || (a.n || Infinity) - (b.n || Infinity));
     let out = '';
     let at = 0;
     for (let i = 0; i < found.length;) {

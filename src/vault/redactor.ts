@@ -8,6 +8,7 @@
 // untouched.
 import { LiteralScan } from './literal-scan.js';
 import { PatternScan } from './pattern-scan.js';
+import { SearchBudget } from '../encoding/linear-pattern.js';
 import { RawScan } from './raw-scan.js';
 import { RawText } from '../encoding/raw-text.js';
 import { MIN_REDACTED_LENGTH, needlesOf, type SecretForms } from './needles.js';
@@ -72,10 +73,13 @@ export class Redactor {
     this.raw = replacements.size ? new RawScan(all.keys()) : undefined;
   }
 
-  /** The text with every secret, token and pattern match replaced. */
-  text(s: string): string {
+  /**
+   * The text with every secret, token and pattern match replaced; `budget` bounds the patterns'
+   * search (one for each message: deep passes its own to every string).
+   */
+  text(s: string, budget?: SearchBudget): string {
     const out = this.literals ? this.literals.replace(s) : s;
-    return this.patterns ? this.patterns.replace(out) : out;
+    return this.patterns ? this.patterns.replace(out, budget) : out;
   }
 
   /**
@@ -84,17 +88,17 @@ export class Redactor {
    */
   deep<T>(value: T): T {
     if (!this.active) return value;
-    return this.walk(value) as T;
+    return this.walk(value, new SearchBudget()) as T;
   }
 
-  private walk(value: unknown): unknown {
-    if (typeof value === 'string') return this.text(value);
+  private walk(value: unknown, budget: SearchBudget): unknown {
+    if (typeof value === 'string') return this.text(value, budget);
     if (value === null || typeof value !== 'object') return value;
-    if (value instanceof RawText) return this.rawText(value);
+    if (value instanceof RawText) return this.rawText(value, budget);
     if (Array.isArray(value)) {
       let out: unknown[] | undefined;
       for (let i = 0; i < value.length; i++) {
-        const v = this.walk(value[i]);
+        const v = this.walk(value[i], budget);
         if (v !== value[i]) (out ??= value.slice())[i] = v;
       }
       return out ?? value;
@@ -105,8 +109,8 @@ export class Redactor {
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;
       const v = source[key];
-      const k = this.text(key);
-      const w = this.walk(v);
+      const k = this.text(key, budget);
+      const w = this.walk(v, budget);
       if (out === undefined) {
         if (k === key && w === v) continue;
         // Rebuilt in order from here: a renamed key keeps its place.
@@ -122,10 +126,10 @@ export class Redactor {
    * A large string kept as bytes stays bytes when no needle can be in it and no pattern is
    * configured (patterns are read on text); else it is redacted as text, and is text from then on.
    */
-  private rawText(raw: RawText): RawText | string {
+  private rawText(raw: RawText, budget: SearchBudget): RawText | string {
     if (this.patterns === undefined && !this.raw?.mayHold(raw)) return raw;
     const text = raw.text;
-    const out = this.text(text);
+    const out = this.text(text, budget);
     return out === text ? raw : out;
   }
 }

@@ -88,6 +88,7 @@ test('words of a search and the scheme of a failure message are found in one pas
   const scheme = 'a.'.repeat(500_000);
   assert.equal(withoutUserinfo(scheme), scheme);
   assert.equal(withoutUserinfo(`${scheme} https://user:pw@host/x`), `${scheme} https://host/x`);
+  assert.equal(withoutUserinfo('failed: -http://admin:pw@db:5432'), 'failed: -http://db:5432');
 });
 
 test('renames are not compared beyond a bound: a change that large is left to the caller to hold', () => {

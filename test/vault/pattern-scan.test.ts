@@ -3,7 +3,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseConfig } from '../../src/config/load.js';
-import { linearPattern, linearPatternProblem, matchesEmpty } from '../../src/encoding/linear-pattern.js';
+import {
+  linearPattern,
+  linearPatternProblem,
+  matchesEmpty,
+  SearchBudget,
+} from '../../src/encoding/linear-pattern.js';
 import { PatternScan } from '../../src/vault/pattern-scan.js';
 import { Redactor } from '../../src/vault/redactor.js';
 
@@ -27,6 +32,13 @@ test('overlapping and touching matches of several patterns are one span, named b
   assert.equal(scan.replace('sk-abc123ZZ42!'), '[REDACTED:pattern-1]!');
   // Pattern order decides only between matches that start at the same place.
   assert.equal(new PatternScan([EMAIL, 'sk-[a-z0-9]{6}']).replace('sk-abc123@x.io'), '[REDACTED:pattern-1]');
+});
+
+test('a pattern’s own match names a span before the alternation’s, whose context it lacks', () => {
+  assert.equal(
+    new PatternScan(['^tok[0-9]+', 'tok[0-9]+']).replace('tok1 tok2'),
+    '[REDACTED:pattern-1] [REDACTED:pattern-2]',
+  );
 });
 
 test('offsets are UTF-16 units: text before a match may hold any character', () => {
@@ -62,11 +74,13 @@ test('a text whose search reads on past each match is hidden from where its budg
   assert.ok(!out.includes('BEGIN'), out.slice(0, 200));
   assert.ok(out.startsWith('intro [REDACTED:pattern-1]'));
   // With a budget of nothing, the first match is kept and the rest hidden in one span.
-  const spans = linearPattern('ab').spans('ab ab ab', { msPerChar: 0, minMs: -1 });
-  assert.deepEqual(spans, [
+  // With a budget of nothing, the first match is kept and the rest hidden in one span, but only
+  // where the pattern is still found in the rest.
+  assert.deepEqual(linearPattern('ab').spans('ab ab ab', new SearchBudget(0, -1)), [
     [0, 2],
     [2, 8],
   ]);
+  assert.deepEqual(linearPattern('ab').spans('ab then nothing', new SearchBudget(0, -1)), [[0, 2]]);
   // A key with its END is hidden whole, body included.
   const pem = 'k: -----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\n';
   assert.equal(scan.replace(pem), 'k: [REDACTED:pattern-1]\n');
@@ -98,6 +112,11 @@ test('JavaScript spellings are read; lookaround and backreferences are refused w
     ['(a)\\1', 'a backreference'],
     ['(?<n>a)\\k<n>', 'a backreference'],
   ];
+  assert.equal(
+    linearPatternProblem('\\Qa/b\\E'),
+    'not a linear-time (RE2) regular expression: \\Q…\\E quoting (escape each character instead) is not read',
+  );
+  assert.equal(linearPatternProblem('a\\\\Q'), undefined);
   for (const [source, what] of refused)
     assert.equal(
       linearPatternProblem(source),

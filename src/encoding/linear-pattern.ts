@@ -30,7 +30,8 @@ export interface LinearPattern {
  * the clock: a busy machine slows the search and the budget alike.
  */
 export class SearchBudget {
-  private readonly began = cpuMs();
+  /** When the first search began (a message with no match never reads the clock). */
+  private began: number | undefined;
   private allowedMs: number;
 
   constructor(
@@ -43,11 +44,12 @@ export class SearchBudget {
 
   /** Gives `chars` more characters of text to search. */
   add(chars: number): void {
+    this.began ??= cpuMs();
     this.allowedMs += this.msPerChar * chars;
   }
 
   get spent(): boolean {
-    return cpuMs() - this.began > this.allowedMs;
+    return this.began !== undefined && cpuMs() - this.began > this.allowedMs;
   }
 }
 
@@ -98,12 +100,12 @@ export function matchesEmpty(source: string): boolean {
   }
 }
 
-/** What RE2 has no way to run, named the way operators write it. */
+/** Why a pattern that does not compile is refused, named the way operators write it. */
 const UNSUPPORTED: [RegExp, string][] = [
-  [/\(\?<[=!]/, 'lookbehind'],
-  [/\(\?[=!]/, 'lookahead'],
-  [/\\[1-9]|\\k</, 'a backreference'],
-  [/\\Q/, '\\Q…\\E quoting (escape each character instead)'],
+  [/\(\?<[=!]/, 'lookbehind cannot run in time linear in the text'],
+  [/\(\?[=!]/, 'lookahead cannot run in time linear in the text'],
+  [/\\[1-9]|\\k</, 'a backreference cannot run in time linear in the text'],
+  [/\\Q/, '\\Q…\\E quoting is not read (escape each character instead)'],
 ];
 
 /**
@@ -120,14 +122,9 @@ function compile(source: string, translate = true): RE2JS {
     for (const [shape, what] of MISREAD) if (shape.test(source)) throw new Error(what);
     return RE2JS.compile(translate ? RE2JS.translateRegExp(source) : source);
   } catch (err) {
-    const named = UNSUPPORTED.find(([shape]) => shape.test(source))?.[1];
-    const why = named?.startsWith('\\Q')
-      ? `${named} is not read`
-      : named
-        ? `${named} cannot run in time linear in the text`
-        : err instanceof Error
-          ? err.message.replace(/^error parsing regexp: /, '')
-          : String(err);
+    const why =
+      UNSUPPORTED.find(([shape]) => shape.test(source))?.[1] ??
+      (err instanceof Error ? err.message.replace(/^error parsing regexp: /, '') : String(err));
     throw new Error(`not a linear-time (RE2) regular expression: ${why}`, { cause: err });
   }
 }

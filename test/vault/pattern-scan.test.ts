@@ -114,7 +114,7 @@ test('JavaScript spellings are read; lookaround and backreferences are refused w
   ];
   assert.equal(
     linearPatternProblem('\\Qa/b\\E'),
-    'not a linear-time (RE2) regular expression: \\Q…\\E quoting (escape each character instead) is not read',
+    'not a linear-time (RE2) regular expression: \\Q…\\E quoting is not read (escape each character instead)',
   );
   assert.equal(linearPatternProblem('a\\\\Q'), undefined);
   for (const [source, what] of refused)

@@ -1,6 +1,6 @@
 // Schemas of the settings sections beside servers, http and policy: each one a top-level key of the file.
 import { z } from 'zod';
-import { linearPatternProblem, matchesEmpty } from '../encoding/linear-pattern.js';
+import { alternationOf, linearPatternProblem, matchesEmpty } from '../encoding/linear-pattern.js';
 import { BACKEND_NAME, NamespacingMode } from './backend-schema.js';
 import { CatalogViewFields } from './catalog-schema.js';
 export { AuditSection } from './audit-schema.js';
@@ -247,7 +247,7 @@ export const RedactionSection = z
       .superRefine((sources, ctx) => {
         // All are tested together first (pattern-scan.ts): two groups of one name would collide.
         if (sources.length < 2 || sources.some((p) => linearPatternProblem(p) !== undefined)) return;
-        const all = linearPatternProblem(sources.map((p) => `(?:${p})`).join('|'));
+        const all = linearPatternProblem(alternationOf(sources));
         if (all !== undefined) ctx.addIssue({ code: 'custom', message: `the patterns together: ${all}` });
       })
       .default([])

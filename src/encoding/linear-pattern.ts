@@ -81,6 +81,11 @@ export function linearPattern(source: string): LinearPattern {
   };
 }
 
+/** One pattern matching where any of `sources` does (leftmost first, in their order). */
+export function alternationOf(sources: readonly string[]): string {
+  return sources.map((s) => `(?:${s})`).join('|');
+}
+
 /** Why `source` cannot be a linear pattern, or undefined when it can. */
 export function linearPatternProblem(source: string): string | undefined {
   try {

@@ -4,7 +4,12 @@
 // alternation too (which can cut the text into matches none of them finds alone). Every match found
 // is hidden: overlapping or touching matches become one span, named after the pattern whose match
 // starts first.
-import { linearPattern, SearchBudget, type LinearPattern } from '../encoding/linear-pattern.js';
+import {
+  alternationOf,
+  linearPattern,
+  SearchBudget,
+  type LinearPattern,
+} from '../encoding/linear-pattern.js';
 
 interface Found {
   start: number;
@@ -20,7 +25,7 @@ export class PatternScan {
   constructor(sources: readonly string[]) {
     if (sources.length === 0) throw new Error('a pattern scan needs at least one pattern');
     this.each = sources.map(linearPattern);
-    this.any = sources.length === 1 ? this.each[0]! : linearPattern(sources.map((s) => `(?:${s})`).join('|'));
+    this.any = sources.length === 1 ? this.each[0]! : linearPattern(alternationOf(sources));
   }
 
   /**

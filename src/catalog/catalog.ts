@@ -5,7 +5,7 @@ import type { Logger } from '../log.js';
 import type { Result } from '../jsonrpc/message.js';
 import { exposedName, exposedUri, splitUri, type Namespace } from './naming.js';
 import { LISTS, type ListName } from '../protocol/methods.js';
-import { templateMatches } from './uri-template-match.js';
+import { someTemplateMatches } from './uri-template-match.js';
 
 /** Each list: the method that reads it, the capability that offers it, its result key and item field. */
 export const LIST_KINDS = LISTS;
@@ -238,7 +238,11 @@ export class Catalog {
     const unprefixed = (b: string) => !this.namespaces.get(b)?.prefixed;
     const templated = this.owners(
       (b, l) =>
-        unprefixed(b) && (l.resourceTemplates ?? []).some((t) => templateMatches(String(t.uriTemplate), uri)),
+        unprefixed(b) &&
+        someTemplateMatches(
+          (l.resourceTemplates ?? []).map((t) => String(t.uriTemplate)),
+          uri,
+        ),
     );
     if (templated.length === 1) return { backend: templated[0]!, name: uri };
     const serving = this.owners(

@@ -13,9 +13,27 @@ type Part = string | { any: boolean };
 const compiled = new Map<string, Part[]>();
 const MAX_COMPILED = 1_000;
 
+/** The most work one backend's templates get for one URI, all together. */
+export const MAX_LIST_WORK = 4 * MAX_MATCH_WORK;
+
 /** True when `uri` is one of the URIs `template` describes (and not too long to tell). */
 export function templateMatches(template: string, uri: string): boolean {
   return matchTemplate(template, uri) === 'yes';
+}
+
+/**
+ * True when one of a backend's `templates` describes `uri`, tried in order within MAX_LIST_WORK:
+ * each is bounded, but a backend listing a thousand long ones made every read of a URI no
+ * template claims cost seconds, for every host. Past the bound the rest claim nothing.
+ */
+export function someTemplateMatches(templates: readonly string[], uri: string): boolean {
+  let work = 0;
+  for (const template of templates) {
+    work += (uri.length + 1) * (template.length + 1);
+    if (work > MAX_LIST_WORK) return false;
+    if (matchTemplate(template, uri) === 'yes') return true;
+  }
+  return false;
 }
 
 /**

@@ -3,7 +3,13 @@
 // where such an expression backtracks without end (`{+a}{+b}…` against a URI that almost fits).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_MATCH_WORK, matchTemplate, templateMatches } from '../../src/catalog/uri-template-match.js';
+import {
+  MAX_LIST_WORK,
+  MAX_MATCH_WORK,
+  matchTemplate,
+  someTemplateMatches,
+  templateMatches,
+} from '../../src/catalog/uri-template-match.js';
 
 /** The expression switchboard once built: `{+x}`/`{#x}` as `.*`, `{x}` as `[^/?#]*`. */
 function byRegex(template: string, uri: string): boolean {
@@ -58,4 +64,17 @@ test('a template built to backtrack is answered at once; past the work bound it 
   assert.equal(matchTemplate(wide, long), 'too long');
   assert.equal(templateMatches(wide, long), false);
   assert.equal(matchTemplate('file:///{+path}', `file:///${'a'.repeat(MAX_MATCH_WORK)}`), 'too long');
+});
+
+test('one backend’s templates share one bound: a thousand long ones are not all tried for a URI', () => {
+  // Each just under its own bound; together, a read no template claims tried them all (seconds).
+  const uri = `x:${'a'.repeat(998)}`;
+  const long = Array.from({ length: 1000 }, (_, i) => `y${i}:{+a}${'b'.repeat(3980)}`);
+  const each = (uri.length + 1) * (long[0]!.length + 1);
+  assert.ok(each <= MAX_MATCH_WORK && each * long.length > MAX_LIST_WORK);
+  assert.equal(someTemplateMatches(long, uri), false);
+  // Within the bound the first template that claims the URI is found; past it, none is.
+  assert.equal(someTemplateMatches(['x:{+a}', ...long], uri), true);
+  assert.equal(someTemplateMatches([...long.slice(0, 2), 'x:{+a}'], uri), true);
+  assert.equal(someTemplateMatches([...long, 'x:{+a}'], uri), false);
 });

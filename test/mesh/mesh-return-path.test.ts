@@ -95,16 +95,19 @@ describe('server-initiated requests across the mesh', { skip: NO_NATS, timeout: 
     assert.match(roots, /file:\/\/\/on-a/);
     // The far nodes' doors speak the modern era alone: a's legacy host is translated for, and a
     // never tries a legacy session there (each try was refused and audited as an initialize).
+    // Which far node serves each call is the mesh's: a may have seen only one when they began.
+    let served = 0;
     for (const [i, node] of (['b', 'c'] as const).entries()) {
       far[i]!.flushAudit();
       const db = openTrustDb(auditOf(node), { readonly: true });
       try {
         assert.deepEqual(queryAudit(db, { method: 'initialize' }), [], `initialize audited on ${node}`);
-        assert.ok(queryAudit(db, { method: 'tools/call' }).length > 0, `a's calls audited on ${node}`);
+        served += queryAudit(db, { method: 'tools/call' }).length;
       } finally {
         db.close();
       }
     }
+    assert.ok(served > 0, "a's calls audited on the far nodes");
   });
 
   it('gives a modern host input_required, and its retry reaches the node that asked', async (t) => {

@@ -31,7 +31,7 @@ export function someTemplateMatches(templates: readonly string[], uri: string): 
   for (const template of templates) {
     work += (uri.length + 1) * (template.length + 1);
     if (work > MAX_LIST_WORK) return false;
-    if (matchTemplate(template, uri) === 'yes') return true;
+    if (templateMatches(template, uri)) return true;
   }
   return false;
 }

@@ -105,31 +105,37 @@ export function matchesEmpty(source: string): boolean {
   }
 }
 
-/** Why a pattern that does not compile is refused, named the way operators write it. */
-const UNSUPPORTED: [RegExp, string][] = [
-  [/\(\?<[=!]/, 'lookbehind cannot run in time linear in the text'],
-  [/\(\?[=!]/, 'lookahead cannot run in time linear in the text'],
-  [/\\[1-9]|\\k</, 'a backreference cannot run in time linear in the text'],
-  [/\\Q/, '\\Q…\\E quoting is not read (escape each character instead)'],
-];
+const LINEAR = 'cannot run in time linear in the text';
 
 /**
- * Escapes that translation would misread: a named backreference (read as the letter k), and
- * `\Q…\E` quoting (whose text translation rewrites: `\Qa/b\E` would never match "a/b").
+ * Why a pattern is refused, named the way operators write it. Those marked `early` are refused
+ * before translation, which would misread them: a named backreference as the letter k, `\Q…\E`
+ * by rewriting the quoted text (`\Qa/b\E` would never match "a/b"); the rest name why RE2 did not
+ * compile a pattern.
  */
-const MISREAD: [RegExp, string][] = [
-  [/(?:^|[^\\])(?:\\\\)*\\k</, '\\k<name>'],
-  [/(?:^|[^\\])(?:\\\\)*\\Q/, '\\Q'],
+const REFUSED: { shape: RegExp; why: string; early?: true }[] = [
+  { shape: /(?:^|[^\\])(?:\\\\)*\\k</, why: `a backreference ${LINEAR}`, early: true },
+  {
+    shape: /(?:^|[^\\])(?:\\\\)*\\Q/,
+    why: '\\Q…\\E quoting is not read (escape each character instead)',
+    early: true,
+  },
+  { shape: /\(\?<[=!]/, why: `lookbehind ${LINEAR}` },
+  { shape: /\(\?[=!]/, why: `lookahead ${LINEAR}` },
+  { shape: /\\[1-9]/, why: `a backreference ${LINEAR}` },
 ];
 
 function compile(source: string, translate = true): RE2JS {
+  const refused = (why: string, cause?: unknown) =>
+    new Error(`not a linear-time (RE2) regular expression: ${why}`, { cause });
+  const early = REFUSED.find((r) => r.early && r.shape.test(source));
+  if (early) throw refused(early.why);
   try {
-    for (const [shape, what] of MISREAD) if (shape.test(source)) throw new Error(what);
     return RE2JS.compile(translate ? RE2JS.translateRegExp(source) : source);
   } catch (err) {
     const why =
-      UNSUPPORTED.find(([shape]) => shape.test(source))?.[1] ??
+      REFUSED.find((r) => !r.early && r.shape.test(source))?.why ??
       (err instanceof Error ? err.message.replace(/^error parsing regexp: /, '') : String(err));
-    throw new Error(`not a linear-time (RE2) regular expression: ${why}`, { cause: err });
+    throw refused(why, err);
   }
 }

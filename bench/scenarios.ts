@@ -143,12 +143,12 @@ export function rowsOf(
       });
     }
     if (gateway && m.youngKiBPerCall !== undefined) {
-      rows.push({
-        scenario: m.name,
-        metric: `${goals.label ?? 'switchboard'} young alloc/${per}`,
-        value: m.youngKiBPerCall,
-        unit: 'KiB',
-      });
+      const who = goals.label ?? 'switchboard';
+      rows.push(
+        { scenario: m.name, metric: `${who} young alloc/${per}`, value: m.youngKiBPerCall, unit: 'KiB' },
+        { scenario: m.name, metric: `${who} promoted/${per}`, value: m.promotedKiBPerCall!, unit: 'KiB' },
+        { scenario: m.name, metric: `${who} full GCs/10k ${per}s`, value: m.fullGcsPer10k!, unit: '' },
+      );
     }
     if (gateway && m.peakRssMiB !== undefined) {
       rows.push({

@@ -1,7 +1,7 @@
 // Measures a baseline and its subjects in the same run, interleaved in rounds, so that a noisy
 // neighbour or a CPU-frequency change lands on both rather than skewing their ratio.
 import { cpuTimeMs, peakRssKiB } from './proc.js';
-import { youngAllocated } from './young-marks.js';
+import { heapCounts, type HeapCounts } from './young-marks.js';
 import {
   rate,
   summarize,
@@ -43,6 +43,10 @@ export interface Measurement {
   readonly peakRssMiB?: number;
   /** KiB `pid` allocated in its young generation per timed call (BENCH_GC only). */
   readonly youngKiBPerCall?: number;
+  /** KiB scavenges promoted per timed call: garbage only a full collection frees (BENCH_GC only). */
+  readonly promotedKiBPerCall?: number;
+  /** Full collections per 10,000 timed calls (BENCH_GC only). */
+  readonly fullGcsPer10k?: number;
 }
 
 export async function measureInterleaved(targets: readonly Target[], plan: Plan): Promise<Measurement[]> {
@@ -58,8 +62,8 @@ export async function measureInterleaved(targets: readonly Target[], plan: Plan)
     }
   }
 
-  const youngBefore = await Promise.all(
-    targets.map((t) => (t.pid === undefined ? undefined : youngAllocated(t.pid))),
+  const heapBefore = await Promise.all(
+    targets.map((t) => (t.pid === undefined ? undefined : heapCounts(t.pid))),
   );
   const cpuBefore = targets.map((t) => (t.pid === undefined ? undefined : cpuTimeMs(t.pid)));
   const samples = targets.map(() => [] as number[]);
@@ -81,26 +85,37 @@ export async function measureInterleaved(targets: readonly Target[], plan: Plan)
 
   const timedCalls = plan.calls + plan.throughputCalls;
   const cpuAfter = targets.map((t) => (t.pid === undefined ? undefined : cpuTimeMs(t.pid)));
-  const youngAfter = await Promise.all(
-    targets.map((t) => (t.pid === undefined ? undefined : youngAllocated(t.pid))),
+  const heapAfter = await Promise.all(
+    targets.map((t) => (t.pid === undefined ? undefined : heapCounts(t.pid))),
   );
   return targets.map((target, i) => {
     const before = cpuBefore[i];
     const after = cpuAfter[i];
     const rssKiB = target.pid === undefined ? undefined : peakRssKiB(target.pid);
-    const young =
-      youngBefore[i] !== undefined && youngAfter[i] !== undefined
-        ? youngAfter[i]! - youngBefore[i]!
-        : undefined;
+    const heap = heapWindow(heapBefore[i], heapAfter[i]);
     return {
       name: target.name,
       latency: summarize(samples[i]!),
       ...(plan.throughputCalls > 0 && { throughput: rate(plan.throughputCalls, seconds[i]!) }),
       ...(before !== undefined && after !== undefined && { cpuMsPerCall: (after - before) / timedCalls }),
       ...(rssKiB !== undefined && { peakRssMiB: rssKiB / 1024 }),
-      ...(young !== undefined && { youngKiBPerCall: young / 1024 / timedCalls }),
+      ...(heap !== undefined && {
+        youngKiBPerCall: heap.allocated / 1024 / timedCalls,
+        promotedKiBPerCall: heap.promoted / 1024 / timedCalls,
+        fullGcsPer10k: (heap.fullCollections * 10_000) / timedCalls,
+      }),
     };
   });
+}
+
+/** What happened to the heap between two reports of one process. */
+function heapWindow(before: HeapCounts | undefined, after: HeapCounts | undefined): HeapCounts | undefined {
+  if (before === undefined || after === undefined) return undefined;
+  return {
+    allocated: after.allocated - before.allocated,
+    promoted: after.promoted - before.promoted,
+    fullCollections: after.fullCollections - before.fullCollections,
+  };
 }
 
 /** Seconds for `count` concurrent calls and the settling of what they left running. */

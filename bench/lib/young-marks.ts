@@ -1,5 +1,6 @@
 // The benchmark's side of BENCH_GC (young-alloc.ts): asks a preloaded switchboard how many bytes
-// it has allocated in the young generation so far, so a scenario can divide a window's by its calls.
+// it has allocated young and promoted so far, and how many full collections it made, so a scenario
+// can divide a window's by its calls.
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -36,11 +37,20 @@ function youngAllocUrl(dir: string): string {
 
 const WAIT_MS = 5000;
 
+/** What a preloaded switchboard reports, each counted since it started. */
+export interface HeapCounts {
+  /** Bytes allocated in the young generation. */
+  allocated: number;
+  /** Bytes scavenges moved to the old generation. */
+  promoted: number;
+  fullCollections: number;
+}
+
 /**
- * Bytes `pid` has allocated in its young generation since it started, or undefined when BENCH_GC
- * is not set or the process did not answer (it was not started with youngAllocFlags).
+ * What `pid` has allocated and kept since it started, or undefined when BENCH_GC is not set or the
+ * process did not answer (it was not started with youngAllocFlags).
  */
-export async function youngAllocated(pid: number): Promise<number | undefined> {
+export async function heapCounts(pid: number): Promise<HeapCounts | undefined> {
   if (!DIR) return undefined;
   const file = join(DIR, `${pid}.json`);
   // No file: not a preloaded switchboard (a baseline's server), which the signal would end.
@@ -49,14 +59,14 @@ export async function youngAllocated(pid: number): Promise<number | undefined> {
   process.kill(pid, 'SIGUSR2');
   for (const deadline = Date.now() + WAIT_MS; Date.now() < deadline; await sleep(5)) {
     const now = read(file);
-    if (now && now.marks > before) return now.allocated;
+    if (now && now.marks > before) return now;
   }
   return undefined;
 }
 
-function read(file: string): { marks: number; allocated: number } | undefined {
+function read(file: string): (HeapCounts & { marks: number }) | undefined {
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as { marks: number; allocated: number };
+    return JSON.parse(readFileSync(file, 'utf8')) as HeapCounts & { marks: number };
   } catch {
     return undefined;
   }

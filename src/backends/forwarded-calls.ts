@@ -5,6 +5,7 @@ import type { BackendConfig } from '../config/schema.js';
 import { LocalError } from '../errors/errors.js';
 import type { Params, RequestId, Result } from '../jsonrpc/message.js';
 import type { RpcPeer } from '../jsonrpc/peer.js';
+import { InFlightMap } from '../jsonrpc/in-flight-map.js';
 import type { CallContext } from '../call/context.js';
 import { abortOf, isAborted } from '../call/new-call.js';
 import { CallTimer, callLimits } from './call-timer.js';
@@ -17,7 +18,7 @@ export interface Outgoing {
 }
 
 export class ForwardedCalls {
-  private readonly calls = new Map<RequestId, CallContext>();
+  private readonly calls = new InFlightMap<RequestId, CallContext>();
 
   constructor(
     /** How messages name the backend. */

@@ -14,12 +14,13 @@ import { EndedStreams } from './ended-streams.js';
 import { parseEventId, ResumableStream, type StreamOwner, type StreamReplay } from './resumable-stream.js';
 import { SessionSealer } from './sealed-session.js';
 import { streamCap, type StreamCap } from './sse-stream.js';
+import { InFlightMap } from '../jsonrpc/in-flight-map.js';
 
 const DAY_MS = 86_400_000;
 
 /** Transport state of one session: its open exchanges, its streams and its standalone GET stream. */
 export class HttpSession {
-  readonly exchanges = new Map<RequestId, Exchange>();
+  readonly exchanges = new InFlightMap<RequestId, Exchange>();
   /** Every stream still resumable, by its id: only this session's own can be resumed through it. */
   private readonly streams = new Map<string, ResumableStream>();
   /** The standalone stream (GET), attached or waiting for its host to resume it. */

@@ -9,6 +9,7 @@ import type { Caller } from '../call/context.js';
 import { eraOf } from '../protocol/envelope.js';
 import type { LegacySession } from '../sessions/legacy-session.js';
 import { LazyAbort } from '../jsonrpc/lazy-abort.js';
+import { InFlightMap } from '../jsonrpc/in-flight-map.js';
 
 export interface LineConnection {
   /** The connection's legacy session (its handshake, log level, requests to the peer). */
@@ -30,7 +31,7 @@ export function openLineConnection(
   const session = gateway.openSession({ send: (m) => send(m) }, caller, sessionId);
   session.view = view;
   // Modern requests in flight, by id: what notifications/cancelled names.
-  const modern = new Map<RequestId, LazyAbort>();
+  const modern = new InFlightMap<RequestId, LazyAbort>();
   const serveModern = async (req: JsonRpcRequest) => {
     const ac = new LazyAbort();
     modern.set(req.id, ac);

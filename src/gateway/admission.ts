@@ -10,6 +10,7 @@
 import { TokenBucket } from '../backends/token-bucket.js';
 import type { Config } from '../config/schema.js';
 import { LocalError } from '../errors/errors.js';
+import { InFlightMap } from '../jsonrpc/in-flight-map.js';
 import type { CallContext } from '../call/context.js';
 import { linkSignals } from '../call/signals.js';
 import { abortOf, setAbort } from '../call/new-call.js';
@@ -27,10 +28,10 @@ interface Slots {
 
 export class Admission {
   /** Host calls under way, each with how a stop's deadline cuts it (see cutter). */
-  private readonly hostCalls = new Map<CallContext, (reason: Error) => void>();
+  private readonly hostCalls = new InFlightMap<CallContext, (reason: Error) => void>();
   private draining = false;
   private drained: (() => void) | undefined;
-  private readonly slots = new Map<string, Slots>();
+  private readonly slots = new InFlightMap<string, Slots>();
   private readonly rates = new Map<string, TokenBucket>();
 
   constructor(private limits: Config['limits']) {}

@@ -23,6 +23,7 @@ import type { NeedsApproval } from '../pipeline/stages/policy.js';
 import type { Sealer } from '../eras/seal.js';
 import { catalogViews } from './catalog-views.js';
 import type { CatalogSource } from '../pipeline/catalog-source.js';
+import { InFlightMap } from '../jsonrpc/in-flight-map.js';
 
 export interface PipelineParts {
   /** The configuration switchboard started with: what the pipeline is built from once. */
@@ -64,7 +65,7 @@ export function wirePipeline(parts: PipelineParts): Pipeline {
     handlers: parts.handlers,
     handlerTimeoutMs: config.bridge.handlerTimeoutMs,
     dispatch: (parent, method, params, signal) => calls.child(parent, method, params, signal),
-    live: new Map<string, CallContext>(),
+    live: new InFlightMap<string, CallContext>(),
     tellChain: config.bridge.enabled,
     tasks: parts.tasks,
     housekeeping: (ctx) => parts.housekeeping.answer(ctx),

@@ -3,11 +3,12 @@
 // (a stop's deadline): it aborts as for a cancellation, but the other side still gets the answer
 // the work ends with. The abort's signal is made only if the work asks for it (lazy-abort.ts).
 import { WIRE, WireError } from '../errors/errors.js';
+import { InFlightMap } from './in-flight-map.js';
 import { LazyAbort } from './lazy-abort.js';
 import type { RequestId } from './message.js';
 
 export class IncomingRequests {
-  private readonly inFlight = new Map<RequestId, LazyAbort>();
+  private readonly inFlight = new InFlightMap<RequestId, LazyAbort>();
 
   /** Requests being served. */
   get size(): number {

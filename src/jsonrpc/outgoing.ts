@@ -14,6 +14,7 @@ import {
   type WireErrorBody,
 } from './message.js';
 import type { AbortSource } from './lazy-abort.js';
+import { InFlightMap } from './in-flight-map.js';
 
 /** What sending returned: `false`, a throw or a rejected promise mean the message never left. */
 export type Delivery = boolean | void | Promise<void>;
@@ -76,7 +77,7 @@ const DEFAULT_ERRORS: OutgoingErrors = {
 
 export class OutgoingRequests<C = undefined> {
   private nextId: number;
-  private readonly pending = new Map<RequestId, Pending<C>>();
+  private readonly pending = new InFlightMap<RequestId, Pending<C>>();
   private readonly errors: OutgoingErrors;
   private closed: Error | undefined;
 

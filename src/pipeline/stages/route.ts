@@ -22,6 +22,7 @@ import { HandlerCall } from '../handler-call.js';
 import { markLookalike, markLookalikeInputs } from '../../trust/approval-lookalike.js';
 import type { CatalogSource } from '../catalog-source.js';
 import { plain } from '../../encoding/raw-text.js';
+import type { InFlightMap } from '../../jsonrpc/in-flight-map.js';
 
 export interface RouteServices {
   catalog: Catalog;
@@ -40,7 +41,7 @@ export interface RouteServices {
   /** A further call by the same caller, as a child of `parent` (handlers use it). */
   dispatch(parent: CallContext, method: string, params?: Params, signal?: AbortSignal): Promise<Result>;
   /** Calls under way, by call id, so calls made on their behalf can find them. */
-  live: Map<string, CallContext>;
+  live: InFlightMap<string, CallContext>;
   /** Whether forwarded calls carry the call chain in _meta (only when the bridge is on). */
   tellChain: boolean;
   /** Which backend and caller each task belongs to; the merged tasks/list. */

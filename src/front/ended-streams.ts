@@ -4,13 +4,20 @@
 // hosts that might come back does not grow with its call rate. One buffer rather than each
 // answer's own: an answer kept in the buffers it was read into outlives two young-generation
 // collections, and V8 then frees those buffers only at a full collection, so the front held
-// several times the bound in garbage.
+// several times the bound in garbage. They are also forgotten here when keepMs has passed, by one
+// timer for all of them (they end in the order they expire), rather than a timer each: a front
+// keeps thousands, and each timer with its closure outweighed the events of a small answer.
 import type { ResumableStream } from './resumable-stream.js';
+
+/** The longest timeout Node keeps (2^31 - 1 ms, about 24.8 days). */
+const LONGEST_TIMEOUT_MS = 2 ** 31 - 1;
 
 /** Where an ended stream's events are: `start` in the ring, or -1 when not in it. */
 interface Entry {
   start: number;
   bytes: number;
+  /** performance.now() when it ended. */
+  endedAt: number;
 }
 
 /** What the ring needs of a stream: its events' size, moving them in, letting it go early. */
@@ -24,8 +31,14 @@ export class EndedStreams {
   private readonly ring: Buffer;
   /** Where the newest placed stream's events end: the next go here if there is room. */
   private head = 0;
+  /** Set for the first-ended stream's keepMs while any is kept. */
+  private expiry: NodeJS.Timeout | undefined;
 
-  constructor(private readonly maxBytes: number) {
+  constructor(
+    private readonly maxBytes: number,
+    /** How long a stream stays resumable once it ended; unset, until the bound makes it go. */
+    private readonly keepMs?: number,
+  ) {
     // With the front, not when a stream first ends: no allocation can fail mid-call after streams
     // were let go for it, and the memory outside V8's heap that read-buffers.ts takes for its
     // floor already includes the ring when it first collects.
@@ -37,9 +50,10 @@ export class EndedStreams {
    * is over the bound or the ring has no room in one piece for them (never this one: a stream
    * larger than the whole bound keeps its events where they are, and every other goes).
    */
-  add(stream: RingStream): void {
+  add(stream: RingStream): boolean {
     const bytes = stream.keptBytes;
-    if (bytes === 0) return;
+    // Nothing to keep: the stream forgets itself (and never holds up the search for room).
+    if (bytes === 0) return false;
     while (this.streams.size > 0 && this.bytes + bytes > this.maxBytes) this.evictOldest();
     let start = -1;
     if (bytes <= this.maxBytes) {
@@ -47,8 +61,10 @@ export class EndedStreams {
       stream.keepIn(this.ring.subarray(start, start + bytes));
       this.head = start + bytes;
     }
-    this.streams.set(stream, { start, bytes });
+    this.streams.set(stream, { start, bytes, endedAt: performance.now() });
     this.bytes += bytes;
+    this.expireLater();
+    return true;
   }
 
   /** A stream no longer resumable (keepMs passed, its session closed): its place is free. */
@@ -68,6 +84,29 @@ export class EndedStreams {
     this.delete(oldest);
     oldest.forgetNow();
   }
+
+  /** Arms the timer for the first-ended stream still kept, unless it is armed. */
+  private expireLater(): void {
+    if (this.expiry !== undefined || this.keepMs === undefined) return;
+    const [first] = this.streams.values();
+    if (first === undefined) return;
+    const wait = Math.max(0, first.endedAt + this.keepMs - performance.now());
+    // Node fires a longer timeout at once; expire() finds nothing due and sets it again.
+    this.expiry = setTimeout(this.expire, Math.min(wait, LONGEST_TIMEOUT_MS));
+    this.expiry.unref();
+  }
+
+  private readonly expire = (): void => {
+    this.expiry = undefined;
+    const until = performance.now() - this.keepMs!;
+    // In the order they ended, which is the order they expire in (keepMs is the same for all).
+    for (const [stream, entry] of this.streams) {
+      if (entry.endedAt > until) break;
+      this.delete(stream);
+      stream.forgetNow();
+    }
+    this.expireLater();
+  };
 
   /** Where the newest placed stream's events end, or 0 with none placed. */
   private newestEnd(): number {

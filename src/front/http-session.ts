@@ -41,9 +41,7 @@ export class HttpSession {
   /** Its streams' owner: each ended one is counted with the front's, each forgotten one let go. */
   private readonly owner: StreamOwner = {
     // With keepMs 0 an ended stream is forgotten a moment later: nothing to move into the ring.
-    ended: (s) => {
-      if (this.replay.keepMs > 0) this.endedStreams.add(s);
-    },
+    ended: (s) => this.replay.keepMs > 0 && this.endedStreams.add(s),
     forget: (s) => this.forget(s),
   };
 
@@ -132,7 +130,7 @@ export class HttpSessions {
     private readonly options: HttpSessionsOptions,
   ) {
     this.log = options.log;
-    this.endedStreams = new EndedStreams(options.streams.maxEndedBytes);
+    this.endedStreams = new EndedStreams(options.streams.maxEndedBytes, options.streams.keepMs);
     const ttlMs = options.sessions?.ttlMs ?? DAY_MS;
     this.sealer = new SessionSealer({ secret: options.sessions?.key, ttlMs, log: options.log });
     // Sessions whose id expired are closed here even if the host never comes back to DELETE them.

@@ -34,8 +34,12 @@ export interface StreamReplay {
 
 /** Who holds a stream: told when it has ended and when it can no longer be resumed. */
 export interface StreamOwner {
-  /** The stream ended (its answer sent); it stays resumable for keepMs unless forgotten sooner. */
-  ended(stream: ResumableStream): void;
+  /**
+   * The stream ended (its answer sent); it stays resumable for keepMs unless forgotten sooner.
+   * True: the owner forgets it then (the front's ended streams, one timer for all); false: the
+   * stream keeps a timer of its own.
+   */
+  ended(stream: ResumableStream): boolean;
   /** The stream can no longer be resumed (ended or abandoned, and keepMs passed, or let go early). */
   forget(stream: ResumableStream): void;
 }
@@ -176,9 +180,12 @@ export class ResumableStream {
     this.ended = true;
     clearTimeout(this.pollTimer);
     clearTimeout(this.unattended?.timer);
+    // An ended stream is kept for keepMs, thousands at a time: it lets go of what only a stream
+    // under way needs (the call's cancellation, with what that holds).
+    this.pollTimer = undefined;
+    this.unattended = undefined;
     this.res?.end();
-    this.scheduleForget();
-    this.owner.ended(this);
+    if (!this.owner.ended(this)) this.scheduleForget();
   }
 
   /**
@@ -203,7 +210,7 @@ export class ResumableStream {
     this.inRing = true;
   }
 
-  /** No longer resumable, before keepMs has passed (its owner keeps too much for ended streams). */
+  /** No longer resumable: keepMs has passed, or its owner keeps too much for ended streams. */
   forgetNow(): void {
     clearTimeout(this.forgetTimer);
     // Its place in the ring is another stream's from now on.

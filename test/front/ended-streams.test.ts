@@ -224,3 +224,37 @@ test('no sequence of ends and early goings makes one kept stream’s bytes anoth
     }
   }
 });
+
+/** Waits until `done()` holds, up to a deadline that only a stalled machine reaches. */
+async function until(done: () => boolean, what: string): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !done(); await new Promise((r) => setTimeout(r, 5)))
+    if (Date.now() > deadline) assert.fail(`still waiting: ${what}`);
+}
+
+test('keepMs after each ended, the ring forgets it, first ended first, one timer for all', async () => {
+  const ring = new EndedStreams(1000, 50);
+  const forgotten: number[] = [];
+  const stream = (tag: number) => {
+    const s = new Marked(tag, 10, ring);
+    const forgetNow = s.forgetNow.bind(s);
+    s.forgetNow = () => {
+      forgotten.push(tag);
+      forgetNow();
+    };
+    return s;
+  };
+  const [a, b, c] = [stream(1), stream(2), stream(3)];
+  assert.equal(ring.add(a), true);
+  assert.deepEqual(forgotten, [], 'not as it ends');
+  await until(() => forgotten.length === 1, 'the first to go');
+  // Ended after the timer went off: the ring sets it again for them.
+  ring.add(b);
+  ring.add(c);
+  // A stream let go early (its session closed) is not forgotten a second time when its time comes.
+  ring.delete(b);
+  await until(() => forgotten.length === 2, 'the last to go');
+  assert.deepEqual(forgotten, [1, 3]);
+  assert.deepEqual([a.intact, b.intact, c.intact], [false, true, false]);
+  // A stream with no events is not kept: it keeps a timer of its own (ResumableStream).
+  assert.equal(ring.add(new Marked(4, 0, ring)), false);
+});

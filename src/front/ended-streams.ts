@@ -85,6 +85,12 @@ export class EndedStreams {
     oldest.forgetNow();
   }
 
+  /** The front is closing (its sessions closed their streams): its timer goes, and the ring with it. */
+  close(): void {
+    clearTimeout(this.expiry);
+    this.expiry = undefined;
+  }
+
   /** Arms the timer for the first-ended stream still kept, unless it is armed. */
   private expireLater(): void {
     if (this.expiry !== undefined || this.keepMs === undefined) return;

@@ -197,6 +197,7 @@ export class HttpSessions {
     }
     this.held.clear();
     this.perCaller.clear();
+    this.endedStreams.close();
   }
 
   /**

@@ -258,3 +258,13 @@ test('keepMs after each ended, the ring forgets it, first ended first, one timer
   // A stream with no events is not kept: it keeps a timer of its own (ResumableStream).
   assert.equal(ring.add(new Marked(4, 0, ring)), false);
 });
+
+test('a closed ring sets no timer: nothing holds it after its front has closed', async () => {
+  const ring = new EndedStreams(1000, 10);
+  const kept = new Marked(1, 10, ring);
+  ring.add(kept);
+  ring.close();
+  // Past keepMs: a timer still set would have forgotten the stream (and held the ring till then).
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(kept.forgotten, false);
+});

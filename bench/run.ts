@@ -74,6 +74,8 @@ environment:
   SWITCHBOARD_BENCH_CONFIG=<JSON>      config sections laid over every switchboard a scenario starts
                                        ('{"audit":{"enabled":false}}': what the audit costs a call)
   BENCH_CPU_PROF=<dir>                 each switchboard writes a V8 CPU profile there when it stops
+  BENCH_GC=<dir>                       adds what switchboard allocates young and promotes per call,
+                                       and its full collections (rows 'young alloc', 'promoted')
 
 Targets are reported, never enforced: the exit code is 0 unless something failed to run.`;
 

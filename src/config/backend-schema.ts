@@ -2,6 +2,7 @@
 // settings every backend shares (bridge grants, era, restarts, timeouts, health, retries).
 import { z } from 'zod';
 import { BackendSandbox } from './sandbox-schema.js';
+import { LONGEST_TIMER_MS } from './durations.js';
 
 /** Backend names become tool prefixes and URI-scheme prefixes, so they keep to a safe alphabet. */
 export const BACKEND_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -50,6 +51,7 @@ const BackendCommon = {
     .number()
     .int()
     .min(1)
+    .max(LONGEST_TIMER_MS)
     .default(3_000)
     .describe('How long the era probe (server/discover) may take before the backend counts as legacy.'),
   share: z
@@ -78,13 +80,21 @@ const BackendCommon = {
         .number()
         .int()
         .min(10)
+        .max(LONGEST_TIMER_MS)
         .default(500)
         .describe('Wait before the first restart (or retry of a failed start); doubles with each failure.'),
-      maxMs: z.number().int().min(10).default(30_000).describe('Longest wait between two restarts.'),
+      maxMs: z
+        .number()
+        .int()
+        .min(10)
+        .max(LONGEST_TIMER_MS)
+        .default(30_000)
+        .describe('Longest wait between two restarts.'),
       stableMs: z
         .number()
         .int()
         .min(0)
+        .max(LONGEST_TIMER_MS)
         .default(60_000)
         .describe('A backend up this long before it went down starts again from initialMs.'),
     })
@@ -97,12 +107,14 @@ const BackendCommon = {
         .number()
         .int()
         .min(1)
+        .max(LONGEST_TIMER_MS)
         .default(600_000)
         .describe('Absolute cap on one call to this backend, progress or not.'),
       idleMs: z
         .number()
         .int()
         .min(1)
+        .max(LONGEST_TIMER_MS)
         .optional()
         .describe('A call fails when the backend sends no progress for this long (default: no idle limit).'),
       tools: z
@@ -110,8 +122,20 @@ const BackendCommon = {
           z.string().min(1),
           z
             .object({
-              callMs: z.number().int().min(1).optional().describe('Replaces callMs for this tool.'),
-              idleMs: z.number().int().min(1).optional().describe('Replaces idleMs for this tool.'),
+              callMs: z
+                .number()
+                .int()
+                .min(1)
+                .max(LONGEST_TIMER_MS)
+                .optional()
+                .describe('Replaces callMs for this tool.'),
+              idleMs: z
+                .number()
+                .int()
+                .min(1)
+                .max(LONGEST_TIMER_MS)
+                .optional()
+                .describe('Replaces idleMs for this tool.'),
             })
             .strict(),
         )
@@ -127,9 +151,16 @@ const BackendCommon = {
         .number()
         .int()
         .min(0)
+        .max(LONGEST_TIMER_MS)
         .default(15_000)
         .describe('How often the backend is pinged while it is up (0: never).'),
-      timeoutMs: z.number().int().min(1).default(5_000).describe('How long one ping may take.'),
+      timeoutMs: z
+        .number()
+        .int()
+        .min(1)
+        .max(LONGEST_TIMER_MS)
+        .default(5_000)
+        .describe('How long one ping may take.'),
       misses: z
         .number()
         .int()

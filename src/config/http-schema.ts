@@ -2,6 +2,7 @@
 // streams and how its hosts authenticate.
 import { z } from 'zod';
 import { BACKEND_NAME } from './backend-schema.js';
+import { LONGEST_TIMER_MS } from './durations.js';
 
 /** Asymmetric JWS algorithms only: a JWKS publishes public keys, and `none` is never a signature. */
 export const JWT_ALGORITHMS = [
@@ -118,6 +119,7 @@ export const HttpStreams = z
       .number()
       .int()
       .min(0)
+      .max(LONGEST_TIMER_MS)
       .default(30_000)
       .describe(
         'How long a stream stays resumable after it ended (its answer sent), and how long a GET stream whose connection dropped waits for its host to resume it.',
@@ -126,6 +128,7 @@ export const HttpStreams = z
       .number()
       .int()
       .min(0)
+      .max(LONGEST_TIMER_MS)
       .default(1000)
       .describe(
         'The SSE `retry` sent when a stream opens: how long a host waits before it comes back with Last-Event-ID.',
@@ -134,6 +137,7 @@ export const HttpStreams = z
       .number()
       .int()
       .min(1)
+      .max(LONGEST_TIMER_MS)
       .optional()
       .describe(
         'Close the connection of a request still unanswered this long after the request, without ending its stream: the host comes back after `retryMs` and gets what followed on the resumed connection, which stays open until the answer (SSE polling). Default: never; useful behind proxies that cut long-held connections.',
@@ -195,6 +199,7 @@ export const HttpFront = z
           .number()
           .int()
           .min(0)
+          .max(LONGEST_TIMER_MS)
           .default(60_000)
           .describe(
             "How long a legacy session's call goes on after the host's connection for it closed (on this wire a disconnection is not a cancellation); still unanswered then, it is cancelled and its backend is sent notifications/cancelled.",

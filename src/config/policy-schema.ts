@@ -3,6 +3,7 @@
 // a separate policy file (`policy.file`) holds under `rules`.
 import { z } from 'zod';
 import { linearPatternProblem } from '../encoding/linear-pattern.js';
+import { LONGEST_TIMER_MS } from './durations.js';
 
 export const Effect = z.enum(['allow', 'deny', 'approve']);
 export type Effect = z.output<typeof Effect>;
@@ -141,6 +142,7 @@ export const Policy = z
           .number()
           .int()
           .min(1000)
+          .max(LONGEST_TIMER_MS)
           .default(300_000)
           .describe('How long a call waits for a human to approve it before it fails as expired.'),
         operator: z

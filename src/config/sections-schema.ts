@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { alternationOf, linearPatternProblem, matchesEmpty } from '../encoding/linear-pattern.js';
 import { BACKEND_NAME, NamespacingMode } from './backend-schema.js';
 import { CatalogViewFields } from './catalog-schema.js';
+import { LONGEST_TIMER_MS } from './durations.js';
 export { AuditSection } from './audit-schema.js';
 export { ContextSection, EventsSection } from './context-schema.js';
 
@@ -36,6 +37,7 @@ export const CatalogSection = z
       .number()
       .int()
       .min(0)
+      .max(LONGEST_TIMER_MS)
       .default(1000)
       .describe(
         'How long a list read from a server that does not announce changes (no listChanged) is served before a listing reads it again; a longer ttlMs the server gives on a list result counts too. Concurrent listings share one read. 0: every listing reads it again.',
@@ -95,6 +97,7 @@ export const LimitsSection = z
       .number()
       .int()
       .min(100)
+      .max(LONGEST_TIMER_MS)
       .default(30_000)
       .describe('How long a backend may take to complete its handshake.'),
     sessionRate: z
@@ -150,6 +153,7 @@ export const BridgeSection = z
       .number()
       .int()
       .min(1)
+      .max(LONGEST_TIMER_MS)
       .default(30_000)
       .describe('How long a handler (vault.sign, ...) may take before its caller gets a timeout error.'),
   })
@@ -215,6 +219,7 @@ export const ModernSection = z
       .number()
       .int()
       .min(1)
+      .max(LONGEST_TIMER_MS)
       .default(300_000)
       .describe(
         'How long a call paused on input_required (a legacy backend asking a modern host) waits for the retry before it is cancelled; also how long a requestState stays valid.',
@@ -301,6 +306,7 @@ export const StartupSection = z
       .number()
       .int()
       .min(0)
+      .max(LONGEST_TIMER_MS)
       .default(0)
       .describe(
         "How long after start a host's handshake (initialize, server/discover), lists and calls wait for servers still starting before they are answered with the servers that are up. 0: answered at once; a server that comes up later is announced with list_changed, and a call to a name nobody up has waits for the servers still starting. The fronts listen at once either way.",
@@ -315,6 +321,7 @@ export const ShutdownSection = z
       .number()
       .int()
       .min(0)
+      .max(LONGEST_TIMER_MS)
       .default(10_000)
       .describe(
         'On stop (SIGINT, SIGTERM, the stdio host closing stdin), how long host calls under way may take to finish (new ones are refused) before backends are ended; a call still running then is cut with a -32052 error (reason draining) and its backend is sent notifications/cancelled.',

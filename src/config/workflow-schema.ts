@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { compileExpr, compileTemplate, exprProblem, TemplateError } from './workflow-expr.js';
+import { LONGEST_TIMER_MS } from './durations.js';
 
 export const WORKFLOW_NAME = /^[A-Za-z0-9_-]{1,48}$/;
 const STEP_ID = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -83,6 +84,7 @@ export const WorkflowStep = z
       .number()
       .int()
       .min(1)
+      .max(LONGEST_TIMER_MS)
       .optional()
       .describe('Per attempt (per item under forEach); the call is cancelled when it passes.'),
     retry: z
@@ -92,6 +94,7 @@ export const WorkflowStep = z
           .number()
           .int()
           .min(0)
+          .max(LONGEST_TIMER_MS)
           .default(200)
           .describe('Wait before the second attempt, doubled after each one.'),
         force: z
@@ -155,6 +158,7 @@ export const Workflow = z
       .number()
       .int()
       .min(0)
+      .max(LONGEST_TIMER_MS)
       .default(5000)
       .describe(
         'For a 2026-07-28 host that declares the tasks extension: a run still going after this long is answered as a task (resultType "task"); one that ends sooner answers inline.',

@@ -9,9 +9,6 @@
 // keeps thousands, and each timer with its closure outweighed the events of a small answer.
 import type { ResumableStream } from './resumable-stream.js';
 
-/** The longest timeout Node keeps (2^31 - 1 ms, about 24.8 days). */
-const LONGEST_TIMEOUT_MS = 2 ** 31 - 1;
-
 /** Where an ended stream's events are: `start` in the ring, or -1 when not in it. */
 interface Entry {
   start: number;
@@ -96,9 +93,8 @@ export class EndedStreams {
     if (this.expiry !== undefined || this.keepMs === undefined) return;
     const [first] = this.streams.values();
     if (first === undefined) return;
-    const wait = Math.max(0, first.endedAt + this.keepMs - performance.now());
-    // Node fires a longer timeout at once; expire() finds nothing due and sets it again.
-    this.expiry = setTimeout(this.expire, Math.min(wait, LONGEST_TIMEOUT_MS));
+    // keepMs is within what a timer keeps (config/durations.ts).
+    this.expiry = setTimeout(this.expire, Math.max(0, first.endedAt + this.keepMs - performance.now()));
     this.expiry.unref();
   }
 

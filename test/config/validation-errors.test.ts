@@ -209,3 +209,30 @@ test('push notifications on a front that authenticates no one are refused, namin
   const keyed = `http:\n  auth:\n    keys: [{ name: a, sha256: "${'0'.repeat(64)}" }]\n${push}`;
   assert.doesNotThrow(() => parseConfig(keyed, 'switchboard.yaml', { env: {} }));
 });
+
+test('a duration waited out with a timer is refused past what a timer keeps; a lifetime may be longer', () => {
+  // Node fires a timer longer than 2^31 - 1 ms at once: callMs meant as "never" failed every call.
+  const past = 2 ** 31;
+  const timers: [string, string][] = [
+    [`servers:\n  a:\n    command: x\n    timeouts:\n      callMs: ${past}\n`, 'servers.a.timeouts.callMs'],
+    [
+      `servers:\n  a:\n    command: x\n    timeouts:\n      tools:\n        t:\n          idleMs: ${past}\n`,
+      'servers.a.timeouts.tools.t.idleMs',
+    ],
+    [`http:\n  streams:\n    keepMs: ${past}\n`, 'http.streams.keepMs'],
+    [`http:\n  sessions:\n    detachedCallMs: ${past}\n`, 'http.sessions.detachedCallMs'],
+    [`limits:\n  startupTimeoutMs: ${past}\n`, 'limits.startupTimeoutMs'],
+    [`shutdown:\n  drainMs: ${past}\n`, 'shutdown.drainMs'],
+  ];
+  for (const [text, path] of timers) {
+    const err = rejects(text, 'switchboard.yaml');
+    assert.equal(issueAt(err, path).message, `expected at most 2147483647, got a number (${past})`);
+  }
+  // The longest a timer keeps is accepted, and a session's lifetime (compared with the clock) may exceed it.
+  const ok = parseConfig(
+    `servers:\n  a:\n    command: x\n    timeouts:\n      callMs: ${past - 1}\nhttp:\n  sessions:\n    ttlMs: ${40 * 86_400_000}\n`,
+    'switchboard.yaml',
+    { env: {} },
+  );
+  assert.equal(ok.config.servers.a?.timeouts.callMs, past - 1);
+});

@@ -1,0 +1,9 @@
+// The bound on durations switchboard waits out with a timer: what a Node timer keeps.
+
+/**
+ * The longest delay a Node timer keeps (2^31 - 1 ms, about 24.8 days). A longer one fires at once,
+ * with a warning: `timeouts.callMs: 3000000000`, meant as "never", failed every call after 1 ms.
+ * Settings that are such a delay are refused past it; retention periods compared with the clock
+ * (task and session lifetimes, context ttls) are not timers and may be longer.
+ */
+export const LONGEST_TIMER_MS = 2 ** 31 - 1;

@@ -2,7 +2,7 @@
 // settings every backend shares (bridge grants, era, restarts, timeouts, health, retries).
 import { z } from 'zod';
 import { BackendSandbox } from './sandbox-schema.js';
-import { LONGEST_TIMER_MS } from './durations.js';
+import { timerMs } from './durations.js';
 
 /** Backend names become tool prefixes and URI-scheme prefixes, so they keep to a safe alphabet. */
 export const BACKEND_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -47,11 +47,7 @@ const BackendCommon = {
     .describe(
       'Which MCP era the backend speaks: auto probes once with server/discover and falls back to initialize (the verdict is kept across restarts); legacy (2025-11-25 and earlier, initialize and a session) or modern (2026-07-28, stateless) skip the probe.',
     ),
-  probeTimeoutMs: z
-    .number()
-    .int()
-    .min(1)
-    .max(LONGEST_TIMER_MS)
+  probeTimeoutMs: timerMs(1)
     .default(3_000)
     .describe('How long the era probe (server/discover) may take before the backend counts as legacy.'),
   share: z
@@ -76,25 +72,11 @@ const BackendCommon = {
     .describe('With namespacing.collisions = priority, the higher priority keeps a colliding name.'),
   restart: z
     .object({
-      initialMs: z
-        .number()
-        .int()
-        .min(10)
-        .max(LONGEST_TIMER_MS)
+      initialMs: timerMs(10)
         .default(500)
         .describe('Wait before the first restart (or retry of a failed start); doubles with each failure.'),
-      maxMs: z
-        .number()
-        .int()
-        .min(10)
-        .max(LONGEST_TIMER_MS)
-        .default(30_000)
-        .describe('Longest wait between two restarts.'),
-      stableMs: z
-        .number()
-        .int()
-        .min(0)
-        .max(LONGEST_TIMER_MS)
+      maxMs: timerMs(10).default(30_000).describe('Longest wait between two restarts.'),
+      stableMs: timerMs(0)
         .default(60_000)
         .describe('A backend up this long before it went down starts again from initialMs.'),
     })
@@ -103,18 +85,10 @@ const BackendCommon = {
     .describe('Restarting a backend that exited or failed to start: exponential backoff with jitter.'),
   timeouts: z
     .object({
-      callMs: z
-        .number()
-        .int()
-        .min(1)
-        .max(LONGEST_TIMER_MS)
+      callMs: timerMs(1)
         .default(600_000)
         .describe('Absolute cap on one call to this backend, progress or not.'),
-      idleMs: z
-        .number()
-        .int()
-        .min(1)
-        .max(LONGEST_TIMER_MS)
+      idleMs: timerMs(1)
         .optional()
         .describe('A call fails when the backend sends no progress for this long (default: no idle limit).'),
       tools: z
@@ -122,20 +96,8 @@ const BackendCommon = {
           z.string().min(1),
           z
             .object({
-              callMs: z
-                .number()
-                .int()
-                .min(1)
-                .max(LONGEST_TIMER_MS)
-                .optional()
-                .describe('Replaces callMs for this tool.'),
-              idleMs: z
-                .number()
-                .int()
-                .min(1)
-                .max(LONGEST_TIMER_MS)
-                .optional()
-                .describe('Replaces idleMs for this tool.'),
+              callMs: timerMs(1).optional().describe('Replaces callMs for this tool.'),
+              idleMs: timerMs(1).optional().describe('Replaces idleMs for this tool.'),
             })
             .strict(),
         )
@@ -147,20 +109,10 @@ const BackendCommon = {
     .describe('How long calls to this backend may take.'),
   health: z
     .object({
-      intervalMs: z
-        .number()
-        .int()
-        .min(0)
-        .max(LONGEST_TIMER_MS)
+      intervalMs: timerMs(0)
         .default(15_000)
         .describe('How often the backend is pinged while it is up (0: never).'),
-      timeoutMs: z
-        .number()
-        .int()
-        .min(1)
-        .max(LONGEST_TIMER_MS)
-        .default(5_000)
-        .describe('How long one ping may take.'),
+      timeoutMs: timerMs(1).default(5_000).describe('How long one ping may take.'),
       misses: z
         .number()
         .int()

@@ -2,7 +2,7 @@
 // publish/subscribe between servers, with per-scope validation and limits, and durable topics.
 import { Ajv } from 'ajv';
 import { z } from 'zod';
-import { LONGEST_TIMER_MS } from './durations.js';
+import { timerMs } from './durations.js';
 
 /** Whether `schema` compiles as a JSON Schema (draft 2020-12 subset ajv accepts by default). */
 function schemaProblem(schema: unknown): string | undefined {
@@ -84,11 +84,7 @@ export const ContextSection = z
       .min(1)
       .optional()
       .describe('Longest ttlMs a write may ask for (default: no limit).'),
-    sweepMs: z
-      .number()
-      .int()
-      .min(100)
-      .max(LONGEST_TIMER_MS)
+    sweepMs: timerMs(100)
       .default(60_000)
       .describe('How often expired keys (already invisible) are deleted and their watchers told.'),
     scopes: z

@@ -1,4 +1,5 @@
 // The bound on durations switchboard waits out with a timer: what a Node timer keeps.
+import { z } from 'zod';
 
 /**
  * The longest delay a Node timer keeps (2^31 - 1 ms, about 24.8 days). A longer one fires at once,
@@ -7,3 +8,8 @@
  * (task and session lifetimes, context ttls) are not timers and may be longer.
  */
 export const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+/** A setting in milliseconds that switchboard waits out with a timer: `min` up to LONGEST_TIMER_MS. */
+export function timerMs(min: number): z.ZodNumber {
+  return z.number().int().min(min).max(LONGEST_TIMER_MS);
+}

@@ -2,7 +2,7 @@
 // streams and how its hosts authenticate.
 import { z } from 'zod';
 import { BACKEND_NAME } from './backend-schema.js';
-import { LONGEST_TIMER_MS } from './durations.js';
+import { timerMs } from './durations.js';
 
 /** Asymmetric JWS algorithms only: a JWKS publishes public keys, and `none` is never a signature. */
 export const JWT_ALGORITHMS = [
@@ -115,29 +115,17 @@ export const HttpStreams = z
       .describe(
         "Bytes of events all ended SSE streams of the HTTP front keep together for resumption, in one buffer of this size filled in order; when a stream's events do not fit after the newest, the streams that ended first are forgotten before keepMs (the newest ended stream is always kept).",
       ),
-    keepMs: z
-      .number()
-      .int()
-      .min(0)
-      .max(LONGEST_TIMER_MS)
+    keepMs: timerMs(0)
       .default(30_000)
       .describe(
         'How long a stream stays resumable after it ended (its answer sent), and how long a GET stream whose connection dropped waits for its host to resume it.',
       ),
-    retryMs: z
-      .number()
-      .int()
-      .min(0)
-      .max(LONGEST_TIMER_MS)
+    retryMs: timerMs(0)
       .default(1000)
       .describe(
         'The SSE `retry` sent when a stream opens: how long a host waits before it comes back with Last-Event-ID.',
       ),
-    pollAfterMs: z
-      .number()
-      .int()
-      .min(1)
-      .max(LONGEST_TIMER_MS)
+    pollAfterMs: timerMs(1)
       .optional()
       .describe(
         'Close the connection of a request still unanswered this long after the request, without ending its stream: the host comes back after `retryMs` and gets what followed on the resumed connection, which stays open until the answer (SSE polling). Default: never; useful behind proxies that cut long-held connections.',
@@ -195,11 +183,7 @@ export const HttpFront = z
           .describe(
             'Sessions one caller (one API key, one OAuth subject, or `http` without auth) holds at once on this instance; an initialize over it is refused with HTTP 429 and -32053 (http_too_many_sessions). A session counts until its host deletes it or its id expires (ttlMs).',
           ),
-        detachedCallMs: z
-          .number()
-          .int()
-          .min(0)
-          .max(LONGEST_TIMER_MS)
+        detachedCallMs: timerMs(0)
           .default(60_000)
           .describe(
             "How long a legacy session's call goes on after the host's connection for it closed (on this wire a disconnection is not a cancellation); still unanswered then, it is cancelled and its backend is sent notifications/cancelled.",

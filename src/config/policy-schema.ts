@@ -3,7 +3,7 @@
 // a separate policy file (`policy.file`) holds under `rules`.
 import { z } from 'zod';
 import { linearPatternProblem } from '../encoding/linear-pattern.js';
-import { LONGEST_TIMER_MS } from './durations.js';
+import { timerMs } from './durations.js';
 
 export const Effect = z.enum(['allow', 'deny', 'approve']);
 export type Effect = z.output<typeof Effect>;
@@ -138,11 +138,7 @@ export const Policy = z
       ),
     approval: z
       .object({
-        timeoutMs: z
-          .number()
-          .int()
-          .min(1000)
-          .max(LONGEST_TIMER_MS)
+        timeoutMs: timerMs(1000)
           .default(300_000)
           .describe('How long a call waits for a human to approve it before it fails as expired.'),
         operator: z

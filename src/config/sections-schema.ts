@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { alternationOf, linearPatternProblem, matchesEmpty } from '../encoding/linear-pattern.js';
 import { BACKEND_NAME, NamespacingMode } from './backend-schema.js';
 import { CatalogViewFields } from './catalog-schema.js';
-import { LONGEST_TIMER_MS } from './durations.js';
+import { timerMs } from './durations.js';
 export { AuditSection } from './audit-schema.js';
 export { ContextSection, EventsSection } from './context-schema.js';
 
@@ -33,11 +33,7 @@ export const CatalogSection = z
       .describe(
         'Items per page of tools/list, prompts/list, resources/list and resources/templates/list, ordered by name (URI, template), with an opaque nextCursor for the rest. Unset: every list is served whole, so a host that does not page still gets everything.',
       ),
-    refreshIntervalMs: z
-      .number()
-      .int()
-      .min(0)
-      .max(LONGEST_TIMER_MS)
+    refreshIntervalMs: timerMs(0)
       .default(1000)
       .describe(
         'How long a list read from a server that does not announce changes (no listChanged) is served before a listing reads it again; a longer ttlMs the server gives on a list result counts too. Concurrent listings share one read. 0: every listing reads it again.',
@@ -93,11 +89,7 @@ export const LimitsSection = z
       .describe(
         'Bytes written to one reader that it has not taken yet, past which switchboard stops buffering for it: an SSE stream is closed (the session stays), a bridge connection is closed, and the stdio host gets no more notifications until it catches up. A message is always written when nothing is waiting.',
       ),
-    startupTimeoutMs: z
-      .number()
-      .int()
-      .min(100)
-      .max(LONGEST_TIMER_MS)
+    startupTimeoutMs: timerMs(100)
       .default(30_000)
       .describe('How long a backend may take to complete its handshake.'),
     sessionRate: z
@@ -149,11 +141,7 @@ export const BridgeSection = z
       .max(64)
       .default(8)
       .describe('Longest chain of backends one call may pass through (A -> B -> C is 3).'),
-    handlerTimeoutMs: z
-      .number()
-      .int()
-      .min(1)
-      .max(LONGEST_TIMER_MS)
+    handlerTimeoutMs: timerMs(1)
       .default(30_000)
       .describe('How long a handler (vault.sign, ...) may take before its caller gets a timeout error.'),
   })
@@ -215,11 +203,7 @@ export const VaultSection = z
 
 export const ModernSection = z
   .object({
-    inputTimeoutMs: z
-      .number()
-      .int()
-      .min(1)
-      .max(LONGEST_TIMER_MS)
+    inputTimeoutMs: timerMs(1)
       .default(300_000)
       .describe(
         'How long a call paused on input_required (a legacy backend asking a modern host) waits for the retry before it is cancelled; also how long a requestState stays valid.',
@@ -302,11 +286,7 @@ export const PinningSection = z
 
 export const StartupSection = z
   .object({
-    waitMs: z
-      .number()
-      .int()
-      .min(0)
-      .max(LONGEST_TIMER_MS)
+    waitMs: timerMs(0)
       .default(0)
       .describe(
         "How long after start a host's handshake (initialize, server/discover), lists and calls wait for servers still starting before they are answered with the servers that are up. 0: answered at once; a server that comes up later is announced with list_changed, and a call to a name nobody up has waits for the servers still starting. The fronts listen at once either way.",
@@ -317,11 +297,7 @@ export const StartupSection = z
 
 export const ShutdownSection = z
   .object({
-    drainMs: z
-      .number()
-      .int()
-      .min(0)
-      .max(LONGEST_TIMER_MS)
+    drainMs: timerMs(0)
       .default(10_000)
       .describe(
         'On stop (SIGINT, SIGTERM, the stdio host closing stdin), how long host calls under way may take to finish (new ones are refused) before backends are ended; a call still running then is cut with a -32052 error (reason draining) and its backend is sent notifications/cancelled.',

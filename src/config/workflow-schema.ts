@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { compileExpr, compileTemplate, exprProblem, TemplateError } from './workflow-expr.js';
-import { LONGEST_TIMER_MS } from './durations.js';
+import { timerMs } from './durations.js';
 
 export const WORKFLOW_NAME = /^[A-Za-z0-9_-]{1,48}$/;
 const STEP_ID = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -80,21 +80,13 @@ export const WorkflowStep = z
       'CEL expression giving a list: the step runs once per item (item, index), its result a list.',
     ),
     concurrency: z.number().int().min(1).max(64).default(4).describe('forEach items run at once at most.'),
-    timeoutMs: z
-      .number()
-      .int()
-      .min(1)
-      .max(LONGEST_TIMER_MS)
+    timeoutMs: timerMs(1)
       .optional()
       .describe('Per attempt (per item under forEach); the call is cancelled when it passes.'),
     retry: z
       .object({
         attempts: z.number().int().min(1).max(10).default(3).describe('Attempts in all, the first included.'),
-        backoffMs: z
-          .number()
-          .int()
-          .min(0)
-          .max(LONGEST_TIMER_MS)
+        backoffMs: timerMs(0)
           .default(200)
           .describe('Wait before the second attempt, doubled after each one.'),
         force: z
@@ -154,11 +146,7 @@ export const Workflow = z
       .describe(
         "Whether hosts may run the workflow as an MCP task (the tool's execution.taskSupport): a 2025-11-25 host by asking (params.task), a 2026-07-28 host that declares the tasks extension after taskAfterMs (at once when required).",
       ),
-    taskAfterMs: z
-      .number()
-      .int()
-      .min(0)
-      .max(LONGEST_TIMER_MS)
+    taskAfterMs: timerMs(0)
       .default(5000)
       .describe(
         'For a 2026-07-28 host that declares the tasks extension: a run still going after this long is answered as a task (resultType "task"); one that ends sooner answers inline.',

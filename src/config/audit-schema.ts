@@ -1,5 +1,6 @@
 // The `audit` section: the hash-chained record of every call, its signed checkpoints and retention.
 import { z } from 'zod';
+import { LONGEST_TIMER_SECONDS } from './durations.js';
 
 export const AuditSection = z
   .object({
@@ -37,6 +38,7 @@ export const AuditSection = z
         everySeconds: z
           .number()
           .min(1)
+          .max(LONGEST_TIMER_SECONDS)
           .default(60)
           .describe(
             'Sign a checkpoint of the chain head this long after the first record it does not cover.',

@@ -9,6 +9,9 @@ import { z } from 'zod';
  */
 export const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
+/** The same in whole seconds, for the settings counted in seconds (`audit.checkpoint.everySeconds`). */
+export const LONGEST_TIMER_SECONDS = Math.floor(LONGEST_TIMER_MS / 1000);
+
 /** A setting in milliseconds that switchboard waits out with a timer: `min` up to LONGEST_TIMER_MS. */
 export function timerMs(min: number): z.ZodNumber {
   return z.number().int().min(min).max(LONGEST_TIMER_MS);

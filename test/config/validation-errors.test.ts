@@ -236,3 +236,11 @@ test('a duration waited out with a timer is refused past what a timer keeps; a l
   );
   assert.equal(ok.config.servers.a?.timeouts.callMs, past - 1);
 });
+
+test('a checkpoint interval in seconds is bounded as a timer is', () => {
+  const err = rejects('audit:\n  checkpoint:\n    everySeconds: 3000000\n', 'switchboard.yaml');
+  assert.equal(
+    issueAt(err, 'audit.checkpoint.everySeconds').message,
+    'expected at most 2147483, got a number (3000000)',
+  );
+});

@@ -33,8 +33,8 @@ export class EndedStreams {
 
   constructor(
     private readonly maxBytes: number,
-    /** How long a stream stays resumable once it ended; unset, until the bound makes it go. */
-    private readonly keepMs?: number,
+    /** How long a stream stays resumable once it ended (unless the bound makes it go sooner). */
+    private readonly keepMs: number,
   ) {
     // With the front, not when a stream first ends: no allocation can fail mid-call after streams
     // were let go for it, and the memory outside V8's heap that read-buffers.ts takes for its
@@ -90,7 +90,7 @@ export class EndedStreams {
 
   /** Arms the timer for the first-ended stream still kept, unless it is armed. */
   private expireLater(): void {
-    if (this.expiry !== undefined || this.keepMs === undefined) return;
+    if (this.expiry !== undefined) return;
     const [first] = this.streams.values();
     if (first === undefined) return;
     // keepMs is within what a timer keeps (config/durations.ts).
@@ -100,7 +100,7 @@ export class EndedStreams {
 
   private readonly expire = (): void => {
     this.expiry = undefined;
-    const until = performance.now() - this.keepMs!;
+    const until = performance.now() - this.keepMs;
     // In the order they ended, which is the order they expire in (keepMs is the same for all).
     for (const [stream, entry] of this.streams) {
       if (entry.endedAt > until) break;

@@ -176,7 +176,7 @@ export class OutgoingRequests<C = undefined> {
   close(reason: Error): void {
     if (this.closed) return;
     this.closed = reason;
-    for (const id of [...this.pending.keys()]) this.take(id)?.reject(reason);
+    for (const id of this.pending.keys()) this.take(id)?.reject(reason);
   }
 
   private take(id: RequestId): Pending<C> | undefined {

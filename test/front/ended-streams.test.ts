@@ -36,7 +36,7 @@ async function replay(url: string, stream: ResumableStream): Promise<string | nu
 
 test('streams kept in the ring replay their own events, the first ended go first, within the bound', async (t) => {
   const forgotten = new Set<ResumableStream>();
-  const ended = new EndedStreams(MAX);
+  const ended = new EndedStreams(MAX, REPLAY.keepMs);
   const owner = {
     ended: (s: ResumableStream) => ended.add(s),
     forget: (s: ResumableStream) => {
@@ -102,7 +102,7 @@ test('streams kept in the ring replay their own events, the first ended go first
 
 test('a resume hands its socket bytes of its own, which later streams in the ring cannot change', async (t) => {
   const max = 8 * 1024 * 1024;
-  const ended = new EndedStreams(max);
+  const ended = new EndedStreams(max, REPLAY.keepMs);
   const owner = {
     ended: (s: ResumableStream) => ended.add(s),
     forget: (s: ResumableStream) => ended.delete(s),
@@ -167,7 +167,7 @@ class Marked implements RingStream {
 }
 
 test('the ring keeps every stream that fits, to the byte, and lets go of the first ended', () => {
-  const ring = new EndedStreams(60);
+  const ring = new EndedStreams(60, REPLAY.keepMs);
   const streams = [1, 2, 3, 4].map((tag) => new Marked(tag, 15, ring));
   for (const s of streams) ring.add(s);
   assert.ok(
@@ -181,7 +181,7 @@ test('the ring keeps every stream that fits, to the byte, and lets go of the fir
     [false, true, true, true, true],
   );
   // The newest goes with its session: its room is the next stream's, and nothing else need go.
-  const small = new EndedStreams(40);
+  const small = new EndedStreams(40, REPLAY.keepMs);
   const [b, c, d] = [new Marked(7, 20, small), new Marked(8, 20, small), new Marked(9, 20, small)];
   small.add(b);
   small.add(c);
@@ -196,7 +196,7 @@ test('no sequence of ends and early goings makes one kept stream’s bytes anoth
   const next = random(5);
   for (let round = 0; round < 300; round++) {
     const max = 8 + Math.floor(next() * 60);
-    const ring = new EndedStreams(max);
+    const ring = new EndedStreams(max, REPLAY.keepMs);
     const kept: Marked[] = [];
     for (let step = 0; step < 200; step++) {
       const op = next();

@@ -3,11 +3,12 @@
 // replica's config, whose url is set (a ReplicaSet makes one per entry of urls). Every request
 // goes through outboundFetch, so a backend's URL cannot lead to a private address it was not
 // allowed, and carries only the headers the backend's config lists: nothing of the host's request
-// (its Authorization above all) is in reach here.
+// (its Authorization above all) is in reach here. Large strings cross as bytes (http-bytes.ts).
 import { SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { HttpBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import { backendDestination, outboundFetch, type LookupFunction } from '../net/outbound.js';
+import { HttpBytes, UNCLAIMED_MS } from './http-bytes.js';
 
 export interface HttpChannelOptions {
   /** The backend's name (error messages name it). */
@@ -16,31 +17,99 @@ export interface HttpChannelOptions {
   lookup?: LookupFunction | undefined;
 }
 
-function transportOptions(config: HttpBackendConfig, options: HttpChannelOptions) {
+/** What the SDK's client transports offer that a channel uses. */
+type Transport = Omit<Channel, 'send'> & { send(message: unknown, options?: unknown): Promise<void> };
+
+/** An SDK transport as a Channel: large strings as bytes, and its fetch's connections ended on close. */
+class HttpChannel implements Channel {
+  private handlers: Pick<Channel, 'onmessage'> = {};
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly bytes: HttpBytes,
+    private readonly fetch: { close(): void },
+  ) {}
+
+  start(): Promise<void> {
+    return this.transport.start();
+  }
+
+  async send(...[message, options]: Parameters<Channel['send']>): Promise<void> {
+    const sent = this.bytes.outgoing(message);
+    try {
+      await this.transport.send(sent.message, options);
+    } finally {
+      sent.release();
+    }
+  }
+
+  close(): Promise<void> {
+    return this.transport.close().finally(() => {
+      this.fetch.close();
+      this.bytes.clear();
+    });
+  }
+
+  get onmessage(): Channel['onmessage'] {
+    return this.handlers.onmessage;
+  }
+  set onmessage(f: Channel['onmessage']) {
+    this.handlers.onmessage = f;
+    this.transport.onmessage = f && ((message) => this.received(f, message));
+  }
+  get onclose(): Channel['onclose'] {
+    return this.transport.onclose;
+  }
+  set onclose(f: Channel['onclose']) {
+    this.transport.onclose = f;
+  }
+  get onerror(): Channel['onerror'] {
+    return this.transport.onerror;
+  }
+  set onerror(f: Channel['onerror']) {
+    this.transport.onerror = f;
+  }
+  get sessionId(): string | undefined {
+    return this.transport.sessionId;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.transport.setProtocolVersion?.(version);
+  }
+
+  private received(f: (message: unknown) => void, message: unknown): void {
+    const restored = this.bytes.incoming(message);
+    if (restored !== undefined) return f(restored);
+    this.transport.onerror?.(
+      new Error(`dropped a message whose large strings were read more than ${UNCLAIMED_MS} ms before it`),
+    );
+  }
+}
+
+function transportOptions(config: HttpBackendConfig, options: HttpChannelOptions, bytes: HttpBytes) {
   const url = new URL(config.url!);
-  const fetch = outboundFetch({
+  const outbound = outboundFetch({
     destination: backendDestination(options.name),
     url,
     allowPrivateNetwork: config.allowPrivateNetwork,
     lookup: options.lookup,
   });
-  return { url, fetch, requestInit: { headers: { ...config.headers } } };
-}
-
-/** The transport as a Channel whose close also ends its fetch's kept-alive connections. */
-function channelOf(transport: { close(): Promise<void> }, fetch: { close(): void }): Channel {
-  const close = transport.close.bind(transport);
-  transport.close = () => close().finally(() => fetch.close());
-  return transport as unknown as Channel;
+  return { url, outbound, fetch: bytes.fetch(outbound), requestInit: { headers: { ...config.headers } } };
 }
 
 export function streamableHttpChannel(config: HttpBackendConfig, options: HttpChannelOptions): Channel {
-  const { url, ...rest } = transportOptions(config, options);
-  return channelOf(new StreamableHTTPClientTransport(url, rest), rest.fetch);
+  const bytes = new HttpBytes();
+  const { url, outbound, ...rest } = transportOptions(config, options, bytes);
+  return new HttpChannel(
+    new StreamableHTTPClientTransport(url, rest) as unknown as Transport,
+    bytes,
+    outbound,
+  );
 }
 
 export function sseChannel(config: HttpBackendConfig, options: HttpChannelOptions): Channel {
   // The SDK sends requestInit's headers (auth) on the GET that opens the event stream too.
-  const { url, ...rest } = transportOptions(config, options);
-  return channelOf(new SSEClientTransport(url, rest), rest.fetch);
+  const bytes = new HttpBytes();
+  const { url, outbound, ...rest } = transportOptions(config, options, bytes);
+  return new HttpChannel(new SSEClientTransport(url, rest) as unknown as Transport, bytes, outbound);
 }

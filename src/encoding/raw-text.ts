@@ -105,27 +105,33 @@ export function withBytes(serialise: () => string): string | TextParts {
   if (marked.length === 0) return text;
   // A mark that cannot be matched to its string (one serialised inside another's toJSON): the
   // text is written again with every string decoded, which is the same JSON.
-  return splitAtMarks(text, marked) ?? serialise();
+  let k = 0;
+  const parts = spliceMarks(text, (name) => (name === String(k) ? marked[k++] : undefined));
+  return parts !== undefined && k === marked.length ? parts : serialise();
 }
 
-function splitAtMarks(text: string, marked: readonly RawText[]): TextParts | undefined {
+/**
+ * JSON text with marks in it as parts: each mark (a string whose text is RAW_MARK and a name)
+ * replaced by the bytes of the string `rawOf` names for it. Undefined if a name is unknown.
+ */
+export function spliceMarks(
+  text: string,
+  rawOf: (name: string) => RawText | undefined,
+): TextParts | undefined {
   const parts: (string | Buffer)[] = [];
   let bytes = 0;
   let at = 0;
-  for (let k = 0; k < marked.length; k++) {
-    const start = text.indexOf(MARK_START, at);
-    if (start === -1) return undefined;
+  for (let start = text.indexOf(MARK_START); start !== -1; start = text.indexOf(MARK_START, at)) {
     const close = text.indexOf('"', start + MARK_START.length);
-    if (text.slice(start + MARK_START.length, close) !== String(k)) return undefined;
+    const raw = close === -1 ? undefined : rawOf(text.slice(start + MARK_START.length, close));
+    if (raw === undefined) return undefined;
     const head = text.slice(at, start + 1);
-    const raw = marked[k]!;
     parts.push(head);
     for (const chunk of raw.chunks) parts.push(chunk);
     bytes += Buffer.byteLength(head) + raw.byteLength;
     // The closing quote starts the next piece.
     at = close;
   }
-  if (text.indexOf(MARK_START, at) !== -1) return undefined;
   const tail = text.slice(at);
   parts.push(tail);
   return { parts, bytes: bytes + Buffer.byteLength(tail) };
@@ -141,7 +147,7 @@ export function notesBytes(value: object): void {
 
 /** The value with every RawText in it turned into its string: what code that reads text gets. */
 export function plain<T>(value: T): T {
-  return plainOf(value, 0) as T;
+  return mapRaw(value, (raw) => raw.text);
 }
 
 /**
@@ -152,14 +158,19 @@ export function plainParsed<T>(value: T): T {
   return typeof value === 'object' && value !== null && holding.has(value) ? plain(value) : value;
 }
 
-function plainOf(value: unknown, depth: number): unknown {
-  if (value instanceof RawText) return value.text;
+/** The value with each RawText in it replaced by what `f` makes of it: copied where changed, else itself. */
+export function mapRaw<T>(value: T, f: (raw: RawText) => unknown): T {
+  return mapOf(value, f, 0) as T;
+}
+
+function mapOf(value: unknown, f: (raw: RawText) => unknown, depth: number): unknown {
+  if (value instanceof RawText) return f(value);
   // Messages are refused past 512 levels at the door; this is only a guard against cycles.
   if (value === null || typeof value !== 'object' || depth > 600) return value;
   if (Array.isArray(value)) {
     let out: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
-      const v = plainOf(value[i], depth + 1);
+      const v = mapOf(value[i], f, depth + 1);
       if (v !== value[i]) (out ??= value.slice())[i] = v;
     }
     return out ?? value;
@@ -168,7 +179,7 @@ function plainOf(value: unknown, depth: number): unknown {
   let out: Record<string, unknown> | undefined;
   for (const key of Object.keys(value)) {
     const v = (value as Record<string, unknown>)[key];
-    const w = plainOf(v, depth + 1);
+    const w = mapOf(v, f, depth + 1);
     if (w !== v) setOwn((out ??= { ...(value as Record<string, unknown>) }), key, w);
   }
   return out ?? value;

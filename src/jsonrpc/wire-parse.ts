@@ -80,17 +80,63 @@ function asStringified(line: ByteLine, start: number, end: number): boolean {
 
 /** Parses the message with a mark for each span, then puts each string back: as bytes where allowed. */
 function parseAround(line: ByteLine, spans: readonly number[]): unknown {
+  const value = JSON.parse(markedText(line, spans, String)) as unknown;
+  const restore = new Restore((name) => {
+    const k = Number(name);
+    return Number.isInteger(k) && 2 * k < spans.length
+      ? line.slice(spans[2 * k]!, spans[2 * k + 1]!)
+      : undefined;
+  });
+  const out = restore.top(value);
+  return !restore.broken && restore.seen === spans.length / 2 ? out : undefined;
+}
+
+/** The message's text with each span's string replaced by a mark named `nameOf(k)` (k: its place). */
+function markedText(line: ByteLine, spans: readonly number[], nameOf: (k: number) => string): string {
   let text = '';
   let at = 0;
   for (let k = 0; k < spans.length; k += 2) {
-    text += line.text(at, spans[k]!) + MARK_JSON + k / 2;
+    text += line.text(at, spans[k]!) + MARK_JSON + nameOf(k / 2);
     at = spans[k + 1]!;
   }
-  text += line.text(at, line.length);
-  const value = JSON.parse(text) as unknown;
-  const restore = new Restore(line, spans);
+  return text + line.text(at, line.length);
+}
+
+/**
+ * For a message that another parser reads first (an HTTP client library's): its text with each
+ * large string that is a value (not a member's name) as a mark, `keep` given the string's bytes
+ * and answering the mark's name. Undefined when there is none to keep: the message goes as it came.
+ */
+export function markLargeStrings(
+  chunks: readonly Buffer[],
+  keep: (bytes: Buffer[]) => string,
+): string | undefined {
+  const line = new ByteLine(fewChunks(chunks));
+  if (line.length < RAW_MESSAGE_BYTES) return undefined;
+  const found = largeStrings(line);
+  if (found === undefined) return undefined;
+  const spans: number[] = [];
+  for (let i = 0; i < found.length; i += 2)
+    if (!isName(line, found[i + 1]!)) spans.push(found[i]!, found[i + 1]!);
+  if (spans.length === 0 || !line.isUtf8()) return undefined;
+  return markedText(line, spans, (k) => keep(line.slice(spans[2 * k]!, spans[2 * k + 1]!)));
+}
+
+/**
+ * Puts back the large strings of a message marked by `markLargeStrings` once it is parsed, as
+ * parseWire would have kept them. `take` answers a mark's bytes; undefined when a mark is unknown.
+ */
+export function restoreMarks(value: unknown, take: (name: string) => Buffer[] | undefined): unknown {
+  const restore = new Restore(take);
   const out = restore.top(value);
-  return restore.done ? out : undefined;
+  return restore.broken ? undefined : out;
+}
+
+/** Whether the string ending at `close` (its closing quote) is a member's name: a colon follows. */
+function isName(line: ByteLine, close: number): boolean {
+  let at = close + 1;
+  for (let c = line.at(at); c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d; c = line.at(++at));
+  return line.at(at) === 0x3a;
 }
 
 /**
@@ -100,19 +146,14 @@ function parseAround(line: ByteLine, spans: readonly number[]): unknown {
  * task ids, requestState, questions, _meta: what switchboard itself reads).
  */
 class Restore {
-  private seen = 0;
+  /** Marks found. */
+  seen = 0;
+  /** A mark was unknown, or in a member's name. */
+  broken = false;
   private kept = 0;
-  private broken = false;
 
-  constructor(
-    private readonly line: ByteLine,
-    private readonly spans: readonly number[],
-  ) {}
-
-  /** Every mark was found once, in a place a string can be kept. */
-  get done(): boolean {
-    return !this.broken && this.seen === this.spans.length / 2;
-  }
+  /** `take` answers the bytes of the string a mark (by name) stands for. */
+  constructor(private readonly take: (name: string) => Buffer[] | undefined) {}
 
   top(value: unknown): unknown {
     if (!isRecord(value)) return this.walk(value, false);
@@ -197,13 +238,13 @@ class Restore {
 
   private string(value: string, bytesOk: boolean): unknown {
     if (!value.startsWith(RAW_MARK)) return value;
-    const k = Number(value.slice(RAW_MARK.length));
-    if (!Number.isInteger(k) || 2 * k >= this.spans.length) {
+    const bytes = this.take(value.slice(RAW_MARK.length));
+    if (bytes === undefined) {
       this.broken = true;
       return value;
     }
     this.seen++;
-    const raw = new RawText(this.line.slice(this.spans[2 * k]!, this.spans[2 * k + 1]!));
+    const raw = new RawText(bytes);
     if (!bytesOk) return raw.text;
     this.kept++;
     return raw;

@@ -11,6 +11,16 @@ import { Readable } from 'node:stream';
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
+/** A request body in pieces, written one after another (large strings as the bytes they came in). */
+export interface BodyParts {
+  readonly parts: readonly Uint8Array[];
+  readonly bytes: number;
+}
+
+/** A fetch whose body may also come in pieces. */
+export type OutboundFetch = (url: string | URL, init?: OutboundInit) => Promise<Response>;
+export type OutboundInit = Omit<RequestInit, 'body'> & { body?: RequestInit['body'] | BodyParts };
+
 /** dns.lookup's shape: what a connection calls to turn a host name into addresses. */
 export type LookupFunction = (
   hostname: string,
@@ -181,7 +191,7 @@ export function checkedLookup(destination: Destination, resolve: LookupFunction 
  * fetch again. Each new connection resolves its host through `checkedLookup`; a kept-alive
  * connection was checked when it was made.
  */
-export function outboundFetch(options: OutboundOptions): FetchLike & { close(): void } {
+export function outboundFetch(options: OutboundOptions): OutboundFetch & { close(): void } {
   const configured = bare(options.url.hostname).toLowerCase();
   // Nothing to guard against for a host the operator named outright.
   const explicit = namedOutright(options.url);
@@ -189,7 +199,7 @@ export function outboundFetch(options: OutboundOptions): FetchLike & { close(): 
   const agentOptions = { keepAlive: true, ...(options.maxSockets ? { maxSockets: options.maxSockets } : {}) };
   const agents = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
 
-  const fetch: FetchLike = async (input, init) => {
+  const fetch: OutboundFetch = async (input, init) => {
     const url = new URL(input instanceof URL ? input.href : input);
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new TypeError(`unsupported protocol ${url.protocol}`);
@@ -215,9 +225,10 @@ export function outboundFetch(options: OutboundOptions): FetchLike & { close(): 
   return Object.assign(fetch, { close });
 }
 
-function bodyOf(body: RequestInit['body']): string | Uint8Array | undefined {
+function bodyOf(body: OutboundInit['body']): string | Uint8Array | BodyParts | undefined {
   if (body === undefined || body === null) return undefined;
   if (typeof body === 'string' || body instanceof Uint8Array) return body;
+  if (isParts(body)) return body;
   if (body instanceof ArrayBuffer) return new Uint8Array(body);
   if (body instanceof URLSearchParams) return body.toString();
   throw new TypeError('unsupported request body type for an outbound request');
@@ -225,7 +236,7 @@ function bodyOf(body: RequestInit['body']): string | Uint8Array | undefined {
 
 function send(
   url: URL,
-  init: RequestInit | undefined,
+  init: OutboundInit | undefined,
   lookup: LookupFunction | undefined,
   agent: HttpAgent,
 ): Promise<Response> {
@@ -233,6 +244,8 @@ function send(
   const headers: Record<string, string> = {};
   new Headers(init?.headers).forEach((value, key) => (headers[key] = value));
   const body = bodyOf(init?.body);
+  // In pieces, the length is known up front: sent as a length, not chunked.
+  if (isParts(body)) headers['content-length'] = String(body.bytes);
   const signal = init?.signal ?? undefined;
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<Response>((resolve, reject) => {
@@ -256,6 +269,13 @@ function send(
       },
     );
     req.once('error', reject);
-    req.end(body);
+    if (isParts(body)) {
+      for (const part of body.parts) req.write(part);
+      req.end();
+    } else req.end(body);
   });
+}
+
+function isParts(body: unknown): body is BodyParts {
+  return typeof body === 'object' && body !== null && Array.isArray((body as BodyParts).parts);
 }

@@ -1,14 +1,16 @@
 // Threat: a secret carried past redaction inside a large string. Large strings of arguments and
 // results cross switchboard as bytes, never decoded (docs/benchmarks.md); a backend that answers
 // a vault secret inside one, written as JSON writes it or spelt with the escapes JSON allows
-// (`\u0073…`, `\/`), over either front, must not get it to the host, and a host that sends one in
-// a large argument must not get it into the audit trail.
+// (`\u0073…`, `\/`), over either front, from a stdio backend or an HTTP one (a JSON body or an SSE
+// event, whose large strings reach switchboard as bytes too), must not get it to the host, and a
+// host that sends one in a large argument must not get it into the audit trail.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { serveBulkEcho, type Framing } from '../fixtures/bulk-echo-http.js';
 import { connectHttp, connectStdio } from '../support/mcp-clients.js';
 import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { makeVault } from '../vault/make-vault.js';
@@ -17,14 +19,17 @@ const BULK_ECHO = fileURLToPath(new URL('../fixtures/bulk-echo-server.js', impor
 /** A canary with characters JSON escapes (quote, backslash, newline) and a slash. */
 const CANARY = 'canary/"7c1f"\\e2\nd9-4b8a';
 
-function setup() {
+/** `bulk` over stdio, or at an HTTP backend's URL. */
+function setup(url?: string) {
   const dir = mkdtempSync(join(tmpdir(), 'sb-bytes-secrets-'));
   const vault = makeVault(dir, { canary: CANARY });
   const audit = join(dir, 'audit.db');
   return {
     audit,
     config: {
-      servers: { bulk: { command: process.execPath, args: [BULK_ECHO] } },
+      servers: {
+        bulk: url ? { url, era: 'legacy' as const } : { command: process.execPath, args: [BULK_ECHO] },
+      },
       vault: { file: vault.file, keyFile: vault.keyFile },
       audit: { path: audit, values: true },
     },
@@ -43,8 +48,8 @@ function assertHidden(what: string, wire: string): void {
     assert.ok(!wire.includes(form), `${what} holds ${JSON.stringify(form)}`);
 }
 
-async function answers(t: TestContext, front: 'stdio' | 'http') {
-  const { config, audit } = setup();
+async function answers(t: TestContext, front: 'stdio' | 'http', backendUrl?: string) {
+  const { config, audit } = setup(backendUrl);
   const client =
     front === 'stdio'
       ? (await connectStdio(t, config)).client
@@ -82,3 +87,12 @@ test('a secret in a large result does not reach a host on the HTTP front, howeve
   const { audit } = await answers(t, 'http');
   assertHidden('the audit trail', auditBytes(audit));
 });
+
+for (const framing of ['json', 'sse-crlf'] satisfies Framing[]) {
+  test(`a secret in a large result from an HTTP backend (${framing}) does not reach a host, however it is spelt`, async (t) => {
+    const backend = await serveBulkEcho(framing);
+    t.after(() => backend.close());
+    const { audit } = await answers(t, 'stdio', backend.url);
+    assertHidden('the audit trail', auditBytes(audit));
+  });
+}

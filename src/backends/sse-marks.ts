@@ -1,0 +1,152 @@
+// An SSE response from an HTTP backend on its way to the MCP SDK's parser: each event is passed on
+// as the bytes it came in, unless its data is a large message, which goes on with its large
+// strings as marks (http-bytes.ts) so that the SDK decodes and parses only the rest of it.
+import { ByteLine } from '../encoding/byte-line.js';
+import { RAW_MESSAGE_BYTES } from '../jsonrpc/wire-parse.js';
+
+const LF = 0x0a;
+const CR = 0x0d;
+const DATA = Buffer.from('data');
+const NEWLINE = Buffer.of(LF);
+
+/**
+ * A stream of SSE bytes in which `mark` is offered the data of each event of RAW_MESSAGE_BYTES or
+ * more (its lines joined by LF, as a parser joins them) and answers it with marks in, or undefined
+ * to leave the event as it came.
+ */
+export function markingSse(
+  mark: (data: Buffer[]) => string | undefined,
+): TransformStream<Uint8Array, Uint8Array> {
+  const events = new SseEvents();
+  return new TransformStream({
+    transform(chunk, controller) {
+      events.push(asBuffer(chunk), (event, bytes) => {
+        const out = bytes >= RAW_MESSAGE_BYTES ? marked(event, mark) : undefined;
+        if (out !== undefined) controller.enqueue(out);
+        else for (const part of event) controller.enqueue(part);
+      });
+    },
+    flush(controller) {
+      // An event the stream ended in the middle of: a parser drops it; it goes on as it came.
+      for (const part of events.rest()) controller.enqueue(part);
+    },
+  });
+}
+
+/** Splits SSE bytes into whole events (each ending in its blank line), without copying them. */
+class SseEvents {
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  /** Bytes of the line under way (before its end). */
+  private lineBytes = 0;
+  /** The last byte was a CR ending a line: an LF next belongs to that line's end. */
+  private afterCr = false;
+
+  push(chunk: Buffer, event: (parts: Buffer[], bytes: number) => void): void {
+    let from = 0;
+    let i = 0;
+    if (this.afterCr && chunk.length > 0) {
+      this.afterCr = false;
+      if (chunk[0] === LF) i = 1;
+    }
+    while (i < chunk.length) {
+      const t = lineEnd(chunk, i);
+      if (t === -1) {
+        this.lineBytes += chunk.length - i;
+        break;
+      }
+      const blank = this.lineBytes === 0 && t === i;
+      this.lineBytes = 0;
+      let next = t + 1;
+      if (chunk[t] === CR) {
+        if (next === chunk.length) this.afterCr = true;
+        else if (chunk[next] === LF) next++;
+      }
+      if (blank) {
+        this.take(chunk.subarray(from, next));
+        event(this.pending, this.pendingBytes);
+        this.pending = [];
+        this.pendingBytes = 0;
+        from = next;
+      }
+      i = next;
+    }
+    if (from < chunk.length) this.take(chunk.subarray(from));
+  }
+
+  /** What is left of an event the stream did not finish. */
+  rest(): Buffer[] {
+    const rest = this.pending;
+    this.pending = [];
+    this.pendingBytes = 0;
+    return rest;
+  }
+
+  private take(part: Buffer): void {
+    if (part.length === 0) return;
+    this.pending.push(part);
+    this.pendingBytes += part.length;
+  }
+}
+
+/**
+ * The event with its data marked; undefined when `mark` leaves it. Its data is offered as views of
+ * the bytes read: what `mark` keeps of them is not copied.
+ */
+function marked(event: Buffer[], mark: (data: Buffer[]) => string | undefined): Buffer | undefined {
+  const bytes = new ByteLine(event);
+  const others: Buffer[] = [];
+  const data: Buffer[] = [];
+  let dataAt = -1;
+  for (let start = 0; start < bytes.length;) {
+    const t = lineEndIn(bytes, start);
+    const end = t === -1 ? bytes.length : t;
+    const next = t === -1 ? end : bytes.at(t) === CR && bytes.at(t + 1) === LF ? t + 2 : t + 1;
+    if (end > start) {
+      const value = dataValue(bytes, start, end);
+      if (value === undefined) others.push(Buffer.concat(bytes.slice(start, end)));
+      else {
+        if (dataAt === -1) dataAt = others.length;
+        else data.push(NEWLINE);
+        data.push(...bytes.slice(value, end));
+      }
+    }
+    start = next;
+  }
+  if (dataAt === -1) return undefined;
+  const text = mark(data);
+  if (text === undefined) return undefined;
+  const lines = [...others];
+  lines.splice(dataAt, 0, ...text.split('\n').map((line) => Buffer.from(`data: ${line}`)));
+  const out: Buffer[] = [];
+  for (const line of lines) out.push(line, NEWLINE);
+  out.push(NEWLINE);
+  return Buffer.concat(out);
+}
+
+/** Where a `data` line's value starts (after the colon and one space), or undefined for any other line. */
+function dataValue(bytes: ByteLine, start: number, end: number): number | undefined {
+  for (let i = 0; i < DATA.length; i++) if (bytes.at(start + i) !== DATA[i]) return undefined;
+  const after = start + DATA.length;
+  if (after === end) return end;
+  if (bytes.at(after) !== 0x3a) return undefined;
+  return bytes.at(after + 1) === 0x20 ? after + 2 : after + 1;
+}
+
+/** The next CR or LF at or after `from` in an event, or -1. */
+function lineEndIn(bytes: ByteLine, from: number): number {
+  const lf = bytes.indexOf(LF, from);
+  const cr = bytes.indexOf(CR, from);
+  return lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
+}
+
+/** The next CR or LF at or after `from`, or -1. */
+function lineEnd(bytes: Buffer, from: number): number {
+  const lf = bytes.indexOf(LF, from);
+  const cr = bytes.indexOf(CR, from);
+  return lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
+}
+
+function asBuffer(chunk: Uint8Array): Buffer {
+  return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+}

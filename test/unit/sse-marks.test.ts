@@ -1,0 +1,139 @@
+// The SSE pass of an HTTP backend's responses: events cut at any byte go on unchanged unless their
+// data is a large message, which goes on marked, with every other field as it was; checked against
+// a reference reading of the format (lines end in CRLF, CR or LF; a blank line ends an event).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { markingSse } from '../../src/backends/sse-marks.js';
+import { RAW_MESSAGE_BYTES } from '../../src/jsonrpc/wire-parse.js';
+
+interface Event {
+  id?: string;
+  event?: string;
+  data: string;
+}
+
+/** The events of a complete SSE text, read as the format says. */
+function reference(text: string): Event[] {
+  const events: Event[] = [];
+  let current: Event & { lines: string[] } = { data: '', lines: [] };
+  for (const line of text.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/)) {
+    if (line === '') {
+      if (current.lines.length)
+        events.push({
+          ...(current.id !== undefined && { id: current.id }),
+          ...(current.event !== undefined && { event: current.event }),
+          data: current.lines.join('\n'),
+        });
+      current = { data: '', lines: [] };
+      continue;
+    }
+    const colon = line.indexOf(':');
+    if (colon === 0) continue;
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'data') current.lines.push(value);
+    else if (field === 'id') current.id = value;
+    else if (field === 'event') current.event = value;
+  }
+  return events;
+}
+
+/** Runs `bytes` through the pass in the given pieces; the marker names each large data's length. */
+async function pass(pieces: Buffer[]): Promise<{ out: Buffer; offered: string[] }> {
+  const offered: string[] = [];
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const piece of pieces) controller.enqueue(piece);
+      controller.close();
+    },
+  }).pipeThrough(
+    markingSse((data) => {
+      const text = Buffer.concat(data).toString('utf8');
+      offered.push(text);
+      return text.startsWith('{') ? `{"marked":${text.length}}` : undefined;
+    }),
+  );
+  const out: Buffer[] = [];
+  for await (const chunk of stream) out.push(Buffer.from(chunk));
+  return { out: Buffer.concat(out), offered };
+}
+
+/** Deterministic pseudo-random numbers, so a failure can be replayed. */
+function random(seed: number): () => number {
+  return () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+}
+
+function cut(bytes: Buffer, next: () => number, most: number): Buffer[] {
+  const pieces: Buffer[] = [];
+  for (let at = 0; at < bytes.length;) {
+    const size = 1 + Math.floor(next() * most);
+    pieces.push(bytes.subarray(at, at + size));
+    at += size;
+  }
+  return pieces;
+}
+
+function smallStream(next: () => number): string {
+  const ends = ['\n', '\r\n', '\r'];
+  let text = next() < 0.2 ? '\uFEFF' : '';
+  for (let e = 0; e < 6; e++) {
+    const end = ends[Math.floor(next() * 3)]!;
+    const lines = [
+      ': comment',
+      `id: ${e}`,
+      'event: message',
+      `data: {"n":${e},"é":"😀"}`,
+      'data',
+      'retry: 10',
+      'data:x',
+    ];
+    text += lines.filter(() => next() < 0.7).join(end) + end + (end === '\r' ? '\r\n' : end);
+  }
+  return text;
+}
+
+test('small events go on byte for byte, however the bytes are cut', async () => {
+  const next = random(7);
+  for (let round = 0; round < 200; round++) {
+    const bytes = Buffer.from(smallStream(next));
+    const { out, offered } = await pass(cut(bytes, next, 1 + Math.floor(next() * 40)));
+    assert.deepEqual(offered, []);
+    assert.ok(out.equals(bytes), `round ${round}: ${JSON.stringify(bytes.toString())}`);
+  }
+});
+
+test('every cut of a stream with a large event gives the same events, the large one marked', async () => {
+  const big = `{"jsonrpc":"2.0","id":1,"result":{"text":"${'x'.repeat(RAW_MESSAGE_BYTES)}"}}`;
+  const next = random(11);
+  for (const end of ['\n', '\r\n', '\r']) {
+    const closing = end === '\r' ? '\r\n' : end;
+    const text =
+      `id: a${end}data: {"small":1}${end}${closing}` +
+      `: note${end}id: b${end}event: message${end}data: ${big.slice(0, 30)}${end}data:${big.slice(30)}${end}retry: 3${end}${closing}` +
+      `data: tail${end}${closing}`;
+    const bytes = Buffer.from(text);
+    const expected = reference(text).map((e) =>
+      e.data.length >= RAW_MESSAGE_BYTES ? { ...e, data: `{"marked":${e.data.length}}` } : e,
+    );
+    for (let round = 0; round < 40; round++) {
+      const { out, offered } = await pass(cut(bytes, next, round % 2 ? 70_000 : 9));
+      assert.deepEqual(offered, [`${big.slice(0, 30)}\n${big.slice(30)}`]);
+      assert.deepEqual(
+        reference(out.toString('utf8')),
+        expected,
+        `line end ${JSON.stringify(end)}, round ${round}`,
+      );
+    }
+  }
+});
+
+test('a large event left as it came, or cut short by the stream, goes on unchanged', async () => {
+  const notJson = `data: ${'y'.repeat(RAW_MESSAGE_BYTES)}\n\n`;
+  const unfinished = `data: {"a":"${'z'.repeat(RAW_MESSAGE_BYTES)}`;
+  for (const text of [notJson, unfinished, notJson + unfinished]) {
+    const bytes = Buffer.from(text);
+    const { out } = await pass(cut(bytes, random(3), 5000));
+    assert.ok(out.equals(bytes));
+  }
+});

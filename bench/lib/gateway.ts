@@ -18,6 +18,8 @@ export interface EchoBackend {
   readonly name: string;
   /** Arguments of bench/fixtures/echo-server after its path, e.g. `['--stdio', '--tools', '20']`. */
   readonly args: readonly string[];
+  /** An echo server already serving Streamable HTTP there: reached at its URL, not spawned. */
+  readonly url?: string;
   /**
    * The era switchboard speaks to it (the echo server serves both): `legacy` keeps a same-era
    * comparison with a legacy host; unset, switchboard probes and picks modern.
@@ -57,8 +59,9 @@ export function writeGatewayConfig(
     backends.map((backend) => [
       backend.name,
       {
-        command: process.execPath,
-        args: [ECHO_SERVER, ...backend.args],
+        ...(backend.url
+          ? { url: backend.url }
+          : { command: process.execPath, args: [ECHO_SERVER, ...backend.args] }),
         ...(backend.era && { era: backend.era }),
         ...backend.entry,
       },

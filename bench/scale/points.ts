@@ -5,6 +5,8 @@ import type { Client } from '@modelcontextprotocol/client';
 import { openHttp, openStdio, type Endpoint, type Era } from '../lib/endpoints.js';
 import { gatewayArgs, writeGatewayConfig, type EchoBackend } from '../lib/gateway.js';
 import { ECHO_SERVER, JSON_PROXY, PIPE_PROXY } from '../lib/paths.js';
+import { spawnChild } from '../lib/processes.js';
+import { ROOT } from '../lib/paths.js';
 import { timeSequential, type Call } from '../lib/runners.js';
 
 export interface Point {
@@ -152,6 +154,34 @@ export function echoOf(
     calls: Math.max(10, Math.min(500, Math.round(50_000_000 / bytes))),
     bytes,
     prepare: warmWithSmallEchoes,
+  };
+}
+
+/**
+ * An echo of `bytes` bytes through switchboard (stdio front) to the echo server over Streamable
+ * HTTP (a legacy session: each answer an SSE event), against that server spoken to directly.
+ */
+export function payloadHttpBackendPoint(bytes: number, label: string): Point {
+  return {
+    ...echoOf('x'.repeat(bytes), label, 'http', () => ({})),
+    curve: 'payload (http backend)',
+    subject: async () => {
+      const backend = spawnChild('echo-server (http backend)', node, [ECHO_SERVER, '--http', '0'], ROOT);
+      try {
+        const [url] = await backend.waitForStderr(/http:\/\/127\.0\.0\.1:\d+\/mcp\b/, CONNECT_MS);
+        const config = writeGatewayConfig([{ name: 'echo', args: [], url: url!, era: 'legacy' }]);
+        const gateway = await openStdio(
+          'switchboard (payload, http backend)',
+          node,
+          gatewayArgs(config, 'stdio'),
+          CONNECT_MS,
+        );
+        return { ...gateway, close: () => gateway.close().finally(() => backend.stop()) };
+      } catch (error) {
+        await backend.stop();
+        throw error;
+      }
+    },
   };
 }
 

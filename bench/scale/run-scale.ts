@@ -14,6 +14,7 @@ import {
   catalogPoint,
   concurrencyPoint,
   payloadFloorPoint,
+  payloadHttpBackendPoint,
   payloadPoint,
   sessionsPoint,
   type Point,
@@ -41,6 +42,7 @@ const CURVES: Record<string, () => Point[]> = {
   sessions: () => [10, 100, 1000, 5000].map((n) => sessionsPoint(n, openSession)),
   payload: () => PAYLOADS.map(([bytes, label]) => payloadPoint(bytes, label)),
   'payload-http': () => PAYLOADS.map(([bytes, label]) => payloadPoint(bytes, label, 'http')),
+  'payload-http-backend': () => PAYLOADS.map(([bytes, label]) => payloadHttpBackendPoint(bytes, label)),
   'payload-redaction': redactionPoints,
   'payload-floor': () =>
     (['pipe', 'json'] as const).flatMap((floor) =>

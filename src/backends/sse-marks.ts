@@ -18,10 +18,15 @@ export function markingSse(
   mark: (data: Buffer[]) => string | undefined,
 ): TransformStream<Uint8Array, Uint8Array> {
   const events = new SseEvents();
+  let first = true;
   return new TransformStream({
     transform(chunk, controller) {
       events.push(asBuffer(chunk), (event, bytes) => {
-        const out = bytes >= RAW_MESSAGE_BYTES ? marked(event, mark) : undefined;
+        // A parser drops a byte order mark that starts the stream: an event behind one is left
+        // as it came rather than read differently here.
+        const bom = first && startsWithBom(event);
+        first = false;
+        const out = bytes >= RAW_MESSAGE_BYTES && !bom ? marked(event, mark) : undefined;
         if (out !== undefined) controller.enqueue(out);
         else for (const part of event) controller.enqueue(part);
       });
@@ -145,6 +150,11 @@ function lineEnd(bytes: Buffer, from: number): number {
   const lf = bytes.indexOf(LF, from);
   const cr = bytes.indexOf(CR, from);
   return lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
+}
+
+function startsWithBom(event: Buffer[]): boolean {
+  const bytes = new ByteLine(event);
+  return bytes.at(0) === 0xef && bytes.at(1) === 0xbb && bytes.at(2) === 0xbf;
 }
 
 function asBuffer(chunk: Uint8Array): Buffer {

@@ -50,9 +50,15 @@ describe('tasks across the mesh', { skip: NO_NATS, timeout: 120_000 }, () => {
     }
     a = await launchSwitchboard(nodeConfig('a', {}));
     nodes.push(a);
+    // Both nodes, not only the first heard: the tests below spread tasks over the two.
     await eventually('a sees the jobs server on b and c', async () => {
       const r = await call('tools/list', {});
-      return (r.tools as { name: string }[]).some((t) => t.name === 'jobs_job');
+      const live = a.mesh!.liveNodes();
+      return (
+        (r.tools as { name: string }[]).some((t) => t.name === 'jobs_job') &&
+        live.includes('b') &&
+        live.includes('c')
+      );
     });
   });
   after(async () => {

@@ -2,24 +2,33 @@
 // the MCP SDK's client transport reads and writes the messages. The SDK's fetch is this one:
 // - a request the SDK serialises carries a mark for each large string, and its body is written
 //   from the strings' own bytes where the marks are;
-// - a large response (a JSON body, or an SSE event) reaches the SDK with its large strings as
-//   marks, and each message the SDK parses has its marks put back as bytes (or text where
+// - a large response (a JSON body, or an SSE message event) reaches the SDK with its large strings
+//   as marks, and each message the SDK parses has its marks put back as bytes (or text where
 //   switchboard reads it) before switchboard sees it.
-// The SDK decodes, parses and encodes only the small rest of such a message.
+// The SDK decodes, parses and encodes only the small rest of such a message. A mark is RAW_MARK
+// (random per process) and a name with a part random per channel, so nothing a peer sends can
+// name another call's bytes.
+import { randomBytes } from 'node:crypto';
 import { mapRaw, RAW_MARK, spliceMarks, type RawText } from '../encoding/raw-text.js';
 import type { BodyParts, FetchLike, OutboundFetch, OutboundInit } from '../net/outbound.js';
 import { markLargeStrings, RAW_MESSAGE_BYTES, restoreMarks } from '../jsonrpc/wire-parse.js';
 import { noteLargeRead } from '../net/read-buffers.js';
-import { markingSse } from './sse-marks.js';
+import { asBuffer, markingSse } from './sse-marks.js';
 
 /**
  * How long a marked string waits for its message to come out of the SDK. The SDK reads an event or
  * a body and hands its message on within the same turn, so a string not claimed by then never
- * will be: its message was dropped (not JSON-RPC, or its stream cancelled first). Such strings are
- * let go this long after, when the next is kept; the margin is wide, because a message reaching
- * switchboard with its marks unknown is dropped, never passed on.
+ * will be: its message was dropped (refused by the SDK's schema, an answer to a notification, its
+ * stream cancelled first). Such strings are let go this long after; the margin is wide, because a
+ * message reaching switchboard with its marks unknown is dropped, never passed on.
  */
-export const UNCLAIMED_MS = 60_000;
+export const UNCLAIMED_MS = 10_000;
+
+/**
+ * Bytes of marked strings held before the oldest are let go sooner: what a backend that answers
+ * large messages the SDK drops can make switchboard hold (besides the message being read).
+ */
+export const MAX_UNCLAIMED_BYTES = 64 * 1024 * 1024;
 
 /** Written by the SDK's JSON.stringify as the mark standing for a large string of a request. */
 class SentMark {
@@ -29,12 +38,21 @@ class SentMark {
   }
 }
 
+interface Sending {
+  raw: RawText;
+  /** The names of the marks of the message it is in, in the order JSON.stringify writes them. */
+  message: readonly string[];
+}
+
 export class HttpBytes {
+  /** Every mark name starts with it: a name is not guessed from another. */
+  private readonly prefix = randomBytes(9).toString('base64url');
   private next = 0;
   /** Large strings of requests under way, by mark name. */
-  private readonly sending = new Map<string, RawText>();
+  private readonly sending = new Map<string, Sending>();
   /** Large strings of responses marked and not yet put back, by mark name, oldest first. */
-  private readonly waiting = new Map<string, { bytes: Buffer[]; at: number }>();
+  private readonly waiting = new Map<string, { bytes: Buffer[]; size: number; at: number }>();
+  private waitingBytes = 0;
 
   /** `inner` with request bodies written from their strings' bytes and large responses marked. */
   fetch(inner: OutboundFetch): FetchLike {
@@ -52,8 +70,8 @@ export class HttpBytes {
   outgoing(message: unknown): { message: unknown; release: () => void } {
     const names: string[] = [];
     const marked = mapRaw(message, (raw) => {
-      const name = `s${this.next++}`;
-      this.sending.set(name, raw);
+      const name = this.name('s');
+      this.sending.set(name, { raw, message: names });
       names.push(name);
       return new SentMark(RAW_MARK + name);
     });
@@ -62,12 +80,15 @@ export class HttpBytes {
 
   /** A message the SDK parsed, its marks put back; undefined when a mark is unknown (let go as unclaimed). */
   incoming(message: unknown): unknown {
+    this.letGo(Date.now() - UNCLAIMED_MS, 0);
     // With none waiting, no message the SDK hands on can hold a mark (see UNCLAIMED_MS).
     if (this.waiting.size === 0) return message;
     return restoreMarks(message, (name) => {
       const kept = this.waiting.get(name);
+      if (!kept) return undefined;
       this.waiting.delete(name);
-      return kept?.bytes;
+      this.waitingBytes -= kept.size;
+      return kept.bytes;
     });
   }
 
@@ -75,13 +96,24 @@ export class HttpBytes {
   clear(): void {
     this.sending.clear();
     this.waiting.clear();
+    this.waitingBytes = 0;
   }
 
+  /** A request body with its marks replaced by the bytes: those of one message, all and in order. */
   private spliced(body: RequestInit['body']): OutboundInit['body'] {
     if (typeof body !== 'string' || this.sending.size === 0) return body;
-    const spliced = spliceMarks(body, (name) => this.sending.get(name));
-    // A mark with no string behind it cannot be in a body the SDK wrote from a message given it.
-    if (spliced === undefined) throw new Error('a request body names a large string that is not being sent');
+    let message: readonly string[] | undefined;
+    let k = 0;
+    const spliced = spliceMarks(body, (name) => {
+      const sending = this.sending.get(name);
+      message ??= sending?.message;
+      return sending !== undefined && sending.message === message && message[k++] === name
+        ? sending.raw
+        : undefined;
+    });
+    // The SDK wrote the body from one message given it: anything else is not written at all.
+    if (spliced === undefined || k !== (message?.length ?? 0))
+      throw new Error('a request body names large strings that are not one message being sent');
     if (spliced.parts.length === 1) return body;
     const parts = spliced.parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : part));
     return { parts, bytes: spliced.bytes } satisfies BodyParts;
@@ -96,31 +128,59 @@ export class HttpBytes {
     const length = Number(response.headers.get('content-length') ?? Number.NaN);
     if (length < RAW_MESSAGE_BYTES) return response;
     const chunks: Buffer[] = [];
-    for await (const chunk of response.body)
-      chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    for await (const chunk of response.body) chunks.push(asBuffer(chunk));
     return rebuilt(response, this.mark(chunks) ?? Buffer.concat(chunks));
   }
 
-  /** A large message read (a JSON body, or an SSE event's data) with its large strings as marks. */
+  /**
+   * A large message read (a JSON body, or an SSE event's data) with its large strings as marks;
+   * undefined to pass it on as it came (none to keep, or not JSON: the SDK then fails on the text
+   * the backend sent, not on one with marks in it).
+   */
   private readonly mark = (chunks: Buffer[]): string | undefined => {
     let bytes = 0;
     for (const chunk of chunks) bytes += chunk.length;
     // Its read buffers are freed soon after, as a stdio backend's are.
     noteLargeRead(bytes);
-    return markLargeStrings(chunks, this.keep);
+    this.letGo(Date.now() - UNCLAIMED_MS, MAX_UNCLAIMED_BYTES);
+    const names: string[] = [];
+    const text = markLargeStrings(chunks, (strings) => {
+      const name = this.name('h');
+      let size = 0;
+      for (const s of strings) size += s.length;
+      this.waiting.set(name, { bytes: strings, size, at: Date.now() });
+      this.waitingBytes += size;
+      names.push(name);
+      return name;
+    });
+    if (text === undefined) return undefined;
+    try {
+      JSON.parse(text);
+      return text;
+    } catch {
+      for (const name of names) this.unkeep(name);
+      return undefined;
+    }
   };
 
-  /** Holds a large string of a response until its message is put back; answers its mark's name. */
-  private readonly keep = (bytes: Buffer[]): string => {
-    const now = Date.now();
+  /** Lets go of strings kept before `before`, then of the oldest while more than `most` bytes are held. */
+  private letGo(before: number, most: number): void {
     for (const [name, kept] of this.waiting) {
-      if (now - kept.at < UNCLAIMED_MS) break;
-      this.waiting.delete(name);
+      if (kept.at >= before && (most === 0 || this.waitingBytes <= most)) break;
+      this.unkeep(name);
     }
-    const name = `h${this.next++}`;
-    this.waiting.set(name, { bytes, at: now });
-    return name;
-  };
+  }
+
+  private unkeep(name: string): void {
+    const kept = this.waiting.get(name);
+    if (!kept) return;
+    this.waiting.delete(name);
+    this.waitingBytes -= kept.size;
+  }
+
+  private name(kind: 's' | 'h'): string {
+    return `${kind}${this.prefix}${this.next++}`;
+  }
 }
 
 /** The response with another body (its length no longer the one the backend sent). */

@@ -8,7 +8,7 @@ import { SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontext
 import type { HttpBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import { backendDestination, outboundFetch, type LookupFunction } from '../net/outbound.js';
-import { HttpBytes, UNCLAIMED_MS } from './http-bytes.js';
+import { HttpBytes, MAX_UNCLAIMED_BYTES, UNCLAIMED_MS } from './http-bytes.js';
 
 export interface HttpChannelOptions {
   /** The backend's name (error messages name it). */
@@ -81,7 +81,9 @@ class HttpChannel implements Channel {
     const restored = this.bytes.incoming(message);
     if (restored !== undefined) return f(restored);
     this.transport.onerror?.(
-      new Error(`dropped a message whose large strings were read more than ${UNCLAIMED_MS} ms before it`),
+      new Error(
+        `dropped a message whose large strings were let go before it came (held over ${UNCLAIMED_MS} ms, or past ${MAX_UNCLAIMED_BYTES} bytes held)`,
+      ),
     );
   }
 }

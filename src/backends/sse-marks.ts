@@ -7,7 +7,9 @@ import { RAW_MESSAGE_BYTES } from '../jsonrpc/wire-parse.js';
 const LF = 0x0a;
 const CR = 0x0d;
 const DATA = Buffer.from('data');
+const EVENT = Buffer.from('event');
 const NEWLINE = Buffer.of(LF);
+const RETURN = Buffer.of(CR);
 
 /**
  * A stream of SSE bytes in which `mark` is offered the data of each event of RAW_MESSAGE_BYTES or
@@ -95,22 +97,27 @@ class SseEvents {
 }
 
 /**
- * The event with its data marked; undefined when `mark` leaves it. Its data is offered as views of
- * the bytes read: what `mark` keeps of them is not copied.
+ * The event with its data marked; undefined when `mark` leaves it, or when it is not a `message`
+ * event (the SDK reads no other). Its data is offered as views of the bytes read: what
+ * `mark` keeps of them is not copied.
  */
 function marked(event: Buffer[], mark: (data: Buffer[]) => string | undefined): Buffer | undefined {
   const bytes = new ByteLine(event);
   const others: Buffer[] = [];
   const data: Buffer[] = [];
   let dataAt = -1;
+  let type = 'message';
   for (let start = 0; start < bytes.length;) {
-    const t = lineEndIn(bytes, start);
+    const t = lineEnd(bytes, start);
     const end = t === -1 ? bytes.length : t;
     const next = t === -1 ? end : bytes.at(t) === CR && bytes.at(t + 1) === LF ? t + 2 : t + 1;
     if (end > start) {
-      const value = dataValue(bytes, start, end);
-      if (value === undefined) others.push(Buffer.concat(bytes.slice(start, end)));
-      else {
+      const value = fieldValue(bytes, start, end, DATA);
+      if (value === undefined) {
+        const kind = fieldValue(bytes, start, end, EVENT);
+        if (kind !== undefined) type = bytes.text(kind, end);
+        others.push(Buffer.concat(bytes.slice(start, end)));
+      } else {
         if (dataAt === -1) dataAt = others.length;
         else data.push(NEWLINE);
         data.push(...bytes.slice(value, end));
@@ -118,35 +125,30 @@ function marked(event: Buffer[], mark: (data: Buffer[]) => string | undefined): 
     }
     start = next;
   }
-  if (dataAt === -1) return undefined;
+  // An empty type is a message too, to the SDK.
+  if (dataAt === -1 || (type !== 'message' && type !== '')) return undefined;
   const text = mark(data);
   if (text === undefined) return undefined;
   const lines = [...others];
   lines.splice(dataAt, 0, ...text.split('\n').map((line) => Buffer.from(`data: ${line}`)));
   const out: Buffer[] = [];
   for (const line of lines) out.push(line, NEWLINE);
-  out.push(NEWLINE);
+  // Ended as it was: a parser holds a final CR until it knows whether an LF follows.
+  out.push(bytes.at(bytes.length - 1) === CR ? RETURN : NEWLINE);
   return Buffer.concat(out);
 }
 
-/** Where a `data` line's value starts (after the colon and one space), or undefined for any other line. */
-function dataValue(bytes: ByteLine, start: number, end: number): number | undefined {
-  for (let i = 0; i < DATA.length; i++) if (bytes.at(start + i) !== DATA[i]) return undefined;
-  const after = start + DATA.length;
+/** Where the value of a `name` field's line starts (after the colon and one space), or undefined. */
+function fieldValue(bytes: ByteLine, start: number, end: number, name: Buffer): number | undefined {
+  for (let i = 0; i < name.length; i++) if (bytes.at(start + i) !== name[i]) return undefined;
+  const after = start + name.length;
   if (after === end) return end;
   if (bytes.at(after) !== 0x3a) return undefined;
   return bytes.at(after + 1) === 0x20 ? after + 2 : after + 1;
 }
 
-/** The next CR or LF at or after `from` in an event, or -1. */
-function lineEndIn(bytes: ByteLine, from: number): number {
-  const lf = bytes.indexOf(LF, from);
-  const cr = bytes.indexOf(CR, from);
-  return lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
-}
-
 /** The next CR or LF at or after `from`, or -1. */
-function lineEnd(bytes: Buffer, from: number): number {
+function lineEnd(bytes: { indexOf(byte: number, from: number): number }, from: number): number {
   const lf = bytes.indexOf(LF, from);
   const cr = bytes.indexOf(CR, from);
   return lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
@@ -157,6 +159,7 @@ function startsWithBom(event: Buffer[]): boolean {
   return bytes.at(0) === 0xef && bytes.at(1) === 0xbb && bytes.at(2) === 0xbf;
 }
 
-function asBuffer(chunk: Uint8Array): Buffer {
+/** A chunk read as a Buffer over the same memory. */
+export function asBuffer(chunk: Uint8Array): Buffer {
   return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 }

@@ -3,7 +3,7 @@
 // back as bytes once the SDK has parsed it, and a mark whose string is gone is never passed on.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { HttpBytes, UNCLAIMED_MS } from '../../src/backends/http-bytes.js';
+import { HttpBytes, MAX_UNCLAIMED_BYTES, UNCLAIMED_MS } from '../../src/backends/http-bytes.js';
 import { plain, RawText } from '../../src/encoding/raw-text.js';
 import type { BodyParts, OutboundInit } from '../../src/net/outbound.js';
 import { parseWire } from '../../src/jsonrpc/wire-parse.js';
@@ -36,13 +36,28 @@ test('a request is written from its strings’ bytes: the same JSON the SDK woul
   const written = Buffer.concat(parts.parts);
   assert.equal(written.length, parts.bytes);
   assert.equal(written.toString('utf8'), JSON.stringify(plain(message)));
-  // A mark that names no string being sent is refused, not written as text.
+  // Marks not those of one message being sent, all and in order, are refused, not written as text.
   const other = bytes.outgoing(message);
-  await assert.rejects(
-    fetch('http://backend.test/mcp', { method: 'POST', body: JSON.stringify(sent.message) }),
-    /not being sent/,
+  const two = bytes.outgoing(
+    parsed({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { arguments: { a: TEXT, b: TEXT } } }),
   );
+  const [a, b] = JSON.stringify(two.message).match(/"\\u0000switchboard-raw-[^"]+"/g)!;
+  for (const forged of [
+    JSON.stringify(sent.message),
+    JSON.stringify({ x: JSON.parse(b!), y: JSON.parse(a!) }),
+    JSON.stringify({ x: JSON.parse(a!) }),
+    JSON.stringify({
+      x: JSON.parse(a!),
+      y: JSON.parse(b!),
+      z: JSON.parse(JSON.stringify(other.message)).params.arguments.text,
+    }),
+  ])
+    await assert.rejects(
+      fetch('http://backend.test/mcp', { method: 'POST', body: forged }),
+      /not one message being sent/,
+    );
   other.release();
+  two.release();
 });
 
 test('a large JSON answer reaches the SDK marked and comes out of it as bytes', async () => {
@@ -62,14 +77,26 @@ test('a large JSON answer reaches the SDK marked and comes out of it as bytes', 
   assert.ok(message.result.content[0]!.text instanceof RawText, 'the content text is bytes');
   assert.equal(typeof message.result.cursor, 'string', 'what switchboard reads is text');
   assert.deepEqual(plain(message), answer);
-  // Taken once: while other strings wait, the same marks again are unknown.
-  const marked = await (await fetch('http://backend.test/mcp', { method: 'POST', body: '{}' })).text();
-  const names = marked.match(/switchboard-raw-[\w-]*?-(h\d+)/g) ?? [];
-  assert.equal(names.length, 2, 'the text and the cursor were marked');
-  assert.equal(
-    bytes.incoming(JSON.parse(marked.replace(/-h(\d+)"/g, (_, n: string) => `-h${Number(n) - 2}"`))),
-    undefined,
+  // Taken once: while other strings wait, the same marks again are unknown and the message is dropped.
+  const again = await (await fetch('http://backend.test/mcp', { method: 'POST', body: '{}' })).text();
+  assert.ok(again.length < 1000, 'the text and the cursor went as marks');
+  const first = await (await fetch('http://backend.test/mcp', { method: 'POST', body: '{}' })).text();
+  assert.ok(bytes.incoming(JSON.parse(first)) !== undefined);
+  assert.equal(bytes.incoming(JSON.parse(first)), undefined);
+});
+
+test('a large answer that is not JSON, or an SSE event that is not a message, reaches the SDK as it came', async () => {
+  const bytes = new HttpBytes();
+  const broken = `{"jsonrpc":"2.0","id":1,"result":{"text":"${'x'.repeat(70_000)}"},]`;
+  const json = bytes.fetch(
+    async () => new Response(broken, { headers: { 'content-type': 'application/json' } }),
   );
+  assert.equal(await (await json('http://backend.test/mcp')).text(), broken);
+  const event = `event: other\ndata: {"jsonrpc":"2.0","id":1,"result":{"text":"${'x'.repeat(70_000)}"}}\n\n`;
+  const sse = bytes.fetch(
+    async () => new Response(event, { headers: { 'content-type': 'text/event-stream' } }),
+  );
+  assert.equal(await (await sse('http://backend.test/mcp')).text(), event);
 });
 
 test('marks held past UNCLAIMED_MS are let go, and a message naming them is not passed on', async (t) => {
@@ -81,8 +108,22 @@ test('marks held past UNCLAIMED_MS are let go, and a message naming them is not 
     async () => new Response(body(), { headers: { 'content-type': 'application/json' } }),
   );
   const old = await (await fetch('http://backend.test/mcp')).json();
-  t.mock.timers.tick(UNCLAIMED_MS);
+  t.mock.timers.tick(UNCLAIMED_MS + 1);
   const fresh = await (await fetch('http://backend.test/mcp')).json();
   assert.equal(bytes.incoming(old), undefined, 'the old one was let go when the new one was read');
   assert.deepEqual(plain(bytes.incoming(fresh)), JSON.parse(body()));
+});
+
+test('past MAX_UNCLAIMED_BYTES the oldest unclaimed strings are let go, never those of the message being read', async () => {
+  const bytes = new HttpBytes();
+  const big = 'y'.repeat(8 * 1024 * 1024);
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 4, result: { content: [{ type: 'text', text: big }] } });
+  const fetch = bytes.fetch(
+    async () => new Response(body, { headers: { 'content-type': 'application/json' } }),
+  );
+  const unclaimed = [];
+  for (let i = 0; i < MAX_UNCLAIMED_BYTES / big.length + 2; i++)
+    unclaimed.push(await (await fetch('http://backend.test/mcp')).json());
+  assert.equal(bytes.incoming(unclaimed[0]), undefined, 'the first was let go');
+  assert.deepEqual(plain(bytes.incoming(unclaimed.at(-1))), JSON.parse(body), 'the last is whole');
 });

@@ -122,8 +122,7 @@ export class HttpBytes {
   private async marked(response: Response): Promise<Response> {
     if (!response.ok || !response.body) return response;
     const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type === 'text/event-stream')
-      return rebuilt(response, response.body.pipeThrough(markingSse(this.mark)));
+    if (type === 'text/event-stream') return rebuilt(response, markingSse(response.body, this.mark));
     if (type !== 'application/json') return response;
     const length = Number(response.headers.get('content-length') ?? Number.NaN);
     if (length < RAW_MESSAGE_BYTES) return response;

@@ -12,32 +12,45 @@ const NEWLINE = Buffer.of(LF);
 const RETURN = Buffer.of(CR);
 
 /**
- * A stream of SSE bytes in which `mark` is offered the data of each event of RAW_MESSAGE_BYTES or
- * more (its lines joined by LF, as a parser joins them) and answers it with marks in, or undefined
- * to leave the event as it came.
+ * `source`, SSE bytes, with `mark` offered the data of each event of RAW_MESSAGE_BYTES or more (its
+ * lines joined by LF, as a parser joins them) to answer with marks in, or undefined to leave the
+ * event as it came. Read as it is read (not a TransformStream: every response of an HTTP backend
+ * passes here, and a pull costs a fraction of a transform's promises).
  */
 export function markingSse(
+  source: ReadableStream<Uint8Array>,
   mark: (data: Buffer[]) => string | undefined,
-): TransformStream<Uint8Array, Uint8Array> {
+): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
   const events = new SseEvents();
   let first = true;
-  return new TransformStream({
-    transform(chunk, controller) {
-      events.push(asBuffer(chunk), (event, bytes) => {
-        // A parser drops a byte order mark that starts the stream: an event behind one is left
-        // as it came rather than read differently here.
-        const bom = first && startsWithBom(event);
-        first = false;
-        const out = bytes >= RAW_MESSAGE_BYTES && !bom ? marked(event, mark) : undefined;
-        if (out !== undefined) controller.enqueue(out);
-        else for (const part of event) controller.enqueue(part);
-      });
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        // Until an event is whole: a chunk in the middle of one has nothing to pass on yet.
+        for (let passed = false; !passed;) {
+          const { value, done } = await reader.read();
+          if (done) {
+            // An event the stream ended in the middle of: a parser drops it; it goes on as it came.
+            for (const part of events.rest()) controller.enqueue(part);
+            return controller.close();
+          }
+          events.push(asBuffer(value), (event, bytes) => {
+            // A parser drops a byte order mark that starts the stream: an event behind one is
+            // left as it came rather than read differently here.
+            const bom = first && startsWithBom(event);
+            first = false;
+            const out = bytes >= RAW_MESSAGE_BYTES && !bom ? marked(event, mark) : undefined;
+            if (out !== undefined) controller.enqueue(out);
+            else for (const part of event) controller.enqueue(part);
+            passed = true;
+          });
+        }
+      },
+      cancel: (reason) => reader.cancel(reason),
     },
-    flush(controller) {
-      // An event the stream ended in the middle of: a parser drops it; it goes on as it came.
-      for (const part of events.rest()) controller.enqueue(part);
-    },
-  });
+    { highWaterMark: 0 },
+  );
 }
 
 /** Splits SSE bytes into whole events (each ending in its blank line), without copying them. */

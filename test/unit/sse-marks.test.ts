@@ -42,17 +42,18 @@ function reference(text: string): Event[] {
 /** Runs `bytes` through the pass in the given pieces; the marker names each large data's length. */
 async function pass(pieces: Buffer[]): Promise<{ out: Buffer; offered: string[] }> {
   const offered: string[] = [];
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (const piece of pieces) controller.enqueue(piece);
-      controller.close();
-    },
-  }).pipeThrough(
-    markingSse((data) => {
+  const stream = markingSse(
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const piece of pieces) controller.enqueue(piece);
+        controller.close();
+      },
+    }),
+    (data) => {
       const text = Buffer.concat(data).toString('utf8');
       offered.push(text);
       return text.startsWith('{') ? `{"marked":${text.length}}` : undefined;
-    }),
+    },
   );
   const out: Buffer[] = [];
   for await (const chunk of stream) out.push(Buffer.from(chunk));
@@ -158,4 +159,25 @@ test('only message events are offered: another type goes on as it came', async (
   const { out, offered } = await pass([Buffer.from(other + untyped)]);
   assert.equal(offered.length, 1, 'the untyped one only');
   assert.ok(out.subarray(0, other.length).equals(Buffer.from(other)));
+});
+
+test('a reader that stops reading cancels the response under it, and an error in it reaches the reader', async () => {
+  let cancelled: unknown;
+  const open = new ReadableStream<Uint8Array>({
+    pull: (controller) => controller.enqueue(Buffer.from('data: x\n\n')),
+    cancel: (reason) => void (cancelled = reason),
+  });
+  const reader = markingSse(open, () => undefined).getReader();
+  await reader.read();
+  await reader.cancel('enough');
+  assert.equal(cancelled, 'enough');
+  const failing = new ReadableStream<Uint8Array>({
+    pull: (controller) => controller.error(new Error('reset')),
+  });
+  await assert.rejects(
+    markingSse(failing, () => undefined)
+      .getReader()
+      .read(),
+    /reset/,
+  );
 });

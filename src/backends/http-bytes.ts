@@ -9,6 +9,7 @@
 // (random per process) and a name with a part random per channel, so nothing a peer sends can
 // name another call's bytes.
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { mapRaw, RAW_MARK, spliceMarks, type RawText } from '../encoding/raw-text.js';
 import type { BodyParts, FetchLike, OutboundFetch, OutboundInit } from '../net/outbound.js';
 import { markLargeStrings, RAW_MESSAGE_BYTES, restoreMarks } from '../jsonrpc/wire-parse.js';
@@ -19,16 +20,20 @@ import { asBuffer, markingSse } from './sse-marks.js';
  * How long a marked string waits for its message to come out of the SDK. The SDK reads an event or
  * a body and hands its message on within the same turn, so a string not claimed by then never
  * will be: its message was dropped (refused by the SDK's schema, an answer to a notification, its
- * stream cancelled first). Such strings are let go this long after; the margin is wide, because a
- * message reaching switchboard with its marks unknown is dropped, never passed on.
+ * stream cancelled first). Such strings are let go this long after; the margin is wide, and a
+ * message that does come with its marks let go is dropped, never passed on.
  */
 export const UNCLAIMED_MS = 10_000;
 
 /**
- * Bytes of marked strings held before the oldest are let go sooner: what a backend that answers
- * large messages the SDK drops can make switchboard hold (besides the message being read).
+ * Bytes held for unclaimed strings (the buffers they are views of, whole) before the oldest are let
+ * go sooner: what a backend that answers large messages the SDK drops can make switchboard hold,
+ * besides the message being read.
  */
 export const MAX_UNCLAIMED_BYTES = 64 * 1024 * 1024;
+
+/** After strings were let go, messages are searched for their marks this long, even with none held. */
+const WATCH_MS = 6 * UNCLAIMED_MS;
 
 /** Written by the SDK's JSON.stringify as the mark standing for a large string of a request. */
 class SentMark {
@@ -53,6 +58,10 @@ export class HttpBytes {
   /** Large strings of responses marked and not yet put back, by mark name, oldest first. */
   private readonly waiting = new Map<string, { bytes: Buffer[]; size: number; at: number }>();
   private waitingBytes = 0;
+  /** Until when a message is searched for marks even with none held (some were let go). */
+  private watchUntil = 0;
+  /** Lets go of unclaimed strings while the backend is quiet. */
+  private sweep: NodeJS.Timeout | undefined;
 
   /** `inner` with request bodies written from their strings' bytes and large responses marked. */
   fetch(inner: OutboundFetch): FetchLike {
@@ -80,9 +89,10 @@ export class HttpBytes {
 
   /** A message the SDK parsed, its marks put back; undefined when a mark is unknown (let go as unclaimed). */
   incoming(message: unknown): unknown {
-    this.letGo(Date.now() - UNCLAIMED_MS, 0);
-    // With none waiting, no message the SDK hands on can hold a mark (see UNCLAIMED_MS).
-    if (this.waiting.size === 0) return message;
+    const now = performance.now();
+    this.letGo(now - UNCLAIMED_MS, 0);
+    // With none held and none let go lately, no message the SDK hands on can hold a mark.
+    if (this.waiting.size === 0 && now >= this.watchUntil) return message;
     return restoreMarks(message, (name) => {
       const kept = this.waiting.get(name);
       if (!kept) return undefined;
@@ -94,6 +104,7 @@ export class HttpBytes {
 
   /** Lets go of every string held (the channel closed). */
   clear(): void {
+    clearTimeout(this.sweep);
     this.sending.clear();
     this.waiting.clear();
     this.waitingBytes = 0;
@@ -127,8 +138,14 @@ export class HttpBytes {
     const length = Number(response.headers.get('content-length') ?? Number.NaN);
     if (length < RAW_MESSAGE_BYTES) return response;
     const chunks: Buffer[] = [];
-    for await (const chunk of response.body) chunks.push(asBuffer(chunk));
-    return rebuilt(response, this.mark(chunks) ?? Buffer.concat(chunks));
+    let bytes = 0;
+    for await (const chunk of response.body) {
+      chunks.push(asBuffer(chunk));
+      bytes += chunk.length;
+    }
+    // A small body read because its length was not said is not a large message.
+    const text = bytes >= RAW_MESSAGE_BYTES ? this.mark(chunks) : undefined;
+    return rebuilt(response, text ?? Buffer.concat(chunks, bytes));
   }
 
   /**
@@ -141,13 +158,14 @@ export class HttpBytes {
     for (const chunk of chunks) bytes += chunk.length;
     // Its read buffers are freed soon after, as a stdio backend's are.
     noteLargeRead(bytes);
-    this.letGo(Date.now() - UNCLAIMED_MS, MAX_UNCLAIMED_BYTES);
+    const now = performance.now();
+    this.letGo(now - UNCLAIMED_MS, MAX_UNCLAIMED_BYTES);
     const names: string[] = [];
     const text = markLargeStrings(chunks, (strings) => {
       const name = this.name('h');
-      let size = 0;
-      for (const s of strings) size += s.length;
-      this.waiting.set(name, { bytes: strings, size, at: Date.now() });
+      // What a view keeps alive is its whole buffer (small reads are joined into one).
+      const size = [...new Set(strings.map((s) => s.buffer))].reduce((n, b) => n + b.byteLength, 0);
+      this.waiting.set(name, { bytes: strings, size, at: now });
       this.waitingBytes += size;
       names.push(name);
       return name;
@@ -155,18 +173,31 @@ export class HttpBytes {
     if (text === undefined) return undefined;
     try {
       JSON.parse(text);
-      return text;
     } catch {
       for (const name of names) this.unkeep(name);
       return undefined;
     }
+    this.sweepLater();
+    return text;
   };
+
+  /** Looks again once UNCLAIMED_MS has passed, while strings are held. */
+  private sweepLater(): void {
+    if (this.sweep !== undefined) return;
+    this.sweep = setTimeout(() => {
+      this.sweep = undefined;
+      this.letGo(performance.now() - UNCLAIMED_MS, 0);
+      if (this.waiting.size > 0) this.sweepLater();
+    }, UNCLAIMED_MS);
+    this.sweep.unref();
+  }
 
   /** Lets go of strings kept before `before`, then of the oldest while more than `most` bytes are held. */
   private letGo(before: number, most: number): void {
     for (const [name, kept] of this.waiting) {
       if (kept.at >= before && (most === 0 || this.waitingBytes <= most)) break;
       this.unkeep(name);
+      this.watchUntil = performance.now() + WATCH_MS;
     }
   }
 

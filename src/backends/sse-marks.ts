@@ -61,13 +61,26 @@ class SseEvents {
   private lineBytes = 0;
   /** The last byte was a CR ending a line: an LF next belongs to that line's end. */
   private afterCr = false;
+  /** ...and that line was the blank one ending the event passed on last. */
+  private eventAfterCr = false;
 
+  /**
+   * Tells `event` of each event the chunk completes; and, after an event that ended in a lone CR,
+   * passes on at once what shows that CR ended the line: a parser holds a final CR until the next
+   * byte, which here would otherwise wait with the next event's until it is whole.
+   */
   push(chunk: Buffer, event: (parts: Buffer[], bytes: number) => void): void {
     let from = 0;
     let i = 0;
     if (this.afterCr && chunk.length > 0) {
       this.afterCr = false;
       if (chunk[0] === LF) i = 1;
+      if (this.eventAfterCr) {
+        // The CR's own LF, or one added: CR LF ends a line as a lone CR does.
+        event([i === 1 ? chunk.subarray(0, 1) : Buffer.of(LF)], 1);
+        from = i;
+      }
+      this.eventAfterCr = false;
     }
     while (i < chunk.length) {
       const t = lineEnd(chunk, i);
@@ -88,6 +101,10 @@ class SseEvents {
         this.pending = [];
         this.pendingBytes = 0;
         from = next;
+        if (chunk[t] === CR && next === t + 1) {
+          if (next === chunk.length) this.eventAfterCr = true;
+          else event([Buffer.of(LF)], 1);
+        }
       }
       i = next;
     }

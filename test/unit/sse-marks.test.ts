@@ -181,3 +181,37 @@ test('a reader that stops reading cancels the response under it, and an error in
     /reset/,
   );
 });
+
+test(
+  'after an event ending in a lone CR, what shows the CR ended the line passes at once',
+  { timeout: 10_000 },
+  async () => {
+    let source!: ReadableStreamDefaultController<Uint8Array>;
+    const reader = markingSse(
+      new ReadableStream<Uint8Array>({ start: (controller) => void (source = controller) }),
+      () => undefined,
+    ).getReader();
+    /** Reads until `text` has come, which must be all that comes. */
+    const reads = async (text: string) => {
+      let got = '';
+      while (got.length < text.length) got += Buffer.from((await reader.read()).value!).toString();
+      assert.equal(got, text);
+    };
+    // A read cut between the blank line's CR and its LF: the LF goes on alone, not with event b.
+    source.enqueue(Buffer.from('data: a\r\n\r'));
+    await reads('data: a\r\n\r');
+    source.enqueue(Buffer.from('\ndata: b'));
+    await reads('\n');
+    // A lone CR ending event b, with more after it: an LF is added (CR LF ends a line as CR does).
+    source.enqueue(Buffer.from('\n\rdata: c'));
+    await reads('data: b\n\r\n');
+    // A lone CR at the end of a read, then another event's first byte: an LF is added then.
+    source.enqueue(Buffer.from('\n\r'));
+    await reads('data: c\n\r');
+    source.enqueue(Buffer.from('d'));
+    await reads('\n');
+    source.close();
+    await reads('d');
+    assert.equal((await reader.read()).done, true);
+  },
+);

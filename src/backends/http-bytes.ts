@@ -90,15 +90,13 @@ export class HttpBytes {
   /** A message the SDK parsed, its marks put back; undefined when a mark is unknown (let go as unclaimed). */
   incoming(message: unknown): unknown {
     const now = performance.now();
-    this.letGo(now - UNCLAIMED_MS, 0);
+    this.letGo(now - UNCLAIMED_MS, Infinity);
     // With none held and none let go lately, no message the SDK hands on can hold a mark.
     if (this.waiting.size === 0 && now >= this.watchUntil) return message;
     return restoreMarks(message, (name) => {
       const kept = this.waiting.get(name);
-      if (!kept) return undefined;
-      this.waiting.delete(name);
-      this.waitingBytes -= kept.size;
-      return kept.bytes;
+      this.unkeep(name);
+      return kept?.bytes;
     });
   }
 
@@ -186,7 +184,7 @@ export class HttpBytes {
     if (this.sweep !== undefined) return;
     this.sweep = setTimeout(() => {
       this.sweep = undefined;
-      this.letGo(performance.now() - UNCLAIMED_MS, 0);
+      this.letGo(performance.now() - UNCLAIMED_MS, Infinity);
       if (this.waiting.size > 0) this.sweepLater();
     }, UNCLAIMED_MS);
     this.sweep.unref();
@@ -195,7 +193,7 @@ export class HttpBytes {
   /** Lets go of strings kept before `before`, then of the oldest while more than `most` bytes are held. */
   private letGo(before: number, most: number): void {
     for (const [name, kept] of this.waiting) {
-      if (kept.at >= before && (most === 0 || this.waitingBytes <= most)) break;
+      if (kept.at >= before && this.waitingBytes <= most) break;
       this.unkeep(name);
       this.watchUntil = performance.now() + WATCH_MS;
     }

@@ -99,19 +99,22 @@ function transportOptions(config: HttpBackendConfig, options: HttpChannelOptions
   return { url, outbound, fetch: bytes.fetch(outbound), requestInit: { headers: { ...config.headers } } };
 }
 
-export function streamableHttpChannel(config: HttpBackendConfig, options: HttpChannelOptions): Channel {
+/** One of the SDK's client transports as a channel. */
+function channelOver(
+  Kind: typeof StreamableHTTPClientTransport | typeof SSEClientTransport,
+  config: HttpBackendConfig,
+  options: HttpChannelOptions,
+): Channel {
   const bytes = new HttpBytes();
   const { url, outbound, ...rest } = transportOptions(config, options, bytes);
-  return new HttpChannel(
-    new StreamableHTTPClientTransport(url, rest) as unknown as Transport,
-    bytes,
-    outbound,
-  );
+  return new HttpChannel(new Kind(url, rest) as unknown as Transport, bytes, outbound);
+}
+
+export function streamableHttpChannel(config: HttpBackendConfig, options: HttpChannelOptions): Channel {
+  return channelOver(StreamableHTTPClientTransport, config, options);
 }
 
 export function sseChannel(config: HttpBackendConfig, options: HttpChannelOptions): Channel {
   // The SDK sends requestInit's headers (auth) on the GET that opens the event stream too.
-  const bytes = new HttpBytes();
-  const { url, outbound, ...rest } = transportOptions(config, options, bytes);
-  return new HttpChannel(new SSEClientTransport(url, rest) as unknown as Transport, bytes, outbound);
+  return channelOver(SSEClientTransport, config, options);
 }

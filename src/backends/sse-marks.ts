@@ -72,6 +72,7 @@ class SseEvents {
   push(chunk: Buffer, event: (parts: Buffer[], bytes: number) => void): void {
     let from = 0;
     let i = 0;
+    const ends = new LineEnds(chunk);
     if (this.afterCr && chunk.length > 0) {
       this.afterCr = false;
       if (chunk[0] === LF) i = 1;
@@ -83,7 +84,7 @@ class SseEvents {
       this.eventAfterCr = false;
     }
     while (i < chunk.length) {
-      const t = lineEnd(chunk, i);
+      const t = ends.next(i);
       if (t === -1) {
         this.lineBytes += chunk.length - i;
         break;
@@ -133,12 +134,13 @@ class SseEvents {
  */
 function marked(event: Buffer[], mark: (data: Buffer[]) => string | undefined): Buffer | undefined {
   const bytes = new ByteLine(event);
+  const ends = new LineEnds(bytes);
   const others: Buffer[] = [];
   const data: Buffer[] = [];
   let dataAt = -1;
   let type = 'message';
   for (let start = 0; start < bytes.length;) {
-    const t = lineEnd(bytes, start);
+    const t = ends.next(start);
     const end = t === -1 ? bytes.length : t;
     const next = t === -1 ? end : bytes.at(t) === CR && bytes.at(t + 1) === LF ? t + 2 : t + 1;
     if (end > start) {
@@ -177,11 +179,23 @@ function fieldValue(bytes: ByteLine, start: number, end: number, name: Buffer): 
   return bytes.at(after + 1) === 0x20 ? after + 2 : after + 1;
 }
 
-/** The next CR or LF at or after `from`, or -1. */
-function lineEnd(bytes: { indexOf(byte: number, from: number): number }, from: number): number {
-  const lf = bytes.indexOf(LF, from);
-  const cr = bytes.indexOf(CR, from);
-  return lf === -1 ? cr : cr === -1 ? lf : Math.min(lf, cr);
+/**
+ * The line ends of some bytes, found in order. Each of CR and LF is searched for once past where it
+ * was last found, not from every line: a chunk of many short lines and no CR is not searched to its
+ * end for a CR once per line.
+ */
+class LineEnds {
+  private lf = -2;
+  private cr = -2;
+
+  constructor(private readonly bytes: { indexOf(byte: number, from: number): number }) {}
+
+  /** The first CR or LF at or after `from` (which only grows), or -1. */
+  next(from: number): number {
+    if (this.lf !== -1 && this.lf < from) this.lf = this.bytes.indexOf(LF, from);
+    if (this.cr !== -1 && this.cr < from) this.cr = this.bytes.indexOf(CR, from);
+    return this.lf === -1 ? this.cr : this.cr === -1 ? this.lf : Math.min(this.lf, this.cr);
+  }
 }
 
 function startsWithBom(event: Buffer[]): boolean {

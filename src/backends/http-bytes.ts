@@ -4,11 +4,14 @@
 //   from the strings' own bytes where the marks are;
 // - a large response (a JSON body, or an SSE message event) reaches the SDK with its large strings
 //   as marks, and each message the SDK parses has its marks put back as bytes (or text where
-//   switchboard reads it) before switchboard sees it.
+//   switchboard reads it) before switchboard sees it;
+// - a response is kept to limits.maxMessageBytes, as a stdio backend's lines are: a body over it
+//   fails the call it answers, an SSE event over it is dropped (read, never held).
 // The SDK decodes, parses and encodes only the small rest of such a message. A mark is RAW_MARK
 // (random per process) and a name with a part random per channel, so nothing a peer sends can
 // name another call's bytes.
 import { randomBytes } from 'node:crypto';
+import { LocalError } from '../errors/errors.js';
 import { performance } from 'node:perf_hooks';
 import { mapRaw, RAW_MARK, spliceMarks, type RawText } from '../encoding/raw-text.js';
 import type { BodyParts, FetchLike, OutboundFetch, OutboundInit } from '../net/outbound.js';
@@ -43,6 +46,13 @@ class SentMark {
   }
 }
 
+export interface HttpBytesLimits {
+  /** limits.maxMessageBytes: the largest body (or SSE event) read from the backend. */
+  maxMessageBytes: number;
+  /** Told of each SSE event dropped for being over it, with its size. */
+  dropped(bytes: number): void;
+}
+
 interface Sending {
   raw: RawText;
   /** The names of the marks of the message it is in, in the order JSON.stringify writes them. */
@@ -63,12 +73,17 @@ export class HttpBytes {
   /** Lets go of unclaimed strings while the backend is quiet. */
   private sweep: NodeJS.Timeout | undefined;
 
-  /** `inner` with request bodies written from their strings' bytes and large responses marked. */
+  constructor(private readonly limits: HttpBytesLimits) {}
+
+  /**
+   * `inner` with request bodies written from their strings' bytes, and responses kept to the
+   * message limit and their large messages marked.
+   */
   fetch(inner: OutboundFetch): FetchLike {
     return async (input, init) => {
       const body = this.spliced(init?.body);
       const response = await inner(input, body === init?.body ? init : { ...init, body });
-      return this.marked(response);
+      return this.received(response);
     };
   }
 
@@ -128,21 +143,46 @@ export class HttpBytes {
     return { parts, bytes: spliced.bytes } satisfies BodyParts;
   }
 
-  private async marked(response: Response): Promise<Response> {
-    if (!response.ok || !response.body) return response;
+  /**
+   * The response as the SDK should read it. An event stream's events are bounded and marked one by
+   * one (sse-marks.ts); any other body is one message (or the text of an error) and is refused whole
+   * past the limit, before the SDK reads any of it.
+   */
+  private async received(response: Response): Promise<Response> {
+    if (!response.body) return response;
     const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type === 'text/event-stream') return rebuilt(response, markingSse(response.body, this.mark));
-    if (type !== 'application/json') return response;
+    const { maxMessageBytes } = this.limits;
+    if (response.ok && type === 'text/event-stream') {
+      return rebuilt(
+        response,
+        markingSse(response.body, {
+          mark: this.mark,
+          maxEventBytes: maxMessageBytes,
+          dropped: (bytes) => this.limits.dropped(bytes),
+        }),
+      );
+    }
     const length = Number(response.headers.get('content-length') ?? Number.NaN);
-    if (length < RAW_MESSAGE_BYTES) return response;
+    if (length > maxMessageBytes) {
+      void response.body.cancel().catch(() => {});
+      throw tooLarge(length, maxMessageBytes);
+    }
+    const markable = response.ok && type === 'application/json';
+    // A length within the limit, and nothing to mark in it: as it came.
+    if (length <= maxMessageBytes && !(markable && length >= RAW_MESSAGE_BYTES)) return response;
     const chunks: Buffer[] = [];
     let bytes = 0;
     for await (const chunk of response.body) {
-      chunks.push(asBuffer(chunk));
       bytes += chunk.length;
+      // A body without a length (or longer than it said) is counted as it comes, not held past the limit.
+      if (bytes > maxMessageBytes) {
+        void response.body.cancel().catch(() => {});
+        throw tooLarge(bytes, maxMessageBytes, 'at least ');
+      }
+      chunks.push(asBuffer(chunk));
     }
     // A small body read because its length was not said is not a large message.
-    const text = bytes >= RAW_MESSAGE_BYTES ? this.mark(chunks) : undefined;
+    const text = markable && bytes >= RAW_MESSAGE_BYTES ? this.mark(chunks) : undefined;
     return rebuilt(response, text ?? Buffer.concat(chunks, bytes));
   }
 
@@ -209,6 +249,15 @@ export class HttpBytes {
   private name(kind: 's' | 'h'): string {
     return `${kind}${this.prefix}${this.next++}`;
   }
+}
+
+/** A body over the message limit: only the call it answers fails, with the sizes named. */
+function tooLarge(bytes: number, limit: number, atLeast = ''): LocalError {
+  return new LocalError(
+    'backend_message_too_large',
+    `the backend answered with ${atLeast}${bytes} bytes, over the message limit of ${limit} bytes (limits.maxMessageBytes); it was not read`,
+    { data: { bytes, limit } },
+  );
 }
 
 /** The response with another body (its length no longer the one the backend sent). */

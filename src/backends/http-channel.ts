@@ -7,14 +7,50 @@
 import { SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { HttpBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
+import { LocalError } from '../errors/errors.js';
+import type { Logger } from '../log.js';
 import { backendDestination, outboundFetch, type LookupFunction } from '../net/outbound.js';
 import { HttpBytes, MAX_UNCLAIMED_BYTES, UNCLAIMED_MS } from './http-bytes.js';
 
 export interface HttpChannelOptions {
   /** The backend's name (error messages name it). */
   name: string;
+  log: Logger;
+  /** limits.maxMessageBytes: the largest message read from the backend. */
+  maxMessageBytes: number;
   /** Resolves host names; tests inject one (default: dns.lookup). */
   lookup?: LookupFunction | undefined;
+}
+
+/** SSE events the backend sent over the message limit, each dropped as it was read. */
+class DroppedEvents {
+  count = 0;
+  last = 0;
+
+  constructor(private readonly options: HttpChannelOptions) {}
+
+  readonly add = (bytes: number): void => {
+    this.count++;
+    this.last = bytes;
+    this.options.log.warn(
+      { backend: this.options.name, bytes, limit: this.options.maxMessageBytes },
+      'backend sent an SSE event over limits.maxMessageBytes; dropped',
+    );
+  };
+
+  /**
+   * Why a request's response stream ended without its answer, when an event was dropped since the
+   * request was sent (most likely its answer: the stream cannot say).
+   */
+  since(before: number): LocalError | undefined {
+    if (this.count === before) return undefined;
+    const { maxMessageBytes: limit } = this.options;
+    return new LocalError(
+      'backend_message_too_large',
+      `the backend ended its response stream without an answer, after an event of ${this.last} bytes or more that was over the message limit of ${limit} bytes (limits.maxMessageBytes) and dropped`,
+      { data: { bytes: this.last, limit } },
+    );
+  }
 }
 
 /** What the SDK's client transports offer that a channel uses. */
@@ -28,6 +64,7 @@ class HttpChannel implements Channel {
     private readonly transport: Transport,
     private readonly bytes: HttpBytes,
     private readonly fetch: { close(): void },
+    private readonly dropped: DroppedEvents,
   ) {}
 
   start(): Promise<void> {
@@ -36,8 +73,13 @@ class HttpChannel implements Channel {
 
   async send(...[message, options]: Parameters<Channel['send']>): Promise<void> {
     const sent = this.bytes.outgoing(message);
+    const ended = options?.onRequestStreamEnd;
+    const before = this.dropped.count;
     try {
-      await this.transport.send(sent.message, options);
+      await this.transport.send(
+        sent.message,
+        ended ? { ...options, onRequestStreamEnd: () => ended(this.dropped.since(before)) } : options,
+      );
     } finally {
       sent.release();
     }
@@ -105,9 +147,10 @@ function channelOver(
   config: HttpBackendConfig,
   options: HttpChannelOptions,
 ): Channel {
-  const bytes = new HttpBytes();
+  const dropped = new DroppedEvents(options);
+  const bytes = new HttpBytes({ maxMessageBytes: options.maxMessageBytes, dropped: dropped.add });
   const { url, outbound, ...rest } = transportOptions(config, options, bytes);
-  return new HttpChannel(new Kind(url, rest) as unknown as Transport, bytes, outbound);
+  return new HttpChannel(new Kind(url, rest) as unknown as Transport, bytes, outbound, dropped);
 }
 
 export function streamableHttpChannel(config: HttpBackendConfig, options: HttpChannelOptions): Channel {

@@ -1,6 +1,7 @@
 // An SSE response from an HTTP backend on its way to the MCP SDK's parser: each event is passed on
 // as the bytes it came in, unless its data is a large message, which goes on with its large
-// strings as marks (http-bytes.ts) so that the SDK decodes and parses only the rest of it.
+// strings as marks (http-bytes.ts) so that the SDK decodes and parses only the rest of it, or it is
+// over the message limit, which is dropped (read to its end, never held whole).
 import { ByteLine } from '../encoding/byte-line.js';
 import { RAW_MESSAGE_BYTES } from '../jsonrpc/wire-parse.js';
 
@@ -11,18 +12,33 @@ const EVENT = Buffer.from('event');
 const NEWLINE = Buffer.of(LF);
 const RETURN = Buffer.of(CR);
 
+export interface SseOptions {
+  /**
+   * Offered the data of each event of RAW_MESSAGE_BYTES or more (its lines joined by LF, as a
+   * parser joins them) to answer with marks in, or undefined to leave the event as it came.
+   */
+  mark(data: Buffer[]): string | undefined;
+  /** The most bytes an event may take (its field lines and line ends): past it, it is dropped. */
+  maxEventBytes: number;
+  /**
+   * Told of each event dropped (one the stream ended in too), with its size: to its blank line's
+   * CR when the LF after that came in the next read.
+   */
+  dropped(bytes: number): void;
+}
+
 /**
- * `source`, SSE bytes, with `mark` offered the data of each event of RAW_MESSAGE_BYTES or more (its
- * lines joined by LF, as a parser joins them) to answer with marks in, or undefined to leave the
- * event as it came. Read as it is read (not a TransformStream: every response of an HTTP backend
- * passes here, and a pull costs a fraction of a transform's promises).
+ * `source`, SSE bytes, each event passed on, marked or dropped (see SseOptions). Read as it is read
+ * (not a TransformStream: every response of an HTTP backend passes here, and a pull costs a
+ * fraction of a transform's promises).
  */
 export function markingSse(
   source: ReadableStream<Uint8Array>,
-  mark: (data: Buffer[]) => string | undefined,
+  options: SseOptions,
 ): ReadableStream<Uint8Array> {
+  const { mark } = options;
   const reader = source.getReader();
-  const events = new SseEvents();
+  const events = new SseEvents(options.maxEventBytes, options.dropped);
   let first = true;
   return new ReadableStream<Uint8Array>(
     {
@@ -53,16 +69,27 @@ export function markingSse(
   );
 }
 
-/** Splits SSE bytes into whole events (each ending in its blank line), without copying them. */
+/**
+ * Splits SSE bytes into whole events (each ending in its blank line), without copying them. An event
+ * past `maxBytes` is let go as it is read and reported once it ends: what is held of one is never
+ * much more than the limit (a chunk past it), however long it runs.
+ */
 class SseEvents {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
+  /** Bytes of the event under way, once it is past the limit (undefined while within it). */
+  private skipped: number | undefined;
   /** Bytes of the line under way (before its end). */
   private lineBytes = 0;
   /** The last byte was a CR ending a line: an LF next belongs to that line's end. */
   private afterCr = false;
-  /** ...and that line was the blank one ending the event passed on last. */
-  private eventAfterCr = false;
+  /** ...and that line was the blank one ending the event passed on (or dropped) last. */
+  private eventAfterCr: 'passed' | 'dropped' | undefined;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly dropped: (bytes: number) => void,
+  ) {}
 
   /**
    * Tells `event` of each event the chunk completes; and, after an event that ended in a lone CR,
@@ -76,12 +103,11 @@ class SseEvents {
     if (this.afterCr && chunk.length > 0) {
       this.afterCr = false;
       if (chunk[0] === LF) i = 1;
-      if (this.eventAfterCr) {
-        // The CR's own LF, or one added: CR LF ends a line as a lone CR does.
-        event([i === 1 ? chunk.subarray(0, 1) : Buffer.of(LF)], 1);
-        from = i;
-      }
-      this.eventAfterCr = false;
+      // The CR's own LF, or one added: CR LF ends a line as a lone CR does.
+      if (this.eventAfterCr === 'passed') event([i === 1 ? chunk.subarray(0, 1) : Buffer.of(LF)], 1);
+      // An LF ending a dropped event goes with it.
+      if (this.eventAfterCr !== undefined) from = i;
+      this.eventAfterCr = undefined;
     }
     while (i < chunk.length) {
       const t = ends.next(i);
@@ -98,13 +124,21 @@ class SseEvents {
       }
       if (blank) {
         this.take(chunk.subarray(from, next));
-        event(this.pending, this.pendingBytes);
-        this.pending = [];
-        this.pendingBytes = 0;
         from = next;
+        const skipped = this.skipped;
+        if (skipped !== undefined) {
+          // Nothing of it was passed on: the parser is still where the last event left it.
+          this.skipped = undefined;
+          this.dropped(skipped);
+        } else {
+          event(this.pending, this.pendingBytes);
+          this.pending = [];
+          this.pendingBytes = 0;
+        }
+        // A lone CR ended it (so far: the next chunk may start with its LF).
         if (chunk[t] === CR && next === t + 1) {
-          if (next === chunk.length) this.eventAfterCr = true;
-          else event([Buffer.of(LF)], 1);
+          if (next === chunk.length) this.eventAfterCr = skipped === undefined ? 'passed' : 'dropped';
+          else if (skipped === undefined) event([Buffer.of(LF)], 1);
         }
       }
       i = next;
@@ -112,18 +146,28 @@ class SseEvents {
     if (from < chunk.length) this.take(chunk.subarray(from));
   }
 
-  /** What is left of an event the stream did not finish. */
+  /** What is left of an event the stream did not finish (nothing of one past the limit). */
   rest(): Buffer[] {
     const rest = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
+    if (this.skipped !== undefined) this.dropped(this.skipped);
+    this.skipped = undefined;
     return rest;
   }
 
   private take(part: Buffer): void {
     if (part.length === 0) return;
+    if (this.skipped !== undefined) {
+      this.skipped += part.length;
+      return;
+    }
     this.pending.push(part);
     this.pendingBytes += part.length;
+    if (this.pendingBytes <= this.maxBytes) return;
+    this.skipped = this.pendingBytes;
+    this.pending = [];
+    this.pendingBytes = 0;
   }
 }
 

@@ -53,6 +53,14 @@ const LOCAL = {
     fault: 'backend',
     description: 'The backend (or an in-process handler) did not answer within its time limit.',
   },
+  backend_message_too_large: {
+    group: 'backend',
+    code: WIRE.INTERNAL_ERROR,
+    expose: true,
+    fault: 'backend',
+    description:
+      "An HTTP backend's answer over `limits.maxMessageBytes`: refused before it was read, and only that call fails (`data.bytes` and `data.limit` give both sizes); an SSE event over it is dropped, and a call whose stream then ends without its answer fails with this too. A stdio backend that sends such a line is stopped (`backend_closed`).",
+  },
   backend_protocol_error: {
     group: 'backend',
     code: WIRE.INTERNAL_ERROR,

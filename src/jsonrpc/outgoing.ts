@@ -152,6 +152,11 @@ export class OutgoingRequests<C = undefined> {
     return true;
   }
 
+  /** Whether the request is still waiting for its answer. */
+  waiting(id: RequestId): boolean {
+    return this.pending.has(id);
+  }
+
   /** Fails one waiting request with `reason`; false when it is not waiting (answered already). */
   fail(id: RequestId, reason: Error): boolean {
     const p = this.take(id);

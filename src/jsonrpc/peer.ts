@@ -32,7 +32,7 @@ export interface RequestOptions {
 interface Exchange {
   requestSignal: AbortSignal | undefined;
   headers: Record<string, string> | undefined;
-  onRequestStreamEnd: () => void;
+  onRequestStreamEnd: (error?: Error) => void;
   origin: RequestOrigin | undefined;
 }
 
@@ -47,7 +47,7 @@ class SentWith implements Exchange {
   constructor(
     signal: AbortSignal | LazyAbort | undefined,
     readonly headers: Record<string, string> | undefined,
-    readonly onRequestStreamEnd: () => void,
+    readonly onRequestStreamEnd: (error?: Error) => void,
     readonly origin: RequestOrigin | undefined,
   ) {
     this.#signal = signal;
@@ -93,8 +93,12 @@ export class RpcPeer {
       sendCancel: (notice) => this.notify(notice.method, notice.params),
       cancelReason: (signal) => (signal.reason instanceof Error ? signal.reason.message : 'cancelled'),
       errors: {
+        // An answer over the message limit was refused as it came (http-bytes.ts): the call fails
+        // with that, not as a send that failed.
         undelivered: (_method, err) =>
-          new LocalError('backend_unavailable', `send failed: ${messageOf(err)}`, { cause: err }),
+          err instanceof LocalError && err.code === 'backend_message_too_large'
+            ? err
+            : new LocalError('backend_unavailable', `send failed: ${messageOf(err)}`, { cause: err }),
       },
     });
     channel.onmessage = (m) => this.engine.receive(m, this.inbound);
@@ -121,9 +125,11 @@ export class RpcPeer {
     let id: RequestId | undefined;
     // Over HTTP, a response stream that ends without the answer (a backend that closed it for
     // polling and refused the resume, or stopped retrying) fails the request now, not at its timeout.
-    const onRequestStreamEnd = () => {
+    const onRequestStreamEnd = (error?: Error) => {
+      // Most streams end after their answer: nothing is made for those.
+      if (id === undefined || !this.engine.outgoing.waiting(id)) return;
       const reason = `${method}: the backend ended its response stream without an answer`;
-      if (id !== undefined) this.engine.outgoing.fail(id, new LocalError('backend_unavailable', reason));
+      this.engine.outgoing.fail(id, error ?? new LocalError('backend_unavailable', reason));
     };
     const answer = this.engine.outgoing.request(method, params, {
       signal,

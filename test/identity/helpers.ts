@@ -9,6 +9,8 @@ import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } 
 import { streamableHttpChannel } from '../../src/backends/http-channel.js';
 import type { LookupFunction } from '../../src/net/outbound.js';
 import { HttpBackend } from '../../src/config/schema.js';
+import { silentLogger } from '../../src/log.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/public/bridge-client/constants.js';
 import { initialize, rawPost, type RawResponse } from '../gateway/harness.js';
 
 export const ISSUER = 'https://auth.example.test/';
@@ -110,7 +112,12 @@ export async function toolsThrough(
   entry: object,
   lookup?: LookupFunction,
 ): Promise<string[]> {
-  const channel = streamableHttpChannel(HttpBackend.parse(entry), { name: 'remote', lookup });
+  const channel = streamableHttpChannel(HttpBackend.parse(entry), {
+    name: 'remote',
+    lookup,
+    log: silentLogger,
+    maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
+  });
   const client = new Client({ name: 'probe', version: '1.0.0' });
   t.after(() => client.close());
   await client.connect(channel as never);

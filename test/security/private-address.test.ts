@@ -20,7 +20,13 @@ test('a backend whose name resolves to loopback is refused with an error naming 
   const gateway = new Gateway({
     config,
     log: silentLogger,
-    channel: (name) => streamableHttpChannel(HttpBackend.parse(config.servers[name]), { name, lookup }),
+    channel: (name) =>
+      streamableHttpChannel(HttpBackend.parse(config.servers[name]), {
+        name,
+        lookup,
+        log: silentLogger,
+        maxMessageBytes: config.limits.maxMessageBytes,
+      }),
   });
   t.after(() => gateway.stop());
   const { failed } = await gateway.start();

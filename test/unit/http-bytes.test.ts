@@ -9,6 +9,9 @@ import { plain, RawText } from '../../src/encoding/raw-text.js';
 import type { BodyParts, OutboundInit } from '../../src/net/outbound.js';
 import { parseWire } from '../../src/jsonrpc/wire-parse.js';
 
+/** A message limit nothing here comes near (the largest message is 8 MiB). */
+const LIMITS = { maxMessageBytes: 64 * 1024 * 1024, dropped: () => assert.fail('nothing is dropped') };
+
 const TEXT = 'é"\\\n😀 '.repeat(30_000);
 
 function parsed(message: unknown): unknown {
@@ -16,7 +19,7 @@ function parsed(message: unknown): unknown {
 }
 
 test('a request is written from its strings’ bytes: the same JSON the SDK would have written', async () => {
-  const bytes = new HttpBytes();
+  const bytes = new HttpBytes(LIMITS);
   const message = parsed({
     jsonrpc: '2.0',
     id: 1,
@@ -62,7 +65,7 @@ test('a request is written from its strings’ bytes: the same JSON the SDK woul
 });
 
 test('a large JSON answer reaches the SDK marked and comes out of it as bytes', async () => {
-  const bytes = new HttpBytes();
+  const bytes = new HttpBytes(LIMITS);
   const answer = {
     jsonrpc: '2.0',
     id: 2,
@@ -87,7 +90,7 @@ test('a large JSON answer reaches the SDK marked and comes out of it as bytes', 
 });
 
 test('a large answer that is not JSON, or an SSE event that is not a message, reaches the SDK as it came', async () => {
-  const bytes = new HttpBytes();
+  const bytes = new HttpBytes(LIMITS);
   const broken = `{"jsonrpc":"2.0","id":1,"result":{"text":"${'x'.repeat(70_000)}"},]`;
   const json = bytes.fetch(
     async () => new Response(broken, { headers: { 'content-type': 'application/json' } }),
@@ -103,7 +106,7 @@ test('a large answer that is not JSON, or an SSE event that is not a message, re
 test('marks held past UNCLAIMED_MS are let go, and a message naming them is dropped, even with none held', async (t) => {
   let now = 1_000_000;
   t.mock.method(performance, 'now', () => now);
-  const bytes = new HttpBytes();
+  const bytes = new HttpBytes(LIMITS);
   const body = () =>
     JSON.stringify({ jsonrpc: '2.0', id: 3, result: { content: [{ type: 'text', text: TEXT }] } });
   const fetch = bytes.fetch(
@@ -122,7 +125,7 @@ test('marks held past UNCLAIMED_MS are let go, and a message naming them is drop
 });
 
 test('past MAX_UNCLAIMED_BYTES the oldest unclaimed strings are let go, never those of the message being read', async () => {
-  const bytes = new HttpBytes();
+  const bytes = new HttpBytes(LIMITS);
   const big = 'y'.repeat(8 * 1024 * 1024);
   const body = JSON.stringify({ jsonrpc: '2.0', id: 4, result: { content: [{ type: 'text', text: big }] } });
   const fetch = bytes.fetch(

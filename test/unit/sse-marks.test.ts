@@ -3,13 +3,18 @@
 // a reference reading of the format (lines end in CRLF, CR or LF; a blank line ends an event).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { markingSse } from '../../src/backends/sse-marks.js';
+import { markingSse, type SseOptions } from '../../src/backends/sse-marks.js';
 import { RAW_MESSAGE_BYTES } from '../../src/jsonrpc/wire-parse.js';
 
 interface Event {
   id?: string;
   event?: string;
   data: string;
+}
+
+/** The pass with `mark` and no limit an event here comes near. */
+function unlimited(mark: SseOptions['mark']): SseOptions {
+  return { mark, maxEventBytes: Number.MAX_SAFE_INTEGER, dropped: () => assert.fail('nothing is dropped') };
 }
 
 /** The events of a complete SSE text, read as the format says. */
@@ -39,9 +44,21 @@ function reference(text: string): Event[] {
   return events;
 }
 
-/** Runs `bytes` through the pass in the given pieces; the marker names each large data's length. */
-async function pass(pieces: Buffer[]): Promise<{ out: Buffer; offered: string[] }> {
+/**
+ * Runs `bytes` through the pass in the given pieces; the marker names each large data's length.
+ * With `limit`, events past it are dropped (their sizes in `dropped`).
+ */
+async function pass(
+  pieces: Buffer[],
+  limit?: number,
+): Promise<{ out: Buffer; offered: string[]; dropped: number[] }> {
   const offered: string[] = [];
+  const dropped: number[] = [];
+  const options = unlimited((data) => {
+    const text = Buffer.concat(data).toString('utf8');
+    offered.push(text);
+    return text.startsWith('{') ? `{"marked":${text.length}}` : undefined;
+  });
   const stream = markingSse(
     new ReadableStream<Uint8Array>({
       start(controller) {
@@ -49,15 +66,11 @@ async function pass(pieces: Buffer[]): Promise<{ out: Buffer; offered: string[] 
         controller.close();
       },
     }),
-    (data) => {
-      const text = Buffer.concat(data).toString('utf8');
-      offered.push(text);
-      return text.startsWith('{') ? `{"marked":${text.length}}` : undefined;
-    },
+    limit === undefined ? options : { ...options, maxEventBytes: limit, dropped: (n) => dropped.push(n) },
   );
   const out: Buffer[] = [];
   for await (const chunk of stream) out.push(Buffer.from(chunk));
-  return { out: Buffer.concat(out), offered };
+  return { out: Buffer.concat(out), offered, dropped };
 }
 
 /** Deterministic pseudo-random numbers, so a failure can be replayed. */
@@ -102,6 +115,39 @@ test('small events go on byte for byte, however the bytes are cut', async () => 
     assert.deepEqual(offered, []);
     assert.ok(out.equals(bytes), `round ${round}: ${JSON.stringify(bytes.toString())}`);
   }
+});
+
+test('an event over the limit is dropped as it is read; the events around it go on, however cut', async () => {
+  const LIMIT = 1000;
+  const next = random(17);
+  // Each line end, and an event ended by a lone CR the next chunk may start with an LF after.
+  for (const [end, closing] of [
+    ['\n', '\n'],
+    ['\r\n', '\r\n'],
+    ['\r', '\r'],
+    ['\r', '\r\n'],
+  ] as const) {
+    const before = `id: a${end}data: {"small":1}${end}${closing}`;
+    const huge = `: note${end}event: message${end}data: ${'y'.repeat(3 * LIMIT)}${end}data: more${end}${closing}`;
+    const after = `data: tail${end}${closing}`;
+    const bytes = Buffer.from(before + huge + after);
+    for (let round = 0; round < 30; round++) {
+      const { out, dropped } = await pass(cut(bytes, next, 1 + Math.floor(next() * 700)), LIMIT);
+      const label = `${JSON.stringify(end + closing)} round ${round}`;
+      // Its size, less the LF of a closing CR LF that came in the next read.
+      const size = Buffer.byteLength(huge);
+      assert.equal(dropped.length, 1, label);
+      assert.ok(dropped[0] === size || (closing === '\r\n' && dropped[0] === size - 1), label);
+      assert.deepEqual(reference(out.toString()), reference(before + after), label);
+      // Nothing of the dropped event went on, not even the LF of its CR LF.
+      if (closing !== '\r') assert.equal(out.toString(), before + after, label);
+    }
+  }
+  // An event over the limit that the stream ends in: reported, nothing of it passed on.
+  const cutShort = Buffer.from(`data: {"small":1}\n\ndata: ${'z'.repeat(5000)}`);
+  const { out, dropped } = await pass(cut(cutShort, next, 300), LIMIT);
+  assert.deepEqual(dropped, [cutShort.length - 19]);
+  assert.equal(out.toString(), 'data: {"small":1}\n\n');
 });
 
 test('every cut of a stream with a large event gives the same events, the large one marked', async () => {
@@ -167,7 +213,10 @@ test('a reader that stops reading cancels the response under it, and an error in
     pull: (controller) => controller.enqueue(Buffer.from('data: x\n\n')),
     cancel: (reason) => void (cancelled = reason),
   });
-  const reader = markingSse(open, () => undefined).getReader();
+  const reader = markingSse(
+    open,
+    unlimited(() => undefined),
+  ).getReader();
   await reader.read();
   await reader.cancel('enough');
   assert.equal(cancelled, 'enough');
@@ -175,7 +224,10 @@ test('a reader that stops reading cancels the response under it, and an error in
     pull: (controller) => controller.error(new Error('reset')),
   });
   await assert.rejects(
-    markingSse(failing, () => undefined)
+    markingSse(
+      failing,
+      unlimited(() => undefined),
+    )
       .getReader()
       .read(),
     /reset/,
@@ -189,7 +241,7 @@ test(
     let source!: ReadableStreamDefaultController<Uint8Array>;
     const reader = markingSse(
       new ReadableStream<Uint8Array>({ start: (controller) => void (source = controller) }),
-      () => undefined,
+      unlimited(() => undefined),
     ).getReader();
     /** Reads until `text` has come, which must be all that comes. */
     const reads = async (text: string) => {

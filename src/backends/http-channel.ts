@@ -7,7 +7,6 @@
 import { SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { HttpBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
-import { LocalError } from '../errors/errors.js';
 import type { Logger } from '../log.js';
 import { backendDestination, outboundFetch, type LookupFunction } from '../net/outbound.js';
 import { HttpBytes, MAX_UNCLAIMED_BYTES, UNCLAIMED_MS } from './http-bytes.js';
@@ -22,37 +21,6 @@ export interface HttpChannelOptions {
   lookup?: LookupFunction | undefined;
 }
 
-/** SSE events the backend sent over the message limit, each dropped as it was read. */
-class DroppedEvents {
-  count = 0;
-  last = 0;
-
-  constructor(private readonly options: HttpChannelOptions) {}
-
-  readonly add = (bytes: number): void => {
-    this.count++;
-    this.last = bytes;
-    this.options.log.warn(
-      { backend: this.options.name, bytes, limit: this.options.maxMessageBytes },
-      'backend sent an SSE event over limits.maxMessageBytes; dropped',
-    );
-  };
-
-  /**
-   * Why a request's response stream ended without its answer, when an event was dropped since the
-   * request was sent (most likely its answer: the stream cannot say).
-   */
-  since(before: number): LocalError | undefined {
-    if (this.count === before) return undefined;
-    const { maxMessageBytes: limit } = this.options;
-    return new LocalError(
-      'backend_message_too_large',
-      `the backend ended its response stream without an answer, after an event of ${this.last} bytes or more that was over the message limit of ${limit} bytes (limits.maxMessageBytes) and dropped`,
-      { data: { bytes: this.last, limit } },
-    );
-  }
-}
-
 /** What the SDK's client transports offer that a channel uses. */
 type Transport = Omit<Channel, 'send'> & { send(message: unknown, options?: unknown): Promise<void> };
 
@@ -64,7 +32,6 @@ class HttpChannel implements Channel {
     private readonly transport: Transport,
     private readonly bytes: HttpBytes,
     private readonly fetch: { close(): void },
-    private readonly dropped: DroppedEvents,
   ) {}
 
   start(): Promise<void> {
@@ -73,13 +40,8 @@ class HttpChannel implements Channel {
 
   async send(...[message, options]: Parameters<Channel['send']>): Promise<void> {
     const sent = this.bytes.outgoing(message);
-    const ended = options?.onRequestStreamEnd;
-    const before = this.dropped.count;
     try {
-      await this.transport.send(
-        sent.message,
-        ended ? { ...options, onRequestStreamEnd: () => ended(this.dropped.since(before)) } : options,
-      );
+      await this.transport.send(sent.message, options);
     } finally {
       sent.release();
     }
@@ -147,10 +109,15 @@ function channelOver(
   config: HttpBackendConfig,
   options: HttpChannelOptions,
 ): Channel {
-  const dropped = new DroppedEvents(options);
-  const bytes = new HttpBytes({ maxMessageBytes: options.maxMessageBytes, dropped: dropped.add });
+  const { name: backend, maxMessageBytes, log } = options;
+  const dropped = (bytes: number) =>
+    log.warn(
+      { backend, bytes, limit: maxMessageBytes },
+      'backend sent an SSE event over limits.maxMessageBytes; dropped',
+    );
+  const bytes = new HttpBytes({ backend, maxMessageBytes, dropped });
   const { url, outbound, ...rest } = transportOptions(config, options, bytes);
-  return new HttpChannel(new Kind(url, rest) as unknown as Transport, bytes, outbound, dropped);
+  return new HttpChannel(new Kind(url, rest) as unknown as Transport, bytes, outbound);
 }
 
 export function streamableHttpChannel(config: HttpBackendConfig, options: HttpChannelOptions): Channel {

@@ -18,13 +18,12 @@ export interface SseOptions {
    * parser joins them) to answer with marks in, or undefined to leave the event as it came.
    */
   mark(data: Buffer[]): string | undefined;
-  /** The most bytes an event may take (its field lines and line ends): past it, it is dropped. */
+  /** The most bytes an event may hold before its blank line (its field lines and their ends). */
   maxEventBytes: number;
-  /**
-   * Told of each event dropped (one the stream ended in too), with its size: to its blank line's
-   * CR when the LF after that came in the next read.
-   */
+  /** Told of each event over maxEventBytes, dropped (one the stream ended in too), with its size. */
   dropped(bytes: number): void;
+  /** Asked once the source ends, for an event to pass on last (after drops, say); none if undefined. */
+  last?(): Buffer | undefined;
 }
 
 /**
@@ -38,8 +37,16 @@ export function markingSse(
 ): ReadableStream<Uint8Array> {
   const { mark } = options;
   const reader = source.getReader();
-  const events = new SseEvents(options.maxEventBytes, options.dropped);
   let first = true;
+  /** What goes on before the next event (an empty line in place of a first event dropped). */
+  let pending: Buffer[] = [];
+  const events = new SseEvents(options.maxEventBytes, (bytes) => {
+    options.dropped(bytes);
+    // What comes next must not start the stream: a parser would drop a byte order mark there
+    // that, behind the dropped event, was part of a line. An empty line is read as nothing.
+    if (first) pending.push(NEWLINE);
+    first = false;
+  });
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -48,7 +55,10 @@ export function markingSse(
           const { value, done } = await reader.read();
           if (done) {
             // An event the stream ended in the middle of: a parser drops it; it goes on as it came.
-            for (const part of events.rest()) controller.enqueue(part);
+            const rest = events.rest();
+            for (const part of [...pending, ...rest]) controller.enqueue(part);
+            const last = options.last?.();
+            if (last) controller.enqueue(last);
             return controller.close();
           }
           events.push(asBuffer(value), (event, bytes) => {
@@ -57,6 +67,8 @@ export function markingSse(
             const bom = first && startsWithBom(event);
             first = false;
             const out = bytes >= RAW_MESSAGE_BYTES && !bom ? marked(event, mark) : undefined;
+            for (const part of pending) controller.enqueue(part);
+            pending = [];
             if (out !== undefined) controller.enqueue(out);
             else for (const part of event) controller.enqueue(part);
             passed = true;
@@ -71,13 +83,14 @@ export function markingSse(
 
 /**
  * Splits SSE bytes into whole events (each ending in its blank line), without copying them. An event
- * past `maxBytes` is let go as it is read and reported once it ends: what is held of one is never
- * much more than the limit (a chunk past it), however long it runs.
+ * that holds more than `maxBytes` before its blank line is dropped and reported once it ends,
+ * however its bytes were cut; past the limit it is let go as it is read, so what is held of one is
+ * never much more than the limit (a chunk past it), however long it runs.
  */
 class SseEvents {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
-  /** Bytes of the event under way, once it is past the limit (undefined while within it). */
+  /** Bytes of the event under way, once they are past what is held (undefined while held). */
   private skipped: number | undefined;
   /** Bytes of the line under way (before its end). */
   private lineBytes = 0;
@@ -125,20 +138,19 @@ class SseEvents {
       if (blank) {
         this.take(chunk.subarray(from, next));
         from = next;
-        const skipped = this.skipped;
-        if (skipped !== undefined) {
-          // Nothing of it was passed on: the parser is still where the last event left it.
-          this.skipped = undefined;
-          this.dropped(skipped);
-        } else {
-          event(this.pending, this.pendingBytes);
-          this.pending = [];
-          this.pendingBytes = 0;
-        }
+        // Its size is what comes before the blank line: the same however the line end was cut.
+        const size = (this.skipped ?? this.pendingBytes) - (next - t);
+        const kept = size <= this.maxBytes;
+        if (kept) event(this.pending, this.pendingBytes);
+        // Nothing of a dropped one was passed on: the parser is still where the last event left it.
+        else this.dropped(size);
+        this.pending = [];
+        this.pendingBytes = 0;
+        this.skipped = undefined;
         // A lone CR ended it (so far: the next chunk may start with its LF).
         if (chunk[t] === CR && next === t + 1) {
-          if (next === chunk.length) this.eventAfterCr = skipped === undefined ? 'passed' : 'dropped';
-          else if (skipped === undefined) event([Buffer.of(LF)], 1);
+          if (next === chunk.length) this.eventAfterCr = kept ? 'passed' : 'dropped';
+          else if (kept) event([Buffer.of(LF)], 1);
         }
       }
       i = next;
@@ -164,7 +176,8 @@ class SseEvents {
     }
     this.pending.push(part);
     this.pendingBytes += part.length;
-    if (this.pendingBytes <= this.maxBytes) return;
+    // Room for the blank line's end (CR LF), which is not counted against the limit.
+    if (this.pendingBytes <= this.maxBytes + 2) return;
     this.skipped = this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;

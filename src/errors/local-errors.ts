@@ -59,7 +59,7 @@ const LOCAL = {
     expose: true,
     fault: 'backend',
     description:
-      "An HTTP backend's answer over `limits.maxMessageBytes`: refused before it was read, and only that call fails (`data.bytes` and `data.limit` give both sizes); an SSE event over it is dropped, and a call whose stream then ends without its answer fails with this too. A stdio backend that sends such a line is stopped (`backend_closed`).",
+      "An HTTP backend's message over `limits.maxMessageBytes`. A body over it is refused before it is read, and only the call it answers fails (`data.bytes` and `data.limit` give both sizes); an SSE event over it is dropped, and a call whose response stream then ends without another answer gets this error in its place. A stdio backend that sends such a line is stopped (`backend_closed`).",
   },
   backend_protocol_error: {
     group: 'backend',

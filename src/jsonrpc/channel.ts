@@ -28,10 +28,9 @@ export interface Channel {
       headers?: Record<string, string> | undefined;
       /**
        * The request's own response stream ended for good (closed without a resumable id, or its
-       * resumption failed): no answer can come that way any more. `error`, when the channel knows
-       * why (it dropped an event over the message limit), is what the request fails with.
+       * resumption failed): no answer can come that way any more.
        */
-      onRequestStreamEnd?: ((error?: Error) => void) | undefined;
+      onRequestStreamEnd?: (() => void) | undefined;
       /**
        * The call a request is forwarded for (who made it, its call id), for a channel that must
        * vouch for the caller to the other side (a mesh channel signs it); the others ignore it.

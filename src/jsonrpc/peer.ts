@@ -32,7 +32,7 @@ export interface RequestOptions {
 interface Exchange {
   requestSignal: AbortSignal | undefined;
   headers: Record<string, string> | undefined;
-  onRequestStreamEnd: (error?: Error) => void;
+  onRequestStreamEnd: () => void;
   origin: RequestOrigin | undefined;
 }
 
@@ -47,7 +47,7 @@ class SentWith implements Exchange {
   constructor(
     signal: AbortSignal | LazyAbort | undefined,
     readonly headers: Record<string, string> | undefined,
-    readonly onRequestStreamEnd: (error?: Error) => void,
+    readonly onRequestStreamEnd: () => void,
     readonly origin: RequestOrigin | undefined,
   ) {
     this.#signal = signal;
@@ -125,11 +125,11 @@ export class RpcPeer {
     let id: RequestId | undefined;
     // Over HTTP, a response stream that ends without the answer (a backend that closed it for
     // polling and refused the resume, or stopped retrying) fails the request now, not at its timeout.
-    const onRequestStreamEnd = (error?: Error) => {
+    const onRequestStreamEnd = () => {
       // Most streams end after their answer: nothing is made for those.
       if (id === undefined || !this.engine.outgoing.waiting(id)) return;
       const reason = `${method}: the backend ended its response stream without an answer`;
-      this.engine.outgoing.fail(id, error ?? new LocalError('backend_unavailable', reason));
+      this.engine.outgoing.fail(id, new LocalError('backend_unavailable', reason));
     };
     const answer = this.engine.outgoing.request(method, params, {
       signal,

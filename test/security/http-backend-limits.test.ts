@@ -2,12 +2,14 @@
 // (limits.maxMessageBytes), to exhaust its memory or to wedge its other calls. A body over the
 // limit is refused before it is read, whether or not it says its length, and only the call it
 // answers fails, naming both sizes; an SSE event over it is dropped as it is read, the calls and
-// events after it go on; the backend keeps serving.
+// events after it go on, and a call whose stream had only that fails at once (not by resuming
+// into the same event again until its time runs out); an event stream the SDK reads whole (the
+// answer to a notification) is cut at the limit; the backend keeps serving.
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { test, type TestContext } from 'node:test';
 import { readMessages, textOf } from '../gateway/harness.js';
-import { serveBulky } from '../fixtures/bulky-http-server.js';
+import { serveBulky, type BulkyOptions } from '../fixtures/bulky-http-server.js';
 import { captureLog } from '../support/log-capture.js';
 import { startGateway } from '../support/start-switchboard.js';
 
@@ -17,8 +19,8 @@ const HUGE = 32 * 1024 * 1024;
 
 type Failure = { code: number; message: string; data?: { reason?: string; bytes?: number; limit?: number } };
 
-async function start(t: TestContext) {
-  const bulky = await serveBulky();
+async function start(t: TestContext, options: BulkyOptions = {}) {
+  const bulky = await serveBulky(options);
   t.after(() => bulky.close());
   const log = captureLog('warn');
   const input = new PassThrough();
@@ -76,6 +78,22 @@ test('an SSE answer over the limit is dropped as it is read; its call fails nami
   assert.equal(dropped.length, 1);
   assert.equal(dropped[0]!.backend, 'bulky');
   assert.ok((dropped[0]!.bytes as number) > HUGE, 'the whole event was read past, and counted');
+});
+
+test('a resumable SSE answer over the limit fails its call at once, without resuming into it again', async (t) => {
+  const { bulky, call } = await start(t);
+  const big = await call('big', { bytes: 2 * LIMIT, framing: 'sse-resumable' });
+  assertRefused(big.error as Failure | undefined, 2 * LIMIT);
+  assert.equal(bulky.resumed(), 0, 'the stream was not resumed');
+  assert.equal(textOf((await call('small')).result), 'ok');
+});
+
+test('an event stream answering a notification is read no further than the limit', async (t) => {
+  // The handshake's notifications/initialized is answered with 32 MiB of small events.
+  const { bulky, call } = await start(t, { streamToNotifications: HUGE });
+  const written = await bulky.lastWritten();
+  assert.ok(written < HUGE / 2, `the backend wrote ${written} of ${HUGE} bytes before the connection closed`);
+  assert.equal(textOf((await call('small')).result), 'ok');
 });
 
 test('an SSE event over the limit before the answer is dropped; the answer after it comes', async (t) => {

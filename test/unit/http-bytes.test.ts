@@ -10,7 +10,11 @@ import type { BodyParts, OutboundInit } from '../../src/net/outbound.js';
 import { parseWire } from '../../src/jsonrpc/wire-parse.js';
 
 /** A message limit nothing here comes near (the largest message is 8 MiB). */
-const LIMITS = { maxMessageBytes: 64 * 1024 * 1024, dropped: () => assert.fail('nothing is dropped') };
+const LIMITS = {
+  backend: 'b',
+  maxMessageBytes: 64 * 1024 * 1024,
+  dropped: () => assert.fail('nothing is dropped'),
+};
 
 const TEXT = 'é"\\\n😀 '.repeat(30_000);
 
@@ -136,4 +140,70 @@ test('past MAX_UNCLAIMED_BYTES the oldest unclaimed strings are let go, never th
     unclaimed.push(await (await fetch('http://backend.test/mcp')).json());
   assert.equal(bytes.incoming(unclaimed[0]), undefined, 'the first was let go');
   assert.deepEqual(plain(bytes.incoming(unclaimed.at(-1))), JSON.parse(body), 'the last is whole');
+});
+
+/** A backend's event stream that never ends, and whether it was cancelled. */
+function endless(): { body: ReadableStream<Uint8Array>; cancelled: () => boolean } {
+  let cancelled = false;
+  const event = Buffer.from(`data: ${'e'.repeat(1000)}\n\n`);
+  const body = new ReadableStream<Uint8Array>({
+    pull: (controller) => controller.enqueue(event),
+    cancel: () => void (cancelled = true),
+  });
+  return { body, cancelled: () => cancelled };
+}
+
+test('an event stream read whole stops at the limit: its events are small, their sum is not', async () => {
+  const bytes = new HttpBytes({ ...LIMITS, maxMessageBytes: 64 * 1024 });
+  const source = endless();
+  const fetch = bytes.fetch(
+    async () => new Response(source.body, { headers: { 'content-type': 'text/event-stream' } }),
+  );
+  const response = await fetch('http://backend.test/mcp', {
+    method: 'POST',
+    body: '{"jsonrpc":"2.0","method":"n"}',
+  });
+  await assert.rejects(response.text(), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'backend_message_too_large');
+    assert.match(err.message, /at least \d+ bytes, over the message limit of 65536 bytes/);
+    return true;
+  });
+  assert.ok(source.cancelled(), 'the stream was cancelled, not left running');
+});
+
+test('a request’s stream that dropped an event ends with an error answer to that request; others do not', async () => {
+  const dropped: number[] = [];
+  const bytes = new HttpBytes({ ...LIMITS, maxMessageBytes: 1000, dropped: (n) => dropped.push(n) });
+  const stream = `id: 1\ndata: \n\ndata: ${'d'.repeat(5000)}\n\n`;
+  const fetch = bytes.fetch(
+    async () => new Response(stream, { headers: { 'content-type': 'text/event-stream' } }),
+  );
+  const events = async (init: RequestInit) =>
+    (await (await fetch('http://backend.test/mcp', init)).text()).split('\n\n');
+  for (const id of ['7', '"sb-7"']) {
+    const request = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"x"}}`;
+    const [priming, answer, rest] = await events({ method: 'POST', body: request });
+    assert.equal(priming, 'id: 1\ndata: ');
+    const error = JSON.parse(answer!.slice('data: '.length)) as {
+      id: unknown;
+      error: { code: number; data: object };
+    };
+    assert.equal(error.id, JSON.parse(id));
+    assert.equal(error.error.code, -32603);
+    assert.deepEqual(error.error.data, {
+      reason: 'backend_message_too_large',
+      backend: 'b',
+      bytes: 5007,
+      limit: 1000,
+    });
+    assert.equal(rest, '');
+  }
+  // A notification, an answer, or a GET carries no request: nothing is answered for them.
+  for (const init of [
+    { method: 'POST', body: '{"jsonrpc":"2.0","method":"notifications/x"}' },
+    { method: 'POST', body: '{"jsonrpc":"2.0","id":3,"result":{"method":"x"}}' },
+    { method: 'GET' },
+  ])
+    assert.deepEqual(await events(init), ['id: 1\ndata: ', '']);
+  assert.deepEqual(dropped, [5007, 5007, 5007, 5007, 5007]);
 });

@@ -7,6 +7,7 @@ import { backendDestination, outboundFetch } from '../net/outbound.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import { assertNever } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
+import { keptResponse } from './kept-response.js';
 import { LoadedChannel } from './loaded-channel.js';
 import { StdioChannel, type Launcher } from './stdio-channel.js';
 import type { ProcessGroups } from './watchdog.js';
@@ -51,14 +52,26 @@ export function createChannel(config: BackendConfig, options: ChannelOptions): C
       );
     case 'a2a': {
       const agent = config as A2ABackendConfig;
-      const fetch = outboundFetch({
-        destination: backendDestination(options.name),
+      const { name, log, maxMessageBytes } = options;
+      const outbound = outboundFetch({
+        destination: backendDestination(name),
         url: new URL(agent.a2a),
         allowPrivateNetwork: agent.allowPrivateNetwork,
       });
+      // Every answer is kept to the message limit before the A2A client reads it; a task's
+      // update over it fails the call rather than leave it to end without that update.
+      const keep = {
+        backend: name,
+        maxMessageBytes,
+        oversizedEvents: 'fail' as const,
+      };
+      const fetch = Object.assign(
+        async (url: string | URL, init?: RequestInit) => keptResponse(await outbound(url, init), keep),
+        { close: () => outbound.close() },
+      );
       return new LoadedChannel(async () => {
         const { AgentChannel } = await import('../a2a/agent-channel.js');
-        return new AgentChannel(agent, { name: options.name, log: options.log, fetch });
+        return new AgentChannel(agent, { name, log, fetch });
       });
     }
     default:

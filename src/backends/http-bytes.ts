@@ -5,20 +5,17 @@
 // - a large response (a JSON body, or an SSE message event) reaches the SDK with its large strings
 //   as marks, and each message the SDK parses has its marks put back as bytes (or text where
 //   switchboard reads it) before switchboard sees it;
-// - a response is kept to limits.maxMessageBytes, as a stdio backend's lines are: a body over it
-//   fails the call it answers, an SSE event over it is dropped (read, never held).
+// - a response is kept to limits.maxMessageBytes on its way (kept-response.ts).
 // The SDK decodes, parses and encodes only the small rest of such a message. A mark is RAW_MARK
 // (random per process) and a name with a part random per channel, so nothing a peer sends can
 // name another call's bytes.
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { LocalError } from '../errors/errors.js';
-import { WIRE } from '../errors/wire-codes.js';
 import { mapRaw, RAW_MARK, spliceMarks, type RawText } from '../encoding/raw-text.js';
 import type { BodyParts, FetchLike, OutboundFetch, OutboundInit } from '../net/outbound.js';
-import { markLargeStrings, RAW_MESSAGE_BYTES, restoreMarks } from '../jsonrpc/wire-parse.js';
+import { markLargeStrings, restoreMarks } from '../jsonrpc/wire-parse.js';
 import { noteLargeRead } from '../net/read-buffers.js';
-import { asBuffer, markingSse } from './sse-marks.js';
+import { keptResponse, type KeepOptions } from './kept-response.js';
 
 /**
  * How long a marked string waits for its message to come out of the SDK. The SDK reads an event or
@@ -47,14 +44,8 @@ class SentMark {
   }
 }
 
-export interface HttpBytesLimits {
-  /** The backend's name (the errors of answers refused name it). */
-  backend: string;
-  /** limits.maxMessageBytes: the largest body (or SSE event) read from the backend. */
-  maxMessageBytes: number;
-  /** Told of each SSE event dropped for being over it, with its size. */
-  dropped(bytes: number): void;
-}
+/** What keeps a backend's responses to the message limit (kept-response.ts). */
+export type HttpBytesLimits = Pick<KeepOptions, 'backend' | 'maxMessageBytes' | 'dropped'>;
 
 interface Sending {
   raw: RawText;
@@ -147,64 +138,11 @@ export class HttpBytes {
   }
 
   /**
-   * The response as the SDK should read it. An event stream's events are bounded and marked one by
-   * one (sse-marks.ts), and read whole (as the SDK reads some) it is bounded as a whole; any other
-   * body is one message (or the text of an error) and is refused whole past the limit, before the
-   * SDK reads any of it. `requestId` (its JSON) names the request a POST carried, if it did.
+   * The response as the SDK should read it: kept to the message limit (kept-response.ts), its large
+   * messages marked. `requestId` (its JSON) names the request a POST carried, if it did.
    */
-  private async received(response: Response, requestId: string | undefined): Promise<Response> {
-    if (!response.body) return response;
-    const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    const { maxMessageBytes } = this.limits;
-    if (response.ok && type === 'text/event-stream') {
-      let dropped = 0;
-      const events = markingSse(response.body, {
-        mark: this.mark,
-        maxEventBytes: maxMessageBytes,
-        dropped: (bytes) => {
-          dropped = Math.max(dropped, bytes);
-          this.limits.dropped(bytes);
-        },
-        // A stream that ends after dropping an event ends with an answer to its request: most
-        // likely the one dropped, and a backend that resumes streams would otherwise send it
-        // again, and again, until the call's time runs out. A real answer before it comes first.
-        last: () => (dropped && requestId ? this.droppedAnswer(requestId, dropped) : undefined),
-      });
-      return rebuilt(response, events, maxMessageBytes);
-    }
-    const length = Number(response.headers.get('content-length') ?? Number.NaN);
-    if (length > maxMessageBytes) {
-      void response.body.cancel().catch(() => {});
-      throw tooLarge(length, maxMessageBytes);
-    }
-    const markable = response.ok && type === 'application/json';
-    // A length within the limit, and nothing to mark in it: as it came.
-    if (length <= maxMessageBytes && !(markable && length >= RAW_MESSAGE_BYTES)) return response;
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    for await (const chunk of response.body) {
-      bytes += chunk.length;
-      // A body without a length (or longer than it said) is counted as it comes, not held past the limit.
-      if (bytes > maxMessageBytes) {
-        void response.body.cancel().catch(() => {});
-        throw tooLarge(bytes, maxMessageBytes, 'at least ');
-      }
-      chunks.push(asBuffer(chunk));
-    }
-    // A small body read because its length was not said is not a large message.
-    const text = markable && bytes >= RAW_MESSAGE_BYTES ? this.mark(chunks) : undefined;
-    return rebuilt(response, text ?? Buffer.concat(chunks, bytes), maxMessageBytes);
-  }
-
-  /** The SSE event of an error answer to `requestId`, whose stream dropped an event of `bytes`. */
-  private droppedAnswer(requestId: string, bytes: number): Buffer {
-    const { backend, maxMessageBytes: limit } = this.limits;
-    const error = {
-      code: WIRE.INTERNAL_ERROR,
-      message: `an SSE event of ${bytes} bytes on this call's response stream was over the message limit of ${limit} bytes (limits.maxMessageBytes) and dropped, and the stream ended without another answer`,
-      data: { reason: 'backend_message_too_large', backend, bytes, limit },
-    };
-    return Buffer.from(`data: {"jsonrpc":"2.0","id":${requestId},"error":${JSON.stringify(error)}}\n\n`);
+  private received(response: Response, requestId: string | undefined): Promise<Response> {
+    return keptResponse(response, { ...this.limits, mark: this.mark, requestId });
   }
 
   /**
@@ -272,15 +210,6 @@ export class HttpBytes {
   }
 }
 
-/** A body over the message limit: only the call it answers fails, with the sizes named. */
-function tooLarge(bytes: number, limit: number, atLeast = ''): LocalError {
-  return new LocalError(
-    'backend_message_too_large',
-    `the backend answered with ${atLeast}${bytes} bytes, over the message limit of ${limit} bytes (limits.maxMessageBytes); it was not read`,
-    { data: { bytes, limit } },
-  );
-}
-
 /**
  * The id of the request a POST body carries (its JSON text), or undefined when it carries none.
  * Every request switchboard sends starts so (outgoing.ts writes `jsonrpc`, `id`, `method` first);
@@ -292,50 +221,3 @@ function requestIdOf(body: unknown): string | undefined {
 }
 
 const REQUEST_START = /^\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"method":"/;
-
-/**
- * The response with another body (its length no longer the one the backend sent). Read whole
- * (`text()`, `json()`: what the SDK does with an event stream it does not parse as one), it stops
- * at `limit`: an endless stream is not gathered into one string.
- */
-function rebuilt(response: Response, body: BodyInit, limit: number): Response {
-  const headers = new Headers(response.headers);
-  headers.delete('content-length');
-  return new KeptResponse(body, { status: response.status, statusText: response.statusText, headers }, limit);
-}
-
-class KeptResponse extends Response {
-  readonly #limit: number;
-
-  constructor(body: BodyInit, init: ResponseInit, limit: number) {
-    super(body, init);
-    this.#limit = limit;
-  }
-
-  override async arrayBuffer(): Promise<ArrayBuffer> {
-    const chunks: Uint8Array[] = [];
-    let bytes = 0;
-    for await (const chunk of this.body ?? []) {
-      bytes += chunk.length;
-      if (bytes > this.#limit) {
-        await this.body?.cancel().catch(() => {});
-        throw tooLarge(bytes, this.#limit, 'at least ');
-      }
-      chunks.push(chunk);
-    }
-    const whole = Buffer.concat(chunks, bytes);
-    return whole.buffer.slice(whole.byteOffset, whole.byteOffset + bytes);
-  }
-
-  override async text(): Promise<string> {
-    return new TextDecoder().decode(await this.arrayBuffer());
-  }
-
-  override async json(): Promise<unknown> {
-    return JSON.parse(await this.text());
-  }
-
-  override async blob(): Promise<Blob> {
-    return new Blob([await this.arrayBuffer()], { type: this.headers.get('content-type') ?? '' });
-  }
-}

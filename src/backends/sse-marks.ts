@@ -22,6 +22,11 @@ export interface SseOptions {
   maxEventBytes: number;
   /** Told of each event over maxEventBytes, dropped (one the stream ended in too), with its size. */
   dropped(bytes: number): void;
+  /**
+   * When given, an event over maxEventBytes is not dropped: the stream fails with this error as
+   * soon as the event is seen to be over it (where every event counts, as an A2A task's do).
+   */
+  failOver?: ((bytes: number) => Error) | undefined;
   /** Asked once the source ends, for an event to pass on last (after drops, say); none if undefined. */
   last?(): Buffer | undefined;
 }
@@ -40,39 +45,53 @@ export function markingSse(
   let first = true;
   /** What goes on before the next event (an empty line in place of a first event dropped). */
   let pending: Buffer[] = [];
-  const events = new SseEvents(options.maxEventBytes, (bytes) => {
-    options.dropped(bytes);
-    // What comes next must not start the stream: a parser would drop a byte order mark there
-    // that, behind the dropped event, was part of a line. An empty line is read as nothing.
-    if (first) pending.push(NEWLINE);
-    first = false;
+  const { failOver } = options;
+  const events = new SseEvents(options.maxEventBytes, {
+    over: failOver
+      ? (bytes) => {
+          throw failOver(bytes);
+        }
+      : undefined,
+    dropped: (bytes) => {
+      options.dropped(bytes);
+      // What comes next must not start the stream: a parser would drop a byte order mark there
+      // that, behind the dropped event, was part of a line. An empty line is read as nothing.
+      if (first) pending.push(NEWLINE);
+      first = false;
+    },
   });
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        // Until an event is whole: a chunk in the middle of one has nothing to pass on yet.
-        for (let passed = false; !passed;) {
-          const { value, done } = await reader.read();
-          if (done) {
-            // An event the stream ended in the middle of: a parser drops it; it goes on as it came.
-            const rest = events.rest();
-            for (const part of [...pending, ...rest]) controller.enqueue(part);
-            const last = options.last?.();
-            if (last) controller.enqueue(last);
-            return controller.close();
+        try {
+          // Until an event is whole: a chunk in the middle of one has nothing to pass on yet.
+          for (let passed = false; !passed;) {
+            const { value, done } = await reader.read();
+            if (done) {
+              // An event the stream ended in the middle of: a parser drops it; it goes on as it came.
+              const rest = events.rest();
+              for (const part of [...pending, ...rest]) controller.enqueue(part);
+              const last = options.last?.();
+              if (last) controller.enqueue(last);
+              return controller.close();
+            }
+            events.push(asBuffer(value), (event, bytes) => {
+              // A parser drops a byte order mark that starts the stream: an event behind one is
+              // left as it came rather than read differently here.
+              const bom = first && startsWithBom(event);
+              first = false;
+              const out = bytes >= RAW_MESSAGE_BYTES && !bom ? marked(event, mark) : undefined;
+              for (const part of pending) controller.enqueue(part);
+              pending = [];
+              if (out !== undefined) controller.enqueue(out);
+              else for (const part of event) controller.enqueue(part);
+              passed = true;
+            });
           }
-          events.push(asBuffer(value), (event, bytes) => {
-            // A parser drops a byte order mark that starts the stream: an event behind one is
-            // left as it came rather than read differently here.
-            const bom = first && startsWithBom(event);
-            first = false;
-            const out = bytes >= RAW_MESSAGE_BYTES && !bom ? marked(event, mark) : undefined;
-            for (const part of pending) controller.enqueue(part);
-            pending = [];
-            if (out !== undefined) controller.enqueue(out);
-            else for (const part of event) controller.enqueue(part);
-            passed = true;
-          });
+        } catch (err) {
+          // An event over the limit (failOver): the backend's stream is not read any further.
+          void reader.cancel(err).catch(() => {});
+          throw err;
         }
       },
       cancel: (reason) => reader.cancel(reason),
@@ -101,7 +120,12 @@ class SseEvents {
 
   constructor(
     private readonly maxBytes: number,
-    private readonly dropped: (bytes: number) => void,
+    private readonly told: {
+      /** An event is over the limit (its size so far, at least): may throw to stop the stream. */
+      over?: ((bytes: number) => void) | undefined;
+      /** An event over the limit was let go, with its size. */
+      dropped(bytes: number): void;
+    },
   ) {}
 
   /**
@@ -141,9 +165,10 @@ class SseEvents {
         // Its size is what comes before the blank line: the same however the line end was cut.
         const size = (this.skipped ?? this.pendingBytes) - (next - t);
         const kept = size <= this.maxBytes;
+        if (!kept && this.skipped === undefined) this.told.over?.(size);
         if (kept) event(this.pending, this.pendingBytes);
         // Nothing of a dropped one was passed on: the parser is still where the last event left it.
-        else this.dropped(size);
+        else this.told.dropped(size);
         this.pending = [];
         this.pendingBytes = 0;
         this.skipped = undefined;
@@ -163,7 +188,7 @@ class SseEvents {
     const rest = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
-    if (this.skipped !== undefined) this.dropped(this.skipped);
+    if (this.skipped !== undefined) this.told.dropped(this.skipped);
     this.skipped = undefined;
     return rest;
   }
@@ -178,6 +203,7 @@ class SseEvents {
     this.pendingBytes += part.length;
     // Room for the blank line's end (CR LF), which is not counted against the limit.
     if (this.pendingBytes <= this.maxBytes + 2) return;
+    this.told.over?.(this.pendingBytes);
     this.skipped = this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;

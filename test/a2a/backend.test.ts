@@ -217,3 +217,30 @@ test('a large message argument (crossing switchboard as bytes) reaches the agent
   assert.equal((result.content as Content)[0]!.text, `Hello ${name}`);
   assert.equal(agent.seen.messages.at(-1)?.text, name);
 });
+
+for (const streaming of [true, false]) {
+  test(`an agent's answer over limits.maxMessageBytes fails only its call, naming the limit (streaming: ${streaming})`, async (t) => {
+    const agent = await startAgent({ streaming });
+    t.after(() => agent.close());
+    const limit = 64 * 1024;
+    const sb = await startGateway(t, {
+      servers: { helper: { a2a: agent.url } },
+      limits: { maxMessageBytes: limit },
+    });
+    const { client } = await connectHttp(t, httpUrl(sb));
+    // The agent names it twice in its artifact (as text and as data): its answer is over the limit.
+    const name = 'n'.repeat(40 * 1024);
+    const err = await client.callTool({ name: 'greet', arguments: { message: name } }).then(
+      () => assert.fail('the call answered'),
+      (e: { code?: number; message: string }) => e,
+    );
+    // As any failure of the agent's: -32001, naming it, and here the sizes.
+    assert.equal(err.code, -32001);
+    assert.match(
+      err.message,
+      new RegExp(`A2A agent helper failed: .* over the message limit of ${limit} bytes`),
+    );
+    const small = await client.callTool({ name: 'greet', arguments: { message: 'Ada' } });
+    assert.equal((small.content as Content)[0]!.text, 'Hello Ada');
+  });
+}

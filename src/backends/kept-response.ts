@@ -5,7 +5,7 @@
 import { LocalError } from '../errors/errors.js';
 import { WIRE } from '../errors/wire-codes.js';
 import { RAW_MESSAGE_BYTES } from '../jsonrpc/wire-parse.js';
-import { asBuffer, markingSse } from './sse-marks.js';
+import { asBuffer, markingSse, type Glimpse } from './sse-marks.js';
 
 export interface KeepOptions {
   /** The backend's name (errors of answers refused name it). */
@@ -24,7 +24,8 @@ export interface KeepOptions {
   /**
    * What an SSE event over the limit does: `drop` (the default) lets it go, where losing one
    * leaves the rest whole (an MCP stream: a notification, or the answer, made up for by requestId);
-   * `fail` ends the stream with an error, where every event counts (an A2A task's updates).
+   * `fail` ends the stream with an error, where every event counts (an A2A task's updates, framed
+   * by LF alone as the A2A client reads them).
    */
   oversizedEvents?: 'drop' | 'fail';
 }
@@ -40,42 +41,34 @@ export async function keptResponse(response: Response, options: KeepOptions): Pr
   const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   const { maxMessageBytes, mark, requestId } = options;
   if (response.ok && type === 'text/event-stream') {
-    let dropped = 0;
-    const events = markingSse(response.body, {
+    const source = response.body;
+    if (options.oversizedEvents === 'fail')
+      return rebuilt(response, failingOver(source, options), maxMessageBytes);
+    let answerDropped = 0;
+    const events = markingSse(source, {
       mark: mark ?? (() => undefined),
       maxEventBytes: maxMessageBytes,
-      dropped: (bytes) => {
-        dropped = Math.max(dropped, bytes);
+      dropped: (bytes, glimpse) => {
         options.dropped?.(bytes);
+        if (!namesMethod(glimpse)) answerDropped = Math.max(answerDropped, bytes);
       },
-      // A stream that ends after dropping an event ends with an answer to its request: most
-      // likely the one dropped, and a backend that resumes streams would otherwise send it
-      // again, and again, until the call's time runs out. A real answer before it comes first.
-      last: () => (dropped && requestId ? droppedAnswer(options, requestId, dropped) : undefined),
-      failOver:
-        options.oversizedEvents === 'fail'
-          ? (bytes) => tooLarge(bytes, maxMessageBytes, 'an SSE event of at least ')
-          : undefined,
+      // A stream that ends after dropping what looks like an answer (not a notification or a
+      // request: those name their method) ends with an error answer to its request: a backend that
+      // resumes streams would otherwise send the same event again, and again, until the call's
+      // time runs out. A real answer before it stays the answer.
+      last: () => (answerDropped && requestId ? droppedAnswer(options, requestId, answerDropped) : undefined),
     });
-    return rebuilt(response, events, maxMessageBytes);
+    return rebuilt(response, events, maxMessageBytes, source);
   }
   const length = Number(response.headers.get('content-length') ?? Number.NaN);
   if (length > maxMessageBytes) {
     void response.body.cancel().catch(() => {});
-    throw tooLarge(length, maxMessageBytes);
+    throw tooLarge(length, maxMessageBytes, false);
   }
   const markable = mark !== undefined && response.ok && type === 'application/json';
   // A length within the limit, and nothing to mark in it: as it came.
   if (length <= maxMessageBytes && !(markable && length >= RAW_MESSAGE_BYTES)) return response;
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  for await (const chunk of response.body) {
-    bytes += chunk.length;
-    // A body without a length (or longer than it said) is counted as it comes, not held past the
-    // limit; leaving the loop cancels the rest.
-    if (bytes > maxMessageBytes) throw tooLarge(bytes, maxMessageBytes, 'at least ');
-    chunks.push(asBuffer(chunk));
-  }
+  const { chunks, bytes } = await readBounded(response.body, maxMessageBytes);
   // A small body read because its length was not said is not a large message.
   const text = markable && bytes >= RAW_MESSAGE_BYTES ? mark(chunks) : undefined;
   return rebuilt(response, text ?? Buffer.concat(chunks, bytes), maxMessageBytes);
@@ -92,43 +85,122 @@ function droppedAnswer(options: KeepOptions, requestId: string, bytes: number): 
   return Buffer.from(`data: {"jsonrpc":"2.0","id":${requestId},"error":${JSON.stringify(error)}}\n\n`);
 }
 
+/** Whether a dropped event names a method near either end: a notification or a request, not an answer. */
+function namesMethod(glimpse: Glimpse): boolean {
+  return METHOD_KEY.test(glimpse.head.toString('latin1')) || METHOD_KEY.test(glimpse.tail.toString('latin1'));
+}
+
+const METHOD_KEY = /"method"\s*:/;
+
 /** A body over the message limit: only the call it answers fails, with the sizes named. */
-function tooLarge(bytes: number, limit: number, atLeast = ''): LocalError {
+function tooLarge(bytes: number, limit: number, counted: boolean): LocalError {
+  const size = counted ? `at least ${bytes} bytes` : `${bytes} bytes`;
   return new LocalError(
     'backend_message_too_large',
-    `the backend answered with ${atLeast}${bytes} bytes, over the message limit of ${limit} bytes (limits.maxMessageBytes); it was not read`,
+    `the backend answered with ${size}, over the message limit of ${limit} bytes (limits.maxMessageBytes); it was ${counted ? 'read no further' : 'not read'}`,
     { data: { bytes, limit } },
+  );
+}
+
+/** All of `stream`, unless it is over `limit`: then it is cancelled (by leaving the loop) and refused. */
+async function readBounded(
+  stream: ReadableStream<Uint8Array>,
+  limit: number,
+): Promise<{ chunks: Buffer[]; bytes: number }> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of stream) {
+    bytes += chunk.length;
+    if (bytes > limit) throw tooLarge(bytes, limit, true);
+    chunks.push(asBuffer(chunk));
+  }
+  return { chunks, bytes };
+}
+
+/**
+ * `source`, an event stream as the A2A client reads it (lines end in LF, a CR before it dropped),
+ * passed on as it comes; it fails once an event holds more than the limit before its blank line.
+ */
+function failingOver(source: ReadableStream<Uint8Array>, options: KeepOptions): ReadableStream<Uint8Array> {
+  const limit = options.maxMessageBytes;
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  /** Bytes of the event under way: its whole lines, and the line under way. */
+  let eventBytes = 0;
+  let lineBytes = 0;
+  let lastWasCr = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { value, done } = await (reader ??= source.getReader()).read();
+        if (done) return controller.close();
+        for (let i = 0; i < value.length;) {
+          const lf = value.indexOf(0x0a, i);
+          const end = lf === -1 ? value.length : lf;
+          if (end > i) lastWasCr = value[end - 1] === 0x0d;
+          lineBytes += end - i;
+          if (lf === -1) break;
+          // A blank line (nothing, or a CR alone) ends the event.
+          if (lineBytes === 0 || (lineBytes === 1 && lastWasCr)) eventBytes = 0;
+          else eventBytes += lineBytes + 1;
+          lineBytes = 0;
+          if (eventBytes > limit) break;
+          i = lf + 1;
+        }
+        // Checked before any of the chunk goes on: the client never holds more than the limit.
+        if (eventBytes + lineBytes > limit) {
+          const err = tooLarge(eventBytes + lineBytes, limit, true);
+          void reader.cancel(err).catch(() => {});
+          throw err;
+        }
+        controller.enqueue(value);
+      },
+      cancel: (reason) => (reader ? reader.cancel(reason) : source.cancel(reason)),
+    },
+    { highWaterMark: 0 },
   );
 }
 
 /**
  * The response with another body (its length no longer the one the backend sent). Read whole
  * (`text()`, `json()`: what the SDK does with an event stream it does not parse as one), it stops
- * at `limit`: an endless stream is not gathered into one string.
+ * at `limit`, counting what the backend sent (`raw`, when the body is a pass over it that has not
+ * been read), not what the pass let through: an endless stream is not gathered into one string,
+ * nor read for ever.
  */
-function rebuilt(response: Response, body: BodyInit, limit: number): Response {
+function rebuilt(
+  response: Response,
+  body: BodyInit,
+  limit: number,
+  raw?: ReadableStream<Uint8Array>,
+): Response {
   const headers = new Headers(response.headers);
   headers.delete('content-length');
-  return new KeptResponse(body, { status: response.status, statusText: response.statusText, headers }, limit);
+  const init = { status: response.status, statusText: response.statusText, headers };
+  return new KeptResponse(body, init, limit, raw);
 }
 
 class KeptResponse extends Response {
   readonly #limit: number;
+  readonly #raw: ReadableStream<Uint8Array> | undefined;
 
-  constructor(body: BodyInit, init: ResponseInit, limit: number) {
+  constructor(
+    body: BodyInit,
+    init: ResponseInit,
+    limit: number,
+    raw: ReadableStream<Uint8Array> | undefined,
+  ) {
     super(body, init);
     this.#limit = limit;
+    this.#raw = raw;
   }
 
   override async arrayBuffer(): Promise<ArrayBuffer> {
-    const chunks: Uint8Array[] = [];
-    let bytes = 0;
-    for await (const chunk of this.body ?? []) {
-      bytes += chunk.length;
-      // Leaving the loop cancels the rest of the stream.
-      if (bytes > this.#limit) throw tooLarge(bytes, this.#limit, 'at least ');
-      chunks.push(chunk);
-    }
+    const raw = this.#raw && !this.#raw.locked ? this.#raw : undefined;
+    const stream = raw ?? this.body;
+    if (!stream) return new ArrayBuffer(0);
+    const { chunks, bytes } = await readBounded(stream, this.#limit);
+    // The pass over `raw` is left unread: cancelled, it has nothing to let go of.
+    if (raw) void this.body?.cancel().catch(() => {});
     const whole = Buffer.concat(chunks, bytes);
     return whole.buffer.slice(whole.byteOffset, whole.byteOffset + bytes);
   }

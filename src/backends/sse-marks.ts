@@ -20,16 +20,23 @@ export interface SseOptions {
   mark(data: Buffer[]): string | undefined;
   /** The most bytes an event may hold before its blank line (its field lines and their ends). */
   maxEventBytes: number;
-  /** Told of each event over maxEventBytes, dropped (one the stream ended in too), with its size. */
-  dropped(bytes: number): void;
   /**
-   * When given, an event over maxEventBytes is not dropped: the stream fails with this error as
-   * soon as the event is seen to be over it (where every event counts, as an A2A task's do).
+   * Told of each event over maxEventBytes, dropped (one the stream ended in too), with its size and
+   * its first and last bytes (up to GLIMPSE_BYTES each: enough to tell what kind of message it was).
    */
-  failOver?: ((bytes: number) => Error) | undefined;
+  dropped(bytes: number, glimpse: Glimpse): void;
   /** Asked once the source ends, for an event to pass on last (after drops, say); none if undefined. */
   last?(): Buffer | undefined;
 }
+
+/** The first and last bytes of a dropped event. */
+export interface Glimpse {
+  head: Buffer;
+  tail: Buffer;
+}
+
+/** How much of each end of a dropped event is kept for a glimpse. */
+export const GLIMPSE_BYTES = 256;
 
 /**
  * `source`, SSE bytes, each event passed on, marked or dropped (see SseOptions). Read as it is read
@@ -41,60 +48,47 @@ export function markingSse(
   options: SseOptions,
 ): ReadableStream<Uint8Array> {
   const { mark } = options;
-  const reader = source.getReader();
+  // Taken at the first read: until then `source` may still be read whole instead (kept-response.ts).
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   let first = true;
   /** What goes on before the next event (an empty line in place of a first event dropped). */
   let pending: Buffer[] = [];
-  const { failOver } = options;
-  const events = new SseEvents(options.maxEventBytes, {
-    over: failOver
-      ? (bytes) => {
-          throw failOver(bytes);
-        }
-      : undefined,
-    dropped: (bytes) => {
-      options.dropped(bytes);
-      // What comes next must not start the stream: a parser would drop a byte order mark there
-      // that, behind the dropped event, was part of a line. An empty line is read as nothing.
-      if (first) pending.push(NEWLINE);
-      first = false;
-    },
+  const events = new SseEvents(options.maxEventBytes, (bytes, glimpse) => {
+    options.dropped(bytes, glimpse);
+    // What comes next must not start the stream: a parser would drop a byte order mark there
+    // that, behind the dropped event, was part of a line. An empty line is read as nothing.
+    if (first) pending.push(NEWLINE);
+    first = false;
   });
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        try {
-          // Until an event is whole: a chunk in the middle of one has nothing to pass on yet.
-          for (let passed = false; !passed;) {
-            const { value, done } = await reader.read();
-            if (done) {
-              // An event the stream ended in the middle of: a parser drops it; it goes on as it came.
-              const rest = events.rest();
-              for (const part of [...pending, ...rest]) controller.enqueue(part);
-              const last = options.last?.();
-              if (last) controller.enqueue(last);
-              return controller.close();
-            }
-            events.push(asBuffer(value), (event, bytes) => {
-              // A parser drops a byte order mark that starts the stream: an event behind one is
-              // left as it came rather than read differently here.
-              const bom = first && startsWithBom(event);
-              first = false;
-              const out = bytes >= RAW_MESSAGE_BYTES && !bom ? marked(event, mark) : undefined;
-              for (const part of pending) controller.enqueue(part);
-              pending = [];
-              if (out !== undefined) controller.enqueue(out);
-              else for (const part of event) controller.enqueue(part);
-              passed = true;
-            });
+        // Until an event is whole: a chunk in the middle of one has nothing to pass on yet.
+        for (let passed = false; !passed;) {
+          const { value, done } = await (reader ??= source.getReader()).read();
+          if (done) {
+            // An event the stream ended in the middle of: a parser drops it, so it goes on as it
+            // came, unless an event is to come last, which it would run into.
+            const rest = events.rest();
+            const last = options.last?.();
+            for (const part of [...pending, ...(last ? [last] : rest)]) controller.enqueue(part);
+            return controller.close();
           }
-        } catch (err) {
-          // An event over the limit (failOver): the backend's stream is not read any further.
-          void reader.cancel(err).catch(() => {});
-          throw err;
+          events.push(asBuffer(value), (event, bytes) => {
+            // A parser drops a byte order mark that starts the stream: an event behind one is
+            // left as it came rather than read differently here.
+            const bom = first && startsWithBom(event);
+            first = false;
+            const out = bytes >= RAW_MESSAGE_BYTES && !bom ? marked(event, mark) : undefined;
+            for (const part of pending) controller.enqueue(part);
+            pending = [];
+            if (out !== undefined) controller.enqueue(out);
+            else for (const part of event) controller.enqueue(part);
+            passed = true;
+          });
         }
       },
-      cancel: (reason) => reader.cancel(reason),
+      cancel: (reason) => (reader ? reader.cancel(reason) : source.cancel(reason)),
     },
     { highWaterMark: 0 },
   );
@@ -111,6 +105,8 @@ class SseEvents {
   private pendingBytes = 0;
   /** Bytes of the event under way, once they are past what is held (undefined while held). */
   private skipped: number | undefined;
+  /** The first and (so far) last bytes of the event being skipped. */
+  private glimpse: Glimpse = { head: EMPTY, tail: EMPTY };
   /** Bytes of the line under way (before its end). */
   private lineBytes = 0;
   /** The last byte was a CR ending a line: an LF next belongs to that line's end. */
@@ -120,12 +116,7 @@ class SseEvents {
 
   constructor(
     private readonly maxBytes: number,
-    private readonly told: {
-      /** An event is over the limit (its size so far, at least): may throw to stop the stream. */
-      over?: ((bytes: number) => void) | undefined;
-      /** An event over the limit was let go, with its size. */
-      dropped(bytes: number): void;
-    },
+    private readonly dropped: (bytes: number, glimpse: Glimpse) => void,
   ) {}
 
   /**
@@ -165,10 +156,9 @@ class SseEvents {
         // Its size is what comes before the blank line: the same however the line end was cut.
         const size = (this.skipped ?? this.pendingBytes) - (next - t);
         const kept = size <= this.maxBytes;
-        if (!kept && this.skipped === undefined) this.told.over?.(size);
         if (kept) event(this.pending, this.pendingBytes);
         // Nothing of a dropped one was passed on: the parser is still where the last event left it.
-        else this.told.dropped(size);
+        else this.dropped(size, this.skipped === undefined ? glimpseOf(this.pending) : this.glimpse);
         this.pending = [];
         this.pendingBytes = 0;
         this.skipped = undefined;
@@ -188,7 +178,7 @@ class SseEvents {
     const rest = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
-    if (this.skipped !== undefined) this.told.dropped(this.skipped);
+    if (this.skipped !== undefined) this.dropped(this.skipped, this.glimpse);
     this.skipped = undefined;
     return rest;
   }
@@ -197,14 +187,15 @@ class SseEvents {
     if (part.length === 0) return;
     if (this.skipped !== undefined) {
       this.skipped += part.length;
+      this.glimpse.tail = lastBytes([this.glimpse.tail, part]);
       return;
     }
     this.pending.push(part);
     this.pendingBytes += part.length;
     // Room for the blank line's end (CR LF), which is not counted against the limit.
     if (this.pendingBytes <= this.maxBytes + 2) return;
-    this.told.over?.(this.pendingBytes);
     this.skipped = this.pendingBytes;
+    this.glimpse = glimpseOf(this.pending);
     this.pending = [];
     this.pendingBytes = 0;
   }
@@ -279,6 +270,23 @@ class LineEnds {
     if (this.cr !== -1 && this.cr < from) this.cr = this.bytes.indexOf(CR, from);
     return this.lf === -1 ? this.cr : this.cr === -1 ? this.lf : Math.min(this.lf, this.cr);
   }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** The first and last GLIMPSE_BYTES of some parts (copies: the parts themselves are let go). */
+function glimpseOf(parts: Buffer[]): Glimpse {
+  const bytes = new ByteLine(parts);
+  return {
+    head: Buffer.concat(bytes.slice(0, Math.min(GLIMPSE_BYTES, bytes.length))),
+    tail: lastBytes(parts),
+  };
+}
+
+/** The last GLIMPSE_BYTES of some parts, copied. */
+function lastBytes(parts: Buffer[]): Buffer {
+  const bytes = new ByteLine(parts);
+  return Buffer.concat(bytes.slice(Math.max(0, bytes.length - GLIMPSE_BYTES), bytes.length));
 }
 
 function startsWithBom(event: Buffer[]): boolean {

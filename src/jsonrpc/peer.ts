@@ -93,7 +93,7 @@ export class RpcPeer {
       sendCancel: (notice) => this.notify(notice.method, notice.params),
       cancelReason: (signal) => (signal.reason instanceof Error ? signal.reason.message : 'cancelled'),
       errors: {
-        // An answer over the message limit was refused as it came (http-bytes.ts): the call fails
+        // An answer over the message limit was refused as it came (kept-response.ts): the call fails
         // with that, not as a send that failed.
         undelivered: (_method, err) =>
           err instanceof LocalError && err.code === 'backend_message_too_large'

@@ -142,6 +142,11 @@ test('past MAX_UNCLAIMED_BYTES the oldest unclaimed strings are let go, never th
   assert.deepEqual(plain(bytes.incoming(unclaimed.at(-1))), JSON.parse(body), 'the last is whole');
 });
 
+/** A response's body read as a stream (not through its own `text()`). */
+function streamed(response: Response): Promise<string> {
+  return new Response(response.body).text();
+}
+
 /** A backend's event stream that never ends, and whether it was cancelled. */
 function endless(): { body: ReadableStream<Uint8Array>; cancelled: () => boolean } {
   let cancelled = false;
@@ -178,8 +183,9 @@ test('a request’s stream that dropped an event ends with an error answer to th
   const fetch = bytes.fetch(
     async () => new Response(stream, { headers: { 'content-type': 'text/event-stream' } }),
   );
+  // Read as the SDK reads a stream it parses: event by event, through the body.
   const events = async (init: RequestInit) =>
-    (await (await fetch('http://backend.test/mcp', init)).text()).split('\n\n');
+    (await streamed(await fetch('http://backend.test/mcp', init))).split('\n\n');
   for (const id of ['7', '"sb-7"']) {
     const request = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"x"}}`;
     const [priming, answer, rest] = await events({ method: 'POST', body: request });
@@ -206,4 +212,62 @@ test('a request’s stream that dropped an event ends with an error answer to th
   ])
     assert.deepEqual(await events(init), ['id: 1\ndata: ', '']);
   assert.deepEqual(dropped, [5007, 5007, 5007, 5007, 5007]);
+});
+
+test('a dropped notification or request is not made up for: a backend that polls still sends the answer', async () => {
+  const bytes = new HttpBytes({ ...LIMITS, maxMessageBytes: 1000, dropped: () => {} });
+  const big = 'n'.repeat(5000);
+  const request = '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x"}}';
+  for (const dropped of [
+    `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"${big}"}}`,
+    `{"params":{"data":"${big}"},"method":"notifications/message","jsonrpc":"2.0"}`,
+    `{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{"x":"${big}"}}`,
+  ]) {
+    const fetch = bytes.fetch(
+      async () =>
+        new Response(`id: 1\ndata: \n\ndata: ${dropped}\n\n`, {
+          headers: { 'content-type': 'text/event-stream' },
+        }),
+    );
+    const out = await streamed(await fetch('http://backend.test/mcp', { method: 'POST', body: request }));
+    assert.equal(out, 'id: 1\ndata: \n\n', dropped.slice(0, 40));
+  }
+});
+
+test('an unfinished event at the end does not run into the answer made for a dropped one', async () => {
+  const bytes = new HttpBytes({ ...LIMITS, maxMessageBytes: 1000, dropped: () => {} });
+  const request = '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x"}}';
+  const fetch = bytes.fetch(
+    async () =>
+      new Response(`data: {"result":"${'r'.repeat(5000)}","id":5}\n\ndata: {"jsonrpc":"2.0","id":7`, {
+        headers: { 'content-type': 'text/event-stream' },
+      }),
+  );
+  const out = await streamed(await fetch('http://backend.test/mcp', { method: 'POST', body: request }));
+  const [answer, rest] = out.split('\n\n');
+  assert.equal((JSON.parse(answer!.slice('data: '.length)) as { id: number }).id, 5);
+  assert.equal(rest, '');
+});
+
+test('an event stream read whole counts what the backend sent, not what passed: one endless event is cut too', async () => {
+  const bytes = new HttpBytes({ ...LIMITS, maxMessageBytes: 64 * 1024, dropped: () => {} });
+  let cancelled = false;
+  let sent = 0;
+  const body = new ReadableStream<Uint8Array>({
+    start: (controller) => controller.enqueue(Buffer.from('data: ')),
+    pull: (controller) => {
+      sent += 1000;
+      controller.enqueue(Buffer.from('e'.repeat(1000)));
+    },
+    cancel: () => void (cancelled = true),
+  });
+  const fetch = bytes.fetch(
+    async () => new Response(body, { headers: { 'content-type': 'text/event-stream' } }),
+  );
+  const response = await fetch('http://backend.test/mcp', {
+    method: 'POST',
+    body: '{"jsonrpc":"2.0","method":"n"}',
+  });
+  await assert.rejects(response.text(), /over the message limit of 65536 bytes/);
+  assert.ok(cancelled && sent < 128 * 1024, `read ${sent} bytes`);
 });

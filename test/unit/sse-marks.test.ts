@@ -314,24 +314,3 @@ test(
     assert.equal((await reader.read()).done, true);
   },
 );
-
-test('with failOver, an event over the limit fails the stream as soon as it is seen, and the source is cancelled', async () => {
-  let cancelled: unknown;
-  let pulls = 0;
-  const source = new ReadableStream<Uint8Array>({
-    pull: (controller) => {
-      pulls++;
-      controller.enqueue(Buffer.from(pulls === 1 ? 'data: 1\n\ndata: ' : 'z'.repeat(64)));
-    },
-    cancel: (reason) => void (cancelled = reason),
-  });
-  const reader = markingSse(source, {
-    ...unlimited(() => undefined),
-    maxEventBytes: 1000,
-    failOver: (bytes) => new Error(`over: ${bytes}`),
-  }).getReader();
-  assert.equal(Buffer.from((await reader.read()).value!).toString(), 'data: 1\n\n');
-  await assert.rejects(reader.read(), /over: 10\d\d/);
-  assert.match(String(cancelled), /over: /);
-  assert.ok(pulls < 40, 'it was not read to its end');
-});

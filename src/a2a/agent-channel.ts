@@ -37,6 +37,8 @@ export interface AgentChannelOptions {
   log: Logger;
   /** The fetch every request to the agent goes through (switchboard's guarded outbound fetch). */
   fetch: Fetch & { close?(): void };
+  /** limits.maxMessageBytes: each answer is kept to it (by the fetch), and a task's artifacts too. */
+  maxMessageBytes: number;
 }
 
 export class AgentChannel implements Channel {
@@ -218,6 +220,7 @@ export class AgentChannel implements Channel {
             agent: this.options.name,
             closed: this.closing.signal,
             late: this.late,
+            maxMessageBytes: this.options.maxMessageBytes,
           },
           outgoing,
           signal,

@@ -57,6 +57,8 @@ async function follow(
 ): Promise<{ message: Message } | { task: Task }> {
   let task: Task | undefined;
   let n = 0;
+  /** What the task's artifacts add up to: each update is within the limit, their sum must be too. */
+  let gathered = 0;
   for await (const event of to.client.sendMessageStream(request, { signal })) {
     const p = (event as StreamResponse).payload;
     if (!p) continue;
@@ -70,6 +72,12 @@ async function follow(
       if (text && p.value.status?.state === TaskState.TASK_STATE_WORKING) progress(text, ++n);
     } else if (p.$case === 'artifactUpdate' && task && p.value.artifact) {
       const artifact = p.value.artifact;
+      gathered += JSON.stringify(artifact.parts).length;
+      // Leaving the loop ends the stream; the call fails as when the agent is lost mid-call.
+      if (gathered > to.maxMessageBytes)
+        throw new Error(
+          `agent ${to.agent} streamed artifacts of more than ${to.maxMessageBytes} bytes for one task (limits.maxMessageBytes)`,
+        );
       const others = task.artifacts.filter((a) => a.artifactId !== artifact.artifactId);
       const before = task.artifacts.find((a) => a.artifactId === artifact.artifactId);
       const merged =

@@ -31,6 +31,8 @@ export interface AgentLink {
   closed: AbortSignal;
   /** The answers still waited for after their host cancelled. */
   late: LateAnswers;
+  /** limits.maxMessageBytes: what one task's streamed artifacts may add up to. */
+  maxMessageBytes: number;
 }
 
 /** How often a task is read: soon after it starts, then less often, at most every MAX_POLL_MS. */

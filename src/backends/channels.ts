@@ -71,7 +71,7 @@ export function createChannel(config: BackendConfig, options: ChannelOptions): C
       );
       return new LoadedChannel(async () => {
         const { AgentChannel } = await import('../a2a/agent-channel.js');
-        return new AgentChannel(agent, { name, log, fetch });
+        return new AgentChannel(agent, { name, log, fetch, maxMessageBytes });
       });
     }
     default:

@@ -17,8 +17,8 @@ export interface KeepOptions {
   /** Offered a JSON body or SSE event of RAW_MESSAGE_BYTES or more to mark (see sse-marks.ts). */
   mark?: ((chunks: Buffer[]) => string | undefined) | undefined;
   /**
-   * The JSON-RPC request a POST carried (its id's JSON): if its event stream drops an event and
-   * ends, it ends with an error answer to that request.
+   * The JSON-RPC request a POST carried (its id's JSON): if its event stream drops what looks like
+   * an answer and ends, it ends with an error answer to that request.
    */
   requestId?: string | undefined;
   /**
@@ -85,12 +85,82 @@ function droppedAnswer(options: KeepOptions, requestId: string, bytes: number): 
   return Buffer.from(`data: {"jsonrpc":"2.0","id":${requestId},"error":${JSON.stringify(error)}}\n\n`);
 }
 
-/** Whether a dropped event names a method near either end: a notification or a request, not an answer. */
+/**
+ * Whether a dropped event names a method as a key of its message itself (not of something inside
+ * it), in the bytes kept of either end: a notification or a request, not an answer. What cannot
+ * be told counts as an answer.
+ */
 function namesMethod(glimpse: Glimpse): boolean {
-  return METHOD_KEY.test(glimpse.head.toString('latin1')) || METHOD_KEY.test(glimpse.tail.toString('latin1'));
+  const head = glimpse.head.toString('latin1');
+  const start = head.indexOf('{', Math.max(0, head.indexOf('data:')));
+  return (
+    (start !== -1 && topKeysForward(head, start).has('method')) ||
+    topKeysBackward(glimpse.tail.toString('latin1')).has('method')
+  );
 }
 
-const METHOD_KEY = /"method"\s*:/;
+/** The keys of the object starting at `start` (its own, not nested ones), read forwards until `text` ends. */
+function topKeysForward(text: string, start: number): Set<string> {
+  const keys = new Set<string>();
+  let depth = 0;
+  let key: string | undefined;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"') {
+      const end = stringEnd(text, i);
+      if (end === -1) break;
+      key = depth === 1 ? text.slice(i + 1, end) : undefined;
+      i = end;
+    } else if (c === ':') {
+      if (key !== undefined) keys.add(key);
+      key = undefined;
+    } else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+    else if (!/\s/.test(c)) key = undefined;
+  }
+  return keys;
+}
+
+/** The keys of the object `text` ends with (its own, not nested ones), read backwards until it starts. */
+function topKeysBackward(text: string): Set<string> {
+  const keys = new Set<string>();
+  let depth = 0;
+  let colon = false;
+  for (let i = text.length - 1; i >= 0; i--) {
+    const c = text[i]!;
+    if (c === '"') {
+      const begin = stringStart(text, i);
+      if (begin === -1) break;
+      if (colon && depth === 1) keys.add(text.slice(begin + 1, i));
+      colon = false;
+      i = begin;
+    } else if (c === ':') colon = true;
+    else if (c === '}' || c === ']') depth++;
+    else if (c === '{' || c === '[') depth--;
+    else if (!/\s/.test(c)) colon = false;
+  }
+  return keys;
+}
+
+/** Where the string opened by the quote at `open` closes, or -1 if not within `text`. */
+function stringEnd(text: string, open: number): number {
+  for (let i = open + 1; i < text.length; i++) {
+    if (text[i] === '\\') i++;
+    else if (text[i] === '"') return i;
+  }
+  return -1;
+}
+
+/** Where the string closed by the quote at `close` opens (a quote after an even run of backslashes), or -1. */
+function stringStart(text: string, close: number): number {
+  for (let i = close - 1; i >= 0; i--) {
+    if (text[i] !== '"') continue;
+    let slashes = 0;
+    while (i - 1 - slashes >= 0 && text[i - 1 - slashes] === '\\') slashes++;
+    if (slashes % 2 === 0) return i;
+  }
+  return -1;
+}
 
 /** A body over the message limit: only the call it answers fails, with the sizes named. */
 function tooLarge(bytes: number, limit: number, counted: boolean): LocalError {
@@ -146,9 +216,11 @@ function failingOver(source: ReadableStream<Uint8Array>, options: KeepOptions): 
           if (eventBytes > limit) break;
           i = lf + 1;
         }
-        // Checked before any of the chunk goes on: the client never holds more than the limit.
-        if (eventBytes + lineBytes > limit) {
-          const err = tooLarge(eventBytes + lineBytes, limit, true);
+        // Checked before any of the chunk goes on: the client never holds more of an event than the
+        // limit. A line so far of a CR alone may be the blank line's: not counted yet.
+        const under = eventBytes + (lineBytes === 1 && lastWasCr ? 0 : lineBytes);
+        if (under > limit) {
+          const err = tooLarge(under, limit, true);
           void reader.cancel(err).catch(() => {});
           throw err;
         }

@@ -77,6 +77,7 @@ function link(client: Partial<Client>, late = new LateAnswers()): AgentLink {
     agent: 'fake',
     closed: new AbortController().signal,
     late,
+    maxMessageBytes: 4 * 1024 * 1024,
   };
 }
 

@@ -244,3 +244,25 @@ for (const streaming of [true, false]) {
     assert.equal((small.content as Content)[0]!.text, 'Hello Ada');
   });
 }
+
+test('what one task streams adds up to no more than the limit: many artifacts each within it fail the call', async (t) => {
+  const agent = await startAgent({ streaming: true });
+  t.after(() => agent.close());
+  const limit = 64 * 1024;
+  const sb = await startGateway(t, {
+    servers: { helper: { a2a: agent.url } },
+    limits: { maxMessageBytes: limit },
+  });
+  const { client } = await connectHttp(t, httpUrl(sb));
+  // 40 artifacts of ~8 KiB each: every update within the limit, their sum five times over it.
+  const err = await client
+    .callTool({ name: 'greet', arguments: { message: 'g'.repeat(4000), data: { artifacts: 40 } } })
+    .then(
+      () => assert.fail('the call answered'),
+      (e: { code?: number; message: string }) => e,
+    );
+  assert.equal(err.code, -32001);
+  assert.match(err.message, new RegExp(`artifacts of more than ${limit} bytes for one task`));
+  const few = await client.callTool({ name: 'greet', arguments: { message: 'Ada', data: { artifacts: 3 } } });
+  assert.equal((few.content as Content).filter((c) => c.text === 'Hello Ada').length, 3);
+});

@@ -12,7 +12,7 @@ import type { Switchboard } from '../../src/switchboard.js';
 import { probe } from '../gateway/harness.js';
 import { captureLog, type CapturedLog } from '../support/log-capture.js';
 import { NO_NATS, keyedMesh, nodeKeys, startNats, type Nats } from '../support/nats.js';
-import { eventually } from '../support/poll.js';
+import { eventually, until } from '../support/poll.js';
 import { launchSwitchboard } from '../support/start-switchboard.js';
 
 const HOST = { kind: 'host', id: 'tester' } as const;
@@ -62,9 +62,17 @@ describe('a trusted node that refuses this node', { skip: NO_NATS, timeout: 120_
       } as ConfigInput,
       { log: log.logger },
     );
-    await eventually('a hears b and c, and lists far', async () => {
-      return (await toolNames(a)).includes('far_f_echo') && a.mesh!.liveNodes().length === 2;
-    });
+    // What was seen last is named if it never comes (a node not heard, or far not listed).
+    let seen = '';
+    await until(
+      async () => {
+        const names = await toolNames(a);
+        seen = `tools ${JSON.stringify(names)}, live ${JSON.stringify(a.mesh!.liveNodes())}`;
+        return names.includes('far_f_echo') && a.mesh!.liveNodes().length === 2 ? true : undefined;
+      },
+      () => `a hears b and c, and lists far (last seen: ${seen}; log: ${log.text().slice(-1500)})`,
+      { timeoutMs: 30_000 },
+    );
   });
   after(async () => {
     await a?.stop();

@@ -234,6 +234,27 @@ test('a dropped notification or request is not made up for: a backend that polls
   }
 });
 
+test('an answer naming a method inside it (a tool’s parameter, structured content) is still made up for', async () => {
+  const bytes = new HttpBytes({ ...LIMITS, maxMessageBytes: 1000, dropped: () => {} });
+  const request = '{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{}}';
+  const tool = (name: string) =>
+    `{"name":"${name}","inputSchema":{"type":"object","properties":{"method":{"type":"string"}}}}`;
+  const many = Array.from({ length: 40 }, (_, i) => tool(`t${i}`)).join(',');
+  for (const dropped of [
+    `{"jsonrpc":"2.0","id":6,"result":{"tools":[${many}]}}`,
+    `{"result":{"tools":[${many}]},"jsonrpc":"2.0","id":6}`,
+    `{"result":{"content":[{"type":"text","text":"${'t'.repeat(3000)}"}],"structuredContent":{"method":"GET"}},"jsonrpc":"2.0","id":6}`,
+    `{"jsonrpc":"2.0","id":6,"result":{"text":"\\"method\\": ${'u'.repeat(3000)}"}}`,
+  ]) {
+    const fetch = bytes.fetch(
+      async () => new Response(`data: ${dropped}\n\n`, { headers: { 'content-type': 'text/event-stream' } }),
+    );
+    const out = await streamed(await fetch('http://backend.test/mcp', { method: 'POST', body: request }));
+    // (after the empty line a first event dropped leaves)
+    assert.match(out, /^\ndata: \{"jsonrpc":"2.0","id":6,"error":\{"code":-32603/, dropped.slice(0, 60));
+  }
+});
+
 test('an unfinished event at the end does not run into the answer made for a dropped one', async () => {
   const bytes = new HttpBytes({ ...LIMITS, maxMessageBytes: 1000, dropped: () => {} });
   const request = '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x"}}';

@@ -68,3 +68,22 @@ test('a body that is not an event stream is kept to the limit whole', async () =
   const stated = new Response('x'.repeat(2000), { headers: { 'content-length': '2000' } });
   await assert.rejects(keptResponse(stated, keep), /with 2000 bytes, over the message limit of 1000 bytes/);
 });
+
+test('an event of exactly the limit passes and one byte more fails, wherever the reads cut it', async () => {
+  for (const end of ['\n', '\r\n']) {
+    // What comes before the blank line: `data: `, the value, the line's end.
+    const event = (size: number) => `data: ${'q'.repeat(size - 6 - end.length)}${end}${end}`;
+    for (const [size, fails] of [
+      [LIMIT, false],
+      [LIMIT + 1, true],
+    ] as const) {
+      const text = event(size);
+      for (let at = 1; at < text.length; at++) {
+        const out = read(await keptResponse(streaming([text.slice(0, at), text.slice(at)]).response, keep));
+        const label = `${JSON.stringify(end)} ${size} cut at ${at}`;
+        if (fails) await assert.rejects(out, /over the message limit/, label);
+        else assert.equal(await out, text, label);
+      }
+    }
+  }
+});

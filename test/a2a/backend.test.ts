@@ -2,7 +2,7 @@
 // MCP host lists and calls, its input-required becomes the host's elicitation, its failures are
 // tool errors, and policy and audit apply as to any backend.
 import assert from 'node:assert/strict';
-import test from 'node:test';
+import test, { type TestContext } from 'node:test';
 import { startAgent } from '../fixtures/a2a-agent.js';
 import { probe } from '../gateway/harness.js';
 import { connectHttp } from '../support/mcp-clients.js';
@@ -218,16 +218,22 @@ test('a large message argument (crossing switchboard as bytes) reaches the agent
   assert.equal(agent.seen.messages.at(-1)?.text, name);
 });
 
+const limit = 64 * 1024;
+
+/** A host's client to switchboard fronting the test agent, with a 64 KiB message limit. */
+async function limitedAgent(t: TestContext, streaming: boolean) {
+  const agent = await startAgent({ streaming });
+  t.after(() => agent.close());
+  const sb = await startGateway(t, {
+    servers: { helper: { a2a: agent.url } },
+    limits: { maxMessageBytes: limit },
+  });
+  return (await connectHttp(t, httpUrl(sb))).client;
+}
+
 for (const streaming of [true, false]) {
   test(`an agent's answer over limits.maxMessageBytes fails only its call, naming the limit (streaming: ${streaming})`, async (t) => {
-    const agent = await startAgent({ streaming });
-    t.after(() => agent.close());
-    const limit = 64 * 1024;
-    const sb = await startGateway(t, {
-      servers: { helper: { a2a: agent.url } },
-      limits: { maxMessageBytes: limit },
-    });
-    const { client } = await connectHttp(t, httpUrl(sb));
+    const client = await limitedAgent(t, streaming);
     // The agent names it twice in its artifact (as text and as data): its answer is over the limit.
     const name = 'n'.repeat(40 * 1024);
     const err = await client.callTool({ name: 'greet', arguments: { message: name } }).then(
@@ -246,14 +252,7 @@ for (const streaming of [true, false]) {
 }
 
 test('what one task streams adds up to no more than the limit: many artifacts each within it fail the call', async (t) => {
-  const agent = await startAgent({ streaming: true });
-  t.after(() => agent.close());
-  const limit = 64 * 1024;
-  const sb = await startGateway(t, {
-    servers: { helper: { a2a: agent.url } },
-    limits: { maxMessageBytes: limit },
-  });
-  const { client } = await connectHttp(t, httpUrl(sb));
+  const client = await limitedAgent(t, true);
   // 40 artifacts of ~8 KiB each: every update within the limit, their sum five times over it.
   const err = await client
     .callTool({ name: 'greet', arguments: { message: 'g'.repeat(4000), data: { artifacts: 40 } } })

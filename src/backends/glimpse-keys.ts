@@ -1,0 +1,82 @@
+// What kind of message a dropped SSE event held, from the bytes kept of its two ends (a glimpse):
+// the keys of the message's own object, read forwards from its start and backwards from its end,
+// strings and nested values skipped, so a key inside a value (a tool's `method` parameter) is not
+// taken for the message's own.
+import type { Glimpse } from './sse-marks.js';
+
+/**
+ * Whether a dropped event names a method as a key of its message itself (not of something inside
+ * it), in the bytes kept of either end: a notification or a request, not an answer. What cannot
+ * be told counts as an answer.
+ */
+export function namesMethod(glimpse: Glimpse): boolean {
+  const head = glimpse.head.toString('latin1');
+  const start = head.indexOf('{', Math.max(0, head.indexOf('data:')));
+  return (
+    (start !== -1 && topKeysForward(head, start).has('method')) ||
+    topKeysBackward(glimpse.tail.toString('latin1')).has('method')
+  );
+}
+
+/** The keys of the object starting at `start` (its own, not nested ones), read forwards until `text` ends. */
+function topKeysForward(text: string, start: number): Set<string> {
+  const keys = new Set<string>();
+  let depth = 0;
+  let key: string | undefined;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"') {
+      const end = stringEnd(text, i);
+      if (end === -1) break;
+      key = depth === 1 ? text.slice(i + 1, end) : undefined;
+      i = end;
+    } else if (c === ':') {
+      if (key !== undefined) keys.add(key);
+      key = undefined;
+    } else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+    else if (!/\s/.test(c)) key = undefined;
+  }
+  return keys;
+}
+
+/** The keys of the object `text` ends with (its own, not nested ones), read backwards until it starts. */
+function topKeysBackward(text: string): Set<string> {
+  const keys = new Set<string>();
+  let depth = 0;
+  let colon = false;
+  for (let i = text.length - 1; i >= 0; i--) {
+    const c = text[i]!;
+    if (c === '"') {
+      const begin = stringStart(text, i);
+      if (begin === -1) break;
+      if (colon && depth === 1) keys.add(text.slice(begin + 1, i));
+      colon = false;
+      i = begin;
+    } else if (c === ':') colon = true;
+    else if (c === '}' || c === ']') depth++;
+    else if (c === '{' || c === '[') depth--;
+    else if (!/\s/.test(c)) colon = false;
+  }
+  return keys;
+}
+
+/** Where the string opened by the quote at `open` closes, or -1 if not within `text`. */
+function stringEnd(text: string, open: number): number {
+  for (let i = open + 1; i < text.length; i++) {
+    if (text[i] === '\\') i++;
+    else if (text[i] === '"') return i;
+  }
+  return -1;
+}
+
+/** Where the string closed by the quote at `close` opens (a quote after an even run of backslashes), or -1. */
+function stringStart(text: string, close: number): number {
+  for (let i = close - 1; i >= 0; i--) {
+    if (text[i] !== '"') continue;
+    let slashes = 0;
+    while (i - 1 - slashes >= 0 && text[i - 1 - slashes] === '\\') slashes++;
+    if (slashes % 2 === 0) return i;
+  }
+  return -1;
+}

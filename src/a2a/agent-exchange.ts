@@ -10,7 +10,7 @@ import {
 import { cancelUnstarted } from './agent-cancel.js';
 import { inOwnContext, sendAndPoll, sendRequest, type AgentLink } from './agent-poll.js';
 import { TERMINAL } from './agent-wait.js';
-import { partsToResult, textOf, textPart } from './parts.js';
+import { partsBytes, partsToResult, textOf, textPart } from './parts.js';
 
 type Json = Record<string, unknown>;
 
@@ -72,7 +72,7 @@ async function follow(
       if (text && p.value.status?.state === TaskState.TASK_STATE_WORKING) progress(text, ++n);
     } else if (p.$case === 'artifactUpdate' && task && p.value.artifact) {
       const artifact = p.value.artifact;
-      gathered += JSON.stringify(artifact.parts).length;
+      gathered += partsBytes(artifact.parts);
       // Leaving the loop ends the stream; the call fails as when the agent is lost mid-call.
       if (gathered > to.maxMessageBytes)
         throw new Error(

@@ -140,3 +140,19 @@ export function dataOf(message: Message | undefined): unknown[] {
     p.content?.$case === 'data' ? [p.content.value as unknown] : [],
   );
 }
+
+/**
+ * About what `parts` take as JSON on the wire: raw bytes counted as their base64, not as the
+ * object JSON.stringify would make of a byte array (several times their size).
+ */
+export function partsBytes(parts: readonly Part[]): number {
+  let raw = 0;
+  const rest = JSON.stringify(parts, function (this: Record<string, unknown>, key, value: unknown) {
+    // The value before any toJSON (a Buffer's would already be an object of its bytes).
+    const original = this[key];
+    if (!(original instanceof Uint8Array)) return value;
+    raw += Math.ceil(original.byteLength / 3) * 4;
+    return '';
+  });
+  return rest.length + raw;
+}

@@ -59,7 +59,7 @@ const LOCAL = {
     expose: true,
     fault: 'backend',
     description:
-      "An HTTP backend's message over `limits.maxMessageBytes`. A body over it is refused before it is read, and only the call it answers fails (`data.bytes` and `data.limit` give both sizes); an SSE event over it that looks like an answer is dropped, and a call whose response stream then ends without another answer gets this error in its place. A stdio backend that sends such a line is stopped (`backend_closed`); an A2A agent's call fails as any failure of the agent's (`-32001`), the sizes in its message.",
+      "An HTTP backend's message over `limits.maxMessageBytes`. A body over it is refused before it is read, and only the call it answers fails (`data.bytes` and `data.limit` give both sizes); an SSE event over it is dropped, and when the dropped event looks like an answer and the call's response stream then ends without another, the call gets this error in its place. A stdio backend that sends such a line is stopped (`backend_closed`); an A2A agent's call fails as any failure of the agent's (`-32001`), the sizes in its message.",
   },
   backend_protocol_error: {
     group: 'backend',

@@ -8,7 +8,7 @@ import type { ConfigInput } from '../../src/config/schema.js';
 import type { Switchboard } from '../../src/switchboard.js';
 import { probe } from '../gateway/harness.js';
 import { NO_NATS, keyedMesh, nodeKeys, startNats, type Nats } from '../support/nats.js';
-import { eventually } from '../support/poll.js';
+import { eventually, until } from '../support/poll.js';
 import { configFor, launchSwitchboard } from '../support/start-switchboard.js';
 
 const HOST = { kind: 'host', id: 'tester' } as const;
@@ -113,10 +113,15 @@ describe('mesh lists and bridge calls across nodes', { skip: NO_NATS, timeout: 1
     // b's own servers (b also lists a's caller, and c's far as c.far: b has a far of its own).
     const onB = (await allToolNames(b)).filter((n) => !n.startsWith('caller_') && !n.startsWith('c.'));
     assert.ok(onB.length > 6, `b serves more than two pages: ${onB.length}`);
-    await eventually("a's catalog holds b's servers", async () =>
-      (await allToolNames(a)).includes('far_f_echo'),
+    // a hears b and c in either order, and c serves far too: far alone does not mean a has heard b.
+    let onA: string[] = [];
+    await until(
+      async () => {
+        onA = (await allToolNames(a)).filter((n) => !n.startsWith('caller_'));
+        return onA.join() === onB.join() ? onA : undefined;
+      },
+      () => `a's catalog to hold b's servers; it held ${onA.join(', ')}`,
     );
-    const onA = (await allToolNames(a)).filter((n) => !n.startsWith('caller_'));
     assert.deepEqual(onA, onB);
   });
 

@@ -206,6 +206,11 @@ export class BackendLifecycle {
     this.supervisor.down(b, why);
   }
 
+  /** A backend waiting out a restart delay is tried now (supervisor.ts `now`). */
+  retryNow(name: string, why: string): void {
+    this.supervisor.now(name, why);
+  }
+
   /** A reload took the backend of that name out: no more restarts of it, its names are gone. */
   forget(name: string): void {
     this.supervisor.forget(name);

@@ -83,6 +83,15 @@ export class RemoteBackends {
     await set.stop();
   }
 
+  /**
+   * What kept a remote server from starting may be gone (another node serves it now, or a node
+   * that refused this one takes its calls again): if it waits to be started again, it is tried now
+   * rather than after its restart delay, which grows with every failure.
+   */
+  retryNow(name: string, why: string): void {
+    if (this.remote.has(name)) this.deps.lifecycle.retryNow(name, why);
+  }
+
   /** The nodes serving a remote server now; undefined for a server of this node's own. */
   nodesOf(name: string): RemoteNode[] | undefined {
     return this.nodeViews.get(name)?.();

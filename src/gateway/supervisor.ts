@@ -43,6 +43,21 @@ export class Supervisor {
     this.timers.set(backend.name, timer);
   }
 
+  /**
+   * What kept the backend from starting may be gone (another node of the mesh serves it now): its
+   * pending restart is tried at once instead of after the rest of its delay (`why`, logged). Nothing
+   * if none pends.
+   */
+  now(name: string, why: string): void {
+    const timer = this.timers.get(name);
+    const backend = this.tended.get(name);
+    if (timer === undefined || backend === undefined) return;
+    clearTimeout(timer);
+    this.timers.delete(name);
+    this.options.log.info({ backend: name, why }, 'restarting backend now, before its delay is out');
+    void this.attempt(backend);
+  }
+
   /** No more restarts of this backend (a reload removed or replaced it). */
   forget(name: string): void {
     clearTimeout(this.timers.get(name));

@@ -87,7 +87,11 @@ export class MeshDoor {
       verdict = { ok: false, why: `answers must go to an inbox of node ${e.from}` };
     const isRequest = 'method' in message && 'id' in message;
     if (!verdict.ok) {
-      this.o.log.warn({ from: e.from, why: verdict.why }, 'mesh caller assertion refused');
+      const method = isRequest ? message.method.slice(0, 100) : undefined;
+      this.o.log.warn(
+        { from: e.from, server: e.server, method, why: verdict.why },
+        'mesh caller assertion refused',
+      );
       const reason = verdict.stale
         ? STALE_SESSION
         : verdict.ofNode

@@ -85,7 +85,16 @@ export class Mesh {
     this.beats = new BeatChecker(config.name, trusted, maxAgeMs, 3 * config.heartbeatMs);
     // Probed a few heartbeats apart: soon back once mended, without a ping per call meanwhile.
     const probeMs = Math.max(1_000, 10 * config.heartbeatMs);
-    this.refusals = new NodeRefusals({ probe: (node) => this.probe(node, probeMs), probeMs, log });
+    this.refusals = new NodeRefusals({
+      probe: (node) => this.probe(node, probeMs),
+      probeMs,
+      log,
+      accepts: (node) => {
+        for (const name of this.remotes.keys())
+          if (this.nodesFor(name).includes(node))
+            this.gateway.remotes.retryNow(name, `mesh node ${node} accepts this node's calls again`);
+      },
+    });
   }
 
   private readonly alive = (node: string): boolean => this.membership.alive(node);
@@ -271,13 +280,42 @@ export class Mesh {
     }));
   }
 
-  /** Pings `node` on a channel of a server it serves; a node serving nothing here is not kept out. */
+  /**
+   * Pings `node` on a channel of a server it serves: an open one, or one opened for the probe when
+   * none is (the server may have failed to start because this node refused it). A node serving
+   * nothing here is not kept out.
+   */
   private async probe(node: string, withinMs: number): Promise<ProbeResult> {
+    let server: string | undefined;
     for (const [name, r] of this.remotes) {
+      if (!this.nodesFor(name).includes(node)) continue;
       const channel = r.channels.values().next().value;
-      if (channel && this.nodesFor(name).includes(node)) return channel.probe(node, withinMs);
+      if (channel) return channel.probe(node, withinMs);
+      server = r.server;
     }
-    return { accepted: true };
+    if (server === undefined || !this.nc) return { accepted: true };
+    const channel = this.channelTo(server, () => [node]);
+    try {
+      await channel.start();
+      return await channel.probe(node, withinMs);
+    } finally {
+      await channel.close();
+    }
+  }
+
+  /** A channel to `server` on the nodes `nodes` gives (those serving it now). */
+  private channelTo(server: string, nodes: () => string[], closed?: () => void): MeshChannel {
+    return new MeshChannel({
+      nc: this.nc!,
+      subjects: this.subjects,
+      self: this.config.node,
+      server,
+      nodes,
+      signer: this.signer,
+      refusals: this.refusals,
+      log: this.log,
+      closed,
+    });
   }
 
   /** Brings the gateway's remote servers in line with what the live nodes announce. */
@@ -297,8 +335,10 @@ export class Mesh {
     }
     for (const [name, w] of wanted) {
       const have = this.remotes.get(name);
-      if (have) have.nodes = w.nodes;
       if (have) {
+        const more = w.nodes.filter((n) => !have.nodes.includes(n));
+        have.nodes = w.nodes;
+        if (more.length) this.gateway.remotes.retryNow(name, `mesh node ${more.join(', ')} serves it now`);
         if (have.digest !== w.digest) {
           have.digest = w.digest;
           for (const ch of have.channels) ch.listChanged();
@@ -311,22 +351,15 @@ export class Mesh {
         url: `http://mesh.invalid/${encodeURIComponent(name)}`,
         era: 'modern',
       });
-      const nc = this.nc;
       await this.gateway.remotes.add(
         name,
         config,
         () => {
-          const channel: MeshChannel = new MeshChannel({
-            nc,
-            subjects: this.subjects,
-            self: this.config.node,
-            server: w.server,
-            nodes: () => this.nodesFor(name),
-            signer: this.signer,
-            refusals: this.refusals,
-            log: this.log,
-            closed: () => remote.channels.delete(channel),
-          });
+          const channel: MeshChannel = this.channelTo(
+            w.server,
+            () => this.nodesFor(name),
+            () => remote.channels.delete(channel),
+          );
           remote.channels.add(channel);
           return channel;
         },

@@ -15,6 +15,8 @@ export interface NodeRefusalsOptions {
   /** How long after a refusal (and after each refused probe) the node is probed again. */
   probeMs: number;
   log: Logger;
+  /** A node that refused this node takes its calls again (what it alone serves may start now). */
+  accepts?: (node: string) => void;
 }
 
 /** Why an answer is a refusal of this node by the node it went to, if it is one. */
@@ -84,6 +86,7 @@ export class NodeRefusals {
     if (result.accepted) {
       this.refusing.delete(node);
       this.o.log.info({ node }, 'mesh node accepts this node’s calls again; back in rotation');
+      this.o.accepts?.(node);
       return;
     }
     r.why = result.why;

@@ -1,5 +1,5 @@
 // Nodes refusing this node: out of rotation unless every node refuses, probed until one is
-// accepted, forgotten when they go down, and logged once per refusal, not per call.
+// accepted (and said so), forgotten when they go down, and logged once per refusal, not per call.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { NodeRefusals, nodeRefusal, type ProbeResult } from '../../src/mesh/node-refusals.js';
@@ -11,6 +11,7 @@ test('a refusing node leaves rotation until a probe is accepted, and is logged o
   const log = captureLog('info');
   const answers: ProbeResult[] = [{ accepted: false, why: 'still not trusted' }, { accepted: true }];
   const probed: string[] = [];
+  const accepting: string[] = [];
   const refusals = new NodeRefusals({
     probe: async (node) => {
       probed.push(node);
@@ -18,6 +19,7 @@ test('a refusing node leaves rotation until a probe is accepted, and is logged o
     },
     probeMs: 20,
     log: log.logger,
+    accepts: (node) => accepting.push(node),
   });
   assert.deepEqual(refusals.usable(['b', 'c']), ['b', 'c']);
   refusals.refused('c', 'node a is not trusted here');
@@ -27,6 +29,8 @@ test('a refusing node leaves rotation until a probe is accepted, and is logged o
   assert.deepEqual(refusals.usable(['c']), ['c']);
   await eventually('probed twice and accepted', () => !refusals.refuses('c'));
   assert.deepEqual(probed, ['c', 'c']);
+  // Told once, when it is back (what it alone serves may start now), not at the refused probe.
+  assert.deepEqual(accepting, ['c']);
   assert.deepEqual(refusals.usable(['b', 'c']), ['b', 'c']);
   const msgs = log.lines().map((l) => l.msg as string);
   assert.equal(msgs.filter((m) => m.startsWith('mesh node refuses')).length, 1);

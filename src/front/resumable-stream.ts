@@ -32,6 +32,13 @@ export interface StreamReplay {
   pollAfterMs?: number | undefined;
 }
 
+/**
+ * How long a POST's response headers and priming event are held back for the first message to
+ * leave with them. A call answered within it (most tool calls) costs one write, and one wake-up of
+ * its host, instead of two; a slower one sends them when it ends, so the host can resume from then.
+ */
+export const PRIMING_HOLD_MS = 20;
+
 /** Who holds a stream: told when it has ended and when it can no longer be resumed. */
 export interface StreamOwner {
   /**
@@ -68,6 +75,8 @@ export class ResumableStream {
   private res: ServerResponse | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private forgetTimer: NodeJS.Timeout | undefined;
+  /** Ends the hold on a POST connection's first write (PRIMING_HOLD_MS). */
+  private holdTimer: NodeJS.Timeout | undefined;
   /** A connection was attached before: later ones are resumes. */
   private resumed = false;
   /** What happens when no connection is attached for `ms` before the stream ends (whenUnattended). */
@@ -102,11 +111,17 @@ export class ResumableStream {
   attach(res: ServerResponse, headers: Record<string, string> = {}, after = 0): boolean {
     if (after < this.droppedThrough || after > this.seq) return false;
     // A resume while the old connection looks open: the host has given it up, so it goes.
-    if (this.res && this.res !== res) this.res.end();
+    if (this.res && this.res !== res) {
+      this.unhold();
+      this.res.end();
+    }
     this.res = res;
     clearTimeout(this.unattended?.timer);
     // An ended stream is forgotten keepMs after it ended, however often it is resumed.
     if (!this.ended) clearTimeout(this.forgetTimer);
+    const first = !this.resumed;
+    // The POST's own connection holds its headers and priming event for the first message.
+    if (first && this.polled && !this.ended) this.hold(res);
     // Not flushed on their own: the priming event below carries the headers in the same write.
     res.writeHead(200, { ...headers, ...SSE_HEADERS });
     res.once('close', () => this.detach(res));
@@ -115,7 +130,6 @@ export class ResumableStream {
     // until it is written, and the ring's bytes may by then belong to another stream.
     for (const k of this.kept)
       if (k.seq > after && !this.push(this.inRing ? Buffer.from(k.chunk as Buffer) : k.chunk)) return true;
-    const first = !this.resumed;
     this.resumed = true;
     if (this.ended) res.end();
     // Only the POST's own connection is closed for polling: the host that came back is served on
@@ -172,6 +186,27 @@ export class ResumableStream {
     if (last) this.res?.cork();
     this.push(chunk);
     if (last) this.end();
+    else this.release();
+  }
+
+  /** Corks `res` until the first message or PRIMING_HOLD_MS, whichever comes first. */
+  private hold(res: ServerResponse): void {
+    res.cork();
+    this.holdTimer = setTimeout(() => this.release(), PRIMING_HOLD_MS);
+    this.holdTimer.unref();
+  }
+
+  /** Sends what the hold kept back. */
+  private release(): void {
+    if (this.unhold()) this.res?.uncork();
+  }
+
+  /** No hold any more (the connection ended, which sends what it kept); true if there was one. */
+  private unhold(): boolean {
+    if (this.holdTimer === undefined) return false;
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
+    return true;
   }
 
   /** The stream is complete: its connection ends; it stays resumable for keepMs. */
@@ -180,6 +215,8 @@ export class ResumableStream {
     this.ended = true;
     clearTimeout(this.pollTimer);
     clearTimeout(this.unattended?.timer);
+    // res.end() below sends what a hold kept back.
+    this.unhold();
     // An ended stream is kept for keepMs, thousands at a time: it lets go of what only a stream
     // under way needs (the call's cancellation, with what that holds).
     this.pollTimer = undefined;
@@ -223,6 +260,7 @@ export class ResumableStream {
   /** Ends the stream and forgets it now (its session is closing). */
   close(): void {
     this.ended = true;
+    this.unhold();
     clearTimeout(this.pollTimer);
     clearTimeout(this.unattended?.timer);
     clearTimeout(this.forgetTimer);
@@ -250,6 +288,7 @@ export class ResumableStream {
     if (this.res !== res) return;
     this.res = undefined;
     clearTimeout(this.pollTimer);
+    this.unhold();
     if (!this.ended) this.armUnattended();
     // A POST stream lives as long as its call; a GET stream with nobody to resume it is abandoned.
     if (!this.ended && !this.polled) this.scheduleForget();

@@ -5,7 +5,8 @@
 // Each config has its own bounded queue (push-queue.ts): a slow webhook holds a bounded number of
 // updates and delays no other. Stored configs are judged against the allow list again at each
 // send, so narrowing it takes effect for configs already kept. A failed delivery is logged (to
-// stderr, naming the webhook by origin only: its path and query may hold a secret) and not retried.
+// stderr, naming the webhook by origin only: its path and query may hold a secret), and sent again
+// when the failure may pass (no answer, 408, 425, 429, 5xx) while tries are left (push-queue.ts).
 import {
   A2A_CONTENT_TYPE,
   type StreamResponse,
@@ -20,7 +21,7 @@ import {
 } from '@a2a-js/sdk/server';
 import type { Logger } from '../log.js';
 import type { WebhookGuard } from './push-allow.js';
-import { WebhookQueue, type QueuedUpdate } from './push-queue.js';
+import { WebhookQueue, type Attempt, type QueuedUpdate, type RetryPolicy } from './push-queue.js';
 import { Serial, taskKey } from './serial.js';
 
 /** The header the A2A SDKs send a config's `token` in. */
@@ -32,7 +33,12 @@ export interface WebhookSenderOptions {
   log: Logger;
   /** How long one webhook request may take. */
   timeoutMs: number;
+  /** How an update is sent again after a failure that may pass. */
+  retry: RetryPolicy;
 }
+
+/** Answers worth trying again: the webhook timed out, was not ready, or was overloaded. */
+const PASSING = new Set([408, 425, 429]);
 
 export class WebhookSender implements PushNotificationSender {
   private readonly serializer = new V1PushNotificationSerializer();
@@ -95,8 +101,10 @@ export class WebhookSender implements PushNotificationSender {
       else {
         queue = new WebhookQueue(
           config,
-          (c, u) => this.post(taskId, c, u),
+          (c, u, attempt) => this.post(taskId, c, u, attempt),
           () => this.queues.delete(queueKey),
+          this.options.retry,
+          this.stopping.signal,
         );
         this.queues.set(queueKey, queue);
       }
@@ -108,17 +116,32 @@ export class WebhookSender implements PushNotificationSender {
     }
   }
 
-  private async post(taskId: string, config: TaskPushNotificationConfig, update: QueuedUpdate) {
-    const { guard, log, timeoutMs } = this.options;
+  /** One attempt at sending `update` (the first is 0): whether it may be worth another. */
+  private async post(
+    taskId: string,
+    config: TaskPushNotificationConfig,
+    update: QueuedUpdate,
+    attempt: number,
+  ): Promise<Attempt> {
+    const { guard, log, timeoutMs, retry } = this.options;
     const stopping = this.stopping.signal;
-    if (stopping.aborted) return;
+    if (stopping.aborted) return DONE;
     const verdict = guard.judge(config.url);
     const where = { task: taskId, config: config.id, webhook: originOf(config.url) };
     if ('problem' in verdict) {
       // Not the problem's words: they quote the URL's path, which is not the log's to keep.
       log.warn(where, 'A2A push webhook no longer on a2a.serve.pushNotifications.allow: not sent');
-      return;
+      return DONE;
     }
+    // Said once the outcome is known: whether this update will be sent again.
+    const failed = (more: Record<string, unknown>, afterMs?: number): Attempt => {
+      const again = attempt < retry.retries;
+      log.warn(
+        { ...where, ...more, attempt: attempt + 1 },
+        again ? 'A2A push update not delivered; sending it again later' : 'A2A push update not delivered',
+      );
+      return again ? { again: true, afterMs } : DONE;
+    };
     const headers: Record<string, string> = { 'content-type': update.contentType || A2A_CONTENT_TYPE };
     const auth = config.authentication;
     if (auth?.scheme && auth.credentials) headers.authorization = `${auth.scheme} ${auth.credentials}`;
@@ -133,17 +156,28 @@ export class WebhookSender implements PushNotificationSender {
       await res.body?.cancel();
       if (res.status >= 300 && res.status < 400)
         log.warn({ ...where, status: res.status }, 'A2A push webhook answered a redirect: not followed');
+      else if (PASSING.has(res.status) || res.status >= 500)
+        return failed({ status: res.status }, retryAfterMs(res.headers.get('retry-after')));
       else if (!res.ok) log.warn({ ...where, status: res.status }, 'A2A push webhook refused the update');
       else log.debug(where, 'A2A push update delivered');
+      return DONE;
     } catch (err) {
-      if (stopping.aborted) return;
+      if (stopping.aborted) return DONE;
       const timedOut = (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError';
-      log.warn(
-        { ...where, err: timedOut ? `no answer within ${timeoutMs} ms` : (err as Error).message },
-        'A2A push update not delivered',
-      );
+      return failed({ err: timedOut ? `no answer within ${timeoutMs} ms` : (err as Error).message });
     }
   }
+}
+
+const DONE: Attempt = { again: false };
+
+/** A Retry-After header's wait in ms (delta-seconds or an HTTP date); undefined when absent or unreadable. */
+export function retryAfterMs(header: string | null): number | undefined {
+  if (header === null) return undefined;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 function taskIdOf(response: StreamResponse): string {

@@ -92,7 +92,8 @@ function offerPush(
   if (!settings.enabled) return undefined;
   const guard = new WebhookGuard(settings);
   const store = new GuardedPushStore(tasks.push, guard, settings.maxConfigsPerTask);
-  const sender = new WebhookSender({ store, guard, log, timeoutMs: settings.timeoutMs });
+  const retry = { retries: settings.retries, firstDelayMs: settings.retryDelayMs };
+  const sender = new WebhookSender({ store, guard, log, timeoutMs: settings.timeoutMs, retry });
   for (const { task, tenant, owner } of tasks.interrupted) {
     const update = { taskId: task.id, contextId: task.contextId, status: task.status, metadata: undefined };
     void sender.send(

@@ -57,6 +57,24 @@ export const A2APushNotifications = z
       .max(120_000)
       .default(10_000)
       .describe('How long one webhook request may take before it is given up.'),
+    retries: z
+      .number()
+      .int()
+      .min(0)
+      .max(10)
+      .default(3)
+      .describe(
+        'How many more times an update is sent when its webhook could not be reached, gave no answer within timeoutMs, or answered 408, 425, 429 or 5xx (the updates after it wait, in order); 0: never again. Other answers are final.',
+      ),
+    retryDelayMs: z
+      .number()
+      .int()
+      .min(100)
+      .max(60_000)
+      .default(1_000)
+      .describe(
+        "The wait before an update's first retry; each next waits about twice as long (jittered), at most 60 s. A webhook's Retry-After is waited for too, up to 60 s.",
+      ),
     maxConfigsPerTask: z
       .number()
       .int()

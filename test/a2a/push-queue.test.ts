@@ -1,7 +1,8 @@
 // How switchboard's webhook sender holds up against webhooks that are slow or never answer: each
 // config has its own bounded queue (a task snapshot supersedes what is queued before it), one slow
 // webhook delays no other, one webhook's connections are capped, a failed update stalls none after
-// it, and once closed nothing more is sent and what was in flight is aborted.
+// it, one whose failure may pass is sent again (in order, bounded, after Retry-After, moot once a
+// whole task follows it), and once closed nothing more is sent and what was in flight is aborted.
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -58,7 +59,38 @@ async function slowWebhook(t: test.TestContext, { holdAll = true } = {}) {
   };
 }
 
-async function sender(t: test.TestContext, origin: string, configs: Record<string, string[]>) {
+/** A webhook answering its requests with `answers` in turn (a status, or a status and headers), then 200. */
+async function scriptedWebhook(t: test.TestContext, answers: (number | [number, Record<string, string>])[]) {
+  const got: { body: string; at: number }[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      got.push({ body: Buffer.concat(chunks).toString('utf8'), at: performance.now() });
+      const next = answers.shift() ?? 200;
+      const [code, headers] = typeof next === 'number' ? [next, {}] : next;
+      res.writeHead(code, headers).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  const texts = () =>
+    got.map((g) => /"text":"([^"]*)"/.exec(g.body)?.[1] ?? (g.body.includes('snapshot') ? 'task' : '?'));
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, got, texts };
+}
+
+async function sender(
+  t: test.TestContext,
+  origin: string,
+  configs: Record<string, string[]>,
+  retry = { retries: 3, firstDelayMs: 20 },
+) {
   const guard = new WebhookGuard({ allow: [`${origin}/`] });
   const store = new InMemoryPushNotificationStore();
   for (const [taskId, paths] of Object.entries(configs))
@@ -72,7 +104,7 @@ async function sender(t: test.TestContext, origin: string, configs: Record<strin
         authentication: undefined,
       });
   const log = captureLog('debug');
-  const s = new WebhookSender({ store, guard, log: log.logger, timeoutMs: 120_000 });
+  const s = new WebhookSender({ store, guard, log: log.logger, timeoutMs: 120_000, retry });
   t.after(() => s.close());
   return { sender: s, log, guard };
 }
@@ -169,7 +201,13 @@ test("one webhook that never answers delays none of its task's other webhooks", 
       token: '',
       authentication: undefined,
     });
-  const s = new WebhookSender({ store, guard, log: captureLog('debug').logger, timeoutMs: 120_000 });
+  const s = new WebhookSender({
+    store,
+    guard,
+    log: captureLog('debug').logger,
+    timeoutMs: 120_000,
+    retry: { retries: 3, firstDelayMs: 20 },
+  });
   t.after(() => s.close());
   for (let i = 0; i < 5; i++) await s.send(status('t1', `u${i}`), context);
   await until(
@@ -229,4 +267,65 @@ test('once closed, nothing queued is sent, the request in flight is aborted, and
   assert.equal(hook.bodies.length, 1);
   assert.deepEqual(log.lines().slice(lines), []);
   assert.throws(() => guard.fetchFor(guard.allow[0]!), /closed/);
+});
+
+test('an update whose webhook failed in a way that may pass is sent again, the ones after it waiting', async (t) => {
+  const hook = await scriptedWebhook(t, [503, 500]);
+  const { sender: s, log } = await sender(t, hook.origin, { t1: ['/h'] });
+  await s.send(status('t1', 'u1'), context);
+  await s.send(status('t1', 'u2'), context);
+  await until(() => (hook.got.length === 4 ? true : undefined), 'u1 three times, then u2');
+  assert.deepEqual(hook.texts(), ['u1', 'u1', 'u1', 'u2']);
+  const again = log.lines().filter((l) => l.msg === 'A2A push update not delivered; sending it again later');
+  assert.deepEqual(
+    again.map((l) => [l.status, l.attempt]),
+    [
+      [503, 1],
+      [500, 2],
+    ],
+  );
+});
+
+test('a final answer is not sent again, and an update whose tries run out gives way to the next', async (t) => {
+  const hook = await scriptedWebhook(t, [400, 503, 503, 503]);
+  const { sender: s, log } = await sender(t, hook.origin, { t1: ['/h'] }, { retries: 2, firstDelayMs: 10 });
+  for (const text of ['refused', 'unlucky', 'fine']) await s.send(status('t1', text), context);
+  await until(() => (hook.got.length === 5 ? true : undefined), 'every request');
+  assert.deepEqual(hook.texts(), ['refused', 'unlucky', 'unlucky', 'unlucky', 'fine']);
+  assert.ok(log.lines().some((l) => l.msg === 'A2A push webhook refused the update' && l.status === 400));
+  const last = log.lines().filter((l) => l.msg === 'A2A push update not delivered');
+  assert.deepEqual(
+    last.map((l) => l.attempt),
+    [3],
+    'given up after its third attempt',
+  );
+});
+
+test("a webhook's Retry-After is waited for", async (t) => {
+  const hook = await scriptedWebhook(t, [[429, { 'retry-after': '1' }]]);
+  const { sender: s } = await sender(t, hook.origin, { t1: ['/h'] }, { retries: 1, firstDelayMs: 10 });
+  await s.send(status('t1', 'u1'), context);
+  await until(() => (hook.got.length === 2 ? true : undefined), 'the second attempt');
+  // A lower bound only: a timer never fires before its time, however busy the machine.
+  assert.ok(hook.got[1]!.at - hook.got[0]!.at >= 990, `waited ${hook.got[1]!.at - hook.got[0]!.at} ms`);
+});
+
+test('a whole task queued while an update waits to be sent again makes it moot; stopping ends the wait', async (t) => {
+  // A wait far longer than the test: only the task queued behind it (or the stop) can end it.
+  const slow = { retries: 3, firstDelayMs: 60_000 };
+  const hook = await scriptedWebhook(t, [503]);
+  const { sender: s } = await sender(t, hook.origin, { t1: ['/h'] }, slow);
+  await s.send(status('t1', 'u1'), context);
+  await until(() => (hook.got.length === 1 ? true : undefined), 'the first attempt');
+  await s.send(snapshot('t1'), context);
+  await until(() => (hook.got.length === 2 ? true : undefined), 'the task');
+  assert.deepEqual(hook.texts(), ['u1', 'task']);
+
+  const down = await scriptedWebhook(t, [503]);
+  const { sender: s2 } = await sender(t, down.origin, { t2: ['/h'] }, slow);
+  await s2.send(status('t2', 'u1'), context);
+  await s2.send(status('t2', 'u2'), context);
+  await until(() => (down.got.length === 1 ? true : undefined), 'the first attempt');
+  await s2.close();
+  assert.deepEqual(down.texts(), ['u1'], 'nothing more once stopped');
 });

@@ -138,7 +138,13 @@ test('an allowed host name that resolves to loopback is refused at registration,
   await store.save('t1', context, config(`http://hooks.rebind.test:${port}/x`, 't1'));
   names['hooks.rebind.test'] = ['127.0.0.1'];
   const log = captureLog('debug');
-  const sender = new WebhookSender({ store, guard, log: log.logger, timeoutMs: 5_000 });
+  const sender = new WebhookSender({
+    store,
+    guard,
+    log: log.logger,
+    timeoutMs: 5_000,
+    retry: { retries: 0, firstDelayMs: 100 },
+  });
   await sender.send(
     {
       payload: {

@@ -93,10 +93,11 @@ export class RpcPeer {
       sendCancel: (notice) => this.notify(notice.method, notice.params),
       cancelReason: (signal) => (signal.reason instanceof Error ? signal.reason.message : 'cancelled'),
       errors: {
-        // An answer over the message limit was refused as it came (kept-response.ts): the call fails
-        // with that, not as a send that failed.
+        // A channel that fails with a LocalError has said what went wrong (an answer over the
+        // message limit, refused as it came: kept-response.ts): the call fails with that. Anything
+        // else is a send that failed.
         undelivered: (_method, err) =>
-          err instanceof LocalError && err.code === 'backend_message_too_large'
+          err instanceof LocalError
             ? err
             : new LocalError('backend_unavailable', `send failed: ${messageOf(err)}`, { cause: err }),
       },

@@ -77,6 +77,8 @@ export class ResumableStream {
   private forgetTimer: NodeJS.Timeout | undefined;
   /** Ends the hold on a POST connection's first write (PRIMING_HOLD_MS). */
   private holdTimer: NodeJS.Timeout | undefined;
+  /** Bytes the hold keeps back (the headers and the priming event). */
+  private heldBytes = 0;
   /** A connection was attached before: later ones are resumes. */
   private resumed = false;
   /** What happens when no connection is attached for `ms` before the stream ends (whenUnattended). */
@@ -120,12 +122,16 @@ export class ResumableStream {
     // An ended stream is forgotten keepMs after it ended, however often it is resumed.
     if (!this.ended) clearTimeout(this.forgetTimer);
     const first = !this.resumed;
-    // The POST's own connection holds its headers and priming event for the first message.
-    if (first && this.polled && !this.ended) this.hold(res);
+    // The POST's own connection holds its headers and priming event for the first message (one
+    // already waiting to be replayed goes at once).
+    const hold = first && this.polled && !this.ended && !this.kept.some((k) => k.seq > after);
+    if (hold) this.hold(res);
     // Not flushed on their own: the priming event below carries the headers in the same write.
     res.writeHead(200, { ...headers, ...SSE_HEADERS });
     res.once('close', () => this.detach(res));
     if (!this.push(primingEvent(`${this.id}.${after}`, this.replay.retryMs))) return true;
+    // What the hold keeps back was never sent: not the reader's backlog (writeChunk's cap).
+    if (hold) this.heldBytes = res.writableLength;
     // Events in the front's ring are copied out: a slow reader's socket holds what it was given
     // until it is written, and the ring's bytes may by then belong to another stream.
     for (const k of this.kept)
@@ -272,7 +278,7 @@ export class ResumableStream {
   private push(chunk: SseChunk): boolean {
     const res = this.res;
     if (!res) return false;
-    if (writeChunk(res, chunk, this.cap)) return true;
+    if (writeChunk(res, chunk, this.cap, this.holdTimer === undefined ? 0 : this.heldBytes)) return true;
     this.detach(res);
     return false;
   }

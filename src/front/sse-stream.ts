@@ -47,12 +47,13 @@ export function chunkBytes(chunk: SseChunk): number {
  * Writes `chunk` (an SSE event or comment) to `res`, unless the reader has left so much unread that
  * it would exceed the cap: then the response is destroyed (its buffers freed at once, the client
  * sees the stream end) and false returned. A chunk always goes when nothing waits, so one large
- * message still reaches a reader that keeps up. Also false once the response has ended.
+ * message still reaches a reader that keeps up. Also false once the response has ended. `held`:
+ * bytes of `res` kept back by its writer (never sent, so never the reader's to read yet).
  */
-export function writeChunk(res: ServerResponse, chunk: SseChunk, cap: StreamCap): boolean {
+export function writeChunk(res: ServerResponse, chunk: SseChunk, cap: StreamCap, held = 0): boolean {
   if (res.destroyed || res.writableEnded) return false;
   // The response's own buffer and its socket's (node:http counts both).
-  const unread = res.writableLength;
+  const unread = res.writableLength - held;
   if (unread > 0 && unread + chunkBytes(chunk) > cap.maxUnreadBytes) {
     res.destroy();
     cap.overflowed(unread);

@@ -16,6 +16,10 @@ export class Supervisor {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   /** The backend object each name's restarts are for; a reload may replace or remove it. */
   private readonly tended = new Map<string, Upstream>();
+  /** Backends whose restart is under way. */
+  private readonly attempting = new Set<string>();
+  /** Of those, the ones told to try again at once (`now`) should this attempt fail. */
+  private readonly hurried = new Set<string>();
   private stopped = false;
 
   constructor(private readonly options: SupervisorOptions) {}
@@ -29,7 +33,7 @@ export class Supervisor {
   down(backend: Upstream, why: string): void {
     if (this.stopped || this.timers.has(backend.name)) return;
     this.tended.set(backend.name, backend);
-    const delay = this.backoff(backend).next();
+    const delay = this.hurried.delete(backend.name) ? 0 : this.backoff(backend).next();
     this.options.log.warn(
       { backend: backend.name, err: why, delayMs: delay },
       'backend down; restarting it later',
@@ -45,10 +49,11 @@ export class Supervisor {
 
   /**
    * What kept the backend from starting may be gone (another node of the mesh serves it now): its
-   * pending restart is tried at once instead of after the rest of its delay (`why`, logged). Nothing
-   * if none pends.
+   * pending restart is tried at once instead of after the rest of its delay (`why`, logged); one
+   * under way is tried again at once if it fails. Nothing if the backend is up.
    */
   now(name: string, why: string): void {
+    if (this.attempting.has(name)) return void this.hurried.add(name);
     const timer = this.timers.get(name);
     const backend = this.tended.get(name);
     if (timer === undefined || backend === undefined) return;
@@ -62,6 +67,7 @@ export class Supervisor {
   forget(name: string): void {
     clearTimeout(this.timers.get(name));
     this.timers.delete(name);
+    this.hurried.delete(name);
     this.backoffs.delete(name);
     this.tended.delete(name);
   }
@@ -75,12 +81,16 @@ export class Supervisor {
 
   private async attempt(backend: Upstream): Promise<void> {
     if (this.stopped || this.tended.get(backend.name) !== backend) return;
+    this.attempting.add(backend.name);
     try {
       await this.options.restart(backend);
     } catch (err) {
+      this.attempting.delete(backend.name);
       if (this.tended.get(backend.name) === backend) this.down(backend, messageOf(err));
       return;
     }
+    this.attempting.delete(backend.name);
+    this.hurried.delete(backend.name);
     if (this.stopped || this.tended.get(backend.name) !== backend) {
       await backend.stop();
       return;

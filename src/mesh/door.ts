@@ -87,11 +87,11 @@ export class MeshDoor {
       verdict = { ok: false, why: `answers must go to an inbox of node ${e.from}` };
     const isRequest = 'method' in message && 'id' in message;
     if (!verdict.ok) {
+      // Unauthenticated: each name is cut short, so a forged message cannot make a long log line.
+      const [from, server] = [e.from.slice(0, 100), e.server.slice(0, 100)];
       const method = isRequest ? message.method.slice(0, 100) : undefined;
-      this.o.log.warn(
-        { from: e.from, server: e.server, method, why: verdict.why },
-        'mesh caller assertion refused',
-      );
+      const why = verdict.why.slice(0, 300);
+      this.o.log.warn({ from, server, method, why }, 'mesh caller assertion refused');
       const reason = verdict.stale
         ? STALE_SESSION
         : verdict.ofNode

@@ -199,9 +199,11 @@ export class MeshChannel implements Channel {
   async probe(node: string, withinMs: number): Promise<ProbeResult> {
     const id = `probe-${randomUUID()}`;
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>(
-      (resolve) => (timer = setTimeout(() => resolve(undefined), withinMs)),
-    );
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), withinMs);
+      // A probe alone must not keep a stopping process alive.
+      timer.unref();
+    });
     const answer = await Promise.race([
       this.request(node, { jsonrpc: '2.0', id, method: 'ping' }, undefined),
       late,

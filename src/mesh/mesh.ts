@@ -48,6 +48,8 @@ export class Mesh {
   private readonly refusals: NodeRefusals;
   /** This node's NATS connection is down (between a disconnect and the reconnect). */
   private natsLost = false;
+  /** Channels opened for a probe alone (no channel of the node's servers was open): closed at stop. */
+  private readonly probing = new Set<MeshChannel>();
   /** Membership changes are applied one at a time, in order. */
   private applying: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -193,6 +195,7 @@ export class Mesh {
     clearInterval(this.heartbeat);
     this.membership.stop();
     this.refusals.stop();
+    for (const channel of this.probing) await channel.close();
     this.door?.stop();
     const nc = this.nc;
     if (!nc) return;
@@ -293,12 +296,14 @@ export class Mesh {
       if (channel) return channel.probe(node, withinMs);
       server = r.server;
     }
-    if (server === undefined || !this.nc) return { accepted: true };
+    if (server === undefined || !this.nc || this.stopped) return { accepted: true };
     const channel = this.channelTo(server, () => [node]);
+    this.probing.add(channel);
     try {
       await channel.start();
       return await channel.probe(node, withinMs);
     } finally {
+      this.probing.delete(channel);
       await channel.close();
     }
   }

@@ -77,12 +77,14 @@ export class NodeRefusals {
   }
 
   private async probe(node: string): Promise<void> {
+    const probed = this.refusing.get(node);
     const result = await this.o.probe(node).catch((err: unknown): ProbeResult => ({
       accepted: false,
       why: String((err as Error).message ?? err),
     }));
     const r = this.refusing.get(node);
-    if (this.stopped || !r) return;
+    // Forgotten meanwhile (and perhaps refusing anew, with probes of its own): this one is stale.
+    if (this.stopped || !r || r !== probed) return;
     if (result.accepted) {
       this.refusing.delete(node);
       this.o.log.info({ node }, 'mesh node accepts this node’s calls again; back in rotation');

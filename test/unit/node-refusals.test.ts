@@ -70,3 +70,23 @@ test('only a refusal with the node reason counts as one', () => {
   assert.equal(nodeRefusal(error()), undefined);
   assert.equal(nodeRefusal({ jsonrpc: '2.0', id: 1, result: {} }), undefined);
 });
+
+test('a probe that answers after its node was forgotten and refused anew changes nothing', async () => {
+  const log = captureLog('info');
+  const pending: ((r: ProbeResult) => void)[] = [];
+  const refusals = new NodeRefusals({
+    probe: () => new Promise((resolve) => pending.push(resolve)),
+    probeMs: 10,
+    log: log.logger,
+  });
+  refusals.refused('c', 'an old key');
+  await eventually('the first probe is out', () => pending.length === 1);
+  // c went down and came back refusing: a new refusal, probed on its own.
+  refusals.forget('c');
+  refusals.refused('c', 'still an old key');
+  pending[0]!({ accepted: true });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.ok(refusals.refuses('c'), 'the answer to the old probe does not end the new refusal');
+  assert.ok(!log.lines().some((l) => String(l.msg).startsWith('mesh node accepts')));
+  refusals.stop();
+});

@@ -7,6 +7,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { ResumableStream } from '../../src/front/resumable-stream.js';
+import type { StreamCap } from '../../src/front/sse-stream.js';
 
 const REPLAY = { maxEvents: 100, maxBytes: 1 << 20, keepMs: 60_000, maxEndedBytes: 1 << 20, retryMs: 1000 };
 const CAP = { maxUnreadBytes: 1 << 30, overflowed: () => assert.fail('nothing reads slowly here') };
@@ -19,9 +20,13 @@ const PROGRESS = {
 };
 
 /** A server whose every request is a POST stream; `onStream` decides what is written when. */
-async function serve(t: import('node:test').TestContext, onStream: (s: ResumableStream) => void) {
+async function serve(
+  t: import('node:test').TestContext,
+  onStream: (s: ResumableStream) => void,
+  cap: StreamCap = CAP,
+) {
   const server = createServer((_req, res: ServerResponse) => {
-    const stream = new ResumableStream(REPLAY, CAP, OWNER, true);
+    const stream = new ResumableStream(REPLAY, cap, OWNER, true);
     stream.attach(res);
     onStream(stream);
   });
@@ -31,21 +36,32 @@ async function serve(t: import('node:test').TestContext, onStream: (s: Resumable
   return (server.address() as AddressInfo).port;
 }
 
-/** A raw connection that sends one request and hands back each read as it came. */
+/**
+ * A raw connection that sends one request and hands back each read as it came; a read after the
+ * connection closed fails.
+ */
 function request(port: number): { socket: Socket; reads: () => Promise<string> } {
   const socket = connect(port, '127.0.0.1');
   socket.setEncoding('utf8');
   socket.write('POST /mcp HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n');
   const queued: string[] = [];
-  let waiting: ((s: string) => void) | undefined;
+  let closed = false;
+  let waiting: { resolve: (s: string) => void; reject: (e: Error) => void } | undefined;
   socket.on('data', (chunk: string) => {
-    if (waiting) {
-      waiting(chunk);
-      waiting = undefined;
-    } else queued.push(chunk);
+    if (waiting) waiting.resolve(chunk);
+    else queued.push(chunk);
+    waiting = undefined;
+  });
+  socket.on('close', () => {
+    closed = true;
+    waiting?.reject(new Error('the connection closed'));
   });
   const reads = () =>
-    queued.length ? Promise.resolve(queued.shift()!) : new Promise<string>((resolve) => (waiting = resolve));
+    queued.length
+      ? Promise.resolve(queued.shift()!)
+      : closed
+        ? Promise.reject(new Error('the connection closed'))
+        : new Promise<string>((resolve, reject) => (waiting = { resolve, reject }));
   return { socket, reads };
 }
 
@@ -93,4 +109,29 @@ test('a notification ends the hold: the host has it after the priming event, and
   let rest = '';
   while (!rest.endsWith('0\r\n\r\n')) rest += await reads();
   assert.match(rest, /"text":"done"/);
+});
+
+test("a first message over the unread cap still goes whole: what the hold keeps back is not the reader's", async (t) => {
+  const overflows: number[] = [];
+  const cap = { maxUnreadBytes: 64 * 1024, overflowed: (n: number) => overflows.push(n) };
+  const text = 'y'.repeat(200 * 1024);
+  const big = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text }] } };
+  const progress = { ...PROGRESS, params: { ...PROGRESS.params, message: text } };
+  for (const first of ['answer', 'notification'] as const) {
+    const port = await serve(
+      t,
+      (s) =>
+        setTimeout(
+          () => (first === 'answer' ? s.write(big, true) : (s.write(progress), s.write(ANSWER, true))),
+          5,
+        ),
+      cap,
+    );
+    const { socket, reads } = request(port);
+    t.after(() => socket.destroy());
+    let got = '';
+    while (!got.endsWith('0\r\n\r\n')) got += await reads();
+    assert.ok(got.includes(text), `the ${first} arrived whole`);
+  }
+  assert.deepEqual(overflows, [], 'nothing was taken for a reader falling behind');
 });

@@ -8,7 +8,7 @@ const ViewFields = {
   read: Paths(
     'Paths bound read-only into the view (the root is read-only already; this re-exposes paths under /tmp).',
   ),
-  write: Paths('Paths bound read-write into the view; each must exist.'),
+  write: Paths('Directories bound read-write into the view; each is made (owner-only) when missing.'),
   hide: Paths(
     "Paths replaced by an empty directory (a directory) or an empty read-only file (a file) in the view, on top of switchboard's own files.",
   ),

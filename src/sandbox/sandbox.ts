@@ -80,6 +80,7 @@ export class Sandbox {
       if (env['TMPDIR'] !== undefined && !write.some((w) => within(env['TMPDIR']!, w)))
         env['TMPDIR'] = '/tmp';
       makeCaches(env);
+      makeWritable(write);
       const socket = env[BRIDGE_PATH_ENV];
       const mounts = sandboxView({
         protect: this.protect,
@@ -131,6 +132,20 @@ function protectedPaths(options: SandboxOptions): Protected {
 }
 
 /** Package runners fail when their cache cannot be made: made here, where it is not read-only. */
+/**
+ * The `write` directories, made when missing (owner-only): a backend given a place to keep its data
+ * finds it on its first start, rather than bwrap refusing to start it for a path that is not there.
+ */
+function makeWritable(paths: readonly string[]): void {
+  for (const dir of paths) {
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch {
+      // A file there, or not ours to make: bwrap's own error names the path.
+    }
+  }
+}
+
 function makeCaches(env: Record<string, string>): void {
   for (const dir of cacheDirs(env).slice(0, 2)) {
     try {

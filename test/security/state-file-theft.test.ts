@@ -2,7 +2,7 @@
 // reads and rewrites the trust database (approvals, audit chain, pins). Sandboxed, none of them is
 // there to read or write; a path the config lists as writable is, and nothing else is.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { CANARY, SNOOP, outsideTmp, scene } from './snoop.js';
@@ -41,9 +41,11 @@ test("switchboard's config, vault, key file and trust database cannot be read or
   assert.ok(!log.text().includes(CANARY));
 });
 
-test('a write path is writable from the backend; the rest of the file system is not', async (t) => {
+test('a write path is writable from the backend (made when missing); the rest of the file system is not', async (t) => {
   const open = outsideTmp(t, 'writable');
   const closed = outsideTmp(t, 'closed');
+  // Not there yet: made for the backend, owner-only, rather than the backend refused its start.
+  const fresh = join(outsideTmp(t, 'fresh'), 'made', 'deeper');
   const { snoop, dir } = await scene(t, {
     w: {
       command: process.execPath,
@@ -57,8 +59,10 @@ test('a write path is writable from the backend; the rest of the file system is 
         '{{dir}}/no',
         '--write',
         '/tmp/mine',
+        '--write',
+        join(fresh, 'ok'),
       ],
-      sandbox: { write: [open] },
+      sandbox: { write: [open, fresh] },
     },
   });
   const { report } = await snoop('w');
@@ -67,6 +71,8 @@ test('a write path is writable from the backend; the rest of the file system is 
   assert.equal(writes[join(closed, 'no')], false, 'an unlisted directory does not');
   assert.equal(writes[join(dir, 'no')], false, "nor the config file's directory");
   assert.equal(writes['/tmp/mine'], true, 'its private /tmp does');
+  assert.equal(writes[join(fresh, 'ok')], true, 'a write path that was not there was made');
+  assert.equal(statSync(fresh).mode & 0o777, 0o700);
   assert.ok(existsSync(join(open, 'ok')), 'the write reached the host');
   assert.ok(
     !existsSync('/tmp/mine') || readFileSync('/tmp/mine', 'utf8') !== 'pwned\n',

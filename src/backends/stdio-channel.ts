@@ -13,6 +13,7 @@ import type { Logger } from '../log.js';
 import { TokenBucket } from './token-bucket.js';
 import { isNpmNoise, type StderrTail } from './stderr-tail.js';
 import type { ProcessGroups } from './watchdog.js';
+import { workingDirProblem } from './working-dir.js';
 
 /** How often a child's suppressed stderr lines are counted in the log. */
 const SUPPRESSED_REPORT_MS = 10_000;
@@ -103,7 +104,7 @@ export class StdioChannel implements Channel {
     try {
       launch = this.options.launch?.(asConfigured) ?? asConfigured;
     } catch (err) {
-      throw explained(err, config.command, asConfigured.env);
+      throw explained(err, config.command, asConfigured.env, config.cwd);
     }
     // Sandboxed, the spawned process is bwrap: it leads the group, and ending it ends every
     // process inside (its PID namespace dies with it), so the group kill below still holds.
@@ -194,7 +195,7 @@ export class StdioChannel implements Channel {
     } catch (err) {
       // A child that never started emits no exit: mark it gone so close() does not wait for one.
       this.exited = true;
-      throw explained(err, config.command, asConfigured.env);
+      throw explained(err, config.command, asConfigured.env, config.cwd);
     }
     child.on('error', (err) => this.onerror?.(err));
   }
@@ -247,10 +248,25 @@ function killGroup(pgid: number, signal: NodeJS.Signals): void {
 
 /**
  * A command that was not found says which PATH it was looked for on, and why that PATH may not be
- * the shell's: hosts such as Claude Desktop start switchboard without it.
+ * the shell's: hosts such as Claude Desktop start switchboard without it. Unless what was not
+ * found is the working directory: then that is said.
  */
-function explained(err: unknown, command: string, env: Record<string, string>): unknown {
-  if ((err as NodeJS.ErrnoException | undefined)?.code !== 'ENOENT') return err;
+function explained(
+  err: unknown,
+  command: string,
+  env: Record<string, string>,
+  cwd: string | undefined,
+): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const badCwd = code === 'ENOENT' || code === 'ENOTDIR' ? workingDirProblem(cwd) : undefined;
+  if (badCwd !== undefined)
+    return Object.assign(
+      new Error(`${badCwd} (spawn ${command} ${code}): set cwd to a directory, or leave it out`, {
+        cause: err,
+      }),
+      { code },
+    );
+  if (code !== 'ENOENT') return err;
   return Object.assign(
     new Error(
       `command "${command}" not found (spawn ${command} ENOENT) on the PATH the backend sees: ` +

@@ -15,6 +15,7 @@ import { defaultVaultPath } from '../vault/open.js';
 import { EXIT, defineCommand, say } from './command.js';
 import { modeCheck, type Check } from './doctor-check.js';
 import { meshChecks } from './doctor-mesh.js';
+import { workingDirProblem } from '../backends/working-dir.js';
 
 export const DOCTOR_USAGE = `Usage: switchboard doctor [--config FILE]
 
@@ -129,6 +130,16 @@ function commandChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
   for (const [name, b] of Object.entries(config.servers)) {
     if (!isStdioBackend(b) || b.disabled) continue;
     const path = childEnvironment(b, env).PATH;
+    const badCwd = workingDirProblem(b.cwd);
+    if (badCwd !== undefined) {
+      checks.push({
+        status: 'fail',
+        name: `servers.${name}`,
+        detail: badCwd,
+        fix: `set servers.${name}.cwd to an existing directory, or leave it out`,
+      });
+      continue;
+    }
     try {
       const found = findCommand(b.command, path, b.cwd ?? process.cwd());
       checks.push({ status: 'ok', name: `servers.${name}`, detail: `${b.command} -> ${found}` });

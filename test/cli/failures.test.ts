@@ -53,6 +53,8 @@ test('switchboard validate shows why each backend did not start', async (t) => {
       servers: {
         crashing: CRASHING,
         missing: { command: 'no-such-mcp-server-cmd', env: { PATH: '/nonexistent/bin' } },
+        // The command is there; its working directory is not (spawn says ENOENT all the same).
+        nowhere: { command: process.execPath, cwd: join(dir, 'no-such-dir') },
         silent: SILENT,
       },
     }),
@@ -69,6 +71,10 @@ test('switchboard validate shows why each backend did not start', async (t) => {
   assert.match(
     run.stderr,
     /servers\.missing: .*command "no-such-mcp-server-cmd" not found \(spawn no-such-mcp-server-cmd ENOENT\) on the PATH the backend sees: \/nonexistent\/bin\. Hosts such as Claude Desktop start servers without your shell's PATH: give the command as an absolute path, or set env: \{ PATH: … \}/,
+  );
+  assert.match(
+    run.stderr,
+    /servers\.nowhere: .*cwd ".*no-such-dir" does not exist \(spawn .* ENOENT\): set cwd to a directory, or leave it out/,
   );
   assert.match(
     run.stderr,

@@ -101,7 +101,7 @@ test('doctor fails a backend whose command is not on its PATH, and says how to f
   const file = join(dir, 'switchboard.yaml');
   await writeFile(
     file,
-    `http: { port: 0 }\nsandbox: { mode: none }\nservers:\n  good: { command: ${process.execPath} }\n  lost: { command: no-such-mcp-cmd, env: { PATH: /nonexistent } }\n`,
+    `http: { port: 0 }\nsandbox: { mode: none }\nservers:\n  good: { command: ${process.execPath} }\n  lost: { command: no-such-mcp-cmd, env: { PATH: /nonexistent } }\n  nowhere: { command: ${process.execPath}, cwd: ${join(dir, 'gone')} }\n`,
   );
   const run = await runCli(['doctor', '--config', file], { env, cwd: dir });
   assert.equal(run.code, 1, run.stdout + run.stderr);
@@ -112,8 +112,9 @@ test('doctor fails a backend whose command is not on its PATH, and says how to f
     /^fail\s+servers\.lost\s+command "no-such-mcp-cmd" not found on the PATH it sees: \/nonexistent/m,
   );
   assert.match(run.stdout, /fix: give an absolute command path, or set servers\.lost\.env\.PATH/);
+  assert.match(run.stdout, /^fail\s+servers\.nowhere\s+cwd ".*gone" does not exist/m);
   assert.match(run.stdout, /^warn\s+sandbox\s+off/m);
-  assert.match(run.stderr, /1 failed/);
+  assert.match(run.stderr, /2 failed/);
 });
 
 test('doctor warns of a state directory others can read, and passes a clean setup', async (t) => {

@@ -40,17 +40,39 @@ export function adminToken(dir: string): string {
   return token;
 }
 
-export function writeAdminInfo(dir: string, info: AdminInfo): void {
+/**
+ * Writes admin.json for this process; answers what it replaced when that names another switchboard
+ * still running (a second one sharing the state directory), for removeAdminInfo to put back.
+ */
+export function writeAdminInfo(dir: string, info: AdminInfo): AdminInfo | undefined {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const before = readAdminInfo(dir);
   const path = join(dir, INFO_FILE);
   writeFileSync(path, JSON.stringify(info) + '\n', { mode: 0o600 });
   chmodSync(path, 0o600);
+  return before && before.pid !== info.pid && running(before.pid) ? before : undefined;
 }
 
-/** Removes admin.json if this process wrote it (another switchboard may have started since). */
-export function removeAdminInfo(dir: string): void {
+/**
+ * Removes admin.json if this process wrote it (another switchboard may have started since), or puts
+ * back what it replaced (`replaced`) if that switchboard still runs: the CLI finds it again.
+ */
+export function removeAdminInfo(dir: string, replaced?: AdminInfo): void {
   const info = readAdminInfo(dir);
-  if (info && info.pid === process.pid) rmSync(join(dir, INFO_FILE), { force: true });
+  if (!info || info.pid !== process.pid) return;
+  if (replaced && running(replaced.pid)) writeAdminInfo(dir, replaced);
+  else rmSync(join(dir, INFO_FILE), { force: true });
+}
+
+/** Whether a process of that id runs (one of another user's counts: it is there). */
+function running(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 export function readAdminInfo(dir: string): AdminInfo | undefined {

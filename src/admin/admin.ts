@@ -12,7 +12,7 @@ import type { RunStore } from '../workflows/run-store.js';
 import type { ApprovalStore } from '../trust/approval-store.js';
 import type { AuditWriter } from '../trust/audit-writer.js';
 import type { PinStore } from '../trust/pins-store.js';
-import { adminDir, adminToken, removeAdminInfo, writeAdminInfo } from './admin-files.js';
+import { adminDir, adminToken, removeAdminInfo, writeAdminInfo, type AdminInfo } from './admin-files.js';
 import { serveAdmin, type AdminServer } from './admin-server.js';
 import { pendingApprovals } from './admin-views.js';
 
@@ -81,6 +81,8 @@ export async function startAdmin(config: Config['admin'], deps: AdminDeps): Prom
   const dir = adminDir(config.stateDir, deps.env);
   let server: AdminServer | undefined;
   let error: string | undefined;
+  /** The admin.json of another switchboard running on this state directory, put back at stop. */
+  let replaced: AdminInfo | undefined;
   try {
     const token = adminToken(dir);
     server = await serveAdmin({
@@ -100,7 +102,7 @@ export async function startAdmin(config: Config['admin'], deps: AdminDeps): Prom
       readyMin: () =>
         config.readyMinBackends ?? Object.values(gateway.config.servers).filter((b) => !b.disabled).length,
     });
-    writeAdminInfo(dir, { url: server.url, token, pid: process.pid });
+    replaced = writeAdminInfo(dir, { url: server.url, token, pid: process.pid });
   } catch (err) {
     // The MCP front serves on: an operator's listener failing must not take the hosts' away.
     error = err instanceof Error ? err.message : String(err);
@@ -118,7 +120,7 @@ export async function startAdmin(config: Config['admin'], deps: AdminDeps): Prom
         recent.stop();
         edges.stop();
         if (server) {
-          removeAdminInfo(dir);
+          removeAdminInfo(dir, replaced);
           await server.close();
         }
         auditDb?.close();

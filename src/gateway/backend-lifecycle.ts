@@ -138,6 +138,9 @@ export class BackendLifecycle {
           .catch((err: unknown) => {
             const stderr = b.lastStderr;
             failed.push({ name: b.name, error: messageOf(err), stderr });
+            // Stopped while it started (the front could not open, a port in use): not the backend's
+            // failure, and not what the operator should read first.
+            if (this.stopped) return;
             this.deps.log.error(
               { backend: b.name, err: messageOf(err), ...(stderr.length ? { stderr } : {}) },
               'backend failed to start; serving without it until a retry succeeds',

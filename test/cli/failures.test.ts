@@ -1,10 +1,12 @@
 // Backends that fail explain themselves: the last lines of their stderr (bounded, redacted) on the
 // gateway's per-backend state, in the failure's log line and in `switchboard validate`; a missing
 // command names the PATH it was looked for on; an unanswered handshake names its timeout and
-// setting; a refused private address names the address and the setting that allows it.
+// setting; a refused private address names the address and the setting that allows it; a port in
+// use is one clear error, not the failures of the backends it stopped.
 import assert from 'node:assert/strict';
 import { lookup } from 'node:dns/promises';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -104,4 +106,28 @@ test('an HTTP backend whose name resolves to a private address says which and wh
     ),
   );
   assert.match(run.stderr, /servers\.inside\.allowPrivateNetwork: true/);
+});
+
+test('a port in use stops the start with one clear error, not with the backends it was starting', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-fail-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+  const port = (taken.address() as AddressInfo).port;
+  const file = join(dir, 'switchboard.json');
+  // Still in its handshake when the front fails to open: it is stopped, it did not fail.
+  await writeFile(
+    file,
+    JSON.stringify({ sandbox: { mode: 'none' }, admin: { enabled: false }, servers: { silent: SILENT } }),
+  );
+  const run = await runCli(['up', '--config', file, '--port', String(port), '--log-format', 'json'], {
+    env: { ...process.env, XDG_STATE_HOME: dir },
+  });
+  assert.notEqual(run.code, 0);
+  assert.match(
+    run.stderr,
+    new RegExp(`port ${port} on 127\\.0\\.0\\.1 is in use; choose another with --port`),
+  );
+  assert.doesNotMatch(run.stderr, /backend failed to start/);
 });

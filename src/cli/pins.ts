@@ -49,11 +49,18 @@ export async function runPins(argv: string[], io: CommandIo = processIo): Promis
   const store = new PinStore(db);
   try {
     if (sub === 'list') {
+      let listed = 0;
       for (const p of store.list()) {
         if (!(v.kind === undefined || p.kind === v.kind)) continue;
+        listed++;
         if (v.json) io.out(JSON.stringify(p));
         else for (const line of describe(p)) io.out(line);
       }
+      // An empty list says why it may be empty, on stderr (stdout stays what a script reads).
+      if (listed === 0)
+        io.err(
+          'no pins here: a switchboard with pinning.enabled: true pins each definition when it first lists it, in the trust database of its state directory (--db names another)',
+        );
       return 0;
     }
     const found = PIN_KINDS.filter((k) => v.kind === undefined || k === v.kind)

@@ -3,7 +3,7 @@
 // Each check is ok, warn or fail with a one-line fix; any fail exits 1.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { embeddedConfig } from '../config/defaults.js';
 import { loadConfig } from '../config/load.js';
 import { isStdioBackend, type Config } from '../config/schema.js';
@@ -16,6 +16,7 @@ import { EXIT, defineCommand, say } from './command.js';
 import { modeCheck, type Check } from './doctor-check.js';
 import { meshChecks } from './doctor-mesh.js';
 import { workingDirProblem } from '../backends/working-dir.js';
+import { within } from '../sandbox/sandbox-view.js';
 
 export const DOCTOR_USAGE = `Usage: switchboard doctor [--config FILE]
 
@@ -58,6 +59,7 @@ export async function runChecks(config: Config, env: NodeJS.ProcessEnv = process
     await sandboxCheck(config),
     ...(await portChecks(config)),
     ...commandChecks(config, env),
+    ...privateTmpChecks(config),
     ...stateChecks(config, env),
     ...vaultChecks(config, env),
     ...(await meshChecks(config.mesh)),
@@ -151,6 +153,34 @@ function commandChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
         fix: `give an absolute command path, or set servers.${name}.env.PATH (hosts such as Claude Desktop start switchboard without your shell's PATH)`,
       });
     }
+  }
+  return checks;
+}
+
+/**
+ * Paths under /tmp that a sandboxed backend's args name outside what its sandbox binds (its working
+ * directory, `read`, `write`): its /tmp is a private one, so they are not there for it (a script
+ * there fails with "Cannot find module").
+ */
+function privateTmpChecks(config: Config): Check[] {
+  if (config.sandbox.mode === 'none') return [];
+  const checks: Check[] = [];
+  for (const [name, b] of Object.entries(config.servers)) {
+    if (!isStdioBackend(b) || b.disabled || b.sandbox === 'none') continue;
+    const own = b.sandbox;
+    const bound = [resolve(b.cwd ?? process.cwd()), ...config.sandbox.read, ...config.sandbox.write]
+      .concat(own?.read ?? [], own?.write ?? [])
+      .map((p) => resolve(p));
+    const hidden = b.args.filter(
+      (a) => isAbsolute(a) && within(resolve(a), '/tmp') && !bound.some((d) => within(resolve(a), d)),
+    );
+    if (hidden.length > 0)
+      checks.push({
+        status: 'warn',
+        name: `servers.${name}`,
+        detail: `names ${hidden.join(', ')}, under /tmp: the sandbox gives the server a /tmp of its own, without it`,
+        fix: `add its directory to servers.${name}.sandbox.read (write if the server writes there)`,
+      });
   }
   return checks;
 }

@@ -117,6 +117,32 @@ test('doctor fails a backend whose command is not on its PATH, and says how to f
   assert.match(run.stderr, /2 failed/);
 });
 
+test("doctor warns of a script under /tmp that the sandbox's private /tmp hides, not of one it binds", async (t) => {
+  const { dir, env } = await sandbox(t);
+  const elsewhere = `/tmp/sb-doctor-elsewhere-${process.pid}`;
+  const node = process.execPath;
+  const file = join(dir, 'switchboard.yaml');
+  await writeFile(
+    file,
+    [
+      'http: { port: 0 }',
+      'servers:',
+      `  hidden: { command: ${node}, args: [${elsewhere}/server.mjs] }`,
+      `  bound: { command: ${node}, args: [${elsewhere}/server.mjs], sandbox: { read: [${elsewhere}] } }`,
+      // Its working directory (the config's here) is bound in: what lies in it is there.
+      `  near: { command: ${node}, args: [${join(dir, 'server.mjs')}] }`,
+      '',
+    ].join('\n'),
+  );
+  const run = await runCli(['doctor', '--config', file], { env, cwd: dir });
+  assert.match(
+    run.stdout,
+    /^warn\s+servers\.hidden\s+names \/tmp\/sb-doctor-elsewhere-\d+\/server\.mjs, under \/tmp: the sandbox gives the server a \/tmp of its own/m,
+  );
+  assert.match(run.stdout, /fix: add its directory to servers\.hidden\.sandbox\.read/);
+  assert.doesNotMatch(run.stdout, /servers\.(bound|near)\s+names/);
+});
+
 test('doctor warns of a state directory others can read, and passes a clean setup', async (t) => {
   const { dir, env } = await sandbox(t);
   const state = join(env.XDG_STATE_HOME!, 'switchboard');

@@ -40,9 +40,13 @@ export function sandboxView(input: ViewInput): Mount[] {
   const cwd = resolve(input.cwd);
   const bound = [cwd, ...read, ...write];
   const mounts: Mount[] = [{ kind: 'root' }];
+  // The root is there read-only already: a read-only path is bound again only where the private
+  // /tmp, /proc or /dev replaced it. Bound anywhere else it would only lay the host's view back
+  // over what comes before it: `/` as the working directory (a service's default) would bring
+  // back the host's /tmp and /proc, and a home directory would make its caches read-only.
+  for (const path of [cwd, ...read])
+    if (REPLACED.some((r) => within(path, r))) mounts.push({ kind: 'read', path });
   for (const path of caches) mounts.push({ kind: 'cache', path });
-  mounts.push({ kind: 'read', path: cwd });
-  for (const path of read) mounts.push({ kind: 'read', path });
   for (const path of write) mounts.push({ kind: 'write', path });
   const needed = [...bound, ...caches, ...input.sockets, input.env['HOME'] ?? '/', dirname(input.command)];
   for (const hide of hidden(input, needed)) {

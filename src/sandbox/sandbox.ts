@@ -1,7 +1,7 @@
 // The sandbox stdio backends run in: probed once at start (said once in the log when there is
 // none), then asked for each backend's launcher, which wraps its command in bwrap with its view.
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import type { Config, StdioBackendConfig } from '../config/schema.js';
 import type { Launcher } from '../backends/stdio-channel.js';
 import type { Logger } from '../log.js';
@@ -70,7 +70,8 @@ export class Sandbox {
     }
     const top = config.sandbox;
     return (spec) => {
-      const cwd = spec.cwd ?? process.cwd();
+      // Absolute: bwrap's --chdir reads a relative one from /, not from switchboard's directory.
+      const cwd = resolve(spec.cwd ?? process.cwd());
       // Where the command really is: a missing one fails here, naming it; its directory is one the
       // backend needs (sandbox-view keeps it visible).
       const found = findCommand(spec.command, spec.env['PATH'], cwd);
@@ -131,13 +132,14 @@ function protectedPaths(options: SandboxOptions): Protected {
   return { dirs: [dirname(defaultTrustDbPath(env)), ...adminDir], files };
 }
 
-/** Package runners fail when their cache cannot be made: made here, where it is not read-only. */
 /**
  * The `write` directories, made when missing (owner-only): a backend given a place to keep its data
  * finds it on its first start, rather than bwrap refusing to start it for a path that is not there.
  */
 function makeWritable(paths: readonly string[]): void {
-  for (const dir of paths) {
+  // Only a path that says where it is: `~/x` or `data` would be made under switchboard's own
+  // working directory (the config does not expand `~`), which is not what was meant.
+  for (const dir of paths.filter((p) => isAbsolute(p))) {
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch {
@@ -146,6 +148,7 @@ function makeWritable(paths: readonly string[]): void {
   }
 }
 
+/** Package runners fail when their cache cannot be made: made here, where it is not read-only. */
 function makeCaches(env: Record<string, string>): void {
   for (const dir of cacheDirs(env).slice(0, 2)) {
     try {

@@ -1,8 +1,10 @@
 // Threat: a backend reads switchboard's config, vault file and key file (and so every secret), or
 // reads and rewrites the trust database (approvals, audit chain, pins). Sandboxed, none of them is
-// there to read or write; a path the config lists as writable is, and nothing else is.
+// there to read or write; a path the config lists as writable is, and nothing else is; a working
+// directory of / (a service's default) does not bring the host's /tmp or /proc back into the view.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { CANARY, SNOOP, outsideTmp, scene } from './snoop.js';
@@ -78,4 +80,30 @@ test('a write path is writable from the backend (made when missing); the rest of
     !existsSync('/tmp/mine') || readFileSync('/tmp/mine', 'utf8') !== 'pwned\n',
     'its /tmp is not the host /tmp',
   );
+});
+
+test("a backend whose working directory is / (a service's default) keeps its private /tmp and /proc; one in its home keeps its caches writable", async (t) => {
+  // On the host's /tmp, which a sandboxed backend must not see.
+  const hostTmp = mkdtempSync(join(tmpdir(), 'sb-host-tmp-'));
+  t.after(() => rmSync(hostTmp, { recursive: true, force: true }));
+  writeFileSync(join(hostTmp, 'note'), 'host tmp file\n');
+  const home = outsideTmp(t, 'home');
+  mkdirSync(join(home, '.npm'));
+  const { snoop } = await scene(t, {
+    root: { command: process.execPath, args: [SNOOP, '--read', join(hostTmp, 'note')], cwd: '/' },
+    homed: {
+      command: process.execPath,
+      args: [SNOOP, '--write', join(home, '.npm', 'cached')],
+      cwd: home,
+      env: { HOME: home },
+    },
+  });
+  const root = (await snoop('root')).report;
+  const read = (root['reads'] as Record<string, string>)[join(hostTmp, 'note')]!;
+  assert.ok(read === '' || read.startsWith('failed:'), `read the host's /tmp: ${read}`);
+  // Its own PID namespace: no command line of switchboard's or the test's.
+  const lines = (root['commandLines'] as string[]).join('\n');
+  assert.ok(!lines.includes('--test') && !lines.includes('state-file-theft'), lines);
+  const homed = (await snoop('homed')).report;
+  assert.equal((homed['writes'] as Record<string, boolean>)[join(home, '.npm', 'cached')], true, 'npm cache');
 });

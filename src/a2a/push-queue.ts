@@ -38,6 +38,8 @@ export class WebhookQueue {
   private running: Promise<void> | undefined;
   /** Ends a wait to send an update again (a whole task was queued, which makes it moot). */
   private wake: (() => void) | undefined;
+  /** Its config was deleted. */
+  private dropped = false;
 
   constructor(
     /** The config as last read: a new URL or credential applies to what is still queued. */
@@ -77,6 +79,13 @@ export class WebhookQueue {
     this.updates.length = 0;
   }
 
+  /** Its config is gone: nothing queued is sent, and an update waiting to be sent again is not. */
+  drop(): void {
+    this.dropped = true;
+    this.updates.length = 0;
+    this.wake?.();
+  }
+
   /** Settles once nothing is being sent. */
   idle(): Promise<void> {
     return this.running ?? Promise.resolve();
@@ -98,7 +107,7 @@ export class WebhookQueue {
       } catch {
         return; // post logs its own failures; one failed update must not stop the ones after it
       }
-      if (!sent.again || attempt >= retries || this.stopped.aborted) return;
+      if (!sent.again || attempt >= retries || this.stopped.aborted || this.dropped) return;
       // Jittered, so the webhooks one outage failed together are not all tried in the same instant.
       const backoff = firstDelayMs * 2 ** attempt * (0.5 + Math.random() / 2);
       const wait = Math.min(MAX_RETRY_DELAY_MS, Math.max(backoff, sent.afterMs ?? 0));
@@ -108,7 +117,7 @@ export class WebhookQueue {
 
   /** Waits `ms`; false when the update became moot meanwhile (a whole task queued) or the queue stopped. */
   private pause(ms: number): Promise<boolean> {
-    if (this.moot()) return Promise.resolve(false);
+    if (this.moot() || this.dropped) return Promise.resolve(false);
     return new Promise((resolve) => {
       const end = (go: boolean) => {
         clearTimeout(timer);
@@ -117,7 +126,7 @@ export class WebhookQueue {
         resolve(go);
       };
       const stop = () => end(false);
-      const timer = setTimeout(() => end(!this.moot() && !this.stopped.aborted), ms);
+      const timer = setTimeout(() => end(!this.moot() && !this.stopped.aborted && !this.dropped), ms);
       this.stopped.addEventListener('abort', stop, { once: true });
       this.wake = stop;
     });

@@ -37,8 +37,10 @@ export interface WebhookSenderOptions {
   retry: RetryPolicy;
 }
 
-/** Answers worth trying again: the webhook timed out, was not ready, or was overloaded. */
+/** Answers worth trying again: the webhook timed out, was not ready, was overloaded, or failed. */
 const PASSING = new Set([408, 425, 429]);
+/** Server errors that say the request itself will never be served: not tried again. */
+const FINAL_5XX = new Set([501, 505]);
 
 export class WebhookSender implements PushNotificationSender {
   private readonly serializer = new V1PushNotificationSerializer();
@@ -61,6 +63,16 @@ export class WebhookSender implements PushNotificationSender {
       .catch((err: unknown) =>
         this.options.log.warn({ task: taskId, err: (err as Error).message }, 'A2A push update not sent'),
       );
+  }
+
+  /**
+   * A config was deleted: nothing more goes to its webhook (its queue, and an update waiting to be
+   * sent again, are dropped; a request already under way ends as it will).
+   */
+  configDeleted(context: ServerCallContext, taskId: string, configId: string): void {
+    const key = queueKeyOf(taskKey(context, taskId), configId);
+    this.queues.get(key)?.drop();
+    this.queues.delete(key);
   }
 
   /** Stops: nothing queued is sent, requests in flight are aborted, the webhooks' connections closed. */
@@ -95,18 +107,21 @@ export class WebhookSender implements PushNotificationSender {
     const { body, contentType } = this.serializer.serialize(response, task);
     const update = { body, contentType, snapshot: response.payload?.$case === 'task' };
     for (const config of configs) {
-      const queueKey = JSON.stringify([key, config.id]);
+      const queueKey = queueKeyOf(key, config.id);
       let queue = this.queues.get(queueKey);
       if (queue) queue.config = config;
       else {
-        queue = new WebhookQueue(
+        const created: WebhookQueue = new WebhookQueue(
           config,
           (c, u, attempt) => this.post(taskId, c, u, attempt),
-          () => this.queues.delete(queueKey),
+          // Only itself: a config deleted and made again has a new queue under the same key.
+          () => {
+            if (this.queues.get(queueKey) === created) this.queues.delete(queueKey);
+          },
           this.options.retry,
           this.stopping.signal,
         );
-        this.queues.set(queueKey, queue);
+        this.queues.set(queueKey, (queue = created));
       }
       if (queue.add(update))
         this.options.log.warn(
@@ -133,9 +148,10 @@ export class WebhookSender implements PushNotificationSender {
       log.warn(where, 'A2A push webhook no longer on a2a.serve.pushNotifications.allow: not sent');
       return DONE;
     }
-    // Said once the outcome is known: whether this update will be sent again.
-    const failed = (more: Record<string, unknown>, afterMs?: number): Attempt => {
-      const again = attempt < retry.retries;
+    // Said once the outcome is known: whether this update will be sent again (not for a failure
+    // that lasts).
+    const failed = (more: Record<string, unknown>, afterMs?: number, lasts = false): Attempt => {
+      const again = !lasts && attempt < retry.retries;
       log.warn(
         { ...where, ...more, attempt: attempt + 1 },
         again ? 'A2A push update not delivered; sending it again later' : 'A2A push update not delivered',
@@ -156,7 +172,7 @@ export class WebhookSender implements PushNotificationSender {
       await res.body?.cancel();
       if (res.status >= 300 && res.status < 400)
         log.warn({ ...where, status: res.status }, 'A2A push webhook answered a redirect: not followed');
-      else if (PASSING.has(res.status) || res.status >= 500)
+      else if (PASSING.has(res.status) || (res.status >= 500 && !FINAL_5XX.has(res.status)))
         return failed({ status: res.status }, retryAfterMs(res.headers.get('retry-after')));
       else if (!res.ok) log.warn({ ...where, status: res.status }, 'A2A push webhook refused the update');
       else log.debug(where, 'A2A push update delivered');
@@ -164,12 +180,29 @@ export class WebhookSender implements PushNotificationSender {
     } catch (err) {
       if (stopping.aborted) return DONE;
       const timedOut = (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError';
-      return failed({ err: timedOut ? `no answer within ${timeoutMs} ms` : (err as Error).message });
+      const message = timedOut ? `no answer within ${timeoutMs} ms` : (err as Error).message;
+      return lasting(err) ? failed({ err: message }, undefined, true) : failed({ err: message });
     }
   }
 }
 
 const DONE: Attempt = { again: false };
+
+/**
+ * A connection failure that trying again soon will not mend: switchboard refused the address (the
+ * allow list's private-network rule), or the webhook's TLS certificate does not verify.
+ */
+function lasting(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (code === 'ERR_PRIVATE_ADDRESS' || code.includes('CERT') || code.startsWith('ERR_TLS')) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
+}
+
+/** The key of one config's queue: its task's key and its id. */
+const queueKeyOf = (taskKey: string, configId: string): string => JSON.stringify([taskKey, configId]);
 
 /** A Retry-After header's wait in ms (delta-seconds or an HTTP date); undefined when absent or unreadable. */
 export function retryAfterMs(header: string | null): number | undefined {

@@ -23,6 +23,8 @@ const CONFIG_ID = /^[A-Za-z0-9._-]{1,36}$/;
 export class GuardedPushStore implements PushNotificationStore {
   /** Saves in progress per task, one at a time, so two at once cannot both pass the count. */
   private readonly saving = new Serial();
+  /** Told of each config deleted (the sender drops what it still had to send there). */
+  onDeleted: ((taskId: string, context: ServerCallContext, configId: string) => void) | undefined;
 
   constructor(
     private readonly inner: PushNotificationStore,
@@ -60,7 +62,9 @@ export class GuardedPushStore implements PushNotificationStore {
   delete(taskId: string, context: ServerCallContext, configId?: string): Promise<void> {
     // Deleting needs the config's id; one that names none deletes nothing (deletes are idempotent).
     if (!configId) return Promise.resolve();
-    return this.inner.delete(taskId, context, configId);
+    return this.inner
+      .delete(taskId, context, configId)
+      .then(() => this.onDeleted?.(taskId, context, configId));
   }
 
   /** Why `config` cannot be kept (words for the client), or undefined. */

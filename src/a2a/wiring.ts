@@ -94,6 +94,7 @@ function offerPush(
   const store = new GuardedPushStore(tasks.push, guard, settings.maxConfigsPerTask);
   const retry = { retries: settings.retries, firstDelayMs: settings.retryDelayMs };
   const sender = new WebhookSender({ store, guard, log, timeoutMs: settings.timeoutMs, retry });
+  store.onDeleted = (taskId, context, configId) => sender.configDeleted(context, taskId, configId);
   for (const { task, tenant, owner } of tasks.interrupted) {
     const update = { taskId: task.id, contextId: task.contextId, status: task.status, metadata: undefined };
     void sender.send(

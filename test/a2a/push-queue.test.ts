@@ -13,6 +13,7 @@ import { InMemoryPushNotificationStore, ServerCallContext } from '@a2a-js/sdk/se
 import { WEBHOOK_SOCKETS, WebhookGuard } from '../../src/a2a/push-allow.js';
 import { MAX_QUEUED } from '../../src/a2a/push-queue.js';
 import { WebhookSender } from '../../src/a2a/push-sender.js';
+import { GuardedPushStore } from '../../src/a2a/push-store.js';
 import { captureLog } from '../support/log-capture.js';
 import { until } from '../support/poll.js';
 
@@ -60,13 +61,19 @@ async function slowWebhook(t: test.TestContext, { holdAll = true } = {}) {
 }
 
 /** A webhook answering its requests with `answers` in turn (a status, or a status and headers), then 200. */
-async function scriptedWebhook(t: test.TestContext, answers: (number | [number, Record<string, string>])[]) {
+async function scriptedWebhook(
+  t: test.TestContext,
+  answers: (number | [number, Record<string, string>])[],
+  /** Called as each request arrives, before it is answered. */
+  arrived: () => void = () => {},
+) {
   const got: { body: string; at: number }[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       got.push({ body: Buffer.concat(chunks).toString('utf8'), at: performance.now() });
+      arrived();
       const next = answers.shift() ?? 200;
       const [code, headers] = typeof next === 'number' ? [next, {}] : next;
       res.writeHead(code, headers).end();
@@ -287,17 +294,21 @@ test('an update whose webhook failed in a way that may pass is sent again, the o
 });
 
 test('a final answer is not sent again, and an update whose tries run out gives way to the next', async (t) => {
-  const hook = await scriptedWebhook(t, [400, 503, 503, 503]);
+  const hook = await scriptedWebhook(t, [400, 501, 503, 503, 503]);
   const { sender: s, log } = await sender(t, hook.origin, { t1: ['/h'] }, { retries: 2, firstDelayMs: 10 });
-  for (const text of ['refused', 'unlucky', 'fine']) await s.send(status('t1', text), context);
-  await until(() => (hook.got.length === 5 ? true : undefined), 'every request');
-  assert.deepEqual(hook.texts(), ['refused', 'unlucky', 'unlucky', 'unlucky', 'fine']);
-  assert.ok(log.lines().some((l) => l.msg === 'A2A push webhook refused the update' && l.status === 400));
+  for (const text of ['refused', 'unserved', 'unlucky', 'fine']) await s.send(status('t1', text), context);
+  await until(() => (hook.got.length === 6 ? true : undefined), 'every request');
+  assert.deepEqual(hook.texts(), ['refused', 'unserved', 'unlucky', 'unlucky', 'unlucky', 'fine']);
+  // 400 and 501 (the request will never be served) are final at once; 503 after its third attempt.
+  const refused = log.lines().filter((l) => l.msg === 'A2A push webhook refused the update');
+  assert.deepEqual(
+    refused.map((l) => l.status),
+    [400, 501],
+  );
   const last = log.lines().filter((l) => l.msg === 'A2A push update not delivered');
   assert.deepEqual(
-    last.map((l) => l.attempt),
-    [3],
-    'given up after its third attempt',
+    last.map((l) => [l.status, l.attempt]),
+    [[503, 3]],
   );
 });
 
@@ -328,4 +339,35 @@ test('a whole task queued while an update waits to be sent again makes it moot; 
   await until(() => (down.got.length === 1 ? true : undefined), 'the first attempt');
   await s2.close();
   assert.deepEqual(down.texts(), ['u1'], 'nothing more once stopped');
+});
+
+test('a config deleted while its update waits to be sent again gets nothing more, queued updates included', async (t) => {
+  let deleted = () => {};
+  const hook = await scriptedWebhook(t, [503, 503, 503, 503], () => deleted());
+  const { sender: s } = await sender(t, hook.origin, { t1: ['/h'] }, { retries: 3, firstDelayMs: 20 });
+  // The owner deletes the config while its first request is at the webhook, an update queued behind.
+  deleted = () => s.configDeleted(context, 't1', 'c0');
+  await s.send(status('t1', 'u1'), context);
+  await s.send(status('t1', 'u2'), context);
+  await sleep(400); // retries would have come within ~150 ms
+  assert.deepEqual(hook.texts(), ['u1']);
+
+  // The store tells the sender: a delete through it is what ends them.
+  const store = new GuardedPushStore(
+    new InMemoryPushNotificationStore(),
+    new WebhookGuard({ allow: [`${hook.origin}/`] }),
+    5,
+  );
+  const told: string[] = [];
+  store.onDeleted = (taskId, _context, configId) => told.push(`${taskId}/${configId}`);
+  await store.save('t2', context, {
+    tenant: '',
+    id: 'k',
+    taskId: 't2',
+    url: `${hook.origin}/h`,
+    token: '',
+    authentication: undefined,
+  });
+  await store.delete('t2', context, 'k');
+  assert.deepEqual(told, ['t2/k']);
 });

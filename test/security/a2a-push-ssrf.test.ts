@@ -143,7 +143,7 @@ test('an allowed host name that resolves to loopback is refused at registration,
     guard,
     log: log.logger,
     timeoutMs: 5_000,
-    retry: { retries: 0, firstDelayMs: 100 },
+    retry: { retries: 3, firstDelayMs: 10 },
   });
   await sender.send(
     {
@@ -164,6 +164,12 @@ test('an allowed host name that resolves to loopback is refused at registration,
     'the refused connection to be logged',
   );
   assert.equal(victim.requests.length, 0, 'nothing reached the loopback service');
+  // A refusal of switchboard's own lasts: given up at once, not tried again.
+  const tries = log.lines().filter((l) => String(l.msg).startsWith('A2A push update not delivered'));
+  assert.deepEqual(
+    tries.map((l) => l.msg),
+    ['A2A push update not delivered'],
+  );
 });
 
 test("neither the caller's key nor a vault secret reaches a webhook, and no credential reaches the log", async (t) => {

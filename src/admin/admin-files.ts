@@ -4,6 +4,7 @@
 // how `switchboard status | tools | call` find a running switchboard.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { stateDirFile } from '../state/sqlite-file.js';
 
@@ -55,13 +56,36 @@ export function writeAdminInfo(dir: string, info: AdminInfo): AdminInfo | undefi
 
 /**
  * Removes admin.json if this process wrote it (another switchboard may have started since), or puts
- * back what it replaced (`replaced`) if that switchboard still runs: the CLI finds it again.
+ * back what it replaced (`replaced`) if that switchboard still runs and its admin listener still
+ * takes connections (one stopping closes its listener first): the CLI finds it again.
  */
-export function removeAdminInfo(dir: string, replaced?: AdminInfo): void {
+export async function removeAdminInfo(dir: string, replaced?: AdminInfo): Promise<void> {
   const info = readAdminInfo(dir);
   if (!info || info.pid !== process.pid) return;
-  if (replaced && running(replaced.pid)) writeAdminInfo(dir, replaced);
+  if (replaced && running(replaced.pid) && (await listening(replaced.url))) writeAdminInfo(dir, replaced);
   else rmSync(join(dir, INFO_FILE), { force: true });
+}
+
+/** Whether something takes a connection at `url`'s host and port within half a second. */
+function listening(url: string): Promise<boolean> {
+  let host: string;
+  let port: number;
+  try {
+    const u = new URL(url);
+    [host, port] = [u.hostname.replace(/^\[|\]$/g, ''), Number(u.port)];
+  } catch {
+    return Promise.resolve(false);
+  }
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.setTimeout(500, () => done(false));
+  });
 }
 
 /** Whether a process of that id runs (one of another user's counts: it is there). */

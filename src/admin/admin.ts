@@ -120,7 +120,7 @@ export async function startAdmin(config: Config['admin'], deps: AdminDeps): Prom
         recent.stop();
         edges.stop();
         if (server) {
-          removeAdminInfo(dir, replaced);
+          await removeAdminInfo(dir, replaced);
           await server.close();
         }
         auditDb?.close();

@@ -54,12 +54,14 @@ export const doctorCommand = defineCommand('doctor', {
 });
 
 export async function runChecks(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
+  const sandbox = await sandboxCheck(config);
   return [
     nodeCheck(),
-    await sandboxCheck(config),
+    sandbox,
     ...(await portChecks(config)),
     ...commandChecks(config, env),
-    ...privateTmpChecks(config),
+    // Only where a sandbox will be made: without one a backend sees the host's /tmp.
+    ...(sandbox.status === 'ok' ? privateTmpChecks(config) : []),
     ...stateChecks(config, env),
     ...vaultChecks(config, env),
     ...(await meshChecks(config.mesh)),
@@ -171,7 +173,9 @@ function privateTmpChecks(config: Config): Check[] {
     const bound = [resolve(b.cwd ?? process.cwd()), ...config.sandbox.read, ...config.sandbox.write]
       .concat(own?.read ?? [], own?.write ?? [])
       .map((p) => resolve(p));
-    const hidden = b.args.filter(
+    // The command, each argument, and a flag's value (`--require=/tmp/x`).
+    const named = [b.command, ...b.args].map((a) => (a.startsWith('-') ? a.slice(a.indexOf('=') + 1) : a));
+    const hidden = named.filter(
       (a) => isAbsolute(a) && within(resolve(a), '/tmp') && !bound.some((d) => within(resolve(a), d)),
     );
     if (hidden.length > 0)

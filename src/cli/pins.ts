@@ -45,7 +45,7 @@ export async function runPins(argv: string[], io: CommandIo = processIo): Promis
     io.err(`switchboard pins: ${opened}`);
     return 1;
   }
-  const { db } = opened;
+  const { db, path } = opened;
   const store = new PinStore(db);
   try {
     if (sub === 'list') {
@@ -59,7 +59,9 @@ export async function runPins(argv: string[], io: CommandIo = processIo): Promis
       // An empty list says why it may be empty, on stderr (stdout stays what a script reads).
       if (listed === 0)
         io.err(
-          'no pins here: a switchboard with pinning.enabled: true pins each definition when it first lists it, in the trust database of its state directory (--db names another)',
+          store.list().length > 0
+            ? `no ${v.kind} pins in ${path}`
+            : `no pins in ${path}: a switchboard with pinning.enabled: true pins each definition when it first lists it, in the trust database of its state directory (--db names another)`,
         );
       return 0;
     }

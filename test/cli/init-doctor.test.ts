@@ -129,6 +129,7 @@ test("doctor warns of a script under /tmp that the sandbox's private /tmp hides,
       'servers:',
       `  hidden: { command: ${node}, args: [${elsewhere}/server.mjs] }`,
       `  bound: { command: ${node}, args: [${elsewhere}/server.mjs], sandbox: { read: [${elsewhere}] } }`,
+      `  flagged: { command: ${node}, args: ['--require=${elsewhere}/pre.cjs', server.mjs] }`,
       // Its working directory (the config's here) is bound in: what lies in it is there.
       `  near: { command: ${node}, args: [${join(dir, 'server.mjs')}] }`,
       '',
@@ -140,6 +141,7 @@ test("doctor warns of a script under /tmp that the sandbox's private /tmp hides,
     /^warn\s+servers\.hidden\s+names \/tmp\/sb-doctor-elsewhere-\d+\/server\.mjs, under \/tmp: the sandbox gives the server a \/tmp of its own/m,
   );
   assert.match(run.stdout, /fix: add its directory to servers\.hidden\.sandbox\.read/);
+  assert.match(run.stdout, /^warn\s+servers\.flagged\s+names \/tmp\/sb-doctor-elsewhere-\d+\/pre\.cjs/m);
   assert.doesNotMatch(run.stdout, /servers\.(bound|near)\s+names/);
 });
 

@@ -4,7 +4,7 @@
 // it, one whose failure may pass is sent again (in order, bounded, after Retry-After, moot once a
 // whole task follows it), and once closed nothing more is sent and what was in flight is aborted.
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'node:test';
@@ -18,6 +18,19 @@ import { captureLog } from '../support/log-capture.js';
 import { until } from '../support/poll.js';
 
 const context = new ServerCallContext({ user: { isAuthenticated: true, userName: 'agent:key:alice' } });
+
+/** Listens on a free loopback port until the test ends; answers the origin. */
+async function listening(t: test.TestContext, server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
 
 /** A webhook that holds each request until the test answers it (`held`), or answers at once. */
 async function slowWebhook(t: test.TestContext, { holdAll = true } = {}) {
@@ -37,16 +50,9 @@ async function slowWebhook(t: test.TestContext, { holdAll = true } = {}) {
       if (!res.writableEnded) closed.push(req);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
+  const origin = await listening(t, server);
   return {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    origin,
     bodies,
     held,
     /** Requests whose connection ended before they were answered. */
@@ -79,17 +85,10 @@ async function scriptedWebhook(
       res.writeHead(code, headers).end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
+  const origin = await listening(t, server);
   const texts = () =>
     got.map((g) => /"text":"([^"]*)"/.exec(g.body)?.[1] ?? (g.body.includes('snapshot') ? 'task' : '?'));
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, got, texts };
+  return { origin, got, texts };
 }
 
 async function sender(

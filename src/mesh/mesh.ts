@@ -1,24 +1,20 @@
 // This node in the mesh: its NATS connection, its heartbeat (which announces its servers), the
 // door other nodes' calls come in by, and the other nodes' servers brought into the gateway as
-// backends whose channel crosses the mesh. Naming: a remote server keeps its name, unless this
+// backends whose channel crosses the mesh (mesh-remotes.ts). Naming: a remote server keeps its name, unless this
 // node has a server of that name: then each node's copy is `<node>.<server>` (docs/mesh.md).
 import { createHash, type KeyObject } from 'node:crypto';
 import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import type { MeshConfig } from '../config/mesh-schema.js';
-import { HttpBackend } from '../config/schema.js';
 import type { Gateway } from '../gateway/gateway.js';
-import type { RemoteNode } from '../gateway/remote-backends.js';
 import type { Logger } from '../log.js';
 import { AssertionSigner, AssertionVerifier, privateKeyOf, publicKeyOf } from './assertion.js';
 import { BeatChecker, BeatSealer } from './beats.js';
 import { connectionOptions } from './connect.js';
 import { MeshDoor } from './door.js';
-import { MeshChannel } from './mesh-channel.js';
-import { NodeRefusals, type ProbeResult } from './node-refusals.js';
 import { Membership } from './membership.js';
 import { PairSessions } from './pair-sessions.js';
 import { hearMembership } from './membership-feed.js';
-import { leftBecause, wantedServers, type Remote, type Wanted } from './remote-servers.js';
+import { MeshRemotes } from './mesh-remotes.js';
 import { subjectsOf, type Announcement, type Subjects } from './subjects.js';
 
 /** A key read from config, its error naming the setting it came from. */
@@ -36,7 +32,8 @@ export class Mesh {
   private readonly membership: Membership;
   private door: MeshDoor | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
-  private readonly remotes = new Map<string, Remote>();
+  /** The other nodes' servers, as backends here. */
+  private readonly remotes: MeshRemotes;
   private readonly signer: AssertionSigner | undefined;
   private readonly verifier: AssertionVerifier;
   /** Session keys with the other nodes (only with a node key of its own: it signs the announced key). */
@@ -44,12 +41,8 @@ export class Mesh {
   /** Seals this node's heartbeats and goodbye (with a node key), and checks those of trusted nodes. */
   private readonly sealer: BeatSealer | undefined;
   private readonly beats: BeatChecker;
-  /** Nodes that refuse this node's calls, kept out of rotation until a probe is accepted. */
-  private readonly refusals: NodeRefusals;
   /** This node's NATS connection is down (between a disconnect and the reconnect). */
   private natsLost = false;
-  /** Channels opened for a probe alone (no channel of the node's servers was open): closed at stop. */
-  private readonly probing = new Set<MeshChannel>();
   /** Membership changes are applied one at a time, in order. */
   private applying: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -85,21 +78,17 @@ export class Mesh {
     const maxAgeMs = Math.max(config.assertionTtlSeconds * 1000, 10 * config.heartbeatMs);
     // A run silent for as long as makes a node down here may give way to another run of it.
     this.beats = new BeatChecker(config.name, trusted, maxAgeMs, 3 * config.heartbeatMs);
-    // Probed a few heartbeats apart: soon back once mended, without a ping per call meanwhile.
-    const probeMs = Math.max(1_000, 10 * config.heartbeatMs);
-    this.refusals = new NodeRefusals({
-      probe: (node) => this.probe(node, probeMs),
-      probeMs,
+    this.remotes = new MeshRemotes({
+      node: config.node,
+      subjects: this.subjects,
+      gateway,
+      membership: this.membership,
+      signer: this.signer,
+      heartbeatMs: config.heartbeatMs,
       log,
-      accepts: (node) => {
-        for (const name of this.remotes.keys())
-          if (this.nodesFor(name).includes(node))
-            this.gateway.remotes.retryNow(name, `mesh node ${node} accepts this node's calls again`);
-      },
+      lostWhy: () => this.lostWhy(),
     });
   }
-
-  private readonly alive = (node: string): boolean => this.membership.alive(node);
 
   get node(): string {
     return this.config.node;
@@ -147,6 +136,7 @@ export class Mesh {
 
   private joined(nc: NatsConnection): void {
     this.nc = nc;
+    this.remotes.connected(nc);
     const s = this.subjects;
     this.door = new MeshDoor({
       nc,
@@ -165,12 +155,9 @@ export class Mesh {
       log: this.log,
     });
     this.membership.onChange((change) => {
-      for (const node of change.down) this.refusals.forget(node);
-      if (change.down.length)
-        for (const r of this.remotes.values())
-          for (const ch of r.channels) ch.nodesDown(this.alive, this.lostWhy() ?? 'it stopped answering');
+      this.remotes.nodesDown(change.down);
       this.applying = this.applying
-        .then(() => this.apply())
+        .then(() => this.remotes.apply())
         .catch((e: unknown) => {
           this.log.error({ err: (e as Error).message }, 'mesh catalog update failed');
         });
@@ -194,8 +181,7 @@ export class Mesh {
     await this.connecting;
     clearInterval(this.heartbeat);
     this.membership.stop();
-    this.refusals.stop();
-    for (const channel of this.probing) await channel.close();
+    await this.remotes.stop();
     this.door?.stop();
     const nc = this.nc;
     if (!nc) return;
@@ -208,9 +194,7 @@ export class Mesh {
       /* leaving anyway */
     }
     await this.applying;
-    for (const name of [...this.remotes.keys()])
-      await this.gateway.remotes.remove(name, `node ${this.config.node} left the mesh`);
-    this.remotes.clear();
+    await this.remotes.removeAll(`node ${this.config.node} left the mesh`);
     await nc.close();
   }
 
@@ -256,121 +240,5 @@ export class Mesh {
    */
   private lostWhy(): string | undefined {
     return this.natsLost ? `this node (${this.config.node}) lost its connection to NATS` : undefined;
-  }
-
-  /** The remote servers by the name they get here, and the nodes serving each. */
-  private wanted(): Map<string, Wanted> {
-    const local = (name: string) =>
-      !this.gateway.remotes.has(name) && Object.hasOwn(this.gateway.config.servers, name);
-    return wantedServers(this.membership.live.values(), local);
-  }
-
-  private nodesFor(name: string): string[] {
-    const r = this.remotes.get(name);
-    if (!r) return [];
-    if (r.only) return this.membership.alive(r.only) ? [r.only] : [];
-    return [...this.membership.live.values()]
-      .filter((n) => Object.hasOwn(n.servers, r.server))
-      .map((n) => n.node);
-  }
-
-  /** The nodes serving a remote server, for status: whether each takes this node's calls, and its load. */
-  private nodeViews(name: string, remote: Remote): RemoteNode[] {
-    return this.nodesFor(name).map((node) => ({
-      node,
-      state: this.refusals.refuses(node) ? 'refusing' : 'serving',
-      outstanding: [...remote.channels].reduce((n, ch) => n + ch.inFlight(node), 0),
-    }));
-  }
-
-  /**
-   * Pings `node` on a channel of a server it serves: an open one, or one opened for the probe when
-   * none is (the server may have failed to start because this node refused it). A node serving
-   * nothing here is not kept out.
-   */
-  private async probe(node: string, withinMs: number): Promise<ProbeResult> {
-    let server: string | undefined;
-    for (const [name, r] of this.remotes) {
-      if (!this.nodesFor(name).includes(node)) continue;
-      const channel = r.channels.values().next().value;
-      if (channel) return channel.probe(node, withinMs);
-      server = r.server;
-    }
-    if (server === undefined || !this.nc || this.stopped) return { accepted: true };
-    const channel = this.channelTo(server, () => [node]);
-    this.probing.add(channel);
-    try {
-      await channel.start();
-      return await channel.probe(node, withinMs);
-    } finally {
-      this.probing.delete(channel);
-      await channel.close();
-    }
-  }
-
-  /** A channel to `server` on the nodes `nodes` gives (those serving it now). */
-  private channelTo(server: string, nodes: () => string[], closed?: () => void): MeshChannel {
-    return new MeshChannel({
-      nc: this.nc!,
-      subjects: this.subjects,
-      self: this.config.node,
-      server,
-      nodes,
-      signer: this.signer,
-      refusals: this.refusals,
-      log: this.log,
-      closed,
-    });
-  }
-
-  /** Brings the gateway's remote servers in line with what the live nodes announce. */
-  private async apply(): Promise<void> {
-    // A turn first, so the calls a lost node held have failed with its name before its servers go.
-    await new Promise((resolve) => setImmediate(resolve));
-    if (this.stopped || !this.nc) return;
-    const wanted = this.wanted();
-    for (const name of [...this.remotes.keys()]) {
-      if (wanted.has(name)) continue;
-      const gone = this.remotes.get(name)!;
-      for (const ch of gone.channels) ch.nodesDown(this.alive, this.lostWhy() ?? 'it stopped answering');
-      this.remotes.delete(name);
-      const why = leftBecause(gone, this.alive, this.lostWhy());
-      this.log.warn({ name, server: gone.server, nodes: gone.nodes, why }, 'mesh server left the catalog');
-      await this.gateway.remotes.remove(name, why);
-    }
-    for (const [name, w] of wanted) {
-      const have = this.remotes.get(name);
-      if (have) {
-        const more = w.nodes.filter((n) => !have.nodes.includes(n));
-        have.nodes = w.nodes;
-        if (more.length) this.gateway.remotes.retryNow(name, `mesh node ${more.join(', ')} serves it now`);
-        if (have.digest !== w.digest) {
-          have.digest = w.digest;
-          for (const ch of have.channels) ch.listChanged();
-        }
-        continue;
-      }
-      const remote: Remote = { ...w, channels: new Set() };
-      this.remotes.set(name, remote);
-      const config = HttpBackend.parse({
-        url: `http://mesh.invalid/${encodeURIComponent(name)}`,
-        era: 'modern',
-      });
-      await this.gateway.remotes.add(
-        name,
-        config,
-        () => {
-          const channel: MeshChannel = this.channelTo(
-            w.server,
-            () => this.nodesFor(name),
-            () => remote.channels.delete(channel),
-          );
-          remote.channels.add(channel);
-          return channel;
-        },
-        () => this.nodeViews(name, remote),
-      );
-      this.log.info({ name, server: w.server, nodes: w.nodes }, 'mesh server joined the catalog');
-    }
   }
 }

@@ -37,7 +37,7 @@ export interface WebhookSenderOptions {
   retry: RetryPolicy;
 }
 
-/** Answers worth trying again: the webhook timed out, was not ready, was overloaded, or failed. */
+/** Answers besides 5xx worth trying again: the webhook timed out, was not ready, or was overloaded. */
 const PASSING = new Set([408, 425, 429]);
 /** Server errors that say the request itself will never be served: not tried again. */
 const FINAL_5XX = new Set([501, 505]);
@@ -181,7 +181,7 @@ export class WebhookSender implements PushNotificationSender {
       if (stopping.aborted) return DONE;
       const timedOut = (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError';
       const message = timedOut ? `no answer within ${timeoutMs} ms` : (err as Error).message;
-      return lasting(err) ? failed({ err: message }, undefined, true) : failed({ err: message });
+      return failed({ err: message }, undefined, lasting(err));
     }
   }
 }

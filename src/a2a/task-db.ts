@@ -12,6 +12,7 @@ import { TaskState, type Task } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { DatabasePushNotificationStore, DatabaseTaskStore, TASK_TABLE } from '@a2a-js/sdk/server/database';
 import { Kysely, SqliteDialect, sql } from 'kysely';
+import { processAlive } from '../state/process-alive.js';
 import { openWritableSqlite } from '../state/sqlite-file.js';
 import { messageOf, textPart } from './parts.js';
 import { startRetention } from '../state/retention.js';
@@ -128,13 +129,7 @@ function startOf(pid: number): string {
 /** Whether the holder that was `pid` (started as `started`) still runs: not this very process. */
 function alive(pid: number, started: string): boolean {
   if (pid === process.pid) return false; // this process opens the file only now
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    // EPERM: it runs, as another user.
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  return started === '' || startOf(pid) === started;
+  return processAlive(pid) && (started === '' || startOf(pid) === started);
 }
 
 /**

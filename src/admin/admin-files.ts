@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
+import { processAlive } from '../state/process-alive.js';
 import { stateDirFile } from '../state/sqlite-file.js';
 
 export const TOKEN_FILE = 'admin-token';
@@ -51,7 +52,7 @@ export function writeAdminInfo(dir: string, info: AdminInfo): AdminInfo | undefi
   const path = join(dir, INFO_FILE);
   writeFileSync(path, JSON.stringify(info) + '\n', { mode: 0o600 });
   chmodSync(path, 0o600);
-  return before && before.pid !== info.pid && running(before.pid) ? before : undefined;
+  return before && before.pid !== info.pid && processAlive(before.pid) ? before : undefined;
 }
 
 /**
@@ -62,7 +63,8 @@ export function writeAdminInfo(dir: string, info: AdminInfo): AdminInfo | undefi
 export async function removeAdminInfo(dir: string, replaced?: AdminInfo): Promise<void> {
   const info = readAdminInfo(dir);
   if (!info || info.pid !== process.pid) return;
-  if (replaced && running(replaced.pid) && (await listening(replaced.url))) writeAdminInfo(dir, replaced);
+  if (replaced && processAlive(replaced.pid) && (await listening(replaced.url)))
+    writeAdminInfo(dir, replaced);
   else rmSync(join(dir, INFO_FILE), { force: true });
 }
 
@@ -86,17 +88,6 @@ function listening(url: string): Promise<boolean> {
     socket.once('error', () => done(false));
     socket.setTimeout(500, () => done(false));
   });
-}
-
-/** Whether a process of that id runs (one of another user's counts: it is there). */
-function running(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export function readAdminInfo(dir: string): AdminInfo | undefined {

@@ -165,7 +165,6 @@ function commandChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
  * there fails with "Cannot find module").
  */
 function privateTmpChecks(config: Config): Check[] {
-  if (config.sandbox.mode === 'none') return [];
   const checks: Check[] = [];
   for (const [name, b] of Object.entries(config.servers)) {
     if (!isStdioBackend(b) || b.disabled || b.sandbox === 'none') continue;

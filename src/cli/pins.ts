@@ -49,17 +49,16 @@ export async function runPins(argv: string[], io: CommandIo = processIo): Promis
   const store = new PinStore(db);
   try {
     if (sub === 'list') {
-      let listed = 0;
-      for (const p of store.list()) {
-        if (!(v.kind === undefined || p.kind === v.kind)) continue;
-        listed++;
+      const pins = store.list();
+      const listed = pins.filter((p) => v.kind === undefined || p.kind === v.kind);
+      for (const p of listed) {
         if (v.json) io.out(JSON.stringify(p));
         else for (const line of describe(p)) io.out(line);
       }
       // An empty list says why it may be empty, on stderr (stdout stays what a script reads).
-      if (listed === 0)
+      if (listed.length === 0)
         io.err(
-          store.list().length > 0
+          pins.length > 0
             ? `no ${v.kind} pins in ${path}`
             : `no pins in ${path}: a switchboard with pinning.enabled: true pins each definition when it first lists it, in the trust database of its state directory (--db names another)`,
         );

@@ -85,11 +85,11 @@ export class Supervisor {
     try {
       await this.options.restart(backend);
     } catch (err) {
-      this.attempting.delete(backend.name);
       if (this.tended.get(backend.name) === backend) this.down(backend, messageOf(err));
       return;
+    } finally {
+      this.attempting.delete(backend.name);
     }
-    this.attempting.delete(backend.name);
     this.hurried.delete(backend.name);
     if (this.stopped || this.tended.get(backend.name) !== backend) {
       await backend.stop();

@@ -6,7 +6,7 @@ import type { Result } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import { stepOutputs, type Compiled, type Run } from './run-state.js';
 import type { RunRow, RunStore, StepRow } from './run-store.js';
-import { alive } from './run-support.js';
+import { processAlive } from '../state/process-alive.js';
 import type { SharedRuns } from './shared-runs.js';
 import type { CompiledStep, StepOutput } from './step-call.js';
 
@@ -29,7 +29,7 @@ export interface Reopener {
 export function resumeLocal(o: Reopener): string[] {
   const resumed: string[] = [];
   for (const row of o.store.running()) {
-    if (row.ownerPid !== null && row.ownerPid !== process.pid && alive(row.ownerPid)) continue;
+    if (row.ownerPid !== null && row.ownerPid !== process.pid && processAlive(row.ownerPid)) continue;
     if (row.ownerPid === process.pid) continue;
     const wf = o.compiled.get(row.workflow);
     if (row.parentRun !== null || !wf) {

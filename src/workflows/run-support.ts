@@ -20,15 +20,6 @@ export function toolError(text: string, run?: string): Result {
   return { content: [{ type: 'text', text }], isError: true, ...(run ? { _meta: { [RUN_META]: run } } : {}) };
 }
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const t = setTimeout(resolve, ms);

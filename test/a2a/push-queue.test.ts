@@ -4,8 +4,7 @@
 // it, one whose failure may pass is sent again (in order, bounded, after Retry-After, moot once a
 // whole task follows it), and once closed nothing more is sent and what was in flight is aborted.
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import test from 'node:test';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
@@ -14,23 +13,11 @@ import { WEBHOOK_SOCKETS, WebhookGuard } from '../../src/a2a/push-allow.js';
 import { MAX_QUEUED } from '../../src/a2a/push-queue.js';
 import { WebhookSender } from '../../src/a2a/push-sender.js';
 import { GuardedPushStore } from '../../src/a2a/push-store.js';
+import { listenForTest } from '../support/listen.js';
 import { captureLog } from '../support/log-capture.js';
 import { until } from '../support/poll.js';
 
 const context = new ServerCallContext({ user: { isAuthenticated: true, userName: 'agent:key:alice' } });
-
-/** Listens on a free loopback port until the test ends; answers the origin. */
-async function listening(t: test.TestContext, server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
 
 /** A webhook that holds each request until the test answers it (`held`), or answers at once. */
 async function slowWebhook(t: test.TestContext, { holdAll = true } = {}) {
@@ -50,7 +37,7 @@ async function slowWebhook(t: test.TestContext, { holdAll = true } = {}) {
       if (!res.writableEnded) closed.push(req);
     });
   });
-  const origin = await listening(t, server);
+  const origin = `http://127.0.0.1:${await listenForTest(t, server)}`;
   return {
     origin,
     bodies,
@@ -85,7 +72,7 @@ async function scriptedWebhook(
       res.writeHead(code, headers).end();
     });
   });
-  const origin = await listening(t, server);
+  const origin = `http://127.0.0.1:${await listenForTest(t, server)}`;
   const texts = () =>
     got.map((g) => /"text":"([^"]*)"/.exec(g.body)?.[1] ?? (g.body.includes('snapshot') ? 'task' : '?'));
   return { origin, got, texts };

@@ -1,9 +1,9 @@
 // A real HTTP server on a free port standing in for a client's push-notification webhook: it keeps
 // every request it gets (path, headers, body) and answers 200, or what the test tells it to.
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import { TaskState } from '@a2a-js/sdk';
+import { listenForTest } from '../support/listen.js';
 import { until } from '../support/poll.js';
 
 export interface Received {
@@ -50,16 +50,8 @@ export async function webhookReceiver(
       res.writeHead(reply.status, reply.headers).end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(at.port ?? 0, host, resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        // Switchboard keeps its connections to a webhook alive: they end with the receiver.
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const port = (server.address() as AddressInfo).port;
+  // Switchboard keeps its connections to a webhook alive: they end with the receiver.
+  const port = await listenForTest(t, server, host, at.port);
   const states = (taskId: string): TaskState[] =>
     requests.flatMap((r) => {
       const u = JSON.parse(r.body) as Update;

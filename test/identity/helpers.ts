@@ -1,7 +1,6 @@
 // Identity test helpers: a real JWKS served on port 0 from keys made with jose, tokens signed by
 // it (or by a stranger), and raw requests to the HTTP front with an Authorization header.
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { LookupAddress } from 'node:dns';
 import type { TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/client';
@@ -12,6 +11,7 @@ import { HttpBackend } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/public/bridge-client/constants.js';
 import { initialize, rawPost, type RawResponse } from '../gateway/harness.js';
+import { listenForTest } from '../support/listen.js';
 
 export const ISSUER = 'https://auth.example.test/';
 export const AUDIENCE = 'https://mcp.example.test/mcp';
@@ -39,15 +39,7 @@ export async function serveJwks(t: TestContext): Promise<Jwks> {
     if (failing) return void res.writeHead(500).end();
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  const { port } = server.address() as AddressInfo;
+  const port = await listenForTest(t, server);
   return {
     url: `http://127.0.0.1:${port}/jwks`,
     get fetches() {

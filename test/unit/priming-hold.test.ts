@@ -65,6 +65,13 @@ function request(port: number): { socket: Socket; reads: () => Promise<string> }
   return { socket, reads };
 }
 
+/** What is read until the response's end (its last, empty chunk). */
+async function toEnd(reads: () => Promise<string>): Promise<string> {
+  let got = '';
+  while (!got.endsWith('0\r\n\r\n')) got += await reads();
+  return got;
+}
+
 test('a call answered within the hold sends headers, priming event and answer in one write, priming first', async (t) => {
   // Answered a few turns later, as a backend's answer comes: the hold (a timer set earlier and due
   // later) cannot have ended first, however late the timers run.
@@ -88,8 +95,7 @@ test('a call not answered within the hold gets its priming event on its own, the
   assert.match(first, /^HTTP\/1\.1 200 OK\r\n[\s\S]*retry: 1000\ndata:\n\n/);
   assert.ok(!first.includes('"result"'), 'nothing but the headers and the priming event');
   stream!.write(ANSWER, true);
-  let rest = '';
-  while (!rest.endsWith('0\r\n\r\n')) rest += await reads();
+  const rest = await toEnd(reads);
   assert.match(rest, /"text":"done"/);
 });
 
@@ -106,8 +112,7 @@ test('a notification ends the hold: the host has it after the priming event, and
   assert.ok(first.indexOf('retry: 1000') < first.indexOf('notifications/progress'));
   assert.ok(!first.includes('0\r\n\r\n'), 'the response is still open');
   stream!.write(ANSWER, true);
-  let rest = '';
-  while (!rest.endsWith('0\r\n\r\n')) rest += await reads();
+  const rest = await toEnd(reads);
   assert.match(rest, /"text":"done"/);
 });
 
@@ -129,8 +134,7 @@ test("a first message over the unread cap still goes whole: what the hold keeps 
     );
     const { socket, reads } = request(port);
     t.after(() => socket.destroy());
-    let got = '';
-    while (!got.endsWith('0\r\n\r\n')) got += await reads();
+    const got = await toEnd(reads);
     assert.ok(got.includes(text), `the ${first} arrived whole`);
   }
   assert.deepEqual(overflows, [], 'nothing was taken for a reader falling behind');

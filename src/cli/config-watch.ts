@@ -1,6 +1,6 @@
 // Tells `switchboard up` when its configuration file changed: a burst of writes (an editor saving)
 // is one change, and a save that leaves the text as it was is none.
-import { watch } from 'node:fs';
+import { readFileSync, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Logger } from '../log.js';
@@ -23,11 +23,14 @@ export function watchConfigFile(
 ): () => void {
   const paths = [files].flat().map((f) => resolve(f));
   const read = () => Promise.all(paths.map((p) => readFile(p, 'utf8'))).then((texts) => texts.join('\0'));
+  // Read now, before any event: an edit made while a first read was under way would have become
+  // the text the watch starts from, and so never a change.
   let last: string | undefined;
-  void read().then(
-    (text) => (last ??= text),
-    () => {},
-  );
+  try {
+    last = paths.map((p) => readFileSync(p, 'utf8')).join('\0');
+  } catch {
+    // Not there yet: whatever text comes is new.
+  }
   let timer: NodeJS.Timeout | undefined;
   /** When the first event the pending re-read waits for came. */
   let waitingSince: number | undefined;

@@ -1,6 +1,6 @@
 // The config watcher: a change to the file is seen even while other files in its directory are
-// written without pause (the debounce has a longest wait), and an event that changes nothing is
-// not a change.
+// written without pause (the debounce has a longest wait), an event that changes nothing is not a
+// change, and an edit made as soon as the watch starts is one.
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,8 +17,6 @@ test('a config change is seen while a file beside it is written without pause', 
   let changes = 0;
   const unwatch = watchConfigFile(config, () => changes++, createLogger('silent'));
   t.after(unwatch);
-  // Let the watcher read the text it starts from.
-  await new Promise((resolve) => setTimeout(resolve, 100));
   let n = 0;
   const busy = setInterval(() => writeFileSync(join(dir, 'busy.log'), `line ${++n}\n`), 50);
   t.after(() => clearInterval(busy));
@@ -29,4 +27,15 @@ test('a config change is seen while a file beside it is written without pause', 
   await until(() => (changes > 0 ? true : undefined), 'the config change, with the log still being written');
   clearInterval(busy);
   assert.equal(changes, 1, 'rewriting the same text is no change; the new text is one');
+});
+
+test('an edit made as soon as the watch starts is a change', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-config-watch-'));
+  const config = join(dir, 'switchboard.yaml');
+  writeFileSync(config, 'servers: {}\n');
+  let changes = 0;
+  t.after(watchConfigFile(config, () => changes++, createLogger('silent')));
+  // Before any read the watch might make later: the text it starts from is the one before this.
+  writeFileSync(config, 'servers: {}\nlog: { level: warn }\n');
+  await until(() => (changes > 0 ? true : undefined), 'the change');
 });

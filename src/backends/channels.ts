@@ -1,7 +1,7 @@
 // Picks the channel kind for a backend's config. Adding a kind adds a case here and a file
-// beside this one; the `never` default makes a forgotten kind a compile error. The HTTP and A2A
-// kinds load their client libraries as they start (loaded-channel.ts): a switchboard without
-// such a backend carries neither.
+// beside this one; the `never` default makes a forgotten kind a compile error. The legacy SSE and
+// A2A kinds load their client libraries as they start (loaded-channel.ts): a switchboard without
+// such a backend carries neither. Streamable HTTP is switchboard's own client.
 import type { A2ABackendConfig, BackendConfig } from '../config/schema.js';
 import { backendDestination, outboundFetch } from '../net/outbound.js';
 import type { Channel } from '../jsonrpc/channel.js';
@@ -10,6 +10,7 @@ import type { Logger } from '../log.js';
 import { keptResponse } from './kept-response.js';
 import { LoadedChannel } from './loaded-channel.js';
 import { StdioChannel, type Launcher } from './stdio-channel.js';
+import { StreamableHttpChannel } from './streamable-http-channel.js';
 import type { ProcessGroups } from './watchdog.js';
 import type { StderrTail } from './stderr-tail.js';
 
@@ -37,15 +38,10 @@ export function createChannel(config: BackendConfig, options: ChannelOptions): C
     case 'stdio':
       return new StdioChannel({ ...options, config: config as Extract<BackendConfig, { command: string }> });
     case 'streamable-http':
-      return new LoadedChannel(async () =>
-        (await import('./http-channel.js')).streamableHttpChannel(
-          config as Extract<BackendConfig, { url: string }>,
-          options,
-        ),
-      );
+      return new StreamableHttpChannel(config as Extract<BackendConfig, { url: string }>, options);
     case 'sse':
       return new LoadedChannel(async () =>
-        (await import('./http-channel.js')).sseChannel(
+        (await import('./sse-channel.js')).sseChannel(
           config as Extract<BackendConfig, { url: string }>,
           options,
         ),

@@ -2,7 +2,7 @@
 // the keys of the message's own object, read forwards from its start and backwards from its end,
 // strings and nested values skipped, so a key inside a value (a tool's `method` parameter) is not
 // taken for the message's own.
-import type { Glimpse } from './sse-marks.js';
+import type { Glimpse } from './sse-events.js';
 
 /**
  * Whether a dropped event names a method as a key of its message itself (not of something inside

@@ -2,11 +2,11 @@
 // limit before its client library reads it, as a stdio backend's lines are: a body over the limit
 // is refused unread, an SSE event over it is read past and dropped, and an event stream read whole
 // stops at the limit. The body's large messages may be marked on the way (http-bytes.ts).
-import { LocalError } from '../errors/errors.js';
-import { WIRE } from '../errors/wire-codes.js';
 import { RAW_MESSAGE_BYTES } from '../jsonrpc/wire-parse.js';
 import { namesMethod } from './glimpse-keys.js';
-import { asBuffer, markingSse } from './sse-marks.js';
+import { droppedAnswerTo, tooLarge } from './http-answers.js';
+import { asBuffer } from './sse-events.js';
+import { markingSse } from './sse-marks.js';
 
 export interface KeepOptions {
   /** The backend's name (errors of answers refused name it). */
@@ -75,25 +75,15 @@ export async function keptResponse(response: Response, options: KeepOptions): Pr
   return rebuilt(response, text ?? Buffer.concat(chunks, bytes), maxMessageBytes);
 }
 
-/** The SSE event of an error answer to `requestId`, whose stream dropped an event of `bytes`. */
+/** The SSE event of an error answer to `requestId` (its JSON), whose stream dropped an event of `bytes`. */
 function droppedAnswer(options: KeepOptions, requestId: string, bytes: number): Buffer {
-  const { backend, maxMessageBytes: limit } = options;
-  const error = {
-    code: WIRE.INTERNAL_ERROR,
-    message: `an SSE event of ${bytes} bytes on this call's response stream was over the message limit of ${limit} bytes (limits.maxMessageBytes) and dropped, and the stream ended without another answer`,
-    data: { reason: 'backend_message_too_large', backend, bytes, limit },
-  };
-  return Buffer.from(`data: {"jsonrpc":"2.0","id":${requestId},"error":${JSON.stringify(error)}}\n\n`);
-}
-
-/** A body over the message limit: only the call it answers fails, with the sizes named. */
-function tooLarge(bytes: number, limit: number, counted: boolean): LocalError {
-  const size = counted ? `at least ${bytes} bytes` : `${bytes} bytes`;
-  return new LocalError(
-    'backend_message_too_large',
-    `the backend answered with ${size}, over the message limit of ${limit} bytes (limits.maxMessageBytes); it was ${counted ? 'read no further' : 'not read'}`,
-    { data: { bytes, limit } },
+  const answer = droppedAnswerTo(
+    JSON.parse(requestId) as string | number,
+    options.backend,
+    bytes,
+    options.maxMessageBytes,
   );
+  return Buffer.from(`data: ${JSON.stringify(answer)}\n\n`);
 }
 
 /** All of `stream`, unless it is over `limit`: then it is cancelled (by leaving the loop) and refused. */

@@ -185,13 +185,19 @@ export function checkedLookup(destination: Destination, resolve: LookupFunction 
   };
 }
 
+/** A request to an outbound destination answered as node:http answers it: headers, then a body stream. */
+export type OutboundRequest = (url: string | URL, init?: OutboundInit) => Promise<IncomingMessage>;
+
 /**
  * A fetch for one destination (an HTTP backend, say). Redirects are never followed here (the answer is returned as
- * `redirect: 'manual'` would): the SDK's transports follow only same-origin ones, each through this
- * fetch again. Each new connection resolves its host through `checkedLookup`; a kept-alive
- * connection was checked when it was made.
+ * `redirect: 'manual'` would): a caller that follows same-origin ones sends each through here
+ * again. Each new connection resolves its host through `checkedLookup`; a kept-alive connection
+ * was checked when it was made. `request` is the same without the fetch API around the answer,
+ * for a client that reads the bytes itself.
  */
-export function outboundFetch(options: OutboundOptions): OutboundFetch & { close(): void } {
+export function outboundFetch(
+  options: OutboundOptions,
+): OutboundFetch & { close(): void; request: OutboundRequest } {
   const configured = bare(options.url.hostname).toLowerCase();
   // Nothing to guard against for a host the operator named outright.
   const explicit = namedOutright(options.url);
@@ -199,7 +205,7 @@ export function outboundFetch(options: OutboundOptions): OutboundFetch & { close
   const agentOptions = { keepAlive: true, ...(options.maxSockets ? { maxSockets: options.maxSockets } : {}) };
   const agents = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
 
-  const fetch: OutboundFetch = async (input, init) => {
+  const request: OutboundRequest = async (input, init) => {
     const url = new URL(input instanceof URL ? input.href : input);
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new TypeError(`unsupported protocol ${url.protocol}`);
@@ -217,12 +223,29 @@ export function outboundFetch(options: OutboundOptions): OutboundFetch & { close
       url.protocol === 'https:' ? agents.https : agents.http,
     );
   };
+  const fetch: OutboundFetch = async (input, init) =>
+    asResponse(await request(input, init), (init?.method ?? 'GET').toUpperCase());
   // Kept-alive connections end with the channel rather than idling until the server drops them.
   const close = () => {
     agents.http.destroy();
     agents.https.destroy();
   };
-  return Object.assign(fetch, { close });
+  return Object.assign(fetch, { close, request });
+}
+
+/** An answer as the fetch API's Response (its body a web stream over the node one). */
+function asResponse(res: IncomingMessage, method: string): Response {
+  const out = new Headers();
+  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
+    out.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+  const status = res.statusCode ?? 502;
+  const empty = method === 'HEAD' || status === 204 || status === 205 || status === 304;
+  if (empty) res.resume();
+  return new Response(empty ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), {
+    status,
+    statusText: res.statusMessage ?? '',
+    headers: out,
+  });
 }
 
 function bodyOf(body: OutboundInit['body']): string | Uint8Array | BodyParts | undefined {
@@ -239,34 +262,19 @@ function send(
   init: OutboundInit | undefined,
   lookup: LookupFunction | undefined,
   agent: HttpAgent,
-): Promise<Response> {
+): Promise<IncomingMessage> {
   const method = (init?.method ?? 'GET').toUpperCase();
-  const headers: Record<string, string> = {};
-  new Headers(init?.headers).forEach((value, key) => (headers[key] = value));
+  const headers = headerRecord(init?.headers);
   const body = bodyOf(init?.body);
   // In pieces, the length is known up front: sent as a length, not chunked.
   if (isParts(body)) headers['content-length'] = String(body.bytes);
   const signal = init?.signal ?? undefined;
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise<Response>((resolve, reject) => {
+  return new Promise<IncomingMessage>((resolve, reject) => {
     const req = request(
       url,
       { method, headers, agent, ...(lookup ? { lookup } : {}), ...(signal ? { signal } : {}) },
-      (res: IncomingMessage) => {
-        const out = new Headers();
-        for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
-          out.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
-        const status = res.statusCode ?? 502;
-        const empty = method === 'HEAD' || status === 204 || status === 205 || status === 304;
-        if (empty) res.resume();
-        resolve(
-          new Response(empty ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), {
-            status,
-            statusText: res.statusMessage ?? '',
-            headers: out,
-          }),
-        );
-      },
+      resolve,
     );
     req.once('error', reject);
     if (isParts(body)) {
@@ -274,6 +282,16 @@ function send(
       req.end();
     } else req.end(body);
   });
+}
+
+/** Headers as node:http takes them, names in lower case (a plain record copied as it is). */
+function headerRecord(given: HeadersInit | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (given === undefined) return out;
+  if (given instanceof Headers || Array.isArray(given))
+    new Headers(given).forEach((value, key) => (out[key] = value));
+  else for (const [key, value] of Object.entries(given)) out[key.toLowerCase()] = value;
+  return out;
 }
 
 function isParts(body: unknown): body is BodyParts {

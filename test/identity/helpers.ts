@@ -5,7 +5,7 @@ import type { LookupAddress } from 'node:dns';
 import type { TestContext } from 'node:test';
 import { Client } from '@modelcontextprotocol/client';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
-import { streamableHttpChannel } from '../../src/backends/http-channel.js';
+import { StreamableHttpChannel } from '../../src/backends/streamable-http-channel.js';
 import type { LookupFunction } from '../../src/net/outbound.js';
 import { HttpBackend } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
@@ -104,7 +104,7 @@ export async function toolsThrough(
   entry: object,
   lookup?: LookupFunction,
 ): Promise<string[]> {
-  const channel = streamableHttpChannel(HttpBackend.parse(entry), {
+  const channel = new StreamableHttpChannel(HttpBackend.parse(entry), {
     name: 'remote',
     lookup,
     log: silentLogger,

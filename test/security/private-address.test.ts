@@ -3,7 +3,7 @@
 // connected to: the check runs on the address each connection is made to, not on the config.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { streamableHttpChannel } from '../../src/backends/http-channel.js';
+import { StreamableHttpChannel } from '../../src/backends/streamable-http-channel.js';
 import { Config, HttpBackend } from '../../src/config/schema.js';
 import { Gateway } from '../../src/gateway/gateway.js';
 import { silentLogger } from '../../src/log.js';
@@ -21,7 +21,7 @@ test('a backend whose name resolves to loopback is refused with an error naming 
     config,
     log: silentLogger,
     channel: (name) =>
-      streamableHttpChannel(HttpBackend.parse(config.servers[name]), {
+      new StreamableHttpChannel(HttpBackend.parse(config.servers[name]), {
         name,
         lookup,
         log: silentLogger,

@@ -1,25 +1,16 @@
-// Remote backends over HTTP: Streamable HTTP and the legacy HTTP+SSE transport, both the MCP
-// SDK's own client transports (they own session ids, SSE parsing and resumption). Each gets one
-// replica's config, whose url is set (a ReplicaSet makes one per entry of urls). Every request
+// Remote backends over the legacy HTTP+SSE transport (2024-11-05), through the MCP SDK's own
+// client transport (it owns the event stream and the endpoint it names). Each gets one replica's
+// config, whose url is set (a ReplicaSet makes one per entry of urls). Every request
 // goes through outboundFetch, so a backend's URL cannot lead to a private address it was not
 // allowed, and carries only the headers the backend's config lists: nothing of the host's request
 // (its Authorization above all) is in reach here. Large strings cross as bytes (http-bytes.ts).
-import { SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { SSEClientTransport } from '@modelcontextprotocol/client';
 import type { HttpBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
-import type { Logger } from '../log.js';
-import { backendDestination, outboundFetch, type LookupFunction } from '../net/outbound.js';
+import { backendDestination, outboundFetch } from '../net/outbound.js';
 import { HttpBytes, MAX_UNCLAIMED_BYTES, UNCLAIMED_MS } from './http-bytes.js';
-
-export interface HttpChannelOptions {
-  /** The backend's name (error messages name it). */
-  name: string;
-  log: Logger;
-  /** limits.maxMessageBytes: the largest message read from the backend. */
-  maxMessageBytes: number;
-  /** Resolves host names; tests inject one (default: dns.lookup). */
-  lookup?: LookupFunction | undefined;
-}
+import { warnDropped } from './http-answers.js';
+import type { HttpChannelOptions } from './streamable-http-channel.js';
 
 /** What the SDK's client transports offer that a channel uses. */
 type Transport = Omit<Channel, 'send'> & { send(message: unknown, options?: unknown): Promise<void> };
@@ -103,28 +94,12 @@ function transportOptions(config: HttpBackendConfig, options: HttpChannelOptions
   return { url, outbound, fetch: bytes.fetch(outbound), requestInit: { headers: { ...config.headers } } };
 }
 
-/** One of the SDK's client transports as a channel. */
-function channelOver(
-  Kind: typeof StreamableHTTPClientTransport | typeof SSEClientTransport,
-  config: HttpBackendConfig,
-  options: HttpChannelOptions,
-): Channel {
+/** The SDK's HTTP+SSE client transport as a channel. */
+export function sseChannel(config: HttpBackendConfig, options: HttpChannelOptions): Channel {
   const { name: backend, maxMessageBytes, log } = options;
-  const dropped = (bytes: number) =>
-    log.warn(
-      { backend, bytes, limit: maxMessageBytes },
-      'backend sent an SSE event over limits.maxMessageBytes; dropped',
-    );
+  const dropped = (bytes: number) => warnDropped(log, backend, bytes, maxMessageBytes);
   const bytes = new HttpBytes({ backend, maxMessageBytes, dropped });
   const { url, outbound, ...rest } = transportOptions(config, options, bytes);
-  return new HttpChannel(new Kind(url, rest) as unknown as Transport, bytes, outbound);
-}
-
-export function streamableHttpChannel(config: HttpBackendConfig, options: HttpChannelOptions): Channel {
-  return channelOver(StreamableHTTPClientTransport, config, options);
-}
-
-export function sseChannel(config: HttpBackendConfig, options: HttpChannelOptions): Channel {
   // The SDK sends requestInit's headers (auth) on the GET that opens the event stream too.
-  return channelOver(SSEClientTransport, config, options);
+  return new HttpChannel(new SSEClientTransport(url, rest) as unknown as Transport, bytes, outbound);
 }

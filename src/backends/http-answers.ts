@@ -1,0 +1,160 @@
+// Reading what an HTTP backend answers, from its bytes: a JSON body kept to the message limit, an
+// error's text, and an event stream's events one by one (one over the limit dropped as it is
+// read). Messages are parsed as a stdio backend's lines are (wire-parse.ts): large strings stay
+// the bytes they came in.
+import { finished } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
+import { LocalError } from '../errors/errors.js';
+import { WIRE } from '../errors/wire-codes.js';
+import type { Logger } from '../log.js';
+import { parseWire, RAW_MESSAGE_BYTES } from '../jsonrpc/wire-parse.js';
+import { noteLargeRead } from '../net/read-buffers.js';
+import { eventFields, SseEvents, type Glimpse, type SseFields } from './sse-events.js';
+
+/** How much of an error answer's body is read: a JSON-RPC error answer in it is read whole. */
+const ERROR_TEXT_BYTES = 64 * 1024;
+
+/** A body over the message limit: only the call it answers fails, with the sizes named. */
+export function tooLarge(bytes: number, limit: number, counted: boolean): LocalError {
+  const size = counted ? `at least ${bytes} bytes` : `${bytes} bytes`;
+  return new LocalError(
+    'backend_message_too_large',
+    `the backend answered with ${size}, over the message limit of ${limit} bytes (limits.maxMessageBytes); it was ${counted ? 'read no further' : 'not read'}`,
+    { data: { bytes, limit } },
+  );
+}
+
+/**
+ * The error answer to request `id`, whose response stream dropped an event of `bytes` over the
+ * limit and then ended without another answer.
+ */
+export function droppedAnswerTo(id: string | number, backend: string, bytes: number, limit: number): object {
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: WIRE.INTERNAL_ERROR,
+      message: `an SSE event of ${bytes} bytes on this call's response stream was over the message limit of ${limit} bytes (limits.maxMessageBytes) and dropped, and the stream ended without another answer`,
+      data: { reason: 'backend_message_too_large', backend, bytes, limit },
+    },
+  };
+}
+
+/** Logs an SSE event of a backend's dropped for being over the message limit. */
+export function warnDropped(log: Logger, backend: string, bytes: number, limit: number): void {
+  log.warn({ backend, bytes, limit }, 'backend sent an SSE event over limits.maxMessageBytes; dropped');
+}
+
+/** The media type of a Content-Type header, lower case, without its parameters. */
+export function mediaType(header: string | undefined): string {
+  return (header ?? '').split(';', 1)[0]!.trim().toLowerCase();
+}
+
+/** The whole body, unless it is over `limit`: then it is let go unread (or read no further) and refused. */
+export async function readBounded(res: IncomingMessage, limit: number): Promise<Buffer[]> {
+  const length = Number(res.headers['content-length'] ?? Number.NaN);
+  if (length > limit) {
+    res.destroy();
+    throw tooLarge(length, limit, false);
+  }
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    if (bytes > limit) {
+      res.destroy();
+      throw tooLarge(bytes, limit, true);
+    }
+    chunks.push(chunk);
+  }
+  return chunks;
+}
+
+/** The message (or batch) of a JSON body; throws as JSON.parse does. */
+export async function readMessage(res: IncomingMessage, limit: number): Promise<unknown> {
+  const chunks = await readBounded(res, limit);
+  let bytes = 0;
+  for (const chunk of chunks) bytes += chunk.length;
+  // Its read buffers are freed soon after, as a stdio backend's are.
+  if (bytes >= RAW_MESSAGE_BYTES) noteLargeRead(bytes);
+  return parseWire(chunks);
+}
+
+/**
+ * Reads a body nothing is expected in (an accepted notification's) and lets it go; past `limit`
+ * bytes the connection is closed rather than read for ever.
+ */
+export function discard(res: IncomingMessage, limit: number): void {
+  let bytes = 0;
+  res.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > limit) res.destroy();
+  });
+  // Closed on purpose or cut off: either way nothing was awaited from it.
+  res.on('error', () => {});
+}
+
+/** The start of an error answer's body as text (the rest is let go unread). */
+export async function readErrorText(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  try {
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      bytes += chunk.length;
+      if (bytes >= ERROR_TEXT_BYTES) break;
+    }
+  } catch {
+    // What was read is what there is.
+  }
+  res.destroy();
+  return Buffer.concat(chunks).subarray(0, ERROR_TEXT_BYTES).toString('utf8');
+}
+
+export interface EventHandlers {
+  /** Each event within the limit with data, an id or a retry, its fields read. */
+  event(fields: SseFields): void;
+  /** An event over the limit, dropped, with its size and first and last bytes. */
+  dropped(bytes: number, glimpse: Glimpse): void;
+  /** The stream ended: `error` when it was cut off rather than ended by the backend. */
+  ended(error: Error | undefined): void;
+}
+
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/** Reads an event stream's events as they come, none of more than `limit` bytes held. */
+export function readEvents(res: IncomingMessage, limit: number, handlers: EventHandlers): void {
+  const events = new SseEvents(limit, handlers.dropped);
+  const take = (parts: Buffer[]) => {
+    const fields = eventFields(parts);
+    // A blank line with nothing before it (or the LF of a CR LF cut between reads) is no event.
+    if (fields.data !== undefined || fields.id !== undefined || fields.retry !== undefined)
+      handlers.event(fields);
+  };
+  /** The stream's first bytes while they may still be a byte order mark, which may start it. */
+  let head: Buffer | undefined = Buffer.alloc(0);
+  res.on('data', (chunk: Buffer) => {
+    if (head !== undefined) {
+      chunk = head.length ? Buffer.concat([head, chunk]) : chunk;
+      if (chunk.length < BOM.length && BOM.subarray(0, chunk.length).equals(chunk))
+        return void (head = chunk);
+      head = undefined;
+      if (chunk.subarray(0, BOM.length).equals(BOM)) chunk = chunk.subarray(BOM.length);
+    }
+    events.push(chunk, take);
+  });
+  finished(res, (error) => {
+    if (head?.length) events.push(head, take);
+    // An event the stream ended in the middle of is not dispatched; one over the limit is told.
+    events.rest();
+    handlers.ended(error ?? undefined);
+  });
+}
+
+/** Reads an event's data as a message, noting a large one's read buffers. */
+export function eventMessage(data: Buffer[]): unknown {
+  let bytes = 0;
+  for (const part of data) bytes += part.length;
+  if (bytes >= RAW_MESSAGE_BYTES) noteLargeRead(bytes);
+  return parseWire(data);
+}

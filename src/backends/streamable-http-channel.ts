@@ -1,0 +1,306 @@
+// A remote backend over Streamable HTTP, spoken by switchboard itself rather than through the MCP
+// SDK's client: each message a POST whose answer (JSON, or an event stream) is read from its bytes
+// as a stdio backend's lines are, large strings kept as bytes (http-answers.ts). It carries the
+// session id and protocol headers, the modern era's body-derived headers, follows same-origin
+// redirects, resumes a response stream cut short after its priming event, and keeps the standalone
+// GET stream open for what the backend sends unasked. Every request goes through the outbound
+// request (net/outbound.ts): the URL cannot lead to a private address it was not allowed, and only
+// the headers the backend's config lists go with it, nothing of the host's request.
+import type { IncomingMessage } from 'node:http';
+import type { HttpBackendConfig } from '../config/schema.js';
+import type { Channel } from '../jsonrpc/channel.js';
+import type { JsonRpcMessage } from '../jsonrpc/message.js';
+import { stringifyWire } from '../jsonrpc/wire-write.js';
+import type { Logger } from '../log.js';
+import {
+  backendDestination,
+  outboundFetch,
+  type BodyParts,
+  type LookupFunction,
+  type OutboundRequest,
+} from '../net/outbound.js';
+import { isModernVersion } from '../protocol/versions.js';
+import { namesMethod } from './glimpse-keys.js';
+import {
+  discard,
+  droppedAnswerTo,
+  eventMessage,
+  mediaType,
+  warnDropped,
+  readErrorText,
+  readEvents,
+  readMessage,
+} from './http-answers.js';
+import { commonHeaders, envelopeVersion, postHeaders, streamHeaders } from './http-request-headers.js';
+import { HttpStatusError, redirectsWithinOrigin, type Body } from './http-redirects.js';
+
+export interface HttpChannelOptions {
+  /** The backend's name (error messages name it). */
+  name: string;
+  log: Logger;
+  /** limits.maxMessageBytes: the largest message read from the backend. */
+  maxMessageBytes: number;
+  /** Resolves host names; tests inject one (default: dns.lookup). */
+  lookup?: LookupFunction | undefined;
+}
+
+/** Resuming a response stream cut short: tries, and the delay before each (unless the backend set one). */
+const RESUME_TRIES = 2;
+const RESUME_FIRST_DELAY_MS = 1000;
+const RESUME_GROWTH = 1.5;
+const RESUME_MAX_DELAY_MS = 30_000;
+
+type Options = NonNullable<Parameters<Channel['send']>[1]>;
+
+/** An event stream being read: for a request's answer, or the standalone one. */
+interface StreamOf {
+  /** The request whose answer the stream carries (its id), if any. */
+  requestId?: string | number | undefined;
+  signal?: AbortSignal | undefined;
+  onRequestStreamEnd?: (() => void) | undefined;
+  /** The last event id seen, to resume from. */
+  lastEventId?: string | undefined;
+}
+
+export class StreamableHttpChannel implements Channel {
+  onmessage?: (message: unknown) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  sessionId: string | undefined;
+  private protocolVersion: string | undefined;
+  private readonly url: URL;
+  private readonly outbound: ReturnType<typeof outboundFetch>;
+  private readonly request: OutboundRequest;
+  /** Closed: the exchanges under way were cut off with their connections (the agents destroyed). */
+  private closed = false;
+  private started = false;
+  /** A retry delay the backend asked for (an SSE `retry` field). */
+  private retryMs: number | undefined;
+  /** Resumptions waiting for their delay, cancelled at close. */
+  private readonly waiting = new Set<NodeJS.Timeout>();
+
+  constructor(
+    private readonly config: HttpBackendConfig,
+    private readonly options: HttpChannelOptions,
+  ) {
+    this.url = new URL(config.url!);
+    this.outbound = outboundFetch({
+      destination: backendDestination(options.name),
+      url: this.url,
+      allowPrivateNetwork: config.allowPrivateNetwork,
+      lookup: options.lookup,
+    });
+    this.request = redirectsWithinOrigin(this.outbound.request);
+  }
+
+  start(): Promise<void> {
+    if (this.started) return Promise.reject(new Error('the channel was started already'));
+    this.started = true;
+    return Promise.resolve();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const timer of this.waiting) clearTimeout(timer);
+    this.waiting.clear();
+    this.outbound.close();
+    this.onclose?.();
+  }
+
+  setProtocolVersion(version: string): void {
+    this.protocolVersion = version;
+  }
+
+  async send(message: JsonRpcMessage, options: Options = {}): Promise<void> {
+    try {
+      await this.post(message, options);
+    } catch (error) {
+      if (!options.requestSignal?.aborted && !this.closed) this.onerror?.(asError(error));
+      throw error;
+    }
+  }
+
+  private async post(message: JsonRpcMessage, options: Options): Promise<void> {
+    const request = 'method' in message && 'id' in message ? message : undefined;
+    const handshake = request?.method === 'initialize';
+    const headers = postHeaders(this.common(!handshake), message, options.headers);
+    const res = await this.request(this.url, {
+      method: 'POST',
+      headers,
+      body: bodyOf(message),
+      signal: options.requestSignal,
+    });
+    const status = res.statusCode ?? 502;
+    if (status < 200 || status > 299) return this.refused(res, message, request);
+    if (handshake) this.sessionId = one(res.headers['mcp-session-id']) || undefined;
+    if (status === 202 || !request) {
+      discard(res, this.options.maxMessageBytes);
+      if ('method' in message && message.method === 'notifications/initialized')
+        this.openStream({}).catch((error: unknown) => this.onerror?.(asError(error)));
+      return;
+    }
+    const type = mediaType(res.headers['content-type']);
+    if (type === 'text/event-stream')
+      return this.readStream(res, {
+        requestId: request.id,
+        signal: options.requestSignal,
+        onRequestStreamEnd: options.onRequestStreamEnd,
+      });
+    if (type !== 'application/json') {
+      res.destroy();
+      throw new Error(
+        `the backend answered with content type ${JSON.stringify(type)}, not JSON or an event stream`,
+      );
+    }
+    const answer = await readMessage(res, this.options.maxMessageBytes);
+    for (const m of Array.isArray(answer) ? answer : [answer]) this.onmessage?.(m);
+  }
+
+  /** A POST the backend did not take: a modern request's error answer given as 400 is still its answer. */
+  private async refused(
+    res: IncomingMessage,
+    message: JsonRpcMessage,
+    request: JsonRpcMessage | undefined,
+  ): Promise<void> {
+    const status = res.statusCode ?? 502;
+    const text = await readErrorText(res);
+    if (status === 400 && request && 'params' in request && isModernVersion(envelopeVersion(request))) {
+      const answer = parsedOr(text);
+      if (isAnswerTo(answer, request)) return this.onmessage?.(answer);
+    }
+    throw new HttpStatusError(`the backend refused the POST of ${describe(message)}`, res, text, this.url);
+  }
+
+  /** Opens an event stream with a GET: the standalone one, or a request's, resumed after its last event. */
+  private async openStream(stream: StreamOf): Promise<void> {
+    const headers = streamHeaders(this.common(true), stream.lastEventId);
+    const res = await this.request(this.url, { method: 'GET', headers, signal: stream.signal });
+    const status = res.statusCode ?? 502;
+    if (status >= 200 && status <= 299) return this.readStream(res, stream, true);
+    const text = await readErrorText(res);
+    // 405: the backend offers no such stream.
+    if (status === 405) return void stream.onRequestStreamEnd?.();
+    throw new HttpStatusError('the backend refused to open an event stream', res, text, this.url);
+  }
+
+  /**
+   * Reads an event stream's messages. One that ends without the answer it was to carry, after an
+   * event with an id (or the standalone one, however it ends), is resumed from its last event.
+   */
+  private readStream(res: IncomingMessage, stream: StreamOf, resumable = false): void {
+    let answered = false;
+    let primed = false;
+    /** The size of an event dropped that was not a notification or a request: the answer's, likely. */
+    let answerDropped = 0;
+    const { maxMessageBytes, log, name: backend } = this.options;
+    readEvents(res, maxMessageBytes, {
+      event: (fields) => {
+        if (fields.retry !== undefined) this.retryMs = fields.retry;
+        if (fields.id) {
+          stream.lastEventId = fields.id;
+          primed = true;
+        }
+        if (fields.type !== 'message' || !fields.data?.some((part) => part.length > 0)) return;
+        let message: unknown;
+        try {
+          message = eventMessage(fields.data);
+        } catch (error) {
+          return this.onerror?.(asError(error));
+        }
+        if (isAnswer(message)) answered = true;
+        this.onmessage?.(message);
+      },
+      dropped: (bytes, glimpse) => {
+        warnDropped(log, backend, bytes, maxMessageBytes);
+        if (!namesMethod(glimpse)) answerDropped = Math.max(answerDropped, bytes);
+      },
+      ended: (error) => {
+        if (this.ended(stream)) return;
+        if (error) this.onerror?.(new Error(`the backend's event stream was cut off: ${error.message}`));
+        // Resumed, the backend would send the dropped answer again, and again, until the call's
+        // time ran out: the call fails now with why. A real answer before it stays the answer.
+        if (answerDropped && !answered && stream.requestId !== undefined) {
+          answered = true;
+          this.onmessage?.(droppedAnswerTo(stream.requestId, backend, answerDropped, maxMessageBytes));
+        }
+        if ((resumable || primed) && !answered) this.resume(stream, 0);
+        else stream.onRequestStreamEnd?.();
+      },
+    });
+  }
+
+  /** Resumes a stream after a delay; after RESUME_TRIES failed tries, its request's answer is given up. */
+  private resume(stream: StreamOf, tries: number): void {
+    if (tries >= RESUME_TRIES) {
+      this.onerror?.(new Error(`gave up resuming the backend's event stream after ${tries} tries`));
+      return void stream.onRequestStreamEnd?.();
+    }
+    const delay =
+      this.retryMs ?? Math.min(RESUME_FIRST_DELAY_MS * RESUME_GROWTH ** tries, RESUME_MAX_DELAY_MS);
+    const timer = setTimeout(() => {
+      this.waiting.delete(timer);
+      if (this.ended(stream)) return;
+      this.openStream(stream).catch((error: unknown) => {
+        if (this.ended(stream)) return;
+        this.onerror?.(new Error(`could not resume the backend's event stream: ${asError(error).message}`));
+        this.resume(stream, tries + 1);
+      });
+    }, delay);
+    this.waiting.add(timer);
+  }
+
+  /** The headers every request carries (a handshake without the session id). */
+  private common(withSession: boolean): Record<string, string> {
+    const sessionId = withSession ? this.sessionId : undefined;
+    return commonHeaders(this.config.headers, { sessionId, protocolVersion: this.protocolVersion });
+  }
+
+  /** Whether a stream is over by switchboard's own doing: the channel closed, or its call cancelled. */
+  private ended(stream: StreamOf): boolean {
+    return this.closed || stream.signal?.aborted === true;
+  }
+}
+
+/** The body of a message: one string, or its parts with large strings as the bytes they came in. */
+function bodyOf(message: JsonRpcMessage): Body {
+  const text = stringifyWire(message);
+  if (typeof text === 'string') return text;
+  const parts = text.parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : part));
+  return { parts, bytes: text.bytes } satisfies BodyParts;
+}
+
+function isAnswer(message: unknown): boolean {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return false;
+  return 'id' in message && ('result' in message || 'error' in message);
+}
+
+function isAnswerTo(answer: unknown, request: JsonRpcMessage): boolean {
+  return (
+    isAnswer(answer) &&
+    'error' in (answer as object) &&
+    (answer as { id: unknown }).id === (request as { id: unknown }).id
+  );
+}
+
+function parsedOr(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function describe(message: JsonRpcMessage): string {
+  if ('method' in message)
+    return 'id' in message ? `request ${message.method}` : `notification ${message.method}`;
+  return 'an answer';
+}
+
+function one(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -1,7 +1,7 @@
 // Picks the channel kind for a backend's config. Adding a kind adds a case here and a file
-// beside this one; the `never` default makes a forgotten kind a compile error. The legacy SSE and
-// A2A kinds load their client libraries as they start (loaded-channel.ts): a switchboard without
-// such a backend carries neither. Streamable HTTP is switchboard's own client.
+// beside this one; the `never` default makes a forgotten kind a compile error. The A2A kind loads
+// its client library as it starts (loaded-channel.ts): a switchboard without such a backend
+// carries none. Both MCP HTTP transports are switchboard's own clients.
 import type { A2ABackendConfig, BackendConfig } from '../config/schema.js';
 import { backendDestination, outboundFetch } from '../net/outbound.js';
 import type { Channel } from '../jsonrpc/channel.js';
@@ -9,6 +9,7 @@ import { assertNever } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 import { keptResponse } from './kept-response.js';
 import { LoadedChannel } from './loaded-channel.js';
+import { SseChannel } from './sse-channel.js';
 import { StdioChannel, type Launcher } from './stdio-channel.js';
 import { StreamableHttpChannel } from './streamable-http-channel.js';
 import type { ProcessGroups } from './watchdog.js';
@@ -40,12 +41,7 @@ export function createChannel(config: BackendConfig, options: ChannelOptions): C
     case 'streamable-http':
       return new StreamableHttpChannel(config as Extract<BackendConfig, { url: string }>, options);
     case 'sse':
-      return new LoadedChannel(async () =>
-        (await import('./sse-channel.js')).sseChannel(
-          config as Extract<BackendConfig, { url: string }>,
-          options,
-        ),
-      );
+      return new SseChannel(config as Extract<BackendConfig, { url: string }>, options);
     case 'a2a': {
       const agent = config as A2ABackendConfig;
       const { name, log, maxMessageBytes } = options;
@@ -56,11 +52,7 @@ export function createChannel(config: BackendConfig, options: ChannelOptions): C
       });
       // Every answer is kept to the message limit before the A2A client reads it; a task's
       // update over it fails the call rather than leave it to end without that update.
-      const keep = {
-        backend: name,
-        maxMessageBytes,
-        oversizedEvents: 'fail' as const,
-      };
+      const keep = { backend: name, maxMessageBytes };
       const fetch = Object.assign(
         async (url: string | URL, init?: RequestInit) => keptResponse(await outbound(url, init), keep),
         { close: () => outbound.close() },

@@ -73,10 +73,7 @@ export async function readBounded(res: IncomingMessage, limit: number): Promise<
 /** The message (or batch) of a JSON body; throws as JSON.parse does. */
 export async function readMessage(res: IncomingMessage, limit: number): Promise<unknown> {
   const chunks = await readBounded(res, limit);
-  let bytes = 0;
-  for (const chunk of chunks) bytes += chunk.length;
-  // Its read buffers are freed soon after, as a stdio backend's are.
-  if (bytes >= RAW_MESSAGE_BYTES) noteLargeRead(bytes);
+  noteIfLarge(chunks);
   return parseWire(chunks);
 }
 
@@ -151,10 +148,35 @@ export function readEvents(res: IncomingMessage, limit: number, handlers: EventH
   });
 }
 
-/** Reads an event's data as a message, noting a large one's read buffers. */
-export function eventMessage(data: Buffer[]): unknown {
+/**
+ * Hands the message a `message` event carries (its data parsed as a stdio backend's line is) to
+ * `to.onmessage`, or why it could not be read to `to.onerror`; any other event, or one without
+ * data, carries none. Answers the message handed on.
+ */
+export function deliverEvent(
+  fields: SseFields,
+  to: {
+    onmessage?: ((message: unknown) => void) | undefined;
+    onerror?: ((error: Error) => void) | undefined;
+  },
+): unknown {
+  const data = fields.data;
+  if (fields.type !== 'message' || !data?.some((part) => part.length > 0)) return undefined;
+  noteIfLarge(data);
+  let message: unknown;
+  try {
+    message = parseWire(data);
+  } catch (error) {
+    to.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    return undefined;
+  }
+  to.onmessage?.(message);
+  return message;
+}
+
+/** A large message's read buffers are freed soon after it has gone on, as a stdio backend's are. */
+function noteIfLarge(chunks: readonly Buffer[]): void {
   let bytes = 0;
-  for (const part of data) bytes += part.length;
+  for (const chunk of chunks) bytes += chunk.length;
   if (bytes >= RAW_MESSAGE_BYTES) noteLargeRead(bytes);
-  return parseWire(data);
 }

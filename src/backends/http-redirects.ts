@@ -3,10 +3,7 @@
 // backend (its credentials) must not go anywhere else. One that is not followed fails the request
 // with where it pointed, so the operator can decide whether that is the backend's real URL.
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { BodyParts, OutboundRequest } from '../net/outbound.js';
-
-/** A request body: one string, or parts written one after another. */
-export type Body = string | BodyParts;
+import type { OutboundRequest } from '../net/outbound.js';
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 5;

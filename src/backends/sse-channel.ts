@@ -1,105 +1,139 @@
-// Remote backends over the legacy HTTP+SSE transport (2024-11-05), through the MCP SDK's own
-// client transport (it owns the event stream and the endpoint it names). Each gets one replica's
-// config, whose url is set (a ReplicaSet makes one per entry of urls). Every request
-// goes through outboundFetch, so a backend's URL cannot lead to a private address it was not
-// allowed, and carries only the headers the backend's config lists: nothing of the host's request
-// (its Authorization above all) is in reach here. Large strings cross as bytes (http-bytes.ts).
-import { SSEClientTransport } from '@modelcontextprotocol/client';
+// A remote backend over the legacy HTTP+SSE transport (2024-11-05), spoken to by switchboard
+// itself: one GET event stream carries everything the backend sends, its first `endpoint` event
+// naming where each message is POSTed (on the backend's own origin only). The stream is the
+// session: when it ends the channel closes and the backend is started again (a new stream, a new
+// handshake), rather than reconnected into a session the backend has let go. Each gets one
+// replica's config, whose url is set (a ReplicaSet makes one per entry of urls). Requests carry
+// only the headers the config lists, through the outbound guard (http-requests.ts).
 import type { HttpBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
-import { backendDestination, outboundFetch } from '../net/outbound.js';
-import { HttpBytes, MAX_UNCLAIMED_BYTES, UNCLAIMED_MS } from './http-bytes.js';
-import { warnDropped } from './http-answers.js';
-import type { HttpChannelOptions } from './streamable-http-channel.js';
+import type { JsonRpcMessage } from '../jsonrpc/message.js';
+import { deliverEvent, discard, mediaType, readErrorText, readEvents, warnDropped } from './http-answers.js';
+import { HttpStatusError } from './http-redirects.js';
+import {
+  asError,
+  backendRequests,
+  bodyOf,
+  commonHeaders,
+  describe,
+  streamHeaders,
+  type HttpChannelOptions,
+} from './http-requests.js';
 
-/** What the SDK's client transports offer that a channel uses. */
-type Transport = Omit<Channel, 'send'> & { send(message: unknown, options?: unknown): Promise<void> };
-
-/** An SDK transport as a Channel: large strings as bytes, and its fetch's connections ended on close. */
-class HttpChannel implements Channel {
-  private handlers: Pick<Channel, 'onmessage'> = {};
+export class SseChannel implements Channel {
+  onmessage?: (message: unknown) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  closeReason: string | undefined;
+  private readonly url: URL;
+  private readonly requests: ReturnType<typeof backendRequests>;
+  /** Where messages are POSTed, as the stream's `endpoint` event named it. */
+  private endpoint: URL | undefined;
+  private protocolVersion: string | undefined;
+  private closed = false;
 
   constructor(
-    private readonly transport: Transport,
-    private readonly bytes: HttpBytes,
-    private readonly fetch: { close(): void },
-  ) {}
-
-  start(): Promise<void> {
-    return this.transport.start();
+    private readonly config: HttpBackendConfig,
+    private readonly options: HttpChannelOptions,
+  ) {
+    this.url = new URL(config.url!);
+    this.requests = backendRequests(config, options);
   }
 
-  async send(...[message, options]: Parameters<Channel['send']>): Promise<void> {
-    const sent = this.bytes.outgoing(message);
-    try {
-      await this.transport.send(sent.message, options);
-    } finally {
-      sent.release();
+  /** Opens the event stream; resolves once it names the endpoint. */
+  async start(): Promise<void> {
+    if (this.endpoint) throw new Error('the channel was started already');
+    const headers = streamHeaders(commonHeaders(this.config.headers, undefined), undefined);
+    const res = await this.requests.request(this.url, { method: 'GET', headers });
+    const status = res.statusCode ?? 502;
+    if (status < 200 || status > 299) {
+      const text = await readErrorText(res);
+      throw new HttpStatusError('the backend refused to open its event stream', res, text, this.url);
     }
-  }
-
-  close(): Promise<void> {
-    return this.transport.close().finally(() => {
-      this.fetch.close();
-      this.bytes.clear();
+    const type = mediaType(res.headers['content-type']);
+    if (type !== 'text/event-stream') {
+      res.destroy();
+      throw new Error(
+        `the backend answered its event stream's GET with content type ${JSON.stringify(type)}`,
+      );
+    }
+    const { maxMessageBytes, log, name: backend } = this.options;
+    return new Promise<void>((resolve, reject) => {
+      readEvents(res, maxMessageBytes, {
+        event: (fields) => {
+          if (fields.type === 'endpoint') {
+            const named = this.endpointOf(Buffer.concat(fields.data ?? []).toString('utf8'));
+            if (named instanceof Error) {
+              reject(named);
+              return void res.destroy();
+            }
+            this.endpoint ??= named;
+            return resolve();
+          }
+          deliverEvent(fields, this);
+        },
+        dropped: (bytes) => warnDropped(log, backend, bytes, maxMessageBytes),
+        ended: (error) => {
+          const how = error ? `was cut off (${error.message})` : 'ended';
+          if (!this.endpoint)
+            reject(new Error(`the backend's event stream ${how} before it named its endpoint`));
+          if (!this.closed) this.closeWith(`the backend's event stream ${how}`);
+        },
+      });
     });
   }
 
-  get onmessage(): Channel['onmessage'] {
-    return this.handlers.onmessage;
+  async send(message: JsonRpcMessage): Promise<void> {
+    if (!this.endpoint) throw new Error('not connected');
+    try {
+      const headers = commonHeaders(this.config.headers, { protocolVersion: this.protocolVersion });
+      headers['content-type'] = 'application/json';
+      const res = await this.requests.request(this.endpoint, {
+        method: 'POST',
+        headers,
+        body: bodyOf(message),
+      });
+      const status = res.statusCode ?? 502;
+      if (status >= 200 && status <= 299) return discard(res, this.options.maxMessageBytes);
+      const text = await readErrorText(res);
+      throw new HttpStatusError(
+        `the backend refused the POST of ${describe(message)}`,
+        res,
+        text,
+        this.endpoint,
+      );
+    } catch (error) {
+      if (!this.closed) this.onerror?.(asError(error));
+      throw error;
+    }
   }
-  set onmessage(f: Channel['onmessage']) {
-    this.handlers.onmessage = f;
-    this.transport.onmessage = f && ((message) => this.received(f, message));
-  }
-  get onclose(): Channel['onclose'] {
-    return this.transport.onclose;
-  }
-  set onclose(f: Channel['onclose']) {
-    this.transport.onclose = f;
-  }
-  get onerror(): Channel['onerror'] {
-    return this.transport.onerror;
-  }
-  set onerror(f: Channel['onerror']) {
-    this.transport.onerror = f;
-  }
-  get sessionId(): string | undefined {
-    return this.transport.sessionId;
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.requests.close();
+    this.onclose?.();
   }
 
   setProtocolVersion(version: string): void {
-    this.transport.setProtocolVersion?.(version);
+    this.protocolVersion = version;
   }
 
-  private received(f: (message: unknown) => void, message: unknown): void {
-    const restored = this.bytes.incoming(message);
-    if (restored !== undefined) return f(restored);
-    this.transport.onerror?.(
-      new Error(
-        `dropped a message whose large strings were let go before it came (held over ${UNCLAIMED_MS} ms, or past ${MAX_UNCLAIMED_BYTES} bytes held)`,
-      ),
-    );
+  private closeWith(reason: string): void {
+    this.closeReason ??= reason;
+    void this.close();
   }
-}
 
-function transportOptions(config: HttpBackendConfig, options: HttpChannelOptions, bytes: HttpBytes) {
-  const url = new URL(config.url!);
-  const outbound = outboundFetch({
-    destination: backendDestination(options.name),
-    url,
-    allowPrivateNetwork: config.allowPrivateNetwork,
-    lookup: options.lookup,
-  });
-  return { url, outbound, fetch: bytes.fetch(outbound), requestInit: { headers: { ...config.headers } } };
-}
-
-/** The SDK's HTTP+SSE client transport as a channel. */
-export function sseChannel(config: HttpBackendConfig, options: HttpChannelOptions): Channel {
-  const { name: backend, maxMessageBytes, log } = options;
-  const dropped = (bytes: number) => warnDropped(log, backend, bytes, maxMessageBytes);
-  const bytes = new HttpBytes({ backend, maxMessageBytes, dropped });
-  const { url, outbound, ...rest } = transportOptions(config, options, bytes);
-  // The SDK sends requestInit's headers (auth) on the GET that opens the event stream too.
-  return new HttpChannel(new SSEClientTransport(url, rest) as unknown as Transport, bytes, outbound);
+  /** The endpoint an `endpoint` event names (relative to the stream's URL), or why it is refused. */
+  private endpointOf(data: string): URL | Error {
+    try {
+      const url = new URL(data.trim(), this.url);
+      if (url.origin === this.url.origin) return url;
+      return new Error(`the backend named an endpoint on another origin (${url.origin}); refused`);
+    } catch {
+      return new Error(
+        `the backend named an endpoint that is not a URL: ${JSON.stringify(data.slice(0, 200))}`,
+      );
+    }
+  }
 }

@@ -15,7 +15,7 @@ export interface Glimpse {
 }
 
 /** How much of each end of a dropped event is kept for a glimpse. */
-export const GLIMPSE_BYTES = 256;
+const GLIMPSE_BYTES = 256;
 
 /**
  * Splits SSE bytes into whole events (each ending in its blank line), without copying them. An event
@@ -34,31 +34,28 @@ export class SseEvents {
   private lineBytes = 0;
   /** The last byte was a CR ending a line: an LF next belongs to that line's end. */
   private afterCr = false;
-  /** ...and that line was the blank one ending the event passed on (or dropped) last. */
-  private eventAfterCr: 'passed' | 'dropped' | undefined;
+  /** ...and that line was the blank one ending the last event: such an LF is not the next one's. */
+  private eventEndedOnCr = false;
 
   constructor(
     private readonly maxBytes: number,
     private readonly dropped: (bytes: number, glimpse: Glimpse) => void,
   ) {}
 
-  /**
-   * Tells `event` of each event the chunk completes; and, after an event that ended in a lone CR,
-   * passes on at once what shows that CR ended the line: a parser holds a final CR until the next
-   * byte, which here would otherwise wait with the next event's until it is whole.
-   */
+  /** Tells `event` of each event the chunk completes, as views of the bytes read. */
   push(chunk: Buffer, event: (parts: Buffer[], bytes: number) => void): void {
     let from = 0;
     let i = 0;
     const ends = new LineEnds(chunk);
     if (this.afterCr && chunk.length > 0) {
       this.afterCr = false;
-      if (chunk[0] === LF) i = 1;
-      // The CR's own LF, or one added: CR LF ends a line as a lone CR does.
-      if (this.eventAfterCr === 'passed') event([i === 1 ? chunk.subarray(0, 1) : Buffer.of(LF)], 1);
-      // An LF ending a dropped event goes with it.
-      if (this.eventAfterCr !== undefined) from = i;
-      this.eventAfterCr = undefined;
+      // The LF of a CR LF cut between reads: the CR already ended its line (and, if that line was
+      // the blank one, its event, which the LF is not part of).
+      if (chunk[0] === LF) {
+        i = 1;
+        if (this.eventEndedOnCr) from = 1;
+      }
+      this.eventEndedOnCr = false;
     }
     while (i < chunk.length) {
       const t = ends.next(i);
@@ -80,16 +77,12 @@ export class SseEvents {
         const size = (this.skipped ?? this.pendingBytes) - (next - t);
         const kept = size <= this.maxBytes;
         if (kept) event(this.pending, this.pendingBytes);
-        // Nothing of a dropped one was passed on: the parser is still where the last event left it.
         else this.dropped(size, this.skipped === undefined ? glimpseOf(this.pending) : this.glimpse);
         this.pending = [];
         this.pendingBytes = 0;
         this.skipped = undefined;
-        // A lone CR ended it (so far: the next chunk may start with its LF).
-        if (chunk[t] === CR && next === t + 1) {
-          if (next === chunk.length) this.eventAfterCr = kept ? 'passed' : 'dropped';
-          else if (kept) event([Buffer.of(LF)], 1);
-        }
+        // A CR at the chunk's end ended it (the next chunk may start with that CR's LF).
+        this.eventEndedOnCr = this.afterCr;
       }
       i = next;
     }
@@ -129,7 +122,7 @@ export class SseEvents {
  * was last found, not from every line: a chunk of many short lines and no CR is not searched to its
  * end for a CR once per line.
  */
-export class LineEnds {
+class LineEnds {
   private lf = -2;
   private cr = -2;
 

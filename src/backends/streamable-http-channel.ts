@@ -10,39 +10,30 @@ import type { IncomingMessage } from 'node:http';
 import type { HttpBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
-import { stringifyWire } from '../jsonrpc/wire-write.js';
-import type { Logger } from '../log.js';
-import {
-  backendDestination,
-  outboundFetch,
-  type BodyParts,
-  type LookupFunction,
-  type OutboundRequest,
-} from '../net/outbound.js';
 import { isModernVersion } from '../protocol/versions.js';
 import { namesMethod } from './glimpse-keys.js';
 import {
   discard,
   droppedAnswerTo,
-  eventMessage,
+  deliverEvent,
   mediaType,
   warnDropped,
   readErrorText,
   readEvents,
   readMessage,
 } from './http-answers.js';
-import { commonHeaders, envelopeVersion, postHeaders, streamHeaders } from './http-request-headers.js';
-import { HttpStatusError, redirectsWithinOrigin, type Body } from './http-redirects.js';
-
-export interface HttpChannelOptions {
-  /** The backend's name (error messages name it). */
-  name: string;
-  log: Logger;
-  /** limits.maxMessageBytes: the largest message read from the backend. */
-  maxMessageBytes: number;
-  /** Resolves host names; tests inject one (default: dns.lookup). */
-  lookup?: LookupFunction | undefined;
-}
+import {
+  asError,
+  backendRequests,
+  bodyOf,
+  commonHeaders,
+  describe,
+  envelopeVersion,
+  postHeaders,
+  streamHeaders,
+  type HttpChannelOptions,
+} from './http-requests.js';
+import { HttpStatusError } from './http-redirects.js';
 
 /** Resuming a response stream cut short: tries, and the delay before each (unless the backend set one). */
 const RESUME_TRIES = 2;
@@ -69,8 +60,7 @@ export class StreamableHttpChannel implements Channel {
   sessionId: string | undefined;
   private protocolVersion: string | undefined;
   private readonly url: URL;
-  private readonly outbound: ReturnType<typeof outboundFetch>;
-  private readonly request: OutboundRequest;
+  private readonly requests: ReturnType<typeof backendRequests>;
   /** Closed: the exchanges under way were cut off with their connections (the agents destroyed). */
   private closed = false;
   private started = false;
@@ -84,13 +74,7 @@ export class StreamableHttpChannel implements Channel {
     private readonly options: HttpChannelOptions,
   ) {
     this.url = new URL(config.url!);
-    this.outbound = outboundFetch({
-      destination: backendDestination(options.name),
-      url: this.url,
-      allowPrivateNetwork: config.allowPrivateNetwork,
-      lookup: options.lookup,
-    });
-    this.request = redirectsWithinOrigin(this.outbound.request);
+    this.requests = backendRequests(config, options);
   }
 
   start(): Promise<void> {
@@ -104,7 +88,7 @@ export class StreamableHttpChannel implements Channel {
     this.closed = true;
     for (const timer of this.waiting) clearTimeout(timer);
     this.waiting.clear();
-    this.outbound.close();
+    this.requests.close();
     this.onclose?.();
   }
 
@@ -125,7 +109,7 @@ export class StreamableHttpChannel implements Channel {
     const request = 'method' in message && 'id' in message ? message : undefined;
     const handshake = request?.method === 'initialize';
     const headers = postHeaders(this.common(!handshake), message, options.headers);
-    const res = await this.request(this.url, {
+    const res = await this.requests.request(this.url, {
       method: 'POST',
       headers,
       body: bodyOf(message),
@@ -175,7 +159,7 @@ export class StreamableHttpChannel implements Channel {
   /** Opens an event stream with a GET: the standalone one, or a request's, resumed after its last event. */
   private async openStream(stream: StreamOf): Promise<void> {
     const headers = streamHeaders(this.common(true), stream.lastEventId);
-    const res = await this.request(this.url, { method: 'GET', headers, signal: stream.signal });
+    const res = await this.requests.request(this.url, { method: 'GET', headers, signal: stream.signal });
     const status = res.statusCode ?? 502;
     if (status >= 200 && status <= 299) return this.readStream(res, stream, true);
     const text = await readErrorText(res);
@@ -201,15 +185,7 @@ export class StreamableHttpChannel implements Channel {
           stream.lastEventId = fields.id;
           primed = true;
         }
-        if (fields.type !== 'message' || !fields.data?.some((part) => part.length > 0)) return;
-        let message: unknown;
-        try {
-          message = eventMessage(fields.data);
-        } catch (error) {
-          return this.onerror?.(asError(error));
-        }
-        if (isAnswer(message)) answered = true;
-        this.onmessage?.(message);
+        if (isAnswer(deliverEvent(fields, this))) answered = true;
       },
       dropped: (bytes, glimpse) => {
         warnDropped(log, backend, bytes, maxMessageBytes);
@@ -262,14 +238,6 @@ export class StreamableHttpChannel implements Channel {
   }
 }
 
-/** The body of a message: one string, or its parts with large strings as the bytes they came in. */
-function bodyOf(message: JsonRpcMessage): Body {
-  const text = stringifyWire(message);
-  if (typeof text === 'string') return text;
-  const parts = text.parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : part));
-  return { parts, bytes: text.bytes } satisfies BodyParts;
-}
-
 function isAnswer(message: unknown): boolean {
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return false;
   return 'id' in message && ('result' in message || 'error' in message);
@@ -291,16 +259,6 @@ function parsedOr(text: string): unknown {
   }
 }
 
-function describe(message: JsonRpcMessage): string {
-  if ('method' in message)
-    return 'id' in message ? `request ${message.method}` : `notification ${message.method}`;
-  return 'an answer';
-}
-
 function one(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }

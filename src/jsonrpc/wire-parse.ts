@@ -103,43 +103,6 @@ function markedText(line: ByteLine, spans: readonly number[], nameOf: (k: number
 }
 
 /**
- * For a message that another parser reads first (an HTTP client library's): its text with each
- * large string that is a value (not a member's name) as a mark, `keep` given the string's bytes
- * and answering the mark's name. Undefined when there is none to keep: the message goes as it came.
- */
-export function markLargeStrings(
-  chunks: readonly Buffer[],
-  keep: (bytes: Buffer[]) => string,
-): string | undefined {
-  const line = new ByteLine(fewChunks(chunks));
-  if (line.length < RAW_MESSAGE_BYTES) return undefined;
-  const found = largeStrings(line);
-  if (found === undefined) return undefined;
-  const spans: number[] = [];
-  for (let i = 0; i < found.length; i += 2)
-    if (!isName(line, found[i + 1]!)) spans.push(found[i]!, found[i + 1]!);
-  if (spans.length === 0 || !line.isUtf8()) return undefined;
-  return markedText(line, spans, (k) => keep(line.slice(spans[2 * k]!, spans[2 * k + 1]!)));
-}
-
-/**
- * Puts back the large strings of a message marked by `markLargeStrings` once it is parsed, as
- * parseWire would have kept them. `take` answers a mark's bytes; undefined when a mark is unknown.
- */
-export function restoreMarks(value: unknown, take: (name: string) => Buffer[] | undefined): unknown {
-  const restore = new Restore(take);
-  const out = restore.top(value);
-  return restore.broken ? undefined : out;
-}
-
-/** Whether the string ending at `close` (its closing quote) is a member's name: a colon follows. */
-function isName(line: ByteLine, close: number): boolean {
-  let at = close + 1;
-  for (let c = line.at(at); c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d; c = line.at(++at));
-  return line.at(at) === 0x3a;
-}
-
-/**
  * Puts the strings back where their marks are: as bytes where a proxy only carries them (the
  * values inside a call's arguments; a result's content, its resources' contents, a prompt's
  * messages' content and its structured content), as text everywhere else (ids, cursors, URIs,

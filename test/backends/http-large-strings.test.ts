@@ -1,4 +1,4 @@
-// Large strings cross an HTTP backend as they cross a stdio one, as bytes (http-bytes.ts): however
+// Large strings cross an HTTP backend as they cross a stdio one, as bytes (http-answers.ts): however
 // its answer is framed (a JSON body; SSE with LF, CRLF or CR line ends, its data cut over several
 // lines, its bytes in uneven reads), the host gets exactly what the backend said, and the backend
 // gets exactly the arguments the host sent.

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Switchboard } from '../../src/switchboard.js';
 import { openHttp } from '../support/mcp-clients.js';
+import { until } from '../support/poll.js';
 import { httpUrl, launchSwitchboard } from '../support/start-switchboard.js';
 
 const everything = fileURLToPath(
@@ -26,8 +27,9 @@ async function freePort(): Promise<number> {
 
 async function startEverything(
   transport: 'sse' | 'streamableHttp',
+  port?: number,
 ): Promise<{ child: ChildProcess; port: number }> {
-  const port = await freePort();
+  port ??= await freePort();
   const child = spawn(process.execPath, [everything, transport], {
     env: { PATH: process.env.PATH, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -45,12 +47,14 @@ async function startEverything(
 }
 
 let children: ChildProcess[] = [];
+let ssePort: number;
 let sb: Switchboard;
 let client: Client;
 
 before(async () => {
   const [sse, http] = await Promise.all([startEverything('sse'), startEverything('streamableHttp')]);
   children = [sse.child, http.child];
+  ssePort = sse.port;
   sb = await launchSwitchboard({
     servers: {
       legacy: { type: 'sse', url: `http://127.0.0.1:${sse.port}/sse` },
@@ -89,4 +93,23 @@ test('resources of remote backends read back through their namespaced URIs', asy
     const read = await client.readResource({ uri: one.uri });
     assert.equal(read.contents[0]?.uri, one.uri);
   }
+});
+
+test('an HTTP+SSE backend whose server restarts is started again on a new stream, and serves', async () => {
+  const old = children[0]!;
+  old.kill();
+  await once(old, 'exit');
+  const again = await startEverything('sse', ssePort);
+  children.push(again.child);
+  // Its stream ended with the old server: the backend is restarted (a new stream, a new
+  // handshake) once the new server listens, and a call reaches it.
+  const text = await until(async () => {
+    // While it is down the call fails (unavailable); that is not what is waited for.
+    const result = await client
+      .callTool({ name: 'legacy_echo', arguments: { message: 'after restart' } })
+      .catch(() => undefined);
+    if (!result || result.isError) return undefined;
+    return (result.content as { type: string; text: string }[]).map((c) => c.text).join('');
+  }, 'a call to the restarted HTTP+SSE backend');
+  assert.match(text, /after restart/);
 });

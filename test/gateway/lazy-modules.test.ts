@@ -1,8 +1,8 @@
 // What a switchboard loads is what its config uses: with stdio backends only, the HTTP and A2A
 // client libraries, the A2A agent's (its task database's query builder), NATS's client, the JWT
 // library and code mode's interpreter stay unloaded (they are megabytes of heap every collection walks, and much of the start). A config
-// that names a legacy HTTP+SSE or an A2A backend loads their clients as those backends start; a
-// Streamable HTTP backend is switchboard's own client.
+// that names an A2A backend loads its client as that backend starts; HTTP backends are
+// switchboard's own clients.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -91,31 +91,20 @@ test('with stdio backends only, no HTTP, A2A, NATS, JWT or script interpreter li
     );
 });
 
-test('a legacy HTTP+SSE and an A2A backend load their clients as they start, and nothing for the A2A agent', async (t) => {
+test('an A2A backend loads its client as it starts, and nothing for the A2A agent; HTTP backends load no SDK client', async (t) => {
   const urls = await loadedBy(
     t,
     {
       s: faulty(),
       // Nothing listens there: each start fails, after its client is loaded.
+      web: { url: 'http://127.0.0.1:9/mcp', allowPrivateNetwork: true },
       old: { url: 'http://127.0.0.1:9/sse', type: 'sse', allowPrivateNetwork: true },
       agent: { a2a: 'http://127.0.0.1:9/', allowPrivateNetwork: true },
     },
-    (u) => u.includes(HTTP_CLIENT) && u.includes(A2A_SDK),
-  );
-  assert.ok(!urls.includes(QUERY_BUILDER), 'the A2A agent (a2a.serve) is off');
-  assert.ok(!urls.includes(NATS));
-});
-
-test('a Streamable HTTP backend is switchboard’s own client: the SDK’s is not loaded for it', async (t) => {
-  const urls = await loadedBy(
-    t,
-    {
-      s: faulty(),
-      web: { url: 'http://127.0.0.1:9/mcp', allowPrivateNetwork: true },
-      agent: { a2a: 'http://127.0.0.1:9/', allowPrivateNetwork: true },
-    },
-    // The A2A client loads as its backend starts, beside the HTTP backend's start.
     (u) => u.includes(A2A_SDK),
   );
+  // Both MCP HTTP transports are switchboard's own clients.
   assert.ok(!urls.includes(HTTP_CLIENT), 'the MCP SDK client was loaded');
+  assert.ok(!urls.includes(QUERY_BUILDER), 'the A2A agent (a2a.serve) is off');
+  assert.ok(!urls.includes(NATS));
 });

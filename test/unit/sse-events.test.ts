@@ -98,3 +98,37 @@ test('an event over the limit is dropped with its size; the events around it are
   await ended;
   assert.deepEqual(seen, ['a', 'dropped 207', 'b']);
 });
+
+test('an event of exactly the limit is read and one byte more is dropped, whatever its line ends and wherever the reads cut it', async () => {
+  for (const end of ['\n', '\r\n', '\r']) {
+    const event = (bytes: number) => `data: ${'x'.repeat(bytes - 6 - end.length)}${end}`;
+    const limit = 64;
+    for (const [size, dropped] of [
+      [limit, false],
+      [limit + 1, true],
+    ] as const) {
+      const text = `data: a${end}${end}${event(size)}${end}data: b${end}${end}`;
+      for (let cut = 1; cut < text.length; cut++) {
+        const res = new PassThrough();
+        const seen: string[] = [];
+        const ended = new Promise<Error | undefined>((resolve) =>
+          readEvents(res as unknown as IncomingMessage, limit, {
+            event: (f) =>
+              seen.push(
+                Buffer.concat(f.data ?? [])
+                  .toString('utf8')
+                  .slice(0, 1),
+              ),
+            dropped: (bytes) => seen.push(`dropped ${bytes}`),
+            ended: resolve,
+          }),
+        );
+        res.write(text.slice(0, cut));
+        res.end(text.slice(cut));
+        await ended;
+        const expected = ['a', dropped ? `dropped ${size}` : 'x', 'b'];
+        assert.deepEqual(seen, expected, `${JSON.stringify(end)}, ${size} bytes, cut at ${cut}`);
+      }
+    }
+  }
+});

@@ -1,7 +1,18 @@
-// What a request to a Streamable HTTP backend carries besides its body: the config's headers, the
-// session id and protocol version, a modern request's body-derived headers (2026-07-28), a call's
-// own headers (never one of those), and what it accepts in answer.
+// What a request to an HTTP backend carries: its body (large strings as the bytes they came in),
+// the config's headers, the session id and protocol version, a modern request's body-derived
+// headers (2026-07-28), a call's own headers (never one of those), and what it accepts in answer.
+import type { HttpBackendConfig } from '../config/schema.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
+import { stringifyWire } from '../jsonrpc/wire-write.js';
+import type { Logger } from '../log.js';
+import {
+  backendDestination,
+  outboundFetch,
+  type BodyParts,
+  type LookupFunction,
+  type OutboundRequest,
+} from '../net/outbound.js';
+import { redirectsWithinOrigin } from './http-redirects.js';
 import { encodeHeaderValue, nameSource } from '../protocol/http-headers.js';
 import { META } from '../protocol/versions.js';
 
@@ -14,6 +25,45 @@ const RESERVED = new Set([
   'mcp-name',
   'mcp-session-id',
 ]);
+
+export interface HttpChannelOptions {
+  /** The backend's name (error messages name it). */
+  name: string;
+  log: Logger;
+  /** limits.maxMessageBytes: the largest message read from the backend. */
+  maxMessageBytes: number;
+  /** Resolves host names; tests inject one (default: dns.lookup). */
+  lookup?: LookupFunction | undefined;
+}
+
+/**
+ * Requests to one backend: through the outbound guard (a name resolving to a private address is
+ * refused unless the config allows it), same-origin redirects followed. `close` ends its
+ * connections, and every exchange under way with them.
+ */
+export function backendRequests(
+  config: HttpBackendConfig,
+  options: HttpChannelOptions,
+): { request: OutboundRequest; close(): void } {
+  const outbound = outboundFetch({
+    destination: backendDestination(options.name),
+    url: new URL(config.url!),
+    allowPrivateNetwork: config.allowPrivateNetwork,
+    lookup: options.lookup,
+  });
+  return { request: redirectsWithinOrigin(outbound.request), close: () => outbound.close() };
+}
+
+/** A request body: one string, or parts written one after another. */
+export type Body = string | BodyParts;
+
+/** The body of a message: one string, or its parts with large strings as the bytes they came in. */
+export function bodyOf(message: JsonRpcMessage): Body {
+  const text = stringifyWire(message);
+  if (typeof text === 'string') return text;
+  const parts = text.parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : part));
+  return { parts, bytes: text.bytes };
+}
 
 /** The session a channel holds with its backend, as its requests name it. */
 export interface SessionHeaders {
@@ -77,4 +127,15 @@ export function envelopeVersion(message: JsonRpcMessage): string | undefined {
 function accepting(configured: string | undefined, ...types: string[]): string {
   const all = [...(configured?.split(',').map((t) => t.trim().toLowerCase()) ?? []), ...types];
   return [...new Set(all.filter(Boolean))].join(', ');
+}
+
+/** What a message is, for an error about it: `request tools/call`, `notification …`, `an answer`. */
+export function describe(message: JsonRpcMessage): string {
+  if ('method' in message)
+    return 'id' in message ? `request ${message.method}` : `notification ${message.method}`;
+  return 'an answer';
+}
+
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }

@@ -209,9 +209,9 @@ export class BackendLifecycle {
     this.supervisor.down(b, why);
   }
 
-  /** A backend waiting out a restart delay is tried now (supervisor.ts `now`). */
+  /** A backend waiting out a restart delay, or whose start is under way, is tried now (supervisor.ts `now`). */
   retryNow(name: string, why: string): void {
-    this.supervisor.now(name, why);
+    this.supervisor.now(name, why, this.deps.backends.get(name)?.state === 'starting');
   }
 
   /** A reload took the backend of that name out: no more restarts of it, its names are gone. */

@@ -26,6 +26,7 @@ export class Supervisor {
 
   /** The backend is up (its backoff resets once it has stayed up long enough). */
   up(backend: Upstream): void {
+    this.hurried.delete(backend.name);
     this.backoff(backend).up();
   }
 
@@ -50,10 +51,11 @@ export class Supervisor {
   /**
    * What kept the backend from starting may be gone (another node of the mesh serves it now): its
    * pending restart is tried at once instead of after the rest of its delay (`why`, logged); one
-   * under way is tried again at once if it fails. Nothing if the backend is up.
+   * under way (a restart, or its first start: `starting`) is tried again at once if it fails.
+   * Nothing if the backend is up.
    */
-  now(name: string, why: string): void {
-    if (this.attempting.has(name)) return void this.hurried.add(name);
+  now(name: string, why: string, starting = false): void {
+    if (this.attempting.has(name) || starting) return void this.hurried.add(name);
     const timer = this.timers.get(name);
     const backend = this.tended.get(name);
     if (timer === undefined || backend === undefined) return;

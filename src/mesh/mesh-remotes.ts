@@ -47,6 +47,16 @@ export class MeshRemotes {
           if (this.nodesFor(name).includes(node))
             o.gateway.remotes.retryNow(name, `mesh node ${node} accepts this node's calls again`);
       },
+      refuses: (node) => {
+        for (const name of this.remotes.keys()) {
+          const nodes = this.nodesFor(name);
+          if (nodes.includes(node) && nodes.some((n) => !this.refusals.refuses(n)))
+            o.gateway.remotes.retryNow(
+              name,
+              `mesh node ${node} refuses this node's calls; another serves it`,
+            );
+        }
+      },
     });
   }
 

@@ -17,6 +17,11 @@ export interface NodeRefusalsOptions {
   log: Logger;
   /** A node that refused this node takes its calls again (what it alone serves may start now). */
   accepts?: (node: string) => void;
+  /**
+   * A node has begun refusing this node's calls: a server another node serves too may start on
+   * that one now rather than after the delay the refused start earned.
+   */
+  refuses?: (node: string) => void;
 }
 
 /** Why an answer is a refusal of this node by the node it went to, if it is one. */
@@ -55,6 +60,7 @@ export class NodeRefusals {
       'mesh node refuses this node’s calls; out of rotation until it accepts them (check both nodes’ mesh.trust)',
     );
     this.refusing.set(node, { why, timer: this.probeLater(node) });
+    this.o.refuses?.(node);
   }
 
   /** A node gone down or out of the mesh: refused or not, it starts afresh when it comes back. */

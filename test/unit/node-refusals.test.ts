@@ -12,6 +12,7 @@ test('a refusing node leaves rotation until a probe is accepted, and is logged o
   const answers: ProbeResult[] = [{ accepted: false, why: 'still not trusted' }, { accepted: true }];
   const probed: string[] = [];
   const accepting: string[] = [];
+  const refusing: string[] = [];
   const refusals = new NodeRefusals({
     probe: async (node) => {
       probed.push(node);
@@ -20,10 +21,13 @@ test('a refusing node leaves rotation until a probe is accepted, and is logged o
     probeMs: 20,
     log: log.logger,
     accepts: (node) => accepting.push(node),
+    refuses: (node) => refusing.push(node),
   });
   assert.deepEqual(refusals.usable(['b', 'c']), ['b', 'c']);
   refusals.refused('c', 'node a is not trusted here');
   refusals.refused('c', 'again');
+  // Told once, as it begins refusing (a server b serves too may start there now).
+  assert.deepEqual(refusing, ['c']);
   assert.deepEqual(refusals.usable(['b', 'c']), ['b']);
   // Every node refusing: all of them, so a call fails in their words rather than as unreachable.
   assert.deepEqual(refusals.usable(['c']), ['c']);

@@ -1,6 +1,7 @@
 // A backend waiting out its restart delay is tried at once when told what kept it down may be gone
 // (Supervisor.now); told so while a restart is under way, it is tried again at once should that one
-// fail; never two restarts at once, and nothing after forget or stop.
+// fail, and so is one told so during its first start; never two restarts at once, and nothing
+// after forget or stop.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Upstream } from '../../src/backends/upstream.js';
@@ -66,6 +67,27 @@ test('told during a restart that fails, the next restart is at once, not after t
     ['mesh node b serves it now'],
   );
   s.sup.stop();
+});
+
+test('told during its first start, a backend whose start then fails is restarted at once; one that came up is not hurried later', async () => {
+  const s = supervised();
+  const far = backend();
+  s.sup.now('far', "mesh node c refuses this node's calls; another serves it", true);
+  // The first start fails (it is not the supervisor's): the restart is at once, not in 60 s.
+  s.sup.down(far, 'refused by c');
+  assert.equal(s.attempts(), 0);
+  await until(() => (s.attempts() === 1 ? true : undefined), 'the restart at once');
+  assert.equal(s.log.lines().find((l) => l.msg === 'backend down; restarting it later')?.delayMs, 0);
+  s.settle(0, true);
+  await until(() => (s.log.lines().some((l) => l.msg === 'backend is back') ? true : undefined), 'back');
+  // Told during a start that succeeded: its next fall waits its delay as usual.
+  const t = supervised();
+  t.sup.now('far', 'during a start that succeeds', true);
+  t.sup.up(far);
+  t.sup.down(far, 'fell');
+  assert.notEqual(t.log.lines().find((l) => l.msg === 'backend down; restarting it later')?.delayMs, 0);
+  s.sup.stop();
+  t.sup.stop();
 });
 
 test('nothing is restarted after forget or stop', async () => {

@@ -4,15 +4,34 @@
 // the bytes they came in.
 import { finished } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { LocalError } from '../errors/errors.js';
 import { WIRE } from '../errors/wire-codes.js';
 import type { Logger } from '../log.js';
 import { parseWire, RAW_MESSAGE_BYTES } from '../jsonrpc/wire-parse.js';
 import { noteLargeRead } from '../net/read-buffers.js';
+import { redirectNotFollowed } from './http-redirects.js';
 import { eventFields, SseEvents, type Glimpse, type SseFields } from './sse-events.js';
 
-/** How much of an error answer's body is read: a JSON-RPC error answer in it is read whole. */
-const ERROR_TEXT_BYTES = 64 * 1024;
+/** How much of what a backend said with a refusal goes into its error. */
+const SAID_CHARS = 1000;
+
+/** A request the backend answered with a status other than 2xx: the status, and what the backend said. */
+export class HttpStatusError extends Error {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: IncomingHttpHeaders;
+
+  constructor(what: string, res: IncomingMessage, text: string) {
+    const status = res.statusCode ?? 502;
+    const said = redirectNotFollowed(res) ?? (text.trim().slice(0, SAID_CHARS) || res.statusMessage || '');
+    super(`${what}: HTTP ${status}${said ? `: ${said}` : ''}`);
+    this.name = 'HttpStatusError';
+    this.status = status;
+    this.statusText = res.statusMessage ?? '';
+    this.headers = res.headers;
+  }
+}
 
 /** A body over the message limit: only the call it answers fails, with the sizes named. */
 export function tooLarge(bytes: number, limit: number, counted: boolean): LocalError {
@@ -91,21 +110,24 @@ export function discard(res: IncomingMessage, limit: number): void {
   res.on('error', () => {});
 }
 
-/** The start of an error answer's body as text (the rest is let go unread). */
-export async function readErrorText(res: IncomingMessage): Promise<string> {
+/**
+ * An error answer's body as text, read to `limit` (the message limit: a JSON-RPC error answer in
+ * it is read whole); the rest is let go unread.
+ */
+export async function readErrorText(res: IncomingMessage, limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let bytes = 0;
   try {
     for await (const chunk of res as AsyncIterable<Buffer>) {
       chunks.push(chunk);
       bytes += chunk.length;
-      if (bytes >= ERROR_TEXT_BYTES) break;
+      if (bytes >= limit) break;
     }
   } catch {
     // What was read is what there is.
   }
   res.destroy();
-  return Buffer.concat(chunks).subarray(0, ERROR_TEXT_BYTES).toString('utf8');
+  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
 }
 
 export interface EventHandlers {

@@ -31,12 +31,12 @@ export async function keptResponse(response: Response, options: KeepOptions): Pr
   }
   // A length within the limit: as it came.
   if (length <= maxMessageBytes) return response;
-  const { chunks, bytes } = await readBounded(response.body, maxMessageBytes);
+  const { chunks, bytes } = await readWebBounded(response.body, maxMessageBytes);
   return rebuilt(response, Buffer.concat(chunks, bytes), maxMessageBytes);
 }
 
 /** All of `stream`, unless it is over `limit`: then it is cancelled (by leaving the loop) and refused. */
-async function readBounded(
+async function readWebBounded(
   stream: ReadableStream<Uint8Array>,
   limit: number,
 ): Promise<{ chunks: Buffer[]; bytes: number }> {
@@ -117,7 +117,7 @@ class KeptResponse extends Response {
 
   override async arrayBuffer(): Promise<ArrayBuffer> {
     if (!this.body) return new ArrayBuffer(0);
-    const { chunks, bytes } = await readBounded(this.body, this.#limit);
+    const { chunks, bytes } = await readWebBounded(this.body, this.#limit);
     const whole = Buffer.concat(chunks, bytes);
     return whole.buffer.slice(whole.byteOffset, whole.byteOffset + bytes);
   }

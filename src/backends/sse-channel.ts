@@ -8,8 +8,15 @@
 import type { HttpBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
-import { deliverEvent, discard, mediaType, readErrorText, readEvents, warnDropped } from './http-answers.js';
-import { HttpStatusError } from './http-redirects.js';
+import {
+  deliverEvent,
+  discard,
+  HttpStatusError,
+  mediaType,
+  readErrorText,
+  readEvents,
+  warnDropped,
+} from './http-answers.js';
 import {
   asError,
   backendRequests,
@@ -47,8 +54,8 @@ export class SseChannel implements Channel {
     const res = await this.requests.request(this.url, { method: 'GET', headers });
     const status = res.statusCode ?? 502;
     if (status < 200 || status > 299) {
-      const text = await readErrorText(res);
-      throw new HttpStatusError('the backend refused to open its event stream', res, text, this.url);
+      const text = await readErrorText(res, this.options.maxMessageBytes);
+      throw new HttpStatusError('the backend refused to open its event stream', res, text);
     }
     const type = mediaType(res.headers['content-type']);
     if (type !== 'text/event-stream') {
@@ -84,6 +91,7 @@ export class SseChannel implements Channel {
   }
 
   async send(message: JsonRpcMessage): Promise<void> {
+    if (this.closed) throw new Error('connection closed');
     if (!this.endpoint) throw new Error('not connected');
     try {
       const headers = commonHeaders(this.config.headers, { protocolVersion: this.protocolVersion });
@@ -95,13 +103,8 @@ export class SseChannel implements Channel {
       });
       const status = res.statusCode ?? 502;
       if (status >= 200 && status <= 299) return discard(res, this.options.maxMessageBytes);
-      const text = await readErrorText(res);
-      throw new HttpStatusError(
-        `the backend refused the POST of ${describe(message)}`,
-        res,
-        text,
-        this.endpoint,
-      );
+      const text = await readErrorText(res, this.options.maxMessageBytes);
+      throw new HttpStatusError(`the backend refused the POST of ${describe(message)}`, res, text);
     } catch (error) {
       if (!this.closed) this.onerror?.(asError(error));
       throw error;

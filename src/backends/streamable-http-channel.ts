@@ -16,6 +16,7 @@ import {
   discard,
   droppedAnswerTo,
   deliverEvent,
+  HttpStatusError,
   mediaType,
   warnDropped,
   readErrorText,
@@ -33,13 +34,17 @@ import {
   streamHeaders,
   type HttpChannelOptions,
 } from './http-requests.js';
-import { HttpStatusError } from './http-redirects.js';
 
-/** Resuming a response stream cut short: tries, and the delay before each (unless the backend set one). */
+/**
+ * Resuming an event stream cut short: how many tries in a row may come to nothing before it is
+ * given up, and the delay before each, which grows with them. A backend's `retry` sets the first
+ * delay, within bounds: it cannot make switchboard ask again at once, or never.
+ */
 const RESUME_TRIES = 2;
 const RESUME_FIRST_DELAY_MS = 1000;
-const RESUME_GROWTH = 1.5;
+const RESUME_MIN_DELAY_MS = 100;
 const RESUME_MAX_DELAY_MS = 30_000;
+const RESUME_GROWTH = 1.5;
 
 type Options = NonNullable<Parameters<Channel['send']>[1]>;
 
@@ -51,6 +56,10 @@ interface StreamOf {
   onRequestStreamEnd?: (() => void) | undefined;
   /** The last event id seen, to resume from. */
   lastEventId?: string | undefined;
+  /** Tries in a row to open it again that failed. */
+  failures: number;
+  /** Times in a row it was opened again and ended with nothing on it. */
+  quiet: number;
 }
 
 export class StreamableHttpChannel implements Channel {
@@ -97,6 +106,8 @@ export class StreamableHttpChannel implements Channel {
   }
 
   async send(message: JsonRpcMessage, options: Options = {}): Promise<void> {
+    // Closed, its connections were ended: a new one would be made, and nothing would end it.
+    if (this.closed) throw new Error('connection closed');
     try {
       await this.post(message, options);
     } catch (error) {
@@ -121,7 +132,7 @@ export class StreamableHttpChannel implements Channel {
     if (status === 202 || !request) {
       discard(res, this.options.maxMessageBytes);
       if ('method' in message && message.method === 'notifications/initialized')
-        this.openStream({}).catch((error: unknown) => this.onerror?.(asError(error)));
+        this.openStream({ failures: 0, quiet: 0 }).catch((error: unknown) => this.onerror?.(asError(error)));
       return;
     }
     const type = mediaType(res.headers['content-type']);
@@ -130,6 +141,8 @@ export class StreamableHttpChannel implements Channel {
         requestId: request.id,
         signal: options.requestSignal,
         onRequestStreamEnd: options.onRequestStreamEnd,
+        failures: 0,
+        quiet: 0,
       });
     if (type !== 'application/json') {
       res.destroy();
@@ -148,24 +161,33 @@ export class StreamableHttpChannel implements Channel {
     request: JsonRpcMessage | undefined,
   ): Promise<void> {
     const status = res.statusCode ?? 502;
-    const text = await readErrorText(res);
+    const text = await readErrorText(res, this.options.maxMessageBytes);
     if (status === 400 && request && 'params' in request && isModernVersion(envelopeVersion(request))) {
       const answer = parsedOr(text);
       if (isAnswerTo(answer, request)) return this.onmessage?.(answer);
     }
-    throw new HttpStatusError(`the backend refused the POST of ${describe(message)}`, res, text, this.url);
+    throw new HttpStatusError(`the backend refused the POST of ${describe(message)}`, res, text);
   }
 
   /** Opens an event stream with a GET: the standalone one, or a request's, resumed after its last event. */
   private async openStream(stream: StreamOf): Promise<void> {
+    if (this.ended(stream)) return;
     const headers = streamHeaders(this.common(true), stream.lastEventId);
     const res = await this.requests.request(this.url, { method: 'GET', headers, signal: stream.signal });
     const status = res.statusCode ?? 502;
-    if (status >= 200 && status <= 299) return this.readStream(res, stream, true);
-    const text = await readErrorText(res);
+    const type = mediaType(res.headers['content-type']);
+    if (status >= 200 && status <= 299 && type === 'text/event-stream') {
+      stream.failures = 0;
+      return this.readStream(res, stream, true);
+    }
+    const text = await readErrorText(res, this.options.maxMessageBytes);
     // 405: the backend offers no such stream.
     if (status === 405) return void stream.onRequestStreamEnd?.();
-    throw new HttpStatusError('the backend refused to open an event stream', res, text, this.url);
+    if (status >= 200 && status <= 299)
+      throw new Error(
+        `the backend answered a GET for its event stream with content type ${JSON.stringify(type)}`,
+      );
+    throw new HttpStatusError('the backend refused to open an event stream', res, text);
   }
 
   /**
@@ -175,6 +197,8 @@ export class StreamableHttpChannel implements Channel {
   private readStream(res: IncomingMessage, stream: StreamOf, resumable = false): void {
     let answered = false;
     let primed = false;
+    /** Whether a message or an event id came on it: a stream that ends with neither was quiet. */
+    let progress = false;
     /** The size of an event dropped that was not a notification or a request: the answer's, likely. */
     let answerDropped = 0;
     const { maxMessageBytes, log, name: backend } = this.options;
@@ -183,9 +207,11 @@ export class StreamableHttpChannel implements Channel {
         if (fields.retry !== undefined) this.retryMs = fields.retry;
         if (fields.id) {
           stream.lastEventId = fields.id;
-          primed = true;
+          primed = progress = true;
         }
-        if (isAnswer(deliverEvent(fields, this))) answered = true;
+        const message = deliverEvent(fields, this);
+        if (message !== undefined) progress = true;
+        if (isAnswer(message)) answered = true;
       },
       dropped: (bytes, glimpse) => {
         warnDropped(log, backend, bytes, maxMessageBytes);
@@ -200,27 +226,37 @@ export class StreamableHttpChannel implements Channel {
           answered = true;
           this.onmessage?.(droppedAnswerTo(stream.requestId, backend, answerDropped, maxMessageBytes));
         }
-        if ((resumable || primed) && !answered) this.resume(stream, 0);
-        else stream.onRequestStreamEnd?.();
+        if ((resumable || primed) && !answered) {
+          stream.quiet = progress ? 0 : stream.quiet + 1;
+          this.resume(stream);
+        } else stream.onRequestStreamEnd?.();
       },
     });
   }
 
-  /** Resumes a stream after a delay; after RESUME_TRIES failed tries, its request's answer is given up. */
-  private resume(stream: StreamOf, tries: number): void {
+  /**
+   * Resumes a stream after a delay. It is given up after RESUME_TRIES tries in a row that failed
+   * (for a request's stream, or that brought nothing: its answer is not coming); the standalone
+   * stream, which may well be quiet, is only resumed less often while it is.
+   */
+  private resume(stream: StreamOf): void {
+    const tries = stream.failures + (stream.requestId === undefined ? 0 : stream.quiet);
     if (tries >= RESUME_TRIES) {
       this.onerror?.(new Error(`gave up resuming the backend's event stream after ${tries} tries`));
       return void stream.onRequestStreamEnd?.();
     }
-    const delay =
-      this.retryMs ?? Math.min(RESUME_FIRST_DELAY_MS * RESUME_GROWTH ** tries, RESUME_MAX_DELAY_MS);
+    const first = Math.min(
+      Math.max(this.retryMs ?? RESUME_FIRST_DELAY_MS, RESUME_MIN_DELAY_MS),
+      RESUME_MAX_DELAY_MS,
+    );
+    const delay = Math.min(first * RESUME_GROWTH ** (stream.failures + stream.quiet), RESUME_MAX_DELAY_MS);
     const timer = setTimeout(() => {
       this.waiting.delete(timer);
-      if (this.ended(stream)) return;
       this.openStream(stream).catch((error: unknown) => {
         if (this.ended(stream)) return;
         this.onerror?.(new Error(`could not resume the backend's event stream: ${asError(error).message}`));
-        this.resume(stream, tries + 1);
+        stream.failures++;
+        this.resume(stream);
       });
     }, delay);
     this.waiting.add(timer);

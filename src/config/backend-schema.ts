@@ -196,6 +196,18 @@ export const StdioBackend = z
   })
   .strict();
 
+/** Headers an MCP HTTP client writes itself, per session or per message: a config may not set them. */
+const CLIENT_HEADERS = new Set([
+  'content-type',
+  'content-length',
+  'host',
+  'last-event-id',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'mcp-method',
+  'mcp-name',
+]);
+
 export const HttpBackend = z
   .object({
     type: z
@@ -217,8 +229,17 @@ export const HttpBackend = z
     headers: z
       .record(z.string(), z.string())
       .default({})
+      .superRefine((headers, ctx) => {
+        for (const name of Object.keys(headers))
+          if (CLIENT_HEADERS.has(name.toLowerCase()))
+            ctx.addIssue({
+              code: 'custom',
+              path: [name],
+              message: `expected a header of the backend's own; ${name} is written by switchboard's client (it belongs to the session or the message): remove it`,
+            });
+      })
       .describe(
-        'Extra HTTP headers sent on every request; ${secret:NAME} in a value is replaced by the vault secret NAME at connect time.',
+        'Extra HTTP headers sent on every request; ${secret:NAME} in a value is replaced by the vault secret NAME at connect time. Not those switchboard writes: Content-Type, Content-Length, Host, Last-Event-ID, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name.',
       ),
     allowPrivateNetwork: z
       .boolean()

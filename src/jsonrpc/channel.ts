@@ -1,5 +1,5 @@
-// The message channel a peer talks over. Structurally the MCP SDK's Transport, so the SDK's
-// HTTP and SSE client transports plug in as they are, and our own stdio channel is one more kind.
+// The message channel a peer talks over: a backend's stdio pipes, its HTTP transport, a mesh
+// node's subjects. Structurally the MCP SDK's Transport, so an SDK Client can talk over one too.
 import type { JsonRpcMessage, RequestId } from './message.js';
 
 /** The call a request is sent for, as the entry side identified it. */
@@ -17,8 +17,8 @@ export interface Channel {
   start(): Promise<void>;
   /**
    * `requestSignal` is the call's own signal, for a transport with one HTTP exchange per request
-   * to end it when the caller cancels (how the modern era cancels over HTTP); a time limit
-   * withdraws the request by id instead. No channel here reads it yet: they share one stream.
+   * to end it when the caller cancels (how the modern era cancels over HTTP: the Streamable HTTP
+   * channel does); a time limit withdraws the request by id instead.
    */
   send(
     message: JsonRpcMessage,

@@ -168,6 +168,19 @@ test('a remote server takes exactly one of url and urls', () => {
   assert.match(issueAt(scheme, 'servers.a.urls[1]').message, /expected an http:\/\/ or https:\/\/ URL/);
 });
 
+test('a remote server’s headers may not set those its client writes, whatever their case', () => {
+  const err = rejects(
+    'servers:\n  web:\n    url: https://mcp.example/mcp\n    headers:\n      Authorization: Bearer x\n      mcp-SESSION-id: abc\n      Content-Type: text/plain\n',
+    'switchboard.yaml',
+  );
+  assert.match(
+    issueAt(err, 'servers.web.headers.mcp-SESSION-id').message,
+    /mcp-SESSION-id is written by switchboard's client .*: remove it/,
+  );
+  assert.ok(issueAt(err, 'servers.web.headers.Content-Type'));
+  assert.ok(!err.message.includes('Authorization'), 'a header of the backend’s own is fine');
+});
+
 test('replicas is a whole number of at least 1, and a remote server lists its replicas in urls', () => {
   const zero = rejects('servers:\n  a: { command: x, replicas: 0 }\n', 'switchboard.yaml');
   assert.equal(issueAt(zero, 'servers.a.replicas').message, 'expected at least 1, got a number (0)');

@@ -272,3 +272,74 @@ test('a call’s signal ends its exchange: the backend sees the request closed, 
   await closed;
   assert.deepEqual(errors, []);
 });
+
+test('once closed, a send is refused and opens nothing', async (t) => {
+  const { url, seen } = await backend(t, (_r, body, res) => json(res, ok(idOf(body))));
+  const { channel } = channelTo(t, url);
+  await channel.start();
+  await channel.close();
+  await assert.rejects(channel.send(req(1, 'tools/list')), /connection closed/);
+  await assert.rejects(
+    channel.send({ jsonrpc: '2.0', method: 'notifications/initialized' } as JsonRpcMessage),
+    /connection closed/,
+  );
+  assert.deepEqual(seen, []);
+});
+
+test('a backend’s retry cannot make switchboard ask again at once: a quiet stream is asked for less and less often', async (t) => {
+  const { url, seen } = await backend(t, (r, body, res) => {
+    if (r.method === 'POST') return res.writeHead(202).end();
+    // The standalone stream: it ends at once, asking to be opened again at once.
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end('retry: 0\n\n');
+  });
+  const { channel } = channelTo(t, url);
+  await channel.start();
+  await channel.send({ jsonrpc: '2.0', method: 'notifications/initialized' } as JsonRpcMessage);
+  await eventually('the stream opened again', () => seen.filter((s) => s.method === 'GET').length >= 2);
+  await new Promise((resolve) => setTimeout(resolve, 600));
+  // At least 100 ms before the first try, each after longer: a handful in 600 ms, not hundreds.
+  const gets = seen.filter((s) => s.method === 'GET').length;
+  assert.ok(gets <= 6, `${gets} GETs`);
+});
+
+test('a stream answered with something other than events is a failed try: given up after two', async (t) => {
+  const { url, seen } = await backend(t, (r, _b, res) => {
+    if (r.method === 'POST') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      return res.end('retry: 5\nid: e1\ndata:\n\n');
+    }
+    json(res, { not: 'a stream' });
+  });
+  const ended: number[] = [];
+  const { channel, errors } = channelTo(t, url);
+  await channel.start();
+  await channel.send(req(1, 'tools/call', { name: 'x' }), { onRequestStreamEnd: () => ended.push(1) });
+  await eventually('the resume given up', () => ended.length === 1);
+  assert.equal(seen.filter((s) => s.method === 'GET').length, 2);
+  assert.match(errors.at(-1)!.message, /gave up resuming the backend's event stream after 2 tries/);
+});
+
+test('a modern request’s error answer in a 400 is read whole, however large', async (t) => {
+  const message = 'no such tool: ' + 'x'.repeat(100_000);
+  const { url } = await backend(t, (_r, body, res) => {
+    res.writeHead(400, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: idOf(body), error: { code: -32602, message } }));
+  });
+  const { channel, messages } = channelTo(t, url);
+  await channel.start();
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' };
+  await channel.send(req(3, 'tools/call', { name: 'x', arguments: {}, _meta: meta }));
+  assert.equal((messages[0] as { error: { message: string } }).error.message, message);
+});
+
+test('a redirect within the origin that would turn the POST into a GET is not followed, and says so', async (t) => {
+  const { url, seen } = await backend(t, (_r, _b, res) => res.writeHead(302, { location: '/moved' }).end());
+  const { channel } = channelTo(t, url);
+  await channel.start();
+  await assert.rejects(
+    channel.send(req(1, 'tools/list')),
+    /HTTP 302: it redirected the POST to http:\/\/127\.0\.0\.1:\d+\/moved with 302, which would make it a GET; not followed/,
+  );
+  assert.equal(seen.length, 1);
+});

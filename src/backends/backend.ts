@@ -260,8 +260,9 @@ export class BackendConnection implements Upstream {
 
   /**
    * Runs a request on the current connection; when a remote backend answers 404 because it
-   * forgot our session, opens a new session and runs it once more. A 404 means the request was
-   * not served, so sending it again cannot run it twice.
+   * forgot our session (or 400 naming the session, as many servers do), opens a new session and
+   * runs it once more. Either means the request was not served, so sending it again cannot run
+   * it twice.
    */
   private withSession(run: (peer: RpcPeer) => Promise<Result>): Promise<Result> {
     // Reactions on the request's promise rather than an async function: one promise and its
@@ -310,7 +311,7 @@ export class BackendConnection implements Upstream {
   private renewSession(old: RpcPeer): Promise<void> {
     if (old !== this.peer) return this.renewing ?? Promise.resolve();
     this.renewing ??= (async () => {
-      this.log.warn('backend session expired (HTTP 404); opening a new one');
+      this.log.warn('backend session expired (it no longer knows our session id); opening a new one');
       try {
         await this.start();
       } catch (err) {

@@ -2,11 +2,15 @@
 // by the connection going down), and failure messages kept free of URL credentials.
 import { LocalError } from '../errors/errors.js';
 
-/** A send the remote backend refused with 404: it no longer knows our session id. */
+/**
+ * A send the remote backend refused because it no longer knows our session id: 404, as the
+ * specification has it, or what the HTTP client read as such (`sessionGone`: a 400 naming the
+ * session, which servers built on the SDK's examples answer).
+ */
 export function sessionExpired(err: unknown): boolean {
   if (!(err instanceof LocalError) || err.code !== 'backend_unavailable') return false;
-  const cause = err.cause as { status?: unknown } | undefined;
-  return cause?.status === 404;
+  const cause = err.cause as { status?: unknown; sessionGone?: unknown } | undefined;
+  return cause?.status === 404 || cause?.sessionGone === true;
 }
 
 /** The connection failed under the call (not a timeout, a cancellation or the backend's own error). */

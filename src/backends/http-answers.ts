@@ -21,8 +21,13 @@ export class HttpStatusError extends Error {
   readonly status: number;
   readonly statusText: string;
   readonly headers: IncomingHttpHeaders;
+  /**
+   * The backend no longer knows the session the request named: a 404, or a 400 whose text names
+   * the session (how servers built on the SDK's examples answer an id they forgot).
+   */
+  readonly sessionGone: boolean;
 
-  constructor(what: string, res: IncomingMessage, text: string) {
+  constructor(what: string, res: IncomingMessage, text: string, sentSession = false) {
     const status = res.statusCode ?? 502;
     const said = redirectNotFollowed(res) ?? (text.trim().slice(0, SAID_CHARS) || res.statusMessage || '');
     super(`${what}: HTTP ${status}${said ? `: ${said}` : ''}`);
@@ -30,6 +35,7 @@ export class HttpStatusError extends Error {
     this.status = status;
     this.statusText = res.statusMessage ?? '';
     this.headers = res.headers;
+    this.sessionGone = sentSession && (status === 404 || (status === 400 && /\bsession\b/i.test(text)));
   }
 }
 

@@ -127,7 +127,7 @@ export class StreamableHttpChannel implements Channel {
       signal: options.requestSignal,
     });
     const status = res.statusCode ?? 502;
-    if (status < 200 || status > 299) return this.refused(res, message, request);
+    if (status < 200 || status > 299) return this.refused(res, message, request, 'mcp-session-id' in headers);
     if (handshake) this.sessionId = one(res.headers['mcp-session-id']) || undefined;
     if (status === 202 || !request) {
       discard(res, this.options.maxMessageBytes);
@@ -159,6 +159,7 @@ export class StreamableHttpChannel implements Channel {
     res: IncomingMessage,
     message: JsonRpcMessage,
     request: JsonRpcMessage | undefined,
+    sentSession: boolean,
   ): Promise<void> {
     const status = res.statusCode ?? 502;
     const text = await readErrorText(res, this.options.maxMessageBytes);
@@ -166,7 +167,7 @@ export class StreamableHttpChannel implements Channel {
       const answer = parsedOr(text);
       if (isAnswerTo(answer, request)) return this.onmessage?.(answer);
     }
-    throw new HttpStatusError(`the backend refused the POST of ${describe(message)}`, res, text);
+    throw new HttpStatusError(`the backend refused the POST of ${describe(message)}`, res, text, sentSession);
   }
 
   /** Opens an event stream with a GET: the standalone one, or a request's, resumed after its last event. */

@@ -3,8 +3,7 @@
 // read). Messages are parsed as a stdio backend's lines are (wire-parse.ts): large strings stay
 // the bytes they came in.
 import { finished } from 'node:stream';
-import type { IncomingMessage } from 'node:http';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { LocalError } from '../errors/errors.js';
 import { WIRE } from '../errors/wire-codes.js';
 import type { Logger } from '../log.js';

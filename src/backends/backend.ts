@@ -13,7 +13,7 @@ import { backendKind, createChannel, type BackendKind } from './channels.js';
 import { sendFailed, sessionExpired, withoutUserinfo } from './connection-failures.js';
 import { withEnvelope, withoutEnvelope } from './era-params.js';
 import { ForwardedCalls, type Outgoing } from './forwarded-calls.js';
-import { initializeLegacy, probeModern } from './handshake.js';
+import { initializeLegacy, openedWithin, probeModern } from './handshake.js';
 import { ListenStream, type ListenFilter } from './listen-stream.js';
 import { Prober } from './prober.js';
 import type { BackendState, ServerDescription, Upstream, UpstreamEvents } from './upstream.js';
@@ -140,7 +140,10 @@ export class BackendConnection implements Upstream {
       if (wasReady) events.down(this, reason);
     };
     try {
-      await peer.start();
+      // Opening the connection counts against the start's limit too: an HTTP+SSE backend whose
+      // stream never names its endpoint, or an agent card that never comes, must not hold the
+      // start (and the supervisor's restarts) for ever.
+      await openedWithin(peer.start(), startupTimeoutMs);
       const forced = this.era === 'modern';
       const modern =
         this.era === 'legacy'

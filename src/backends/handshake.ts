@@ -1,5 +1,6 @@
-// Opening a session with a backend: the era probe (`server/discover` in the modern envelope), and
-// the legacy `initialize` handshake for a backend that is not modern.
+// Opening a session with a backend: its connection opened within the start's limit, the era probe
+// (`server/discover` in the modern envelope), and the legacy `initialize` handshake for a backend
+// that is not modern.
 import { BackendWireError, WIRE } from '../errors/errors.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { Params, Result } from '../jsonrpc/message.js';
@@ -113,4 +114,18 @@ export async function initializeLegacy(
     serverInfo: (init.serverInfo as Record<string, unknown>) ?? {},
     instructions: typeof init.instructions === 'string' ? init.instructions : undefined,
   };
+}
+
+/** `opening`, or a failure once `ms` have passed without it (the caller closes the connection). */
+export function openedWithin(opening: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the connection did not open within ${ms} ms (limits.startupTimeoutMs)`)),
+      ms,
+    );
+  });
+  // Its own failure, once the time has run out, is nobody's to handle.
+  opening.catch(() => {});
+  return Promise.race([opening, late]).finally(() => clearTimeout(timer));
 }

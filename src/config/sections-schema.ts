@@ -91,7 +91,7 @@ export const LimitsSection = z
       ),
     startupTimeoutMs: timerMs(100)
       .default(30_000)
-      .describe('How long a backend may take to complete its handshake.'),
+      .describe('How long a backend may take to open its connection and complete its handshake.'),
     sessionRate: z
       .object({
         perSecond: z.number().positive().describe('Calls per second in the long run.'),

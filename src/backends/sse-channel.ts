@@ -69,12 +69,16 @@ export class SseChannel implements Channel {
       readEvents(res, maxMessageBytes, {
         event: (fields) => {
           if (fields.type === 'endpoint') {
-            const named = this.endpointOf(Buffer.concat(fields.data ?? []).toString('utf8'));
+            const data = Buffer.concat(fields.data ?? []).toString('utf8');
+            // An event with no data is not dispatched (as an EventSource would not).
+            if (data === '') return;
+            const named = this.endpointOf(data);
             if (named instanceof Error) {
               reject(named);
-              return void res.destroy();
+              return this.closeWith(named.message);
             }
-            this.endpoint ??= named;
+            // A later one moves the endpoint, as the SDK's client follows it.
+            this.endpoint = named;
             return resolve();
           }
           deliverEvent(fields, this);

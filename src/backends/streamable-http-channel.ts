@@ -54,6 +54,8 @@ interface StreamOf {
   requestId?: string | number | undefined;
   signal?: AbortSignal | undefined;
   onRequestStreamEnd?: (() => void) | undefined;
+  /** Whether its request's answer is still awaited (a call that timed out is not resumed for). */
+  awaited?: (() => boolean) | undefined;
   /** The last event id seen, to resume from. */
   lastEventId?: string | undefined;
   /** Tries in a row to open it again that failed. */
@@ -141,6 +143,7 @@ export class StreamableHttpChannel implements Channel {
         requestId: request.id,
         signal: options.requestSignal,
         onRequestStreamEnd: options.onRequestStreamEnd,
+        awaited: options.awaited,
         failures: 0,
         quiet: 0,
       });
@@ -236,13 +239,14 @@ export class StreamableHttpChannel implements Channel {
   }
 
   /**
-   * Resumes a stream after a delay. It is given up after RESUME_TRIES tries in a row that failed
-   * (for a request's stream, or that brought nothing: its answer is not coming); the standalone
-   * stream, which may well be quiet, is only resumed less often while it is.
+   * Resumes a stream after a delay. A request's stream is given up after RESUME_TRIES tries in a
+   * row that failed or brought nothing (its answer is not coming). The standalone stream is the
+   * only way the backend can tell switchboard anything unasked while it stays up, so it is never
+   * given up (but at a 405): it is only tried less often while it fails or is quiet.
    */
   private resume(stream: StreamOf): void {
-    const tries = stream.failures + (stream.requestId === undefined ? 0 : stream.quiet);
-    if (tries >= RESUME_TRIES) {
+    const tries = stream.failures + stream.quiet;
+    if (stream.requestId !== undefined && tries >= RESUME_TRIES) {
       this.onerror?.(new Error(`gave up resuming the backend's event stream after ${tries} tries`));
       return void stream.onRequestStreamEnd?.();
     }
@@ -250,7 +254,7 @@ export class StreamableHttpChannel implements Channel {
       Math.max(this.retryMs ?? RESUME_FIRST_DELAY_MS, RESUME_MIN_DELAY_MS),
       RESUME_MAX_DELAY_MS,
     );
-    const delay = Math.min(first * RESUME_GROWTH ** (stream.failures + stream.quiet), RESUME_MAX_DELAY_MS);
+    const delay = Math.min(first * RESUME_GROWTH ** tries, RESUME_MAX_DELAY_MS);
     const timer = setTimeout(() => {
       this.waiting.delete(timer);
       this.openStream(stream).catch((error: unknown) => {
@@ -269,9 +273,12 @@ export class StreamableHttpChannel implements Channel {
     return commonHeaders(this.config.headers, { sessionId, protocolVersion: this.protocolVersion });
   }
 
-  /** Whether a stream is over by switchboard's own doing: the channel closed, or its call cancelled. */
+  /**
+   * Whether a stream is over by switchboard's own doing: the channel closed, its call cancelled, or
+   * its answer no longer awaited (it came, or the call's time ran out).
+   */
   private ended(stream: StreamOf): boolean {
-    return this.closed || stream.signal?.aborted === true;
+    return this.closed || stream.signal?.aborted === true || stream.awaited?.() === false;
   }
 }
 

@@ -32,6 +32,11 @@ export interface Channel {
        */
       onRequestStreamEnd?: (() => void) | undefined;
       /**
+       * Whether the request's answer is still awaited: not once it came, or the request failed or
+       * was withdrawn (its time limit ran out). A transport resuming its stream stops then.
+       */
+      awaited?: (() => boolean) | undefined;
+      /**
        * The call a request is forwarded for (who made it, its call id), for a channel that must
        * vouch for the caller to the other side (a mesh channel signs it); the others ignore it.
        */

@@ -33,6 +33,7 @@ interface Exchange {
   requestSignal: AbortSignal | undefined;
   headers: Record<string, string> | undefined;
   onRequestStreamEnd: () => void;
+  awaited: () => boolean;
   origin: RequestOrigin | undefined;
 }
 
@@ -48,6 +49,7 @@ class SentWith implements Exchange {
     signal: AbortSignal | LazyAbort | undefined,
     readonly headers: Record<string, string> | undefined,
     readonly onRequestStreamEnd: () => void,
+    readonly awaited: () => boolean,
     readonly origin: RequestOrigin | undefined,
   ) {
     this.#signal = signal;
@@ -126,9 +128,10 @@ export class RpcPeer {
     let id: RequestId | undefined;
     // Over HTTP, a response stream that ends without the answer (a backend that closed it for
     // polling and refused the resume, or stopped retrying) fails the request now, not at its timeout.
+    const awaited = () => id !== undefined && this.engine.outgoing.waiting(id);
     const onRequestStreamEnd = () => {
       // Most streams end after their answer: nothing is made for those.
-      if (id === undefined || !this.engine.outgoing.waiting(id)) return;
+      if (id === undefined || !awaited()) return;
       const reason = `${method}: the backend ended its response stream without an answer`;
       this.engine.outgoing.fail(id, new LocalError('backend_unavailable', reason));
     };
@@ -139,7 +142,7 @@ export class RpcPeer {
         id = sent;
         options.onSent?.(sent);
       },
-      context: new SentWith(signal, headers, onRequestStreamEnd, origin),
+      context: new SentWith(signal, headers, onRequestStreamEnd, awaited, origin),
     });
     // Only a call's own answer goes back as it came, large strings as bytes; what switchboard
     // asks for itself (catalogs, handshakes) is read as text.

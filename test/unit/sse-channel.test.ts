@@ -141,3 +141,18 @@ test('a GET the backend refuses fails the start with its status and what it said
     return true;
   });
 });
+
+test('a later endpoint event moves the endpoint; one on another origin closes the channel saying why; one without data is none', async (t) => {
+  const b = await backend(t, () => '/first');
+  const { channel, closed } = channelTo(t, b.url);
+  await channel.start();
+  b.stream!.write('event: endpoint\ndata:\n\nevent: endpoint\ndata: /second\n\n');
+  await eventually('the endpoint moved', async () => {
+    await channel.send(req(b.posts.length + 1, 'ping'));
+    return b.posts.at(-1)!.path === '/second';
+  });
+  b.stream!.write('event: endpoint\ndata: http://127.0.0.1:9/elsewhere\n\n');
+  await eventually('the channel to close', () => closed() === 1);
+  assert.match(channel.closeReason!, /endpoint on another origin \(http:\/\/127\.0\.0\.1:9\)/);
+  assert.ok(b.posts.every((p) => p.path !== '/elsewhere'));
+});

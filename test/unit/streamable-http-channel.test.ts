@@ -343,3 +343,26 @@ test('a redirect within the origin that would turn the POST into a GET is not fo
   );
   assert.equal(seen.length, 1);
 });
+
+test('a stream whose answer is no longer awaited (its call timed out) is not resumed', async (t) => {
+  const { url, seen } = await backend(t, (r, _b, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    // Each stream ends after an event with an id: resumable, again and again.
+    res.end(`retry: 0\nid: e-${seen.length}\ndata:\n\n`);
+  });
+  let awaited = true;
+  const ended: number[] = [];
+  const { channel } = channelTo(t, url);
+  await channel.start();
+  await channel.send(req(1, 'tools/call', { name: 'slow' }), {
+    awaited: () => awaited,
+    onRequestStreamEnd: () => ended.push(1),
+  });
+  await eventually('resumed while awaited', () => seen.filter((s) => s.method === 'GET').length >= 2);
+  awaited = false;
+  const gets = seen.filter((s) => s.method === 'GET').length;
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  // The one under way may still come; none after it.
+  assert.ok(seen.filter((s) => s.method === 'GET').length <= gets + 1);
+  assert.deepEqual(ended, []);
+});

@@ -29,7 +29,20 @@ async function startEverything(
   transport: 'sse' | 'streamableHttp',
   port?: number,
 ): Promise<{ child: ChildProcess; port: number }> {
-  port ??= await freePort();
+  // A port found free may be taken by another process before the server binds it; the server then
+  // still says it runs, and exits at once. It is started again: on another port, or, asked for
+  // one, on it a moment later.
+  for (let tries = 1; ; tries++) {
+    const at = port ?? (await freePort());
+    const child = await listening(transport, at);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    if (child.exitCode === null && child.signalCode === null) return { child, port: at };
+    if (tries === 5) throw new Error(`everything (${transport}) could not keep port ${at}`);
+  }
+}
+
+/** The everything server once it says it listens on `port`, or why it exited first. */
+async function listening(transport: 'sse' | 'streamableHttp', port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [everything, transport], {
     env: { PATH: process.env.PATH, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -43,7 +56,7 @@ async function startEverything(
     });
     child.once('exit', (code) => reject(new Error(`everything (${transport}) exited with ${code}: ${seen}`)));
   });
-  return { child, port };
+  return child;
 }
 
 let children: ChildProcess[] = [];

@@ -21,6 +21,15 @@ function text(result: unknown): string {
   return (result as { content: { text: string }[] }).content[0]?.text ?? '';
 }
 
+/** What node a logged about far, and about the nodes that serve it. */
+function farLines(log: CapturedLog): string {
+  return log
+    .lines()
+    .filter((l) => l.backend === 'far' || l.name === 'far' || l.node !== undefined)
+    .map((l) => JSON.stringify({ ...l, hostname: undefined, pid: undefined }))
+    .join('\n');
+}
+
 async function toolNames(sb: Switchboard): Promise<string[]> {
   const r = (await sb.gateway.dispatch(HOST, 'tools/list', {})) as { tools: { name: string }[] };
   return r.tools.map((t) => t.name);
@@ -70,7 +79,10 @@ describe('a trusted node that refuses this node', { skip: NO_NATS, timeout: 120_
         seen = `tools ${JSON.stringify(names)}, live ${JSON.stringify(a.mesh!.liveNodes())}`;
         return names.includes('far_f_echo') && a.mesh!.liveNodes().length === 2 ? true : undefined;
       },
-      () => `a hears b and c, and lists far (last seen: ${seen}; log: ${log.text().slice(-1500)})`,
+      // far's own lines (which node each start went to, and why it failed) come first: the tail
+      // of a long run is mostly the restarts of `only`, which are expected.
+      () =>
+        `a hears b and c, and lists far (last seen: ${seen}; far: ${farLines(log).slice(-4000)}; log: ${log.text().slice(-1500)})`,
       { timeoutMs: 30_000 },
     );
   });

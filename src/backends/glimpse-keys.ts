@@ -1,7 +1,7 @@
 // What kind of message a dropped SSE event held, from the bytes kept of its two ends (a glimpse):
 // the keys of the message's own object, read forwards from its start and backwards from its end,
 // strings and nested values skipped, so a key inside a value (a tool's `method` parameter) is not
-// taken for the message's own.
+// taken for the message's own; and, for an answer, its id.
 import type { Glimpse } from './sse-events.js';
 
 /**
@@ -10,17 +10,44 @@ import type { Glimpse } from './sse-events.js';
  * be told counts as an answer.
  */
 export function namesMethod(glimpse: Glimpse): boolean {
-  const head = glimpse.head.toString('latin1');
-  const start = head.indexOf('{', Math.max(0, head.indexOf('data:')));
-  return (
-    (start !== -1 && topKeysForward(head, start).has('method')) ||
-    topKeysBackward(glimpse.tail.toString('latin1')).has('method')
-  );
+  return ends(glimpse).some(({ keys }) => keys.has('method'));
 }
 
-/** The keys of the object starting at `start` (its own, not nested ones), read forwards until `text` ends. */
-function topKeysForward(text: string, start: number): Set<string> {
-  const keys = new Set<string>();
+/**
+ * The id of the answer a dropped event held, when either end kept it as a key of the message
+ * itself (`"id": 7`, `"id": "a"`); undefined when it is not in view, or the event names a method.
+ */
+export function answerId(glimpse: Glimpse): string | number | undefined {
+  if (namesMethod(glimpse)) return undefined;
+  for (const { text, keys } of ends(glimpse)) {
+    const at = keys.get('id');
+    if (at === undefined) continue;
+    const token = /^\s*(-?\d+|"(?:[^"\\]|\\.)*")/.exec(text.slice(at))?.[1];
+    if (token === undefined) continue;
+    // The text was read byte for byte; a string id is decoded as the UTF-8 it is.
+    const id = JSON.parse(Buffer.from(token, 'latin1').toString('utf8')) as unknown;
+    if (typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id))) return id;
+  }
+  return undefined;
+}
+
+/** Each end of a glimpse as text (a byte per character) and its message's own keys, each with where its value starts. */
+function ends(glimpse: Glimpse): { text: string; keys: Map<string, number> }[] {
+  const head = glimpse.head.toString('latin1');
+  const start = head.indexOf('{', Math.max(0, head.indexOf('data:')));
+  const tail = glimpse.tail.toString('latin1');
+  return [
+    { text: head, keys: start === -1 ? new Map() : topKeysForward(head, start) },
+    { text: tail, keys: topKeysBackward(tail) },
+  ];
+}
+
+/**
+ * The keys of the object starting at `start` (its own, not nested ones), read forwards until `text`
+ * ends, each with where its value starts.
+ */
+function topKeysForward(text: string, start: number): Map<string, number> {
+  const keys = new Map<string, number>();
   let depth = 0;
   let key: string | undefined;
   for (let i = start; i < text.length; i++) {
@@ -31,7 +58,7 @@ function topKeysForward(text: string, start: number): Set<string> {
       key = depth === 1 ? text.slice(i + 1, end) : undefined;
       i = end;
     } else if (c === ':') {
-      if (key !== undefined) keys.add(key);
+      if (key !== undefined) keys.set(key, i + 1);
       key = undefined;
     } else if (c === '{' || c === '[') depth++;
     else if (c === '}' || c === ']') depth--;
@@ -40,21 +67,27 @@ function topKeysForward(text: string, start: number): Set<string> {
   return keys;
 }
 
-/** The keys of the object `text` ends with (its own, not nested ones), read backwards until it starts. */
-function topKeysBackward(text: string): Set<string> {
-  const keys = new Set<string>();
+/**
+ * The keys of the object `text` ends with (its own, not nested ones), read backwards until it
+ * starts, each with where its value starts.
+ */
+function topKeysBackward(text: string): Map<string, number> {
+  const keys = new Map<string, number>();
   let depth = 0;
   let colon = false;
+  let colonAt = 0;
   for (let i = text.length - 1; i >= 0; i--) {
     const c = text[i]!;
     if (c === '"') {
       const begin = stringStart(text, i);
       if (begin === -1) break;
-      if (colon && depth === 1) keys.add(text.slice(begin + 1, i));
+      if (colon && depth === 1) keys.set(text.slice(begin + 1, i), colonAt + 1);
       colon = false;
       i = begin;
-    } else if (c === ':') colon = true;
-    else if (c === '}' || c === ']') depth++;
+    } else if (c === ':') {
+      colon = true;
+      colonAt = i;
+    } else if (c === '}' || c === ']') depth++;
     else if (c === '{' || c === '[') depth--;
     else if (!/\s/.test(c)) colon = false;
   }

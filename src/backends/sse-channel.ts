@@ -8,8 +8,10 @@
 import type { HttpBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
+import { answerId } from './glimpse-keys.js';
 import {
   deliverEvent,
+  droppedAnswerTo,
   discard,
   HttpStatusError,
   mediaType,
@@ -83,7 +85,13 @@ export class SseChannel implements Channel {
           }
           deliverEvent(fields, this);
         },
-        dropped: (bytes) => warnDropped(log, backend, bytes, maxMessageBytes),
+        dropped: (bytes, glimpse) => {
+          warnDropped(log, backend, bytes, maxMessageBytes);
+          // Every answer shares this one stream, which goes on: an answer dropped would leave its
+          // call waiting for its time limit. Its id in view, the call fails now, saying why.
+          const id = answerId(glimpse);
+          if (id !== undefined) this.onmessage?.(droppedAnswerTo(id, backend, bytes, maxMessageBytes));
+        },
         ended: (error) => {
           const how = error ? `was cut off (${error.message})` : 'ended';
           if (!this.endpoint)

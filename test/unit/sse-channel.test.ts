@@ -156,3 +156,32 @@ test('a later endpoint event moves the endpoint; one on another origin closes th
   assert.match(channel.closeReason!, /endpoint on another origin \(http:\/\/127\.0\.0\.1:9\)/);
   assert.ok(b.posts.every((p) => p.path !== '/elsewhere'));
 });
+
+test('an answer over the message limit fails its call at once, saying why; the stream goes on', async (t) => {
+  const b = await backend(
+    t,
+    () => '/messages',
+    (body) => {
+      const sent = JSON.parse(body) as { id: number; params: { name: string } };
+      const text = sent.params.name === 'big' ? 'y'.repeat(10_000) : 'small';
+      // Written result first, as the SDK's servers write an answer: its id at the end.
+      return { result: { content: [{ type: 'text', text }] }, jsonrpc: '2.0', id: sent.id };
+    },
+  );
+  const channel = new SseChannel(HttpBackend.parse({ url: b.url, type: 'sse', allowPrivateNetwork: true }), {
+    name: 'old',
+    log: silentLogger,
+    maxMessageBytes: 4096,
+  });
+  const messages: unknown[] = [];
+  channel.onmessage = (m) => messages.push(m);
+  t.after(() => channel.close());
+  await channel.start();
+  await channel.send(req(1, 'tools/call', { name: 'big' }));
+  await channel.send(req(2, 'tools/call', { name: 'small' }));
+  await eventually('both answers', () => messages.length === 2);
+  const [dropped, small] = messages as { id: number; error?: { data: { reason: string } } }[];
+  assert.equal(dropped!.id, 1);
+  assert.equal(dropped!.error?.data.reason, 'backend_message_too_large');
+  assert.equal(small!.id, 2);
+});

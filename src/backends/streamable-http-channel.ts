@@ -9,7 +9,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { HttpBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
-import type { JsonRpcMessage } from '../jsonrpc/message.js';
+import { classify, isFailure, type JsonRpcMessage } from '../jsonrpc/message.js';
 import { isModernVersion } from '../protocol/versions.js';
 import { namesMethod } from './glimpse-keys.js';
 import {
@@ -282,17 +282,16 @@ export class StreamableHttpChannel implements Channel {
   }
 }
 
+/** Whether a message is an answer: a cheap look, on every event (the peer classifies it whole). */
 function isAnswer(message: unknown): boolean {
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return false;
   return 'id' in message && ('result' in message || 'error' in message);
 }
 
+/** Whether a refusal's body is an error answer to `request` (read as any peer's message is). */
 function isAnswerTo(answer: unknown, request: JsonRpcMessage): boolean {
-  return (
-    isAnswer(answer) &&
-    'error' in (answer as object) &&
-    (answer as { id: unknown }).id === (request as { id: unknown }).id
-  );
+  const c = classify(answer);
+  return c.kind === 'response' && isFailure(c.message) && c.message.id === (request as { id: unknown }).id;
 }
 
 function parsedOr(text: string): unknown {

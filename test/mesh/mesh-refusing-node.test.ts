@@ -67,10 +67,6 @@ describe('a trusted node that refuses this node', { skip: NO_NATS, timeout: 120_
         servers: {},
         audit: { enabled: false },
         pinning: { enabled: false },
-        // Under a loaded suite, far's start once went unanswered for the test's whole wait (its
-        // cause is not known yet; far's log lines below would say). A start given up sooner is
-        // tried again, as it would be with the default limit, only later.
-        limits: { startupTimeoutMs: 5_000 },
         mesh: keyedMesh(nats.url, keys, 'a', 200),
       } as ConfigInput,
       { log: log.logger },
@@ -87,7 +83,7 @@ describe('a trusted node that refuses this node', { skip: NO_NATS, timeout: 120_
       // of a long run is mostly the restarts of `only`, which are expected.
       () =>
         `a hears b and c, and lists far (last seen: ${seen}; far: ${farLines(log).slice(-4000)}; log: ${log.text().slice(-1500)})`,
-      { timeoutMs: 45_000 },
+      { timeoutMs: 30_000 },
     );
   });
   after(async () => {

@@ -3,8 +3,8 @@
 // freed when V8 collects the object holding it. A large string kept as those bytes (wire-parse.ts)
 // puts almost nothing on the heap, so V8 collects only as often as the rest of the work fills its
 // young generation, or its allowance for memory outside the heap runs out: tens of megabytes of
-// read buffers wait. Asked for each time twice the largest message has been read instead, a
-// young-generation collection finds their buffers still young and frees them, for about a millisecond.
+// read buffers wait. Asked for about every two large messages instead, a young-generation
+// collection finds their buffers still young and frees them, for about a millisecond.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -17,19 +17,28 @@ type Collect = (options: { type: 'minor' }) => void;
 
 /** V8's gc, once `freeReadBuffers` has been called: until then a library's user keeps V8's own timing. */
 let collect: Collect | undefined;
+/**
+ * Collections come each time this many times the largest message has been read: about every two
+ * messages. Not twice the largest: a request and its answer of much the same size (an echo, a file
+ * written and read back) come to a little under twice the larger, their envelopes differing by a
+ * few bytes, so the collection waited for a third message. That one belonged to the next call, was
+ * still held by it when collected, and a buffer held at two collections moves to the old generation,
+ * which only a full collection frees: a 1 MiB echo's peak was 4–10× the message, now about 3×.
+ */
+const COLLECT_EVERY_LARGEST = 1.5;
 /** Bytes of large messages read since the last collection, and the largest of them. */
 let readSince = 0;
 let largest = 0;
 let scheduled = false;
-/** How many times twice the largest message is read between collections (see `collectNow`). */
+/** How many times the usual amount is read between collections (see `collectNow`). */
 let spacing = 1;
 const MAX_SPACING = MAX_COLLECT_EVERY_BYTES / MIN_COLLECT_EVERY_BYTES;
 /** The fewest bytes held outside V8's heap right after any collection: buffers that are not messages'. */
 let floor = Number.POSITIVE_INFINITY;
 
 /**
- * Has `noteLargeRead` ask V8 for a young-generation collection each time large messages of twice
- * the largest of them (at least MIN_COLLECT_EVERY_BYTES) have been read since the last, so what
+ * Has `noteLargeRead` ask V8 for a young-generation collection about every two large messages
+ * (COLLECT_EVERY_LARGEST, at least MIN_COLLECT_EVERY_BYTES) read since the last, so what
  * they leave behind stays a small multiple of the messages themselves; less often while they
  * outlive that (see `collectNow`). For a process switchboard owns (its CLI), since it borrows V8's
  * `gc` and has V8 free a collected buffer's memory within the collection rather than on another
@@ -49,7 +58,10 @@ export function noteLargeRead(bytes: number): void {
   if (bytes > largest) largest = bytes;
   // Spaced out, and now no more than two messages held: the calls that held them have ended.
   if (spacing > 1 && process.memoryUsage().arrayBuffers - floor <= 2 * largest) spacing = 1;
-  const every = Math.min(spacing * Math.max(2 * largest, MIN_COLLECT_EVERY_BYTES), MAX_COLLECT_EVERY_BYTES);
+  const every = Math.min(
+    spacing * Math.max(COLLECT_EVERY_LARGEST * largest, MIN_COLLECT_EVERY_BYTES),
+    MAX_COLLECT_EVERY_BYTES,
+  );
   if (readSince < every || scheduled) return;
   scheduled = true;
   // After this turn's immediates, where the line writers flush: by then what was read has been
@@ -64,7 +76,7 @@ export function noteLargeRead(bytes: number): void {
  * where only a full collection (whose cost is the whole heap's) frees it: with many calls in
  * flight, collecting every two messages would trade cheap collections for full ones. So when a
  * collection frees less than half of what was read before it, the next comes twice as far on;
- * when it frees three quarters or more, half as far, down to twice the largest message (between
+ * when it frees three quarters or more, half as far, down to about two messages (between
  * the two, as far: a spacing that frees about half is kept rather than see-sawing round it).
  *
  * A collection V8 made on its own in between leaves this one less to free, which reads as

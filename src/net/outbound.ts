@@ -6,7 +6,7 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { isIP, isIPv4 } from 'node:net';
+import { isIP, isIPv4, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -202,7 +202,11 @@ export function outboundFetch(
   // Nothing to guard against for a host the operator named outright.
   const explicit = namedOutright(options.url);
   const lookup = checkedLookup(options.destination, options.lookup);
-  const agentOptions = { keepAlive: true, ...(options.maxSockets ? { maxSockets: options.maxSockets } : {}) };
+  const agentOptions = {
+    keepAlive: true,
+    ...(options.maxSockets ? { maxSockets: options.maxSockets } : {}),
+    onread: READ_INTO,
+  };
   const agents = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
 
   const request: OutboundRequest = async (input, init) => {
@@ -232,6 +236,22 @@ export function outboundFetch(
   };
   return Object.assign(fetch, { close, request });
 }
+
+/**
+ * Where every outbound connection reads: one buffer, reused. node:http's parser copies a body's
+ * bytes out of each read (and headers into strings) before the read returns, so a read buffer of
+ * the socket's own would be garbage at once, yet outside V8's heap until a collection: an answer's
+ * bytes held twice, the copy (what an answer's large strings keep, wire-parse.ts) and the read.
+ * Read here instead, only the copy is made. Reads are handed on as the socket's `data` (what the
+ * client listens for) and used before the next read can land, whichever socket it is on.
+ */
+const READ_INTO = {
+  buffer: Buffer.allocUnsafe(64 * 1024),
+  callback(this: Socket, bytes: number, buffer: Uint8Array): boolean {
+    this.emit('data', Buffer.from(buffer.buffer, buffer.byteOffset, bytes));
+    return true;
+  },
+};
 
 /** An answer as the fetch API's Response (its body a web stream over the node one). */
 function asResponse(res: IncomingMessage, method: string): Response {

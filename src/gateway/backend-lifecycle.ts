@@ -209,6 +209,12 @@ export class BackendLifecycle {
     this.supervisor.down(b, why);
   }
 
+  /** Reads a running backend's lists again, unannounced: hosts hear list_changed only for a change. */
+  reread(b: Upstream): void {
+    // A list that fails to read is logged where it is read (catalog-sync.ts).
+    void this.deps.sync.refresh(b, LIST_KIND_NAMES).catch(() => {});
+  }
+
   /** A backend waiting out a restart delay, or whose start is under way, is tried now (supervisor.ts `now`). */
   retryNow(name: string, why: string): void {
     this.supervisor.now(name, why, this.deps.backends.get(name)?.state === 'starting');

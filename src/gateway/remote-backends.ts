@@ -84,12 +84,19 @@ export class RemoteBackends {
   }
 
   /**
-   * What kept a remote server from starting may be gone (another node serves it now, or a node
-   * that refused this one takes its calls again): if it waits to be started again, it is tried now
-   * rather than after its restart delay, which grows with every failure.
+   * What kept a remote server from starting, or from being read, may be gone (another node serves
+   * it now, a node that refused this one takes its calls again, or one began refusing and the
+   * others take them): if it waits to be started again, it is tried now rather than after its
+   * restart delay, which grows with every failure; if it is up, its lists are read again. Its
+   * calls are spread over the nodes serving it, so list reads may have gone to a node that refused
+   * them before that was known, and a failed list read is not retried on its own. Read again
+   * without being announced: hosts hear list_changed only if a list did change.
    */
   retryNow(name: string, why: string): void {
-    if (this.remote.has(name)) this.deps.lifecycle.retryNow(name, why);
+    if (!this.remote.has(name)) return;
+    const set = this.deps.backends.get(name);
+    if (set?.state === 'ready') this.deps.lifecycle.reread(set);
+    else this.deps.lifecycle.retryNow(name, why);
   }
 
   /** The nodes serving a remote server now; undefined for a server of this node's own. */

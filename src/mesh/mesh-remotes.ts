@@ -48,21 +48,13 @@ export class MeshRemotes {
             o.gateway.remotes.retryNow(name, `mesh node ${node} accepts this node's calls again`);
       },
       refuses: (node) => {
-        for (const [name, remote] of this.remotes) {
+        for (const name of this.remotes.keys()) {
           const nodes = this.nodesFor(name);
-          if (!nodes.includes(node) || !nodes.some((n) => !this.refusals.refuses(n))) continue;
-          if (o.gateway.backends.get(name)?.state === 'ready') {
-            // Up through another node, it may still have sent reads to this one before the first
-            // refusal came back (its lists, spread over the nodes serving it), and a refused list
-            // read is not retried: it would show an empty catalog for good. Its lists are read
-            // again, queued behind any read in flight, from nodes that take this node's calls.
-            for (const channel of remote.channels) channel.listChanged();
-          } else {
+          if (nodes.includes(node) && nodes.some((n) => !this.refusals.refuses(n)))
             o.gateway.remotes.retryNow(
               name,
               `mesh node ${node} refuses this node's calls; another serves it`,
             );
-          }
         }
       },
     });

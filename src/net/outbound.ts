@@ -243,7 +243,8 @@ export function outboundFetch(
  * the socket's own would be garbage at once, yet outside V8's heap until a collection: an answer's
  * bytes held twice, the copy (what an answer's large strings keep, wire-parse.ts) and the read.
  * Read here instead, only the copy is made. Reads are handed on as the socket's `data` (what the
- * client listens for) and used before the next read can land, whichever socket it is on.
+ * client listens for) and used before the next read can land, whichever socket it is on. Nothing
+ * may keep a read past its turn: no upgrade or CONNECT (whose `head` is one) goes through these agents.
  */
 const READ_INTO = {
   buffer: Buffer.allocUnsafe(64 * 1024),
@@ -296,7 +297,11 @@ function send(
       { method, headers, agent, ...(lookup ? { lookup } : {}), ...(signal ? { signal } : {}) },
       resolve,
     );
-    req.once('error', reject);
+    req.once('error', (err) => {
+      // A parse error carries the read it failed in: a view of READ_INTO, another read's bytes soon.
+      delete (err as { rawPacket?: unknown }).rawPacket;
+      reject(err);
+    });
     if (isParts(body)) {
       for (const part of body.parts) req.write(part);
       req.end();

@@ -23,7 +23,7 @@ let collect: Collect | undefined;
  * written and read back) come to a little under twice the larger, their envelopes differing by a
  * few bytes, so the collection waited for a third message. That one belonged to the next call, was
  * still held by it when collected, and a buffer held at two collections moves to the old generation,
- * which only a full collection frees: a 1 MiB echo's peak was 4–10× the message, now about 3×.
+ * which only a full collection frees: a 1 MiB echo's peak was 4–10× the message, now under 4×.
  */
 const COLLECT_EVERY_LARGEST = 1.5;
 /** Bytes of large messages read since the last collection, and the largest of them. */

@@ -11,9 +11,9 @@ import { MeshChannel } from '../../src/mesh/mesh-channel.js';
 import { NODE_REFUSED } from '../../src/mesh/subjects.js';
 import type { Switchboard } from '../../src/switchboard.js';
 import { probe } from '../gateway/harness.js';
-import { NO_NATS, keyedMesh, nodeKeys, startNats, type Nats } from '../support/nats.js';
+import { meshNode } from '../support/mesh-node.js';
+import { NO_NATS, nodeKeys, startNats, type Nats } from '../support/nats.js';
 import { until } from '../support/poll.js';
-import { launchSwitchboard } from '../support/start-switchboard.js';
 
 const HOST = { kind: 'host', id: 'tester' } as const;
 /** What a server is started with: never refused here, so far comes up and only its reads fail. */
@@ -74,12 +74,7 @@ describe('a mesh server whose list reads were refused', { skip: NO_NATS, timeout
     };
     nats = await startNats();
     const node = (name: 'a' | 'b' | 'c', servers: ConfigInput['servers']) =>
-      launchSwitchboard({
-        servers,
-        audit: { enabled: false },
-        pinning: { enabled: false },
-        mesh: keyedMesh(nats.url, keys, name, 200),
-      } as ConfigInput);
+      meshNode(nats.url, keys, name, servers);
     // The same server on both (its resource templates name it): what a reads from either is the same.
     nodes.push(await node('b', { far: probe('far', { toolPrefix: 'f_' }) }));
     nodes.push(await node('c', { far: probe('far', { toolPrefix: 'f_' }) }));

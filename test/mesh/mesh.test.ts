@@ -5,9 +5,9 @@ import { after, before, describe, it } from 'node:test';
 import type { ConfigInput } from '../../src/config/schema.js';
 import type { Switchboard } from '../../src/switchboard.js';
 import { probe } from '../gateway/harness.js';
-import { NO_NATS, keyedMesh, nodeKeys, startNats, type Nats } from '../support/nats.js';
+import { meshNode } from '../support/mesh-node.js';
+import { NO_NATS, nodeKeys, startNats, type Nats } from '../support/nats.js';
 import { eventually } from '../support/poll.js';
-import { launchSwitchboard } from '../support/start-switchboard.js';
 
 const HOST = { kind: 'host', id: 'tester' } as const;
 
@@ -25,12 +25,7 @@ describe('a mesh of three nodes', { skip: NO_NATS, timeout: 120_000 }, () => {
   const keys = { a: nodeKeys(), b: nodeKeys(), c: nodeKeys() };
   const nodes: Record<string, Switchboard> = {};
   const node = (name: 'a' | 'b' | 'c', servers: ConfigInput['servers']) =>
-    launchSwitchboard({
-      servers,
-      audit: { enabled: false },
-      pinning: { enabled: false },
-      mesh: keyedMesh(nats.url, keys, name, 200),
-    } as ConfigInput);
+    meshNode(nats.url, keys, name, servers);
 
   before(async () => {
     nats = await startNats();

@@ -1,7 +1,8 @@
 // Keeps the catalog in step with the backends: reads every page of a backend's lists, re-reads
 // them when it announces a change (or, when it never does, when a host lists and the last read
-// is older than catalog.refreshIntervalMs and the backend's own cache hints), and tells the
-// gateway which merged lists changed so hosts hear list_changed.
+// is older than catalog.refreshIntervalMs and the backend's own cache hints) and, after a read
+// failed, again a while later, and tells the gateway which merged lists changed so hosts hear
+// list_changed.
 import type { Upstream } from '../backends/upstream.js';
 import {
   LIST_KIND_NAMES,
@@ -14,10 +15,36 @@ import {
 import { toolsAsOffered } from '../tasks/task-capabilities.js';
 import type { Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
+import { WireError } from '../errors/errors.js';
+import { WIRE } from '../errors/wire-codes.js';
 import type { Logger } from '../log.js';
-import { invalidHeaderAnnotation } from '../protocol/http-headers.js';
+import { dropInvalidHeaders, wellFormed } from './list-items.js';
+
+/** A list whose read failed is read again this long after, twice as long after each failure… */
+export const LIST_RETRY_FIRST_MS = 500;
+/** …up to this long, for as long as the backend stays up and the read keeps failing. */
+export const LIST_RETRY_MOST_MS = 30_000;
+
+export interface CatalogSyncOptions {
+  catalog: Catalog;
+  log: Logger;
+  /** Told which merged lists changed, so hosts hear list_changed. */
+  changed: (kind: ListKind) => void;
+  /**
+   * How long a list read from a backend that announces no changes is served before a host's
+   * listing reads it again (0: every listing does).
+   */
+  intervalMs?: number;
+  /** Whether the backend is still the one serving its name (a reload may have replaced it). */
+  isCurrent: (backend: Upstream) => boolean;
+}
 
 export class CatalogSync {
+  private readonly catalog: Catalog;
+  private readonly log: Logger;
+  private readonly changed: (kind: ListKind) => void;
+  private readonly intervalMs: number;
+  private readonly isCurrent: (backend: Upstream) => boolean;
   private readonly refreshing = new Map<string, { done: Promise<void>; again?: Promise<void> }>();
   /** Lists a backend announced a change of, to be told to hosts after the next read either way. */
   private readonly announced = new Set<string>();
@@ -29,17 +56,19 @@ export class CatalogSync {
   private pending: { backend: string; kind: ListKind; items: Item[]; announced: boolean }[] = [];
   /** Resolves when the pending lists are in the catalog. */
   private flushing: Promise<void> | undefined;
-
   /**
-   * `intervalMs`: how long a list read from a backend that announces no changes is served before
-   * a host's listing reads it again (0: every listing does).
+   * Lists whose last read failed, to be read again by a timer: a backend that announces its changes
+   * would otherwise never be read again, and a host that listed once would never hear of the list.
    */
-  constructor(
-    private readonly catalog: Catalog,
-    private readonly log: Logger,
-    private readonly changed: (kind: ListKind) => void,
-    private readonly intervalMs = 0,
-  ) {}
+  private readonly retries = new Map<string, { timer: NodeJS.Timeout; failures: number }>();
+
+  constructor(o: CatalogSyncOptions) {
+    this.catalog = o.catalog;
+    this.log = o.log;
+    this.changed = o.changed;
+    this.intervalMs = o.intervalMs ?? 0;
+    this.isCurrent = o.isCurrent;
+  }
 
   /**
    * Serves a list, first re-reading it from backends that would not tell us it changed and whose
@@ -129,8 +158,16 @@ export class CatalogSync {
     const lists: Lists = {};
     await Promise.all(
       kinds.map(async (kind) => {
-        const items = await this.readList(backend, kind);
-        if (items) lists[kind] = items;
+        try {
+          const items = await this.readList(backend, kind);
+          if (items) lists[kind] = items;
+        } catch (err) {
+          // A backend that lists templates but fails on them must not lose its tools.
+          this.log.warn(
+            { backend: backend.name, method: LIST_KINDS[kind].method, err: messageOf(err) },
+            'list failed',
+          );
+        }
       }),
     );
     return lists;
@@ -150,6 +187,7 @@ export class CatalogSync {
     }
   }
 
+  /** Every page of one list; undefined when the backend does not serve the kind; throws when a page fails. */
   private async readList(backend: Upstream, kind: ListKind): Promise<Item[] | undefined> {
     const spec = LIST_KINDS[kind];
     if (!backend.capabilities[spec.capability]) return undefined;
@@ -157,25 +195,19 @@ export class CatalogSync {
     let cursor: unknown;
     const key = `${backend.name}\0${kind}`;
     this.hints.delete(key);
-    try {
-      do {
-        const page = await backend.request(
-          spec.method,
-          cursor === undefined ? undefined : { cursor: cursor as string },
-        );
-        if (cursor === undefined && typeof page.ttlMs === 'number' && page.ttlMs > 0) {
-          const scope = page.cacheScope === 'public' ? 'public' : 'private';
-          this.hints.set(key, { until: Date.now() + page.ttlMs, scope });
-        }
-        const got = page[spec.key];
-        if (Array.isArray(got)) items.push(...wellFormed(got, spec.field, backend, this.log));
-        cursor = page.nextCursor;
-      } while (typeof cursor === 'string' && cursor.length > 0);
-    } catch (err) {
-      // A backend that lists templates but fails on them must not lose its tools.
-      this.log.warn({ backend: backend.name, method: spec.method, err: messageOf(err) }, 'list failed');
-      return undefined;
-    }
+    do {
+      const page = await backend.request(
+        spec.method,
+        cursor === undefined ? undefined : { cursor: cursor as string },
+      );
+      if (cursor === undefined && typeof page.ttlMs === 'number' && page.ttlMs > 0) {
+        const scope = page.cacheScope === 'public' ? 'public' : 'private';
+        this.hints.set(key, { until: Date.now() + page.ttlMs, scope });
+      }
+      const got = page[spec.key];
+      if (Array.isArray(got)) items.push(...wellFormed(got, spec.field, backend, this.log));
+      cursor = page.nextCursor;
+    } while (typeof cursor === 'string' && cursor.length > 0);
     if (kind === 'tools' && backend.isModern && backend.kind === 'streamable-http')
       dropInvalidHeaders(items, backend, this.log);
     return kind === 'tools' ? toolsAsOffered(backend.capabilities, items) : items;
@@ -183,8 +215,19 @@ export class CatalogSync {
 
   private async fetchList(backend: Upstream, kind: ListKind): Promise<void> {
     const began = Date.now();
-    const items = await this.readList(backend, kind);
     const key = `${backend.name}\0${kind}`;
+    let items: Item[] | undefined;
+    try {
+      items = await this.readList(backend, kind);
+    } catch (err) {
+      // The list the catalog holds stays (a backend that lists templates but fails on them keeps
+      // its tools); the failed one is read again later.
+      this.announced.delete(key);
+      this.readAt.delete(key);
+      this.readAgainLater(backend, kind, err);
+      return;
+    }
+    this.readSucceeded(backend, key);
     const announced = this.announced.delete(key);
     if (!items) {
       this.readAt.delete(key);
@@ -192,6 +235,52 @@ export class CatalogSync {
     }
     this.readAt.set(key, began);
     await this.settle({ backend: backend.name, kind, items, announced });
+  }
+
+  /**
+   * Reads a failed list again after a delay that doubles with each failure (LIST_RETRY_FIRST_MS up
+   * to LIST_RETRY_MOST_MS), while the backend is up and still the one serving its name: one that
+   * goes down has its lists read when it is back (backend-lifecycle.ts). Hosts hear list_changed if
+   * the read finds the list changed. Said once as a warning; later failures only at debug level.
+   * Not for a method the backend says it does not have.
+   */
+  private readAgainLater(backend: Upstream, kind: ListKind, err: unknown): void {
+    const key = `${backend.name}\0${kind}`;
+    const prior = this.retries.get(key);
+    if (prior) clearTimeout(prior.timer);
+    // A server that has no such method (a common case: resources declared, templates not served)
+    // will not have one later in this run: asking again would only repeat the answer.
+    if (err instanceof WireError && err.code === WIRE.METHOD_NOT_FOUND) {
+      this.retries.delete(key);
+      const said = { backend: backend.name, method: LIST_KINDS[kind].method, err: messageOf(err) };
+      return this.log.warn(said, 'list failed: the backend has no such method');
+    }
+    const failures = (prior?.failures ?? 0) + 1;
+    const inMs = Math.min(LIST_RETRY_FIRST_MS * 2 ** (failures - 1), LIST_RETRY_MOST_MS);
+    const timer = setTimeout(() => {
+      if (backend.state !== 'ready' || !this.isCurrent(backend)) return void this.retries.delete(key);
+      void this.refreshList(backend, kind);
+    }, inMs);
+    // Nothing for a stopping process to wait for.
+    timer.unref();
+    this.retries.set(key, { timer, failures });
+    const said = {
+      backend: backend.name,
+      method: LIST_KINDS[kind].method,
+      err: messageOf(err),
+      failures,
+      inMs,
+    };
+    if (failures === 1) this.log.warn(said, 'list failed; reading it again later');
+    else this.log.debug(said, 'list failed again');
+  }
+
+  private readSucceeded(backend: Upstream, key: string): void {
+    const retry = this.retries.get(key);
+    if (!retry) return;
+    clearTimeout(retry.timer);
+    this.retries.delete(key);
+    this.log.info({ backend: backend.name, after: retry.failures }, 'list read after failures');
   }
 
   /**
@@ -226,45 +315,6 @@ export class CatalogSync {
     for (const e of batch) if (e.announced) changed.add(e.kind);
     for (const kind of LIST_KIND_NAMES) if (changed.has(kind)) this.changed(kind);
     for (const e of batch) this.logCollisions(e.backend, e.kind);
-  }
-}
-
-/**
- * The items of a listed page that name themselves with a string (`name`, `uri` or `uriTemplate`);
- * the rest are left out, one warning per page. Everything downstream (naming, routing, pinning)
- * reads that field as text, and a value that is not one (`{"toString": 1}`) cannot even be
- * printed.
- */
-function wellFormed(got: unknown[], field: string, backend: Upstream, log: Logger): Item[] {
-  const items = got.filter(
-    (item): item is Item =>
-      typeof item === 'object' &&
-      item !== null &&
-      !Array.isArray(item) &&
-      typeof (item as Item)[field] === 'string' &&
-      (item as Item)[field] !== '',
-  );
-  if (items.length < got.length)
-    log.warn(
-      { backend: backend.name, field, left: got.length - items.length },
-      `list items without a string ${field} were left out`,
-    );
-  return items;
-}
-
-/**
- * A modern HTTP backend's tools whose x-mcp-header annotations break the rules are left out, as
- * the 2026-07-28 transport requires of an HTTP client, one warning each: the rest still serve.
- */
-function dropInvalidHeaders(items: Record<string, unknown>[], backend: Upstream, log: Logger): void {
-  for (let i = items.length - 1; i >= 0; i--) {
-    const why = invalidHeaderAnnotation(items[i]!.inputSchema);
-    if (!why) continue;
-    log.warn(
-      { backend: backend.name, tool: items[i]!.name, reason: why },
-      'tool left out: invalid x-mcp-header',
-    );
-    items.splice(i, 1);
   }
 }
 

@@ -93,12 +93,13 @@ export class Gateway {
       (kind) => this.fanOut.listChanged(kind),
     );
     this.sources = this.catalogSources.map;
-    const sync = new CatalogSync(
-      this.catalog,
+    const sync = new CatalogSync({
+      catalog: this.catalog,
       log,
-      (kind) => this.catalogSources.listChanged(kind),
-      config.catalog.refreshIntervalMs,
-    );
+      changed: (kind) => this.catalogSources.listChanged(kind),
+      intervalMs: config.catalog.refreshIntervalMs,
+      isCurrent: (backend) => this.lifecycle.isCurrent(backend),
+    });
     this.calls = new InternalCalls((ctx) => this.pipeline(ctx));
     this.modern = new ModernHost({
       run: (ctx) => this.run(ctx),

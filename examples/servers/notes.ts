@@ -1,5 +1,7 @@
 // Bundled example server "notes": an in-memory notebook with tools, a resource per note and a
-// prompt. `switchboard up` fronts it out of the box so a newcomer sees a catalog at once.
+// prompt. `switchboard up` fronts it out of the box so a newcomer sees a catalog at once. A note's
+// URI carries its title in the path (notes:///Title): a URI's host part is case-insensitive, and a
+// gateway may lower-case it.
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
@@ -8,22 +10,31 @@ const notes = new Map<string, string>([
   ['welcome', 'Switchboard fronts this server and the clock server as one.'],
 ]);
 
+const noteUri = (title: string) => `notes:///${encodeURIComponent(title)}`;
+
 function createServer(): McpServer {
   const server = new McpServer(
     { name: 'notes', version: '1.0.0' },
-    { instructions: 'Keep short notes; read them back as notes://{title} resources.' },
+    { instructions: 'Keep short notes; read them back as notes:///{title} resources.' },
   );
   server.registerTool(
     'add_note',
     {
       description: 'Store a note under a title (replaces a note of the same title).',
-      inputSchema: z.object({ title: z.string().min(1), text: z.string() }),
+      inputSchema: z.object({
+        // `.` and `..` would be dot segments of the note's URI path, which URIs resolve away.
+        title: z
+          .string()
+          .min(1)
+          .refine((t) => t !== '.' && t !== '..', 'a title may not be . or ..'),
+        text: z.string(),
+      }),
     },
     async ({ title, text }) => {
       notes.set(title, text);
       server.sendResourceListChanged();
       return {
-        content: [{ type: 'resource_link', uri: `notes://${encodeURIComponent(title)}`, name: title }],
+        content: [{ type: 'resource_link', uri: noteUri(title), name: title }],
       };
     },
   );
@@ -34,10 +45,10 @@ function createServer(): McpServer {
   );
   server.registerResource(
     'note',
-    new ResourceTemplate('notes://{title}', {
+    new ResourceTemplate('notes:///{title}', {
       list: async () => ({
         resources: [...notes.keys()].map((t) => ({
-          uri: `notes://${encodeURIComponent(t)}`,
+          uri: noteUri(t),
           name: t,
           mimeType: 'text/plain',
         })),

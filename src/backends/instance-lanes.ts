@@ -74,8 +74,9 @@ export class InstanceLanes {
     if (this.stopped || ctx.caller.kind !== 'host' || ctx.reply.era !== 'legacy') return undefined;
     if (!ASKING.has(method) || params.task !== undefined) return undefined;
     const modern = this.host.isModern();
-    // A modern-only server: its input_required results are translated for legacy hosts.
-    if (modern && this.dual === 'no') return undefined;
+    // A modern-only server, or one every session is to share (`share: shared`: one process, so one
+    // state, for every host): its input_required results are translated for legacy hosts.
+    if (modern && (this.dual === 'no' || this.host.config.share === 'shared')) return undefined;
     const key = ctx.reply.sessionKey;
     if (this.perSession(key)) return this.sessionLane(key);
     if (!modern) {

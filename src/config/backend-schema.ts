@@ -54,7 +54,7 @@ const BackendCommon = {
     .enum(['auto', 'shared', 'per-session'])
     .default('auto')
     .describe(
-      "Whether host sessions share one instance of the backend. shared: one instance (its replicas) for every session; per-session: each legacy host session's calls that may ask the host something (tools/call, prompts/get, resources/read, completion/complete) go to an instance of its own, started on its first such call and stopped when the session ends, so a server-initiated request (sampling, elicitation, roots) always reaches the session it is about; auto: shared until the shared instance first asks a host something, then per-session for the sessions that come after.",
+      "Whether host sessions share one instance of the backend. shared: one instance (its replicas) for every session, a dual-era server's legacy hosts too (translated for); per-session: each legacy host session's calls that may ask the host something (tools/call, prompts/get, resources/read, completion/complete) go to an instance of its own, started on its first such call and stopped when the session ends, so a server-initiated request (sampling, elicitation, roots) always reaches the session it is about; auto: shared until the shared instance first asks a host something, then per-session for the sessions that come after.",
     ),
   maxInstances: z
     .number()

@@ -8,12 +8,18 @@ function exampleServer(name: string): string {
   return fileURLToPath(new URL(`../../examples/servers/${name}.js`, import.meta.url));
 }
 
+/**
+ * The example servers and how they are run: notes keeps its notebook in its process, so every
+ * host's calls share the one instance (a legacy host's too, though the server speaks both eras).
+ */
+const EXAMPLES = { notes: { share: 'shared' }, clock: {} };
+
 export function embeddedConfig(): Config {
   const servers: Record<string, unknown> = {};
-  for (const name of ['notes', 'clock']) {
+  for (const [name, how] of Object.entries(EXAMPLES)) {
     const path = exampleServer(name);
     if (existsSync(path))
-      servers[name] = { command: process.execPath, args: [path], description: 'bundled example' };
+      servers[name] = { command: process.execPath, args: [path], description: 'bundled example', ...how };
   }
   return Object.freeze(Config.parse({ servers }));
 }

@@ -105,9 +105,9 @@ Options:
 
 async function main(argv: string[]): Promise<number> {
   const [first, ...rest] = argv;
-  if (first === undefined) return COMMANDS.up!.main([]);
-  const command = ownValue(COMMANDS, first);
-  if (command) return command.main(rest);
+  if (first === undefined) return run('up', []);
+  if (ownValue(COMMANDS, first)) return run(first, rest);
+  stopQuietlyWhenStdoutCloses();
   if (first === 'help') {
     const about = rest[0] === undefined ? undefined : ownValue(COMMANDS, rest[0]);
     if (about) return about.main(['--help']);
@@ -125,10 +125,28 @@ async function main(argv: string[]): Promise<number> {
   if (first.startsWith('-')) {
     // Options before the command (`switchboard --config x validate`) or none at all (`up`).
     const at = argv.findIndex((a) => COMMANDS[a] !== undefined);
-    if (at > 0) return COMMANDS[argv[at]!]!.main([...argv.slice(0, at), ...argv.slice(at + 1)]);
-    return COMMANDS.up!.main(argv);
+    if (at > 0) return run(argv[at]!, [...argv.slice(0, at), ...argv.slice(at + 1)]);
+    return run('up', argv);
   }
   return usageError('', `unknown command "${first}"`, usage());
+}
+
+function run(name: string, args: string[]): Promise<number> {
+  if (name !== 'up') stopQuietlyWhenStdoutCloses();
+  return COMMANDS[name]!.main(args);
+}
+
+/**
+ * A reader that stops early (`switchboard status | head -1`) closes the pipe: the command ends
+ * quietly, as Unix tools do, rather than on an unhandled EPIPE. Not for `up`, whose stdout may
+ * be the stdio front's, which finishes its calls when the host goes (front/stdio.ts).
+ */
+function stopQuietlyWhenStdoutCloses(): void {
+  if (process.stdout.listenerCount('error') > 0) return;
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(EXIT.ok);
+    throw err;
+  });
 }
 
 main(process.argv.slice(2)).then(

@@ -1,11 +1,14 @@
 // Every command and subcommand answers --help (and -h) with its usage and exit 0, without doing
-// anything; an unknown option or a bad log setting is a usage error (exit 2), never a stack trace.
+// anything; an unknown option or a bad log setting is a usage error (exit 2), never a stack trace;
+// a reader that closes the pipe early ends the command quietly.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { runCli } from './run-cli.js';
+import { MAIN, runCli } from './run-cli.js';
 
 const COMMANDS: readonly (readonly string[])[] = [
   [],
@@ -112,4 +115,17 @@ test('--version prints the version', async () => {
   const run = await runCli(['--version']);
   assert.equal(run.code, 0);
   assert.match(run.stdout, /^\d+\.\d+\.\d+/);
+});
+
+test('a reader that closes the pipe early ends a command quietly, not on an EPIPE stack trace', async () => {
+  // `switchboard pins --help | head -1`: here the reader is gone before the command writes at all.
+  for (const args of [['--help'], ['audit', '--help'], ['pins', 'list', '--help']]) {
+    const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const [code] = (await once(child, 'close')) as [number | null];
+    assert.equal(code, 0, `${args.join(' ')}: ${stderr}`);
+    assert.equal(stderr, '', args.join(' '));
+  }
 });

@@ -3,7 +3,7 @@
 // Each check is ok, warn or fail with a one-line fix; any fail exits 1.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { embeddedConfig } from '../config/defaults.js';
 import { loadConfig } from '../config/load.js';
 import { isStdioBackend, type Config } from '../config/schema.js';
@@ -16,7 +16,7 @@ import { EXIT, defineCommand, say } from './command.js';
 import { modeCheck, type Check } from './doctor-check.js';
 import { meshChecks } from './doctor-mesh.js';
 import { workingDirProblem } from '../backends/working-dir.js';
-import { within } from '../sandbox/sandbox-view.js';
+import { hiddenByPrivateTmp, privateTmpProblem } from '../sandbox/private-tmp.js';
 
 export const DOCTOR_USAGE = `Usage: switchboard doctor [--config FILE]
 
@@ -159,31 +159,15 @@ function commandChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
   return checks;
 }
 
-/**
- * Paths under /tmp that a sandboxed backend's args name outside what its sandbox binds (its working
- * directory, `read`, `write`): its /tmp is a private one, so they are not there for it (a script
- * there fails with "Cannot find module").
- */
+/** Backends whose command line names a path under /tmp their sandbox's private /tmp does not have. */
 function privateTmpChecks(config: Config): Check[] {
   const checks: Check[] = [];
   for (const [name, b] of Object.entries(config.servers)) {
-    if (!isStdioBackend(b) || b.disabled || b.sandbox === 'none') continue;
-    const own = b.sandbox;
-    const bound = [resolve(b.cwd ?? process.cwd()), ...config.sandbox.read, ...config.sandbox.write]
-      .concat(own?.read ?? [], own?.write ?? [])
-      .map((p) => resolve(p));
-    // The command, each argument, and a flag's value (`--require=/tmp/x`).
-    const named = [b.command, ...b.args].map((a) => (a.startsWith('-') ? a.slice(a.indexOf('=') + 1) : a));
-    const hidden = named.filter(
-      (a) => isAbsolute(a) && within(resolve(a), '/tmp') && !bound.some((d) => within(resolve(a), d)),
-    );
-    if (hidden.length > 0)
-      checks.push({
-        status: 'warn',
-        name: `servers.${name}`,
-        detail: `names ${hidden.join(', ')}, under /tmp: the sandbox gives the server a /tmp of its own, without it`,
-        fix: `add its directory to servers.${name}.sandbox.read (write if the server writes there)`,
-      });
+    if (!isStdioBackend(b) || b.disabled) continue;
+    const hidden = hiddenByPrivateTmp(b, config.sandbox);
+    if (hidden.length === 0) continue;
+    const { why, fix } = privateTmpProblem(name, hidden);
+    checks.push({ status: 'warn', name: `servers.${name}`, detail: why, fix });
   }
   return checks;
 }

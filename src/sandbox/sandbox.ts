@@ -10,6 +10,7 @@ import { defaultStateDbPath } from '../state/state-db.js';
 import { trustKeysPath } from '../trust/trust-keys.js';
 import { checkpointFilePath } from '../trust/audit-checkpoints.js';
 import { defaultVaultPath } from '../vault/open.js';
+import { hiddenByPrivateTmp, privateTmpProblem } from './private-tmp.js';
 import { BRIDGE_PATH_ENV } from '../public/bridge-client/constants.js';
 import { bwrapArgs } from './bwrap-args.js';
 import { findCommand } from './command-path.js';
@@ -69,6 +70,11 @@ export class Sandbox {
       return undefined;
     }
     const top = config.sandbox;
+    const hidden = hiddenByPrivateTmp(backend, top);
+    if (hidden.length > 0) {
+      const { why, fix } = privateTmpProblem(name, hidden);
+      this.log.warn({ backend: name, fix }, `backend ${name} ${why}: ${fix}`);
+    }
     return (spec) => {
       // Absolute: bwrap's --chdir reads a relative one from /, not from switchboard's directory.
       const cwd = resolve(spec.cwd ?? process.cwd());

@@ -1,6 +1,7 @@
 // Start-up that holds no host hostage: the fronts serve at once with the backends that are up, a
 // backend that comes up later is announced with list_changed, a call to one of its names waits for
-// it, and startup.waitMs makes a host's handshake and first lists wait for the rest instead.
+// it, and startup.waitMs makes a host's handshake and first lists wait for the rest instead; a
+// backend whose script its sandbox cannot see (under the host's /tmp) is named with the fix.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import { test, type TestContext } from 'node:test';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { startSwitchboard, type Switchboard } from '../../src/switchboard.js';
 import { connect, faulty, toolNames } from '../faults/helpers.js';
+import { captureLog } from '../support/log-capture.js';
 import { until } from '../support/poll.js';
 import { configFor } from '../support/start-switchboard.js';
 import { Inbox } from './harness.js';
@@ -92,5 +94,35 @@ test('a backend that fails its first start is reported when the start is over', 
   assert.deepEqual(
     sb.failedBackends.map((f) => f.name),
     ['gone'],
+  );
+});
+
+test('a backend whose script lies under /tmp outside its sandbox is named at start, with the fix', async (t) => {
+  const elsewhere = `/tmp/sb-startup-elsewhere-${process.pid}`;
+  const log = captureLog('warn');
+  const sb = await startSwitchboard({
+    config: configFor({
+      servers: {
+        hidden: { command: process.execPath, args: [`${elsewhere}/server.mjs`] },
+        bound: {
+          command: process.execPath,
+          args: [`${elsewhere}/server.mjs`],
+          sandbox: { read: [elsewhere] },
+        },
+      },
+    }),
+    log: log.logger,
+    awaitBackends: false,
+  });
+  t.after(() => sb.stop());
+  await sb.ready;
+  const said = log.lines().filter((line) => /under \/tmp/.test(String(line['msg'])));
+  assert.deepEqual(
+    said.map((line) => line['backend']),
+    ['hidden'],
+  );
+  assert.match(
+    String(said[0]!['msg']),
+    /^backend hidden names \/tmp\/sb-startup-elsewhere-\d+\/server\.mjs, under \/tmp: the sandbox gives the server a \/tmp of its own, without it: add its directory to servers\.hidden\.sandbox\.read/,
   );
 });

@@ -1,0 +1,31 @@
+// Paths under /tmp that a sandboxed stdio backend's command line names but cannot see: its /tmp is
+// a private one, so a script there fails with "Cannot find module" unless its directory is bound.
+import { isAbsolute, resolve } from 'node:path';
+import type { Config, StdioBackendConfig } from '../config/schema.js';
+import { within } from './sandbox-view.js';
+
+/**
+ * The command and arguments (and a flag's value: `--require=/tmp/x`) under /tmp that the backend's
+ * sandbox leaves out: outside its working directory and the `read` and `write` paths that bind.
+ */
+export function hiddenByPrivateTmp(backend: StdioBackendConfig, sandbox: Config['sandbox']): string[] {
+  if (backend.sandbox === 'none') return [];
+  const own = backend.sandbox;
+  const bound = [backend.cwd ?? process.cwd(), ...sandbox.read, ...sandbox.write]
+    .concat(own?.read ?? [], own?.write ?? [])
+    .map((p) => resolve(p));
+  const named = [backend.command, ...backend.args].map((a) =>
+    a.startsWith('-') ? a.slice(a.indexOf('=') + 1) : a,
+  );
+  return named.filter(
+    (a) => isAbsolute(a) && within(resolve(a), '/tmp') && !bound.some((d) => within(resolve(a), d)),
+  );
+}
+
+/** Why such a backend fails, and what to change, in the words doctor and the start-up log share. */
+export function privateTmpProblem(name: string, hidden: readonly string[]): { why: string; fix: string } {
+  return {
+    why: `names ${hidden.join(', ')}, under /tmp: the sandbox gives the server a /tmp of its own, without it`,
+    fix: `add its directory to servers.${name}.sandbox.read (write if the server writes there)`,
+  };
+}

@@ -13,7 +13,8 @@ export const APPROVALS_USAGE = `Usage: switchboard approvals <list|approve|deny>
   approve <id>    Let that one call go on (once; only with the arguments shown)
   deny <id>       Refuse it (the caller gets an error naming the rule)
 
-Options: --db FILE (default: audit.path of --config FILE, else ~/.local/state/switchboard/audit.sqlite),
+Options: --db FILE (default: audit.path of --config FILE, else $XDG_STATE_HOME/switchboard/audit.sqlite,
+         ~/.local/state/switchboard/audit.sqlite without it),
          --json (list as one JSON object per approval)`;
 
 const REFUSED: Record<VerdictRefusal, string> = {

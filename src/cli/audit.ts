@@ -25,7 +25,8 @@ export const AUDIT_USAGE = `Usage: switchboard audit <tail|query|verify> [option
                               through the head an earlier verify printed (SEQ:HASH; a bare HASH
                               works only while its record is kept, not once retention pruned it)
 
-Options: --db FILE (default: audit.path of --config FILE, else ~/.local/state/switchboard/audit.sqlite),
+Options: --db FILE (default: audit.path of --config FILE, else $XDG_STATE_HOME/switchboard/audit.sqlite,
+         ~/.local/state/switchboard/audit.sqlite without it),
          --json (one JSON object per record)`;
 
 export async function runAudit(argv: string[], io: CommandIo = processIo): Promise<number> {

@@ -92,10 +92,13 @@ export async function importServers(sources: readonly Source[]): Promise<Importe
   return { servers, notes };
 }
 
-/** The starter file's text: the imported servers (or a commented example) and the common settings. */
-export function starterYaml(servers: Record<string, unknown>): string {
+/**
+ * The starter file's text: the imported servers (or a commented example) and the common settings;
+ * `name` is how its header's `validate` command names the file.
+ */
+export function starterYaml(servers: Record<string, unknown>, name = 'switchboard.yaml'): string {
   const header = `# switchboard configuration: docs/configuration.md has every key.
-# Check it with: switchboard validate --config switchboard.yaml
+# Check it with: switchboard validate --config ${name}
 `;
   const body =
     Object.keys(servers).length > 0
@@ -136,7 +139,7 @@ export const initCommand = defineCommand('init', {
     }
     const sources = values.from ? [{ host: 'given file', file: resolve(values.from) }] : hostFiles();
     const { servers, notes } = await importServers(sources);
-    const text = starterYaml(servers);
+    const text = starterYaml(servers, values.out ?? 'switchboard.yaml');
     // The written file must be one switchboard runs: checked as `validate --offline` would.
     try {
       const loaded = parseConfig(text, out);

@@ -15,7 +15,8 @@ export const PINS_USAGE = `Usage: switchboard pins <list|diff|approve> [options]
 
 A name is a tool's or prompt's name, or a template's URI template.
 Options: --kind tool|prompt|template (needed when a backend has two kinds under one name),
-         --db FILE (default: audit.path of --config FILE, else ~/.local/state/switchboard/audit.sqlite),
+         --db FILE (default: audit.path of --config FILE, else $XDG_STATE_HOME/switchboard/audit.sqlite,
+         ~/.local/state/switchboard/audit.sqlite without it),
          --json (list as one JSON object per pin)`;
 
 export async function runPins(argv: string[], io: CommandIo = processIo): Promise<number> {

@@ -93,6 +93,11 @@ test('init with no host file writes an example that validates', async (t) => {
   const run = await runCli(['init', '--out', 'sb.yaml'], { env, cwd: dir });
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stderr, /No host MCP file found/);
+  // Its header's command checks the file written, by the name it was given.
+  assert.match(
+    await readFile(join(dir, 'sb.yaml'), 'utf8'),
+    /^# Check it with: switchboard validate --config sb\.yaml$/m,
+  );
   assert.equal((await runCli(['validate', '--offline', '--config', 'sb.yaml'], { env, cwd: dir })).code, 0);
 });
 

@@ -1,7 +1,8 @@
 // Instances of one server beside its shared one: the legacy-era instance of a dual-era server (a
-// legacy host's calls go there, so its tools may ask the host the legacy way), and per-session
-// instances of a server that asks its callers questions (a question on stdio names no call, so one
-// instance per session is the only way to know whose it is).
+// legacy host's calls go there, so its tools may ask the host the legacy way; none under
+// `share: single`, where the modern instance is translated for), and per-session instances of a
+// server that asks its callers questions (a question on stdio names no call, so one instance per
+// session is the only way to know whose it is).
 import type { BackendConfig } from '../config/schema.js';
 import { LocalError } from '../errors/errors.js';
 import type { Params } from '../jsonrpc/message.js';
@@ -74,9 +75,9 @@ export class InstanceLanes {
     if (this.stopped || ctx.caller.kind !== 'host' || ctx.reply.era !== 'legacy') return undefined;
     if (!ASKING.has(method) || params.task !== undefined) return undefined;
     const modern = this.host.isModern();
-    // A modern-only server, or one every session is to share (`share: shared`: one process, so one
-    // state, for every host): its input_required results are translated for legacy hosts.
-    if (modern && (this.dual === 'no' || this.host.config.share === 'shared')) return undefined;
+    // A modern-only server, or one every host of either era is to share (`share: single`: one
+    // process, so one state): its input_required results are translated for legacy hosts.
+    if (modern && (this.dual === 'no' || this.host.config.share === 'single')) return undefined;
     const key = ctx.reply.sessionKey;
     if (this.perSession(key)) return this.sessionLane(key);
     if (!modern) {
@@ -96,6 +97,7 @@ export class InstanceLanes {
   private perSession(key: string): boolean {
     switch (this.host.config.share) {
       case 'shared':
+      case 'single':
         return false;
       case 'per-session':
         return true;

@@ -51,10 +51,10 @@ const BackendCommon = {
     .default(3_000)
     .describe('How long the era probe (server/discover) may take before the backend counts as legacy.'),
   share: z
-    .enum(['auto', 'shared', 'per-session'])
+    .enum(['auto', 'shared', 'per-session', 'single'])
     .default('auto')
     .describe(
-      "Whether host sessions share one instance of the backend. shared: one instance (its replicas) for every session, a dual-era server's legacy hosts too (translated for); per-session: each legacy host session's calls that may ask the host something (tools/call, prompts/get, resources/read, completion/complete) go to an instance of its own, started on its first such call and stopped when the session ends, so a server-initiated request (sampling, elicitation, roots) always reaches the session it is about; auto: shared until the shared instance first asks a host something, then per-session for the sessions that come after.",
+      "Whether host sessions share one instance of the backend. shared: one instance (its replicas) for every session (a dual-era server's legacy hosts share a legacy instance of it); per-session: each legacy host session's calls that may ask the host something (tools/call, prompts/get, resources/read, completion/complete) go to an instance of its own, started on its first such call and stopped when the session ends, so a server-initiated request (sampling, elicitation, roots) always reaches the session it is about; auto: shared until the shared instance first asks a host something, then per-session for the sessions that come after; single: one instance for every host of either era, a dual-era server's legacy hosts translated for by its modern instance (one state for a server that keeps it in its process; tools that ask the host with requests of their own, the 2025 way, cannot ask a legacy host).",
     ),
   maxInstances: z
     .number()

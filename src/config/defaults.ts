@@ -10,9 +10,9 @@ function exampleServer(name: string): string {
 
 /**
  * The example servers and how they are run: notes keeps its notebook in its process, so every
- * host's calls share the one instance (a legacy host's too, though the server speaks both eras).
+ * host's calls go to its one instance (a legacy host's too, though the server speaks both eras).
  */
-const EXAMPLES = { notes: { share: 'shared' }, clock: {} };
+const EXAMPLES = { notes: { share: 'single' }, clock: {} };
 
 export function embeddedConfig(): Config {
   const servers: Record<string, unknown> = {};

@@ -1,7 +1,8 @@
 // A server that speaks both eras, behind one default configuration: spoken to in the era of the
 // host whose call it is (a legacy instance beside the modern one), and a legacy host's results
-// free of what only the modern era defines; with `share: shared`, one instance and one state for
-// hosts of both eras (the bundled notes example, which keeps its notebook in its process).
+// free of what only the modern era defines (`share: shared` too); with `share: single`, one
+// instance and one state for hosts of both eras (the bundled notes example, which keeps its
+// notebook in its process).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -18,24 +19,25 @@ const envelope = {
   'io.modelcontextprotocol/clientCapabilities': { sampling: {} },
 };
 
-test("a legacy host's call to a dual-era server goes to a legacy instance, so its tools may ask the legacy way", async (t) => {
-  const { sb, client } = await connectStdio(
-    t,
-    { servers: { dual: fixture('--era', 'both', '--ask-legacy') } },
-    {
-      capabilities: { sampling: {} },
-      setup: (c) =>
-        c.setRequestHandler('sampling/createMessage', async () => ({
-          role: 'assistant',
-          model: 'host',
-          content: { type: 'text', text: 'forty-two' },
-        })),
-    },
-  );
-  assert.equal(sb.gateway.backends.get('dual')?.server?.era, 'modern', 'the shared instance is modern');
-  const result = await client.callTool({ name: 'test_sampling', arguments: { prompt: 'meaning?' } });
-  assert.equal(textOf(result), 'LLM response: forty-two');
-});
+for (const share of ['auto', 'shared'] as const)
+  test(`a legacy host's call to a dual-era server goes to a legacy instance (share: ${share}), so its tools may ask the legacy way`, async (t) => {
+    const { sb, client } = await connectStdio(
+      t,
+      { servers: { dual: { ...fixture('--era', 'both', '--ask-legacy'), share } } },
+      {
+        capabilities: { sampling: {} },
+        setup: (c) =>
+          c.setRequestHandler('sampling/createMessage', async () => ({
+            role: 'assistant',
+            model: 'host',
+            content: { type: 'text', text: 'forty-two' },
+          })),
+      },
+    );
+    assert.equal(sb.gateway.backends.get('dual')?.server?.era, 'modern', 'the shared instance is modern');
+    const result = await client.callTool({ name: 'test_sampling', arguments: { prompt: 'meaning?' } });
+    assert.equal(textOf(result), 'LLM response: forty-two');
+  });
 
 test('a modern host is still served by the modern instance of a dual-era server', async (t) => {
   const { write, inbox } = await rawStdio(t, { servers: { dual: fixture('--era', 'both', '--ask-legacy') } });
@@ -82,9 +84,9 @@ test('a legacy host gets no resultType, cache hints or server-info _meta from a 
   assert.equal(modern.resultType, 'complete');
 });
 
-test('with share: shared, hosts of both eras see one state of a dual-era server', async (t) => {
-  assert.equal(embeddedConfig().servers.notes?.share, 'shared', 'the bundled notes example is configured so');
-  const notes = { command: process.execPath, args: [NOTES], share: 'shared' as const };
+test('with share: single, hosts of both eras see one state of a dual-era server', async (t) => {
+  assert.equal(embeddedConfig().servers.notes?.share, 'single', 'the bundled notes example is configured so');
+  const notes = { command: process.execPath, args: [NOTES], share: 'single' as const };
   const { write, inbox } = await rawStdio(t, { servers: { notes } });
   write(initialize());
   await inbox.next((m) => m.id === 'init');

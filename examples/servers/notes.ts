@@ -12,6 +12,14 @@ const notes = new Map<string, string>([
 
 const noteUri = (title: string) => `notes:///${encodeURIComponent(title)}`;
 
+/**
+ * Whether a title's URI reads back: a resource URI is judged (and forwarded) in normal form, which
+ * refuses a path percent-encoded twice (a title's own `%41` becomes `%2541`) and a `.` or `..`
+ * segment hidden behind an encoded `/` or `\`.
+ */
+const readableTitle = (title: string) =>
+  !/%[0-9A-Fa-f]{2}/.test(title) && !title.split(/[\\/]/).some((part) => part === '.' || part === '..');
+
 function createServer(): McpServer {
   const server = new McpServer(
     { name: 'notes', version: '1.0.0' },
@@ -22,11 +30,9 @@ function createServer(): McpServer {
     {
       description: 'Store a note under a title (replaces a note of the same title).',
       inputSchema: z.object({
-        // `.` and `..` would be dot segments of the note's URI path, which URIs resolve away.
-        title: z
-          .string()
-          .min(1)
-          .refine((t) => t !== '.' && t !== '..', 'a title may not be . or ..'),
+        title: z.string().min(1).refine(readableTitle, {
+          message: 'a title may not hold a %XX escape, or . or .. between slashes: its URI could not be read',
+        }),
         text: z.string(),
       }),
     },

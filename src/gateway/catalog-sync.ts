@@ -15,15 +15,9 @@ import {
 import { toolsAsOffered } from '../tasks/task-capabilities.js';
 import type { Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
-import { WireError } from '../errors/errors.js';
-import { WIRE } from '../errors/wire-codes.js';
 import type { Logger } from '../log.js';
 import { dropInvalidHeaders, wellFormed } from './list-items.js';
-
-/** A list whose read failed is read again this long after, twice as long after each failure… */
-export const LIST_RETRY_FIRST_MS = 500;
-/** …up to this long, for as long as the backend stays up and the read keeps failing. */
-export const LIST_RETRY_MOST_MS = 30_000;
+import { ListRetries } from './list-retries.js';
 
 export interface CatalogSyncOptions {
   catalog: Catalog;
@@ -45,7 +39,14 @@ export class CatalogSync {
   private readonly changed: (kind: ListKind) => void;
   private readonly intervalMs: number;
   private readonly isCurrent: (backend: Upstream) => boolean;
-  private readonly refreshing = new Map<string, { done: Promise<void>; again?: Promise<void> }>();
+  /**
+   * Each list's read in flight, and the one queued behind it, which reads the latest caller's
+   * backend: a reload may have replaced the one whose read is in flight.
+   */
+  private readonly refreshing = new Map<
+    string,
+    { backend: Upstream; done: Promise<void>; again?: Promise<void> }
+  >();
   /** Lists a backend announced a change of, to be told to hosts after the next read either way. */
   private readonly announced = new Set<string>();
   /** Cache hints of each backend's last read of each list (modern backends send them). */
@@ -57,10 +58,10 @@ export class CatalogSync {
   /** Resolves when the pending lists are in the catalog. */
   private flushing: Promise<void> | undefined;
   /**
-   * Lists whose last read failed, to be read again by a timer: a backend that announces its changes
+   * Lists whose last read failed, read again by a timer: a backend that announces its changes
    * would otherwise never be read again, and a host that listed once would never hear of the list.
    */
-  private readonly retries = new Map<string, { timer: NodeJS.Timeout; failures: number }>();
+  private readonly retries: ListRetries;
 
   constructor(o: CatalogSyncOptions) {
     this.catalog = o.catalog;
@@ -68,6 +69,11 @@ export class CatalogSync {
     this.changed = o.changed;
     this.intervalMs = o.intervalMs ?? 0;
     this.isCurrent = o.isCurrent;
+    this.retries = new ListRetries({
+      log: o.log,
+      isCurrent: o.isCurrent,
+      reread: (backend, kind) => void this.refreshList(backend, kind),
+    });
   }
 
   /**
@@ -82,7 +88,8 @@ export class CatalogSync {
     for (const b of backends) {
       if (b.state !== 'ready' || !b.capabilities[LIST_KINDS[kind].capability]) continue;
       serving.push(b);
-      if (!announcesChanges(b, kind) && this.freshUntil(b.name, kind) <= now)
+      const key = `${b.name}\0${kind}`;
+      if (!announcesChanges(b, kind) && !this.retries.unserved(key) && this.freshUntil(b.name, kind) <= now)
         (stale ??= []).push(this.reread(b, kind));
     }
     if (stale) await Promise.all(stale);
@@ -126,7 +133,7 @@ export class CatalogSync {
    */
   private reread(backend: Upstream, kind: ListKind): Promise<void> {
     const running = this.refreshing.get(`${backend.name}\0${kind}`);
-    return running ? running.done : this.refreshList(backend, kind);
+    return running?.backend === backend ? running.done : this.refreshList(backend, kind);
   }
 
   /** Re-reads lists from a backend. */
@@ -144,9 +151,12 @@ export class CatalogSync {
   private refreshList(backend: Upstream, kind: ListKind): Promise<void> {
     const key = `${backend.name}\0${kind}`;
     const running = this.refreshing.get(key);
-    if (running) return (running.again ??= running.done.then(() => this.refreshList(backend, kind)));
+    if (running) {
+      running.backend = backend;
+      return (running.again ??= running.done.then(() => this.refreshList(running.backend, kind)));
+    }
     const done = this.fetchList(backend, kind).finally(() => this.refreshing.delete(key));
-    this.refreshing.set(key, { done });
+    this.refreshing.set(key, { backend, done });
     return done;
   }
 
@@ -220,14 +230,17 @@ export class CatalogSync {
     try {
       items = await this.readList(backend, kind);
     } catch (err) {
+      // A backend a reload replaced meanwhile: what it answers is no longer the catalog's concern.
+      if (!this.isCurrent(backend)) return;
       // The list the catalog holds stays (a backend that lists templates but fails on them keeps
       // its tools); the failed one is read again later.
       this.announced.delete(key);
       this.readAt.delete(key);
-      this.readAgainLater(backend, kind, err);
+      this.retries.failed(backend, kind, err);
       return;
     }
-    this.readSucceeded(backend, key);
+    if (!this.isCurrent(backend)) return;
+    this.retries.succeeded(backend, kind);
     const announced = this.announced.delete(key);
     if (!items) {
       this.readAt.delete(key);
@@ -237,50 +250,9 @@ export class CatalogSync {
     await this.settle({ backend: backend.name, kind, items, announced });
   }
 
-  /**
-   * Reads a failed list again after a delay that doubles with each failure (LIST_RETRY_FIRST_MS up
-   * to LIST_RETRY_MOST_MS), while the backend is up and still the one serving its name: one that
-   * goes down has its lists read when it is back (backend-lifecycle.ts). Hosts hear list_changed if
-   * the read finds the list changed. Said once as a warning; later failures only at debug level.
-   * Not for a method the backend says it does not have.
-   */
-  private readAgainLater(backend: Upstream, kind: ListKind, err: unknown): void {
-    const key = `${backend.name}\0${kind}`;
-    const prior = this.retries.get(key);
-    if (prior) clearTimeout(prior.timer);
-    // A server that has no such method (a common case: resources declared, templates not served)
-    // will not have one later in this run: asking again would only repeat the answer.
-    if (err instanceof WireError && err.code === WIRE.METHOD_NOT_FOUND) {
-      this.retries.delete(key);
-      const said = { backend: backend.name, method: LIST_KINDS[kind].method, err: messageOf(err) };
-      return this.log.warn(said, 'list failed: the backend has no such method');
-    }
-    const failures = (prior?.failures ?? 0) + 1;
-    const inMs = Math.min(LIST_RETRY_FIRST_MS * 2 ** (failures - 1), LIST_RETRY_MOST_MS);
-    const timer = setTimeout(() => {
-      if (backend.state !== 'ready' || !this.isCurrent(backend)) return void this.retries.delete(key);
-      void this.refreshList(backend, kind);
-    }, inMs);
-    // Nothing for a stopping process to wait for.
-    timer.unref();
-    this.retries.set(key, { timer, failures });
-    const said = {
-      backend: backend.name,
-      method: LIST_KINDS[kind].method,
-      err: messageOf(err),
-      failures,
-      inMs,
-    };
-    if (failures === 1) this.log.warn(said, 'list failed; reading it again later');
-    else this.log.debug(said, 'list failed again');
-  }
-
-  private readSucceeded(backend: Upstream, key: string): void {
-    const retry = this.retries.get(key);
-    if (!retry) return;
-    clearTimeout(retry.timer);
-    this.retries.delete(key);
-    this.log.info({ backend: backend.name, after: retry.failures }, 'list read after failures');
+  /** No more reads of failed lists (the gateway is stopping). */
+  stop(): void {
+    this.retries.stop();
   }
 
   /**

@@ -50,6 +50,8 @@ export class Gateway {
   /** In-process catalog sources (workflows, ...): their items join the catalog as a backend's do. */
   readonly sources: Map<string, CatalogSource>;
   private readonly catalogSources: CatalogSources;
+  /** Keeps the catalog in step with the backends' lists. */
+  private readonly sync: CatalogSync;
   /** Environment each spawned replica gets at each start (the bridge socket and a fresh token). */
   bridgeEnv: ((backend: string, replica: number) => Record<string, string>) | undefined;
   /** Told when a start of a spawned replica is over, with the environment that start got. */
@@ -93,13 +95,13 @@ export class Gateway {
       (kind) => this.fanOut.listChanged(kind),
     );
     this.sources = this.catalogSources.map;
-    const sync = new CatalogSync({
+    const sync = (this.sync = new CatalogSync({
       catalog: this.catalog,
       log,
       changed: (kind) => this.catalogSources.listChanged(kind),
       intervalMs: config.catalog.refreshIntervalMs,
       isCurrent: (backend) => this.lifecycle.isCurrent(backend),
-    });
+    }));
     this.calls = new InternalCalls((ctx) => this.pipeline(ctx));
     this.modern = new ModernHost({
       run: (ctx) => this.run(ctx),
@@ -251,6 +253,7 @@ export class Gateway {
   async stop(): Promise<void> {
     this.stopping = true;
     this.lifecycle.stopRestarts();
+    this.sync.stop();
     this.housekeeping.close();
     this.modern.close();
     for (const s of this.sessions.values()) s.close();

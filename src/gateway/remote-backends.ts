@@ -89,8 +89,9 @@ export class RemoteBackends {
    * others take them): if it waits to be started again, it is tried now rather than after its
    * restart delay, which grows with every failure; if it is up, its lists are read again. Its
    * calls are spread over the nodes serving it, so list reads may have gone to a node that refused
-   * them before that was known, and a failed list read is not retried on its own. Read again
-   * without being announced: hosts hear list_changed only if a list did change.
+   * them before that was known, and a failed list read is otherwise read again only after its
+   * backoff (catalog-sync.ts). Read again without being announced: hosts hear list_changed only if
+   * a list did change.
    */
   retryNow(name: string, why: string): void {
     if (!this.remote.has(name)) return;

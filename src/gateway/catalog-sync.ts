@@ -19,6 +19,12 @@ import type { Logger } from '../log.js';
 import { dropInvalidHeaders, wellFormed } from './list-items.js';
 import { ListRetries } from './list-retries.js';
 
+/** How long a backend said its list may be served, and to whom (modern backends' ttlMs). */
+interface CacheHint {
+  until: number;
+  scope: 'public' | 'private';
+}
+
 export interface CatalogSyncOptions {
   catalog: Catalog;
   log: Logger;
@@ -50,7 +56,7 @@ export class CatalogSync {
   /** Lists a backend announced a change of, to be told to hosts after the next read either way. */
   private readonly announced = new Set<string>();
   /** Cache hints of each backend's last read of each list (modern backends send them). */
-  private readonly hints = new Map<string, { until: number; scope: 'public' | 'private' }>();
+  private readonly hints = new Map<string, CacheHint>();
   /** When the last completed read of each backend's list began (what it shows is at least that new). */
   private readonly readAt = new Map<string, number>();
   /** Lists read and not yet in the catalog: put in together at the end of the turn (flush). */
@@ -169,8 +175,10 @@ export class CatalogSync {
     await Promise.all(
       kinds.map(async (kind) => {
         try {
-          const items = await this.readList(backend, kind);
-          if (items) lists[kind] = items;
+          const read = await this.readList(backend, kind);
+          if (!read) return;
+          lists[kind] = read.items;
+          this.noteHint(`${backend.name}\0${kind}`, read.hint);
         } catch (err) {
           // A backend that lists templates but fails on them must not lose its tools.
           this.log.warn(
@@ -197,14 +205,20 @@ export class CatalogSync {
     }
   }
 
-  /** Every page of one list; undefined when the backend does not serve the kind; throws when a page fails. */
-  private async readList(backend: Upstream, kind: ListKind): Promise<Item[] | undefined> {
+  /**
+   * Every page of one list, and the cache hint its first page gave; undefined when the backend
+   * does not serve the kind; throws when a page fails. Touches nothing of this sync's: the caller
+   * keeps what it read only if its backend is still the one serving the name.
+   */
+  private async readList(
+    backend: Upstream,
+    kind: ListKind,
+  ): Promise<{ items: Item[]; hint: CacheHint | undefined } | undefined> {
     const spec = LIST_KINDS[kind];
     if (!backend.capabilities[spec.capability]) return undefined;
     const items: Item[] = [];
+    let hint: CacheHint | undefined;
     let cursor: unknown;
-    const key = `${backend.name}\0${kind}`;
-    this.hints.delete(key);
     do {
       const page = await backend.request(
         spec.method,
@@ -212,7 +226,7 @@ export class CatalogSync {
       );
       if (cursor === undefined && typeof page.ttlMs === 'number' && page.ttlMs > 0) {
         const scope = page.cacheScope === 'public' ? 'public' : 'private';
-        this.hints.set(key, { until: Date.now() + page.ttlMs, scope });
+        hint = { until: Date.now() + page.ttlMs, scope };
       }
       const got = page[spec.key];
       if (Array.isArray(got)) items.push(...wellFormed(got, spec.field, backend, this.log));
@@ -220,15 +234,20 @@ export class CatalogSync {
     } while (typeof cursor === 'string' && cursor.length > 0);
     if (kind === 'tools' && backend.isModern && backend.kind === 'streamable-http')
       dropInvalidHeaders(items, backend, this.log);
-    return kind === 'tools' ? toolsAsOffered(backend.capabilities, items) : items;
+    return { items: kind === 'tools' ? toolsAsOffered(backend.capabilities, items) : items, hint };
+  }
+
+  private noteHint(key: string, hint: CacheHint | undefined): void {
+    if (hint) this.hints.set(key, hint);
+    else this.hints.delete(key);
   }
 
   private async fetchList(backend: Upstream, kind: ListKind): Promise<void> {
     const began = Date.now();
     const key = `${backend.name}\0${kind}`;
-    let items: Item[] | undefined;
+    let read: Awaited<ReturnType<CatalogSync['readList']>>;
     try {
-      items = await this.readList(backend, kind);
+      read = await this.readList(backend, kind);
     } catch (err) {
       // A backend a reload replaced meanwhile: what it answers is no longer the catalog's concern.
       if (!this.isCurrent(backend)) return;
@@ -236,18 +255,20 @@ export class CatalogSync {
       // its tools); the failed one is read again later.
       this.announced.delete(key);
       this.readAt.delete(key);
+      this.hints.delete(key);
       this.retries.failed(backend, kind, err);
       return;
     }
     if (!this.isCurrent(backend)) return;
     this.retries.succeeded(backend, kind);
     const announced = this.announced.delete(key);
-    if (!items) {
+    this.noteHint(key, read?.hint);
+    if (!read) {
       this.readAt.delete(key);
       return;
     }
     this.readAt.set(key, began);
-    await this.settle({ backend: backend.name, kind, items, announced });
+    await this.settle({ backend: backend.name, kind, items: read.items, announced });
   }
 
   /** No more reads of failed lists (the gateway is stopping). */

@@ -110,11 +110,16 @@ export async function runPolicy(argv: string[], io: CommandIo = processIo): Prom
   const explained = barred ? { verdict: barred, skipped: [] } : policy.explain(caller, subject, args);
   let effect: string = explained.verdict.effect;
   let rule = explained.verdict.rule;
-  if (v.list && !barred) {
+  // Judged as a list judges it, the rules are not matched against a call's arguments: what a
+  // call would skip is not said (a conditional rule lists the item and decides at each call).
+  const listing = v.list === true && !barred;
+  if (listing) {
     const listed = policy.decideListing(caller, subject);
     effect = listed.effect === 'call' ? 'listed (decided at the call)' : listed.effect;
     rule = listed.rule;
   }
+  const skipped = listing ? [] : explained.skipped;
+  const error = listing ? undefined : explained.error;
   // A workflow's steps, judged for this caller as its run would judge them.
   const workflow =
     subject.backend === WORKFLOWS_SERVER && subject.kind === 'tool' && !v.list
@@ -127,18 +132,21 @@ export async function runPolicy(argv: string[], io: CommandIo = processIo): Prom
         subject,
         effect,
         rule,
-        skipped: explained.skipped,
-        error: explained.error,
+        skipped,
+        error,
         ...(meta ? { meta: { listed: meta.listed, why: meta.why } } : {}),
         ...(workflow ? { workflow } : {}),
       }),
     );
   } else {
     const owner = subject.backend ? ` of server ${subject.backend}` : '';
-    io.out(`${caller.kind}:${caller.id} -> ${subject.kind} ${subject.name}${owner} (${subject.method})`);
+    const how = listing ? `as listed, not called` : subject.method;
+    io.out(`${caller.kind}:${caller.id} -> ${subject.kind} ${subject.name}${owner} (${how})`);
     if (meta) io.out(metaLine(meta));
-    explained.skipped.forEach((s, i) => io.out(`  ${i + 1}. ${s.rule}: no match: ${s.why}`));
-    if (explained.error) io.out(`  ${rule}: ${explained.error}`);
+    skipped.forEach((s, i) => io.out(`  ${i + 1}. ${s.rule}: no match: ${s.why}`));
+    if (error) io.out(`  ${rule}: ${error}`);
+    if (effect === 'listed (decided at the call)')
+      io.out(`  ${rule}: has conditions (when): each call is judged on its own arguments`);
     io.out(`decision: ${effect} (rule ${rule})`);
     if (workflow && effect !== 'deny') for (const line of workflowLines(workflow, caller)) io.out(line);
   }

@@ -160,7 +160,12 @@ test('`policy test` prints the decision, the rule that made it, and why each ear
   assert.equal(read.code, 0);
   assert.equal(read.out.at(-1), 'decision: allow (rule servers.search.bridge.allow)');
   const listed = await ask('--caller', 'backend:search', '--tool', 'notes_write_note', '--list');
-  assert.equal(listed.out.at(-1), 'decision: listed (decided at the call) (rule no-etc)');
+  // Judged as listed: no call's arguments are matched, so no rule is said not to match them.
+  assert.deepEqual(listed.out, [
+    'backend:search -> tool write_note of server notes (as listed, not called)',
+    '  no-etc: has conditions (when): each call is judged on its own arguments',
+    'decision: listed (decided at the call) (rule no-etc)',
+  ]);
   // A backend's question to a host is judged as the return path judges it: only by rules naming it.
   const sample = await ask('--caller', 'backend:search', '--method', 'sampling/createMessage');
   assert.equal(

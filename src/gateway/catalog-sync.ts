@@ -17,12 +17,18 @@ import type { Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 import { dropInvalidHeaders, wellFormed } from './list-items.js';
-import { ListRetries } from './list-retries.js';
+import { ListRetries, listKey } from './list-retries.js';
 
 /** How long a backend said its list may be served, and to whom (modern backends' ttlMs). */
 interface CacheHint {
   until: number;
   scope: 'public' | 'private';
+}
+
+/** One list read from a backend: every page's items, and the hint its first page gave. */
+interface ListRead {
+  items: Item[];
+  hint: CacheHint | undefined;
 }
 
 export interface CatalogSyncOptions {
@@ -94,8 +100,11 @@ export class CatalogSync {
     for (const b of backends) {
       if (b.state !== 'ready' || !b.capabilities[LIST_KINDS[kind].capability]) continue;
       serving.push(b);
-      const key = `${b.name}\0${kind}`;
-      if (!announcesChanges(b, kind) && !this.retries.unserved(key) && this.freshUntil(b.name, kind) <= now)
+      if (
+        !announcesChanges(b, kind) &&
+        !this.retries.unserved(b.name, kind) &&
+        this.freshUntil(b.name, kind) <= now
+      )
         (stale ??= []).push(this.reread(b, kind));
     }
     if (stale) await Promise.all(stale);
@@ -118,7 +127,7 @@ export class CatalogSync {
     let ttlMs = Number.POSITIVE_INFINITY;
     let cacheScope: 'public' | 'private' = 'public';
     for (const b of backends) {
-      const h = this.hints.get(`${b.name}\0${kind}`);
+      const h = this.hints.get(listKey(b.name, kind));
       ttlMs = Math.min(ttlMs, h ? Math.max(0, h.until - now) : 0);
       if (h?.scope === 'private') cacheScope = 'private';
     }
@@ -127,7 +136,7 @@ export class CatalogSync {
 
   /** Until when a backend's list may be served without reading it again. */
   private freshUntil(backend: string, kind: ListKind): number {
-    const key = `${backend}\0${kind}`;
+    const key = listKey(backend, kind);
     const read = this.readAt.get(key);
     if (read === undefined) return 0;
     return Math.max(read + this.intervalMs, this.hints.get(key)?.until ?? 0);
@@ -138,7 +147,7 @@ export class CatalogSync {
    * completed one), so concurrent listings cost the backend one read.
    */
   private reread(backend: Upstream, kind: ListKind): Promise<void> {
-    const running = this.refreshing.get(`${backend.name}\0${kind}`);
+    const running = this.refreshing.get(listKey(backend.name, kind));
     return running?.backend === backend ? running.done : this.refreshList(backend, kind);
   }
 
@@ -146,7 +155,7 @@ export class CatalogSync {
   refresh(backend: Upstream, kinds: readonly ListKind[], announced = false): Promise<void> {
     // A backend's own list_changed is passed on to hosts even when the lists read back the same
     // (a proxy does not swallow what a server says); once per announcement, not once per kind.
-    if (announced && kinds[0]) this.announced.add(`${backend.name}\0${kinds[0]}`);
+    if (announced && kinds[0]) this.announced.add(listKey(backend.name, kinds[0]));
     return Promise.all(kinds.map((kind) => this.refreshList(backend, kind))).then(() => undefined);
   }
 
@@ -155,7 +164,7 @@ export class CatalogSync {
    * read would lose the change: one more read is queued behind it, shared by later requests.
    */
   private refreshList(backend: Upstream, kind: ListKind): Promise<void> {
-    const key = `${backend.name}\0${kind}`;
+    const key = listKey(backend.name, kind);
     const running = this.refreshing.get(key);
     if (running) {
       running.backend = backend;
@@ -178,7 +187,7 @@ export class CatalogSync {
           const read = await this.readList(backend, kind);
           if (!read) return;
           lists[kind] = read.items;
-          this.noteHint(`${backend.name}\0${kind}`, read.hint);
+          this.noteHint(listKey(backend.name, kind), read.hint);
         } catch (err) {
           // A backend that lists templates but fails on them must not lose its tools.
           this.log.warn(
@@ -210,10 +219,7 @@ export class CatalogSync {
    * does not serve the kind; throws when a page fails. Touches nothing of this sync's: the caller
    * keeps what it read only if its backend is still the one serving the name.
    */
-  private async readList(
-    backend: Upstream,
-    kind: ListKind,
-  ): Promise<{ items: Item[]; hint: CacheHint | undefined } | undefined> {
+  private async readList(backend: Upstream, kind: ListKind): Promise<ListRead | undefined> {
     const spec = LIST_KINDS[kind];
     if (!backend.capabilities[spec.capability]) return undefined;
     const items: Item[] = [];
@@ -244,8 +250,8 @@ export class CatalogSync {
 
   private async fetchList(backend: Upstream, kind: ListKind): Promise<void> {
     const began = Date.now();
-    const key = `${backend.name}\0${kind}`;
-    let read: Awaited<ReturnType<CatalogSync['readList']>>;
+    const key = listKey(backend.name, kind);
+    let read: ListRead | undefined;
     try {
       read = await this.readList(backend, kind);
     } catch (err) {

@@ -12,6 +12,9 @@ export const LIST_RETRY_FIRST_MS = 500;
 /** …up to this long, for as long as the backend stays up and the read keeps failing. */
 export const LIST_RETRY_MOST_MS = 30_000;
 
+/** A backend's list as the maps of catalog-sync.ts and this file key it. */
+export const listKey = (backend: string, kind: ListKind): string => `${backend}\0${kind}`;
+
 export interface ListRetriesOptions {
   log: Logger;
   /** Whether the backend is still the one serving its name (a reload may have replaced it). */
@@ -38,7 +41,7 @@ export class ListRetries {
    * does not have.
    */
   failed(backend: Upstream, kind: ListKind, err: unknown): void {
-    const key = `${backend.name}\0${kind}`;
+    const key = listKey(backend.name, kind);
     const found = this.pending.get(key);
     if (found) clearTimeout(found.timer);
     // Another backend of the name (before a reload; a mesh server that left and came back) counts
@@ -67,7 +70,7 @@ export class ListRetries {
 
   /** A read succeeded: no more reads of it from here, and a recovery is said. */
   succeeded(backend: Upstream, kind: ListKind): void {
-    const key = `${backend.name}\0${kind}`;
+    const key = listKey(backend.name, kind);
     this.absent.delete(key);
     const retry = this.pending.get(key);
     if (!retry) return;
@@ -77,9 +80,9 @@ export class ListRetries {
       this.o.log.info({ backend: backend.name, after: retry.failures }, 'list read after failures');
   }
 
-  /** Whether the list (`name\0kind`) is one its backend said it has no method for. */
-  unserved(key: string): boolean {
-    return this.absent.has(key);
+  /** Whether the list is one its backend said it has no method for. */
+  unserved(backend: string, kind: ListKind): boolean {
+    return this.absent.has(listKey(backend, kind));
   }
 
   /** No more reads (the gateway is stopping). */

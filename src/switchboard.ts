@@ -192,6 +192,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
         routes: a2a?.routes ?? [],
         maxMessageBytes: config.limits.maxMessageBytes,
         maxUnreadBytes: config.limits.maxUnreadBytes,
+        env: options.env,
         log,
       });
     }

@@ -2,12 +2,12 @@
 // `admin-token`, a random token made at first start and kept (0600), and `admin.json`, the
 // running listener's URL and token (0600), written at start and removed at a clean stop, which is
 // how `switchboard status | tools | call` find a running switchboard.
-import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { processAlive } from '../state/process-alive.js';
 import { stateDirFile } from '../state/sqlite-file.js';
+import { tokenFile } from '../state/token-file.js';
 
 export const TOKEN_FILE = 'admin-token';
 export const INFO_FILE = 'admin.json';
@@ -24,22 +24,9 @@ export function adminDir(configured: string | undefined, env: NodeJS.ProcessEnv 
   return configured ?? dirname(stateDirFile(TOKEN_FILE, env));
 }
 
-/** The token in `dir`/admin-token, made (32 random bytes, base64url, 0600) if there is none yet. */
+/** The token in `dir`/admin-token, made if there is none yet. */
 export function adminToken(dir: string): string {
-  const path = join(dir, TOKEN_FILE);
-  try {
-    const token = readFileSync(path, 'utf8').trim();
-    // Someone loosened its mode: an admin credential is for the owner's eyes only.
-    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
-    if (token.length >= 32) return token;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const token = randomBytes(32).toString('base64url');
-  writeFileSync(path, token + '\n', { mode: 0o600 });
-  chmodSync(path, 0o600);
-  return token;
+  return tokenFile(join(dir, TOKEN_FILE));
 }
 
 /**

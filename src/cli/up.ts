@@ -6,7 +6,7 @@ import { embeddedConfig } from '../config/defaults.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { formatIssue } from '../config/errors.js';
-import { authModeOf } from '../front/http-auth.js';
+import { authModeOf, localTokenPath } from '../front/http-auth.js';
 import { createLogger, type Logger } from '../log.js';
 import { freeReadBuffers } from '../net/read-buffers.js';
 import { SERVER_INFO } from '../protocol/versions.js';
@@ -218,12 +218,18 @@ function reportStarted(
     return;
   }
   const auth = authModeOf(config.http.auth);
+  const tokenFile = auth === 'local' ? localTokenPath() : undefined;
+  const credential = {
+    none: undefined,
+    local: `the token in ${tokenFile}`,
+    apiKey: 'key',
+    oauth: 'access token',
+    'apiKey+oauth': 'key or access token',
+  }[auth];
   log.info(
-    { url: sb.http.url, auth },
+    { url: sb.http.url, auth, ...(tokenFile ? { tokenFile } : {}) },
     `Streamable HTTP: ${sb.http.url} (connect any MCP client here` +
-      (auth === 'none'
-        ? ')'
-        : `; it must send Authorization: Bearer <${auth === 'apiKey' ? 'key' : 'key or token'}>)`),
+      (credential ? `; it must send Authorization: Bearer <${credential}>)` : ')'),
   );
   // Absolute paths: a host starts this without our shell, cwd or PATH (and `npx switchboard`
   // would fetch an unrelated package of that name from the registry).

@@ -5,6 +5,7 @@
 // running switchboard over MCP (--url), or starts one in this process from --config for one run.
 import { existsSync } from 'node:fs';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { localTokenFor } from '../front/http-auth.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { exposedName } from '../catalog/naming.js';
@@ -27,7 +28,8 @@ export const WORKFLOWS_USAGE = `Usage: switchboard workflows <list|run|runs|show
                            with mesh.state jetstream in --config, whichever node of the mesh runs it
 
 Options: --config FILE, --state FILE (default: state.path of --config, else
-         ~/.local/state/switchboard/state.sqlite), --url URL, --token TOKEN (an API key for --url),
+         ~/.local/state/switchboard/state.sqlite), --url URL, --token TOKEN (an API key for --url;
+         default on a loopback URL: the local token, $XDG_STATE_HOME/switchboard/http-token),
          --json (one JSON object per line)`;
 
 const OPTIONS = {
@@ -186,7 +188,8 @@ async function run(
   let result: Record<string, unknown>;
   if (v.url) {
     const client = new Client({ name: 'switchboard-workflows-cli', version: '1.0.0' });
-    const headers = v.token ? { Authorization: `Bearer ${v.token}` } : undefined;
+    const token = v.token ?? localTokenFor(v.url);
+    const headers = token ? { Authorization: `Bearer ${token}` } : undefined;
     await client.connect(new StreamableHTTPClientTransport(new URL(v.url), { requestInit: { headers } }));
     try {
       result = (await client.callTool({ name: tool, arguments: args as Record<string, unknown> })) as Record<

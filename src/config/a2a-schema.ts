@@ -192,12 +192,12 @@ export function a2aPushIssues(
   serve: z.output<typeof A2AServe>,
   authMode: string,
 ): { path: (string | number)[]; message: string }[] {
-  if (!serve.enabled || !serve.pushNotifications.enabled || authMode !== 'none') return [];
+  const oneCaller = authMode === 'none' || authMode === 'local';
+  if (!serve.enabled || !serve.pushNotifications.enabled || !oneCaller) return [];
   return [
     {
       path: ['a2a', 'serve', 'pushNotifications', 'enabled'],
-      message:
-        'push notifications need callers told apart, and http.auth authenticates no one (mode none): every caller would be one owner and could read every webhook config and its credentials. Configure http.auth.keys or http.auth.oauth, or turn a2a.serve.pushNotifications.enabled off',
+      message: `push notifications need callers told apart, and http.auth (mode ${authMode}) makes every caller the one caller http: each could read every webhook config and its credentials. Configure http.auth.keys or http.auth.oauth, or turn a2a.serve.pushNotifications.enabled off`,
     },
   ];
 }

@@ -21,10 +21,10 @@ export const JWT_ALGORITHMS = [
 export const HttpAuth = z
   .object({
     mode: z
-      .enum(['none', 'apiKey', 'oauth', 'apiKey+oauth'])
+      .enum(['local', 'none', 'apiKey', 'oauth', 'apiKey+oauth'])
       .optional()
       .describe(
-        'Who may use the HTTP front. Default: what keys and oauth configure (both when both are set); none when neither is, which is allowed only on a loopback host.',
+        'Who may use the HTTP front. Default: what keys and oauth configure (both when both are set); when neither is, local, which is the default only on a loopback host. local: hosts send the token switchboard keeps in its state directory (`http-token`, made at first start, hidden from sandboxed backends), as `Authorization: Bearer <token>`; the caller is `http`. none: anyone who reaches the address, sandboxed backends with network included, is served as the caller `http`.',
       ),
     keys: z
       .array(
@@ -208,7 +208,7 @@ export const HttpFront = z
 export function authModeOf(auth: z.output<typeof HttpAuth>): NonNullable<z.output<typeof HttpAuth>['mode']> {
   if (auth.mode) return auth.mode;
   if (auth.oauth) return auth.keys.length ? 'apiKey+oauth' : 'oauth';
-  return auth.keys.length ? 'apiKey' : 'none';
+  return auth.keys.length ? 'apiKey' : 'local';
 }
 
 /** What makes an http section unusable for authentication; also checked at start for CLI overrides. */
@@ -227,7 +227,8 @@ export function httpAuthProblems(http: {
       path: ['auth'],
       message:
         `host ${http.host} is not a loopback address, and nothing authenticates its hosts: configure ` +
-        'auth.keys or auth.oauth, or set auth.mode: none to serve anyone who can reach it',
+        'auth.keys or auth.oauth, set auth.mode: local to demand the token in the state directory, ' +
+        'or auth.mode: none to serve anyone who can reach it',
     });
   if (
     oauth &&

@@ -1,16 +1,19 @@
-// Identity of HTTP hosts: API keys (kept as SHA-256 hashes) and OAuth 2.1 access tokens (JWTs
-// checked against the authorization server's JWKS), plus the RFC 9728 protected-resource metadata
-// that tells a host where to get a token. A request that proves no identity gets a 401 and nothing
-// else: no session, no catalog.
+// Identity of HTTP hosts: the local token (kept in the state directory), API keys (kept as SHA-256
+// hashes) and OAuth 2.1 access tokens (JWTs checked against the authorization server's JWKS), plus
+// the RFC 9728 protected-resource metadata that tells a host where to get a token. A request that
+// proves no identity gets a 401 and nothing else: no session, no catalog.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JWTPayload } from 'jose';
 import { authModeOf, httpAuthProblems, isLoopbackHost, type Config } from '../config/schema.js';
-
-export { authModeOf };
 import type { Logger } from '../log.js';
 import type { Caller } from '../call/context.js';
+import { stateDirFile } from '../state/sqlite-file.js';
+import { tokenFile } from '../state/token-file.js';
 import { refuse as refuseWith, statusOf } from './http-refusal.js';
+
+export { authModeOf };
 
 type AuthConfig = Config['http']['auth'];
 type OAuthConfig = NonNullable<AuthConfig['oauth']>;
@@ -22,7 +25,7 @@ type Jose = typeof import('jose');
 /** jose, loaded with the first token to verify: a front without OAuth never loads it. */
 let jose: Promise<Jose> | undefined;
 
-/** The caller of every request when the front authenticates no one. */
+/** The caller of every request when the front tells no callers apart (mode local or none). */
 export const ANONYMOUS: Caller = { kind: 'host', id: 'http' };
 
 export interface Authenticator {
@@ -38,7 +41,45 @@ export function newApiKey(): string {
 }
 
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return sha256(text).toString('hex');
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/** The local token's file, in the state directory (hidden from sandboxed backends with it). */
+export const LOCAL_TOKEN_FILE = 'http-token';
+
+export function localTokenPath(env: NodeJS.ProcessEnv = process.env): string {
+  return stateDirFile(LOCAL_TOKEN_FILE, env);
+}
+
+/** The local token, made at first use; a state directory it cannot be kept in stops the start. */
+function localToken(env: NodeJS.ProcessEnv): string {
+  const path = localTokenPath(env);
+  try {
+    return tokenFile(path);
+  } catch (err) {
+    throw new Error(
+      `http.auth: cannot keep the local token in ${path}: ${(err as Error).message}. Make the ` +
+        'directory writable (or set XDG_STATE_HOME to one that is), or configure http.auth.keys',
+      { cause: err },
+    );
+  }
+}
+
+/**
+ * The local token for a client of this user's switchboard at `url`, if there is one: only for a
+ * loopback URL (the token must not travel to another machine), and never made here.
+ */
+export function localTokenFor(url: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (!URL.canParse(url) || !isLoopbackHost(new URL(url).hostname)) return undefined;
+  try {
+    return readFileSync(localTokenPath(env), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 interface Refusal {
@@ -59,21 +100,31 @@ export function checkHttpAuth(http: { host: string; auth: AuthConfig }): void {
 export function createAuthenticator(
   http: { host: string; path: string; auth: AuthConfig },
   log: Logger,
+  env: NodeJS.ProcessEnv = process.env,
 ): Authenticator {
   checkHttpAuth(http);
   const { auth } = http;
   const mode = authModeOf(auth);
   if (mode === 'none') {
-    if (!isLoopbackHost(http.host))
-      log.warn(
-        { host: http.host },
-        'http.auth.mode is none: anyone who can reach this address can use every backend',
-      );
+    const who = isLoopbackHost(http.host)
+      ? 'any process on this machine (other users, sandboxed backends with network)'
+      : 'anyone who can reach this address';
+    log.warn({ host: http.host }, `http.auth.mode is none: ${who} can use every backend as the caller http`);
     return { metadata: () => false, authenticate: () => Promise.resolve(ANONYMOUS) };
   }
-  const keys =
-    mode === 'oauth' ? [] : auth.keys.map((k) => ({ name: k.name, hash: Buffer.from(k.sha256, 'hex') }));
-  const oauth = mode === 'apiKey' ? undefined : auth.oauth;
+  const keys: { caller: Caller; hash: Buffer }[] =
+    mode === 'local'
+      ? [{ caller: ANONYMOUS, hash: sha256(localToken(env)) }]
+      : mode === 'oauth'
+        ? []
+        : auth.keys.map((k) => ({
+            caller: { kind: 'host', id: `key:${k.name}` },
+            hash: Buffer.from(k.sha256, 'hex'),
+          }));
+  const oauth = mode === 'apiKey' || mode === 'local' ? undefined : auth.oauth;
+  /** What a request without a token is told it lacks. */
+  const wanted =
+    mode === 'local' ? `the token in switchboard's state directory (${LOCAL_TOKEN_FILE})` : 'a Bearer token';
   // Made with the first token: it fetches the keys then, and keeps them.
   let jwks: ReturnType<Jose['createRemoteJWKSet']> | undefined;
   const audiences = oauth ? [oauth.audience].flat() : [];
@@ -118,11 +169,11 @@ export function createAuthenticator(
   }
 
   function keyCaller(token: string): Caller | undefined {
-    const presented = createHash('sha256').update(token, 'utf8').digest();
-    let found: string | undefined;
+    const presented = sha256(token);
+    let found: Caller | undefined;
     // Every key is compared, in constant time each, so timing says nothing about which came close.
-    for (const k of keys) if (timingSafeEqual(presented, k.hash) && found === undefined) found = k.name;
-    return found === undefined ? undefined : { kind: 'host', id: `key:${found}` };
+    for (const k of keys) if (timingSafeEqual(presented, k.hash) && found === undefined) found = k.caller;
+    return found;
   }
 
   async function tokenCaller(token: string, config: OAuthConfig): Promise<Caller | Refusal> {
@@ -216,7 +267,7 @@ export function createAuthenticator(
       const token = header === undefined ? undefined : /^Bearer +([^\s]+) *$/i.exec(header)?.[1];
       if (token === undefined) {
         // No credentials at all: a plain challenge, no error code (RFC 6750 section 3.1).
-        return refuse(req, res, { reason: 'http_unauthorized', description: 'a Bearer token is required' });
+        return refuse(req, res, { reason: 'http_unauthorized', description: `${wanted} is required` });
       }
       const byKey = keyCaller(token);
       if (byKey) return byKey;
@@ -226,12 +277,9 @@ export function createAuthenticator(
         log.info({ status: statusOf(outcome.reason), why: outcome.description }, 'http host refused');
         return refuse(req, res, outcome);
       }
-      log.info('http host refused: unknown API key');
-      return refuse(req, res, {
-        reason: 'http_unauthorized',
-        error: 'invalid_token',
-        description: 'unknown API key',
-      });
+      const unknown = mode === 'local' ? 'not the local token' : 'unknown API key';
+      log.info(`http host refused: ${unknown}`);
+      return refuse(req, res, { reason: 'http_unauthorized', error: 'invalid_token', description: unknown });
     },
   };
 }

@@ -40,6 +40,8 @@ export interface HttpFrontOptions {
   allowedOrigins: readonly string[];
   /** Who may use the front (http.auth); absent: anyone who can reach it, as the caller `http`. */
   auth?: Config['http']['auth'];
+  /** Where the state directory (the local token's) is worked out from (default: process.env). */
+  env?: NodeJS.ProcessEnv | undefined;
   /** Catalog profiles, each served at `<path>/<name>` (catalog.profiles); default: none. */
   profiles?: Config['catalog']['profiles'] | undefined;
   /**
@@ -87,6 +89,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
   let auth = createAuthenticator(
     { ...options, auth: options.auth ?? { mode: 'none', keys: [] } },
     options.log,
+    options.env,
   );
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
@@ -181,7 +184,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     url: `http://${host}:${port}${options.path}`,
     server,
     prepareAuth: (next) => {
-      const fresh = createAuthenticator({ ...options, auth: next }, options.log);
+      const fresh = createAuthenticator({ ...options, auth: next }, options.log, options.env);
       return () => void (auth = fresh);
     },
     close: () =>

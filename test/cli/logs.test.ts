@@ -4,6 +4,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ const NPX_LIKE = fileURLToPath(new URL('../fixtures/npx-like-server.js', import.
 interface Up {
   child: ChildProcess;
   url: string;
+  token: string;
   stderr: () => string;
   stop(): Promise<void>;
 }
@@ -59,9 +61,12 @@ async function up(t: TestContext, flags: string[], env: NodeJS.ProcessEnv = {}):
     30_000,
   );
   const url = /Streamable HTTP: (http:\/\/\S+?mcp)/.exec(text)![1]!;
+  // The front's default: hosts send the local token, kept in the state directory.
+  const token = readFileSync(join(dir, 'switchboard', 'http-token'), 'utf8').trim();
   return {
     child,
     url,
+    token,
     stderr: () => text,
     stop: async () => {
       child.kill('SIGTERM');
@@ -71,9 +76,10 @@ async function up(t: TestContext, flags: string[], env: NodeJS.ProcessEnv = {}):
   };
 }
 
-async function callNow(url: string): Promise<void> {
+async function callNow({ url, token }: Up): Promise<void> {
   const client = new Client({ name: 'log-host', version: '1.0.0' }, { capabilities: {} });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const headers = { authorization: `Bearer ${token}` };
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   await client.callTool({ name: 'now', arguments: {} });
   await client.close();
 }
@@ -92,10 +98,14 @@ const parsed = (text: string) =>
 
 test('in JSON mode every stderr line is JSON, banner included; debug adds one line per call', async (t) => {
   const sb = await up(t, ['--log-format', 'json', '--log-level', 'debug']);
-  await callNow(sb.url);
+  await callNow(sb);
   await eventually('the call to be logged', () => /"msg":"call tools\/call/.test(sb.stderr()));
   await sb.stop();
   const lines = parsed(sb.stderr());
+  const endpoint = lines.find((l) => String(l.msg).startsWith('Streamable HTTP: '));
+  assert.equal(endpoint?.auth, 'local');
+  assert.match(String(endpoint?.tokenFile), /switchboard\/http-token$/, 'the line names the token file');
+  assert.ok(!sb.stderr().includes(sb.token), 'the token itself is never logged, debug included');
   assert.ok(
     lines.some((l) => /^Audit (on|off)/.test(String(l.msg))),
     'the audit summary is a record',
@@ -121,7 +131,7 @@ test('in JSON mode every stderr line is JSON, banner included; debug adds one li
 
 test('at info, no call lines and no npm chatter', async (t) => {
   const sb = await up(t, [], { SWITCHBOARD_LOG_FORMAT: 'json' });
-  await callNow(sb.url);
+  await callNow(sb);
   await sb.stop();
   const lines = parsed(sb.stderr());
   assert.ok(lines.some((l) => l.stderr === 'clock: starting'));

@@ -212,11 +212,11 @@ test('A2A paths that would shadow the MCP endpoint are refused, each naming both
   assert.doesNotThrow(() => parseConfig('a2a:\n  serve:\n    path: /mcp\n', 'switchboard.yaml', { env: {} }));
 });
 
-test('push notifications on a front that authenticates no one are refused, naming both settings', () => {
+test('push notifications on a front that tells no callers apart (local token, or none) are refused, naming both settings', () => {
   const push =
     'a2a:\n  serve:\n    enabled: true\n    pushNotifications: { enabled: true, allow: ["https://hooks.example.com/"] }\n';
   const message = issueAt(rejects(push, 'switchboard.yaml'), 'a2a.serve.pushNotifications.enabled').message;
-  assert.match(message, /http\.auth authenticates no one/);
+  assert.match(message, /http\.auth \(mode local\) makes every caller the one caller http/);
   assert.match(message, /a2a\.serve\.pushNotifications\.enabled off/);
   assert.throws(() => parseConfig(`http:\n  auth: { mode: none }\n${push}`, 'switchboard.yaml', { env: {} }));
   const keyed = `http:\n  auth:\n    keys: [{ name: a, sha256: "${'0'.repeat(64)}" }]\n${push}`;

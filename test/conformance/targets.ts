@@ -158,7 +158,8 @@ async function startGateway(
   const config = join(workDir, `switchboard-${kind}.yaml`);
   // Polling on: a call still unanswered after 50 ms has its connection closed and is resumed with
   // Last-Event-ID (server-sse-polling's test_reconnection takes 100 ms, whichever backend runs it).
-  const http = { streams: { pollAfterMs: 50, retryMs: 50 } };
+  // The suite's client sends no credentials: the front is open on loopback (auth.mode none).
+  const http = { streams: { pollAfterMs: 50, retryMs: 50 }, auth: { mode: 'none' } };
   writeFileSync(config, stringify({ servers: { fixture: backend }, http }));
   const gateway = startChild(
     'switchboard',

@@ -4,7 +4,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,8 +85,11 @@ test('the packed tarball installs into an empty directory and serves', { timeout
     60_000,
   );
   const url = /Streamable HTTP: (http:\/\/\S+?\/mcp)/.exec(stderr)![1]!;
+  // As a newcomer does: the token from the file the start line names.
+  const tokenFile = /"tokenFile":"([^"]+)"/.exec(stderr)![1]!;
+  const headers = { authorization: `Bearer ${readFileSync(tokenFile, 'utf8').trim()}` };
   const client = new Client({ name: 'package-host', version: '1.0.0' }, { capabilities: {} });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   t.after(() => client.close());
   // Two servers: their names carry the server's prefix.
   const result = await client.callTool({ name: 'clock_now', arguments: { timeZone: 'UTC' } });

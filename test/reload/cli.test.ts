@@ -3,6 +3,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,8 +38,11 @@ async function up(t: TestContext, config: object, flags: string[] = []): Promise
   child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
   await eventually('switchboard to listen', () => /Streamable HTTP: (\S+)/.test(text), 30_000);
   const url = /Streamable HTTP: (\S+)/.exec(text)![1]!;
+  // The front's default: the local token (a reload keeps it, and so the session).
+  const token = readFileSync(join(dir, 'switchboard', 'http-token'), 'utf8').trim();
+  const requestInit = { headers: { authorization: `Bearer ${token}` } };
   const client = new Client({ name: 'cli-host', version: '1.0.0' }, { capabilities: {} });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit }));
   t.after(() => client.close());
   return { child, client, file, stderr: () => text, exited };
 }

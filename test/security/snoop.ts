@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.js';
+import { localTokenPath } from '../../src/front/http-auth.js';
 import { startSwitchboard, type Switchboard } from '../../src/switchboard.js';
 import { captureLog, type CapturedLog } from '../support/log-capture.js';
 import { connectHttp } from '../support/mcp-clients.js';
@@ -91,7 +92,12 @@ export async function scene(
     admin: options.admin,
   });
   t.after(() => sb.stop());
-  const { client } = await connectHttp(t, sb.http!.url, { name: 'sandbox-host' });
+  // The front's default, the local token: the host reads it where switchboard keeps it.
+  const token = readFileSync(localTokenPath(), 'utf8').trim();
+  const { client } = await connectHttp(t, sb.http!.url, {
+    name: 'sandbox-host',
+    headers: { authorization: `Bearer ${token}` },
+  });
   return {
     sb,
     log,

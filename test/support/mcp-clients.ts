@@ -25,6 +25,8 @@ export interface HostOptions {
   capabilities?: Capabilities;
   /** Runs before connecting: request and notification handlers go here. */
   setup?: (client: Client) => void;
+  /** Sent with every request (e.g. authorization). */
+  headers?: Record<string, string>;
 }
 
 /** An SDK Client over Streamable HTTP; the caller closes it. */
@@ -37,6 +39,7 @@ export async function openHttp(url: string, options: HostOptions = {}): Promise<
   let opened!: () => void;
   const streamOpen = new Promise<void>((resolve) => (opened = resolve));
   const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: options.headers ?? {} },
     fetch: async (input, init) => {
       const res = await fetch(input, init);
       if (init?.method === 'GET' && res.ok) opened();

@@ -19,9 +19,15 @@ export interface StartOptions {
   awaitBackends?: boolean;
 }
 
-/** The configuration launchSwitchboard runs for `input`: HTTP on a free port, the rest as given. */
+/**
+ * The configuration launchSwitchboard runs for `input`: HTTP on a free port, open to any caller on
+ * loopback unless `input.http.auth` says otherwise (tests of the local token default set it), the
+ * rest as given.
+ */
 export function configFor(input: ConfigInput): Config {
-  return Config.parse({ ...input, http: { ...input.http, port: 0 } });
+  const auth = input.http?.auth;
+  const said = auth?.mode !== undefined || (auth?.keys?.length ?? 0) > 0 || auth?.oauth !== undefined;
+  return Config.parse({ ...input, http: { ...input.http, auth: said ? auth : { mode: 'none' }, port: 0 } });
 }
 
 /**

@@ -20,12 +20,18 @@ export interface SwitchboardProcess {
   logLines(): Record<string, unknown>[];
 }
 
-/** Starts `switchboard up --config <config>` on a free port; killed when the test ends. */
-export async function spawnSwitchboard(t: TestContext, config: object): Promise<SwitchboardProcess> {
+/**
+ * Starts `switchboard up --config <config>` on a free port; killed when the test ends. Its front
+ * takes any caller on loopback unless `config.http.auth` says otherwise.
+ */
+export async function spawnSwitchboard(
+  t: TestContext,
+  config: { http?: object } & Record<string, unknown>,
+): Promise<SwitchboardProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'sb-process-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'switchboard.json');
-  await writeFile(file, JSON.stringify(config));
+  await writeFile(file, JSON.stringify({ ...config, http: { auth: { mode: 'none' }, ...config.http } }));
   const child = spawn(process.execPath, [MAIN, 'up', '--config', file, '--port', '0', '--no-watch'], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });

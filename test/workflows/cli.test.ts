@@ -2,11 +2,12 @@
 // database, and cancel, which stops a run under way in another switchboard (its step's call is
 // cancelled at the backend).
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { runWorkflows } from '../../src/cli/workflows.js';
+import { localTokenFor, localTokenPath } from '../../src/front/http-auth.js';
 import { connectHttp } from '../support/mcp-clients.js';
 import { until } from '../support/poll.js';
 import { httpUrl } from '../support/start-switchboard.js';
@@ -84,4 +85,26 @@ test('cancel stops a run under way in a running switchboard, its step cancelled 
   const show = io();
   await runWorkflows(['show', id, '--state', state, '--json'], show.io);
   assert.equal((JSON.parse(show.out[0]!) as { status: string }).status, 'cancelled');
+});
+
+test('run --url reaches a switchboard on its default local token without --token; elsewhere it is not sent', async (t) => {
+  const s = await setup(t, {
+    http: { auth: { mode: 'local' } },
+    workflows: { sum: { steps: [{ id: 's', tool: 'fx_add', args: { a: '1', b: '2' } }] } },
+  });
+  const ran = io();
+  const args = ['run', 'sum', '--url', httpUrl(s.sb)];
+  assert.equal(await runWorkflows(args, ran.io), 0, ran.err.join('\n'));
+  assert.doesNotMatch(ran.out.join('\n'), /"isError":true/);
+  // The file's token goes to loopback URLs only: never to a switchboard on another machine.
+  const token = readFileSync(localTokenPath(), 'utf8').trim();
+  assert.equal(localTokenFor('http://localhost:7450/mcp'), token);
+  assert.equal(localTokenFor('http://[::1]:7450/mcp'), token);
+  assert.equal(localTokenFor('http://sb.example.com:7450/mcp'), undefined);
+  assert.equal(localTokenFor('http://10.0.0.5:7450/mcp'), undefined);
+  // A given --token is used as given.
+  await assert.rejects(
+    runWorkflows(['run', 'sum', '--url', httpUrl(s.sb), '--token', 'wrong'], io().io),
+    /not the local token/,
+  );
 });

@@ -1,0 +1,23 @@
+// A secret kept in a file of its own (the admin token, the HTTP front's local token): 32 random
+// bytes, base64url, made at first use and kept across restarts, so what was given to a host or an
+// operator stays valid; owner-only (0600, in a 0700 directory), and put back to that if loosened.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/** The token in `path`, made if there is none yet (or what is there is too short to be one). */
+export function tokenFile(path: string): string {
+  try {
+    const token = readFileSync(path, 'utf8').trim();
+    // Someone loosened its mode: a credential is for the owner's eyes only.
+    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+    if (token.length >= 32) return token;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const token = randomBytes(32).toString('base64url');
+  writeFileSync(path, token + '\n', { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return token;
+}

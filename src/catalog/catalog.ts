@@ -15,8 +15,14 @@ export type Item = Record<string, unknown>;
 
 export interface Target {
   backend: string;
-  /** The backend's own name or URI. */
+  /** The backend's own name or URI (a URI in the normal form rules judge). */
   name: string;
+  /**
+   * A URI as the backend is sent it, when that differs from `name`: the normal form with the
+   * host's letters as the caller wrote them (a server may read `repo://Owner/x` case by case;
+   * rules judge every case of a host alike, so no case reaches what they deny).
+   */
+  sent?: string | undefined;
   /** The tool's or prompt's definition as the backend listed it (for named targets). */
   item?: Item | undefined;
 }

@@ -1,7 +1,8 @@
-// Resource URIs in the one form the policy judges and the backend receives: scheme and host
-// lower-cased, percent-encoding normalised, dot segments removed, `file://localhost/` as
-// `file:///`. A URI whose meaning depends on how often or how loosely a backend decodes it is
-// refused rather than guessed at, so no spelling reaches what a rule about another spelling denies.
+// Resource URIs in the one form the policy judges: scheme and host lower-cased, percent-encoding
+// normalised, dot segments removed, `file://localhost/` as `file:///`; the backend receives that
+// form with the host's letters as the caller wrote them (keepHostCase). A URI whose meaning depends
+// on how often or how loosely a backend decodes it is refused rather than guessed at, so no
+// spelling reaches what a rule about another spelling denies.
 
 /** A URI that has no one meaning the policy could judge. */
 export class UriError extends Error {
@@ -20,7 +21,7 @@ const HEX = /^[0-9A-Fa-f]{2}$/;
  * percent-encoding, an encoded NUL, control characters, an encoded `/` or `\` that would hide a
  * `.` or `..` segment from the policy, or dot segments in a path that is not hierarchical.
  */
-export function normalUri(uri: string, options: { template?: boolean } = {}): string {
+export function normalUri(uri: string, options: { template?: boolean; keepHostCase?: boolean } = {}): string {
   const m = SCHEME.exec(uri);
   if (!m) throw new UriError('it has no scheme (a resource URI is absolute)');
   const scheme = m[1]!.toLowerCase();
@@ -36,7 +37,7 @@ export function normalUri(uri: string, options: { template?: boolean } = {}): st
   let path = rest;
   if (rest.startsWith('//')) {
     const end = rest.indexOf('/', 2);
-    authority = normalAuthority(scheme, rest.slice(2, end === -1 ? undefined : end));
+    authority = normalAuthority(scheme, rest.slice(2, end === -1 ? undefined : end), options.keepHostCase);
     path = end === -1 ? '' : rest.slice(end);
   }
   path = percent(path);
@@ -79,8 +80,11 @@ export function normalUriPattern(pattern: string): string {
   }
 }
 
-/** Host lower-cased (userinfo and port kept); a file URI's `localhost` is the empty host. */
-function normalAuthority(scheme: string, raw: string): string {
+/**
+ * Host lower-cased (userinfo and port kept), or as spelled with `keepCase`; a file URI's
+ * `localhost` is the empty host, and its host, a machine's name, is lower-cased either way.
+ */
+function normalAuthority(scheme: string, raw: string, keepCase = false): string {
   const authority = percent(raw);
   if (authority.includes('%00')) throw new UriError('its authority encodes a NUL character');
   const at = authority.lastIndexOf('@');
@@ -89,10 +93,11 @@ function normalAuthority(scheme: string, raw: string): string {
   const colon = hostPort.startsWith('[')
     ? hostPort.indexOf(':', hostPort.indexOf(']'))
     : hostPort.indexOf(':');
-  const host = (colon === -1 ? hostPort : hostPort.slice(0, colon)).toLowerCase();
+  const spelled = colon === -1 ? hostPort : hostPort.slice(0, colon);
+  const host = spelled.toLowerCase();
   const port = colon === -1 ? '' : hostPort.slice(colon);
   if (scheme === 'file' && userinfo === '' && port === '' && host === 'localhost') return '';
-  return userinfo + host + port;
+  return userinfo + (keepCase && scheme !== 'file' ? spelled : host) + port;
 }
 
 /**

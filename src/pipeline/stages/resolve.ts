@@ -111,9 +111,11 @@ export function resolveTarget(
 }
 
 /**
- * The owner of a URI and the URI in normal form: the owner's own URI (what rules and the backend
- * see) and the caller's spelling of it (what bridge.allow patterns and errors see), normalised
- * alike. The owner's part is normalised by its own scheme (`a+file:` hides a `file:` URI).
+ * The owner of a URI and the URI in normal form: the owner's own URI (what rules judge), the
+ * same with the host's case kept (what the backend is sent, and what finds the owner among the
+ * URIs backends listed), and the caller's spelling of it (what bridge.allow patterns and errors
+ * see), normalised alike. The owner's part is normalised by its own scheme (`a+file:` hides a
+ * `file:` URI).
  */
 function resolveUri(
   ctx: CallContext,
@@ -122,7 +124,9 @@ function resolveUri(
   template = false,
 ): { target: Target; exposed: string } {
   const caller = normalOrRefuse(ctx, uri, template);
-  const found = catalog.resolveUri(caller);
+  // Normalised already: only the host's case differs, so this cannot throw.
+  const spelled = normalUri(uri, { template, keepHostCase: true });
+  const found = catalog.resolveUri(spelled);
   if (!found) throw resourceNotFound(caller);
   if ('ambiguous' in found) {
     throw new WireError(
@@ -130,10 +134,12 @@ function resolveUri(
       `Resource ${caller} could belong to ${found.ambiguous.join(', ')}; use the namespaced URI`,
     );
   }
-  // The catalog answers with the URI itself or the part after a namespace prefix.
-  const prefix = caller.slice(0, caller.length - found.name.length);
+  // The catalog answers with the URI itself or the part after a namespace prefix (a scheme's,
+  // lower-cased in both forms).
+  const prefix = spelled.slice(0, spelled.length - found.name.length);
   const own = normalOrRefuse(ctx, found.name, template);
-  return { target: { ...found, name: own }, exposed: prefix + own };
+  const sent = normalUri(found.name, { template, keepHostCase: true });
+  return { target: { ...found, name: own, ...(sent !== own && { sent }) }, exposed: prefix + own };
 }
 
 /** A URI that cannot be normalised cannot be judged: refused, and audited as a policy refusal. */

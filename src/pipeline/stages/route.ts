@@ -140,9 +140,9 @@ async function forward(
   }
   switch (ctx.method) {
     case 'resources/subscribe':
-      return services.subscribe(ctx, backend, target.name);
+      return services.subscribe(ctx, backend, target.sent ?? target.name);
     case 'resources/unsubscribe':
-      return services.unsubscribe(ctx, backend, target.name);
+      return services.unsubscribe(ctx, backend, target.sent ?? target.name);
     default: {
       if (
         ctx.method === 'tools/call' &&
@@ -244,7 +244,7 @@ function isThenable(value: unknown): value is PromiseLike<Result> {
 /** The caller's params with the exposed name or URI replaced by the backend's own. */
 function backendParams(ctx: CallContext): Params {
   const p = ctx.params;
-  const name = ctx.target!.name;
+  const name = ctx.target!.sent ?? ctx.target!.name;
   switch (ctx.target!.kind) {
     case 'tool':
     case 'prompt':

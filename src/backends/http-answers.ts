@@ -10,7 +10,8 @@ import type { Logger } from '../log.js';
 import { parseWire, RAW_MESSAGE_BYTES } from '../jsonrpc/wire-parse.js';
 import { noteLargeRead } from '../net/read-buffers.js';
 import { redirectNotFollowed } from './http-redirects.js';
-import { eventFields, SseEvents, type Glimpse, type SseFields } from './sse-events.js';
+import type { Glimpse } from '../encoding/glimpse.js';
+import { eventFields, SseEvents, type SseFields } from './sse-events.js';
 
 /** How much of what a backend said with a refusal goes into its error. */
 const SAID_CHARS = 1000;

@@ -8,7 +8,7 @@
 import type { HttpBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
-import { answerId } from './glimpse-keys.js';
+import { answerId } from '../jsonrpc/glimpse-keys.js';
 import {
   deliverEvent,
   droppedAnswerTo,
@@ -89,7 +89,7 @@ export class SseChannel implements Channel {
           warnDropped(log, backend, bytes, maxMessageBytes);
           // Every answer shares this one stream, which goes on: an answer dropped would leave its
           // call waiting for its time limit. Its id in view, the call fails now, saying why.
-          const id = answerId(glimpse);
+          const id = answerId(glimpse, 'sse');
           if (id !== undefined) this.onmessage?.(droppedAnswerTo(id, backend, bytes, maxMessageBytes));
         },
         ended: (error) => {

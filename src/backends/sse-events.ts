@@ -1,21 +1,13 @@
 // Server-sent events read from bytes: a stream split into whole events without copying them
 // (an event over a limit dropped as it is read, never held whole), and an event's fields.
 import { ByteLine } from '../encoding/byte-line.js';
+import { emptyGlimpse, glimpseOf, lastBytes, type Glimpse } from '../encoding/glimpse.js';
 
 const LF = 0x0a;
 const CR = 0x0d;
 const COLON = 0x3a;
 const SPACE = 0x20;
 const NEWLINE = Buffer.of(LF);
-
-/** The first and last bytes of a dropped event. */
-export interface Glimpse {
-  head: Buffer;
-  tail: Buffer;
-}
-
-/** How much of each end of a dropped event is kept for a glimpse. */
-const GLIMPSE_BYTES = 256;
 
 /**
  * Splits SSE bytes into whole events (each ending in its blank line), without copying them. An event
@@ -29,7 +21,7 @@ export class SseEvents {
   /** Bytes of the event under way, once they are past what is held (undefined while held). */
   private skipped: number | undefined;
   /** The first and (so far) last bytes of the event being skipped. */
-  private glimpse: Glimpse = { head: EMPTY, tail: EMPTY };
+  private glimpse: Glimpse = emptyGlimpse();
   /** Bytes of the line under way (before its end). */
   private lineBytes = 0;
   /** The last byte was a CR ending a line: an LF next belongs to that line's end. */
@@ -185,23 +177,6 @@ function field(bytes: ByteLine, start: number, end: number, out: SseFields): voi
     const text = bytes.text(valueAt, end);
     if (/^\d+$/.test(text)) out.retry = Number(text);
   }
-}
-
-const EMPTY = Buffer.alloc(0);
-
-/** The first and last GLIMPSE_BYTES of some parts (copies: the parts themselves are let go). */
-function glimpseOf(parts: Buffer[]): Glimpse {
-  const bytes = new ByteLine(parts);
-  return {
-    head: Buffer.concat(bytes.slice(0, Math.min(GLIMPSE_BYTES, bytes.length))),
-    tail: lastBytes(parts),
-  };
-}
-
-/** The last GLIMPSE_BYTES of some parts, copied. */
-function lastBytes(parts: Buffer[]): Buffer {
-  const bytes = new ByteLine(parts);
-  return Buffer.concat(bytes.slice(Math.max(0, bytes.length - GLIMPSE_BYTES), bytes.length));
 }
 
 /** A chunk read as a Buffer over the same memory. */

@@ -7,7 +7,7 @@ import { constants } from 'node:os';
 import type { StdioBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
-import { readJsonLines } from '../jsonrpc/json-lines.js';
+import { readJsonLines, standInAnswer } from '../jsonrpc/json-lines.js';
 import { LineWriter, readLines } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
 import { TokenBucket } from './token-bucket.js';
@@ -130,13 +130,26 @@ export class StdioChannel implements Channel {
           { backend: name, line: text.slice(0, 200) },
           'backend wrote a line that is not JSON; dropped',
         ),
-      oversized: (_error, bytes) => {
-        // A dropped line may be the answer a caller waits for, and which one cannot be told:
-        // stopping the backend fails its calls now instead of leaving one waiting forever.
-        this.closeReason ??= `backend ${name} sent a message of ${bytes} bytes, over limits.maxMessageBytes (${maxMessageBytes}); switchboard stopped it`;
+      oversized: (line) => {
+        const { bytes, limit, seen } = line;
+        // What the line's ends show decides: the call an answer was for fails, naming the sizes;
+        // a request of the backend's is refused by its id; a notification is dropped.
+        const answer = standInAnswer(line, `backend ${name}`, 'backend_message_too_large');
+        if (answer || seen.namesMethod) {
+          log.warn(
+            { bytes, limit, id: seen.id, answer: answer !== undefined },
+            'backend message over limits.maxMessageBytes dropped',
+          );
+          if (answer) return this.onmessage?.(answer);
+          if (line.reply) void this.writer?.write(line.reply);
+          return;
+        }
+        // Neither end tells what it was: it may be the answer a caller waits for, and which one
+        // cannot be told; stopping the backend fails its calls now instead of leaving one waiting.
+        this.closeReason ??= `backend ${name} sent a message of ${bytes} bytes, over limits.maxMessageBytes (${maxMessageBytes}), that could not be told apart; switchboard stopped it`;
         log.error(
-          { bytes, limit: maxMessageBytes },
-          'backend message over the size limit; stopping the backend',
+          { bytes, limit },
+          'backend message over the size limit, not told apart; stopping the backend',
         );
         this.kill('SIGKILL');
       },

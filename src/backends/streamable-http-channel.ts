@@ -11,7 +11,7 @@ import type { HttpBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import { classify, isFailure, type JsonRpcMessage } from '../jsonrpc/message.js';
 import { isModernVersion } from '../protocol/versions.js';
-import { namesMethod } from './glimpse-keys.js';
+import { namesMethod } from '../jsonrpc/glimpse-keys.js';
 import {
   discard,
   droppedAnswerTo,
@@ -219,7 +219,7 @@ export class StreamableHttpChannel implements Channel {
       },
       dropped: (bytes, glimpse) => {
         warnDropped(log, backend, bytes, maxMessageBytes);
-        if (!namesMethod(glimpse)) answerDropped = Math.max(answerDropped, bytes);
+        if (!namesMethod(glimpse, 'sse')) answerDropped = Math.max(answerDropped, bytes);
       },
       ended: (error) => {
         if (this.ended(stream)) return;

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { WIRE } from '../errors/errors.js';
 import type { Gateway } from '../gateway/gateway.js';
 import { classify, type JsonRpcMessage } from '../jsonrpc/message.js';
-import { jsonLines } from '../jsonrpc/json-lines.js';
+import { jsonLines, standInAnswer } from '../jsonrpc/json-lines.js';
 import { BoundedWriter } from '../jsonrpc/bounded-writer.js';
 import { LineSplitter } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
@@ -132,10 +132,10 @@ export class BridgeServer {
       return true;
     };
     // A line that fails before authentication is refused like a wrong token; after it, answered.
-    const fault = (error: JsonRpcMessage) => {
+    const fault = (error?: JsonRpcMessage) => {
       if (refused) return;
       if (!session) return void (refused = this.refuse(socket, null));
-      write(error);
+      if (error) write(error);
     };
     const lines = new LineSplitter(
       this.options.maxMessageBytes,
@@ -148,7 +148,13 @@ export class BridgeServer {
             refused = session === undefined;
           },
           notJson: fault,
-          oversized: fault,
+          oversized: (line) => {
+            // Before authentication, refused as any bad line; after it, a request is answered by
+            // its id, an answer fails the request it answered, a notification is dropped.
+            const answer = session && standInAnswer(line, 'the bridge client', 'message_too_large');
+            if (answer) return void session!.receive(answer);
+            fault(line.reply);
+          },
         },
         { bytes: true },
       ),

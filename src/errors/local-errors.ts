@@ -59,7 +59,7 @@ const LOCAL = {
     expose: true,
     fault: 'backend',
     description:
-      "An HTTP backend's message over `limits.maxMessageBytes`. A body over it is refused before it is read, and only the call it answers fails (`data.bytes` and `data.limit` give both sizes); an SSE event over it is dropped, and when the dropped event looks like an answer and the call's response stream then ends without another, the call gets this error in its place. A stdio backend that sends such a line is stopped (`backend_closed`); an A2A agent's call fails as any failure of the agent's (`-32001`), the sizes in its message.",
+      "An HTTP backend's message over `limits.maxMessageBytes`. A body over it is refused before it is read, and only the call it answers fails (`data.bytes` and `data.limit` give both sizes); an SSE event over it is dropped, and when the dropped event looks like an answer and the call's response stream then ends without another, the call gets this error in its place. A stdio backend's line over it is dropped and what its two ends show decides: an answer fails the call it answered with this error, a request of the backend's is refused by its id (-32600), a notification is dropped; only a line whose ends tell none of that stops the backend (`backend_closed`); an A2A agent's call fails as any failure of the agent's (`-32001`), the sizes in its message.",
   },
   backend_protocol_error: {
     group: 'backend',
@@ -107,7 +107,8 @@ const LOCAL = {
     code: WIRE.INVALID_REQUEST,
     expose: true,
     fault: 'caller',
-    description: 'A message over `limits.maxMessageBytes`.',
+    description:
+      "A message over `limits.maxMessageBytes`, over stdio or the bridge: a request is answered to its id when the line's first or last bytes show it (else to id null); a host's or bridge client's answer over it fails, with this reason, the request it answered.",
   },
   unauditable: {
     group: 'calls',

@@ -12,7 +12,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Gateway } from '../gateway/gateway.js';
 import { BoundedWriter } from '../jsonrpc/bounded-writer.js';
-import { readJsonLines } from '../jsonrpc/json-lines.js';
+import { readJsonLines, standInAnswer } from '../jsonrpc/json-lines.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import type { LegacySession } from '../sessions/legacy-session.js';
@@ -84,7 +84,17 @@ export function serveStdio(gateway: Gateway, options: StdioFrontOptions): StdioF
       connection.receive(value);
     },
     notJson: write,
-    oversized: write,
+    oversized: (line) => {
+      // A request is answered by its id (its caller can match that); an answer of the host's to
+      // one of ours fails that request; a notification is dropped, as a JSON-RPC peer answers none.
+      if (line.reply) return void write(line.reply);
+      const answer = standInAnswer(line, 'the host', 'message_too_large');
+      if (answer) return connection.receive(answer);
+      log.warn(
+        { bytes: line.bytes, limit: line.limit },
+        'stdio host notification over the message limit dropped',
+      );
+    },
   });
   const closed = new Promise<void>((resolve) => {
     input.once('end', resolve);

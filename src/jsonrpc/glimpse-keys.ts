@@ -1,25 +1,44 @@
-// What kind of message a dropped SSE event held, from the bytes kept of its two ends (a glimpse):
-// the keys of the message's own object, read forwards from its start and backwards from its end,
-// strings and nested values skipped, so a key inside a value (a tool's `method` parameter) is not
-// taken for the message's own; and, for an answer, its id.
-import type { Glimpse } from './sse-events.js';
+// What kind of message a dropped SSE event or NDJSON line held, from the bytes kept of its two
+// ends (a glimpse): the keys of the message's own object, read forwards from its start and
+// backwards from its end, strings and nested values skipped, so a key inside a value (a tool's
+// `method` parameter) is not taken for the message's own; and its id.
+import type { Glimpse } from '../encoding/glimpse.js';
+
+/** How the dropped message was framed: an SSE event (its JSON after `data:`) or a line of JSON. */
+export type Framing = 'sse' | 'line';
+
+/** What a glimpse shows of its message: its own id, if in view, and whether it names a method. */
+export interface GlimpsedMessage {
+  id: string | number | undefined;
+  /** A request or notification, not an answer. */
+  namesMethod: boolean;
+}
+
+export function glimpsedMessage(glimpse: Glimpse, framing: Framing): GlimpsedMessage {
+  const views = ends(glimpse, framing);
+  return { id: idIn(views), namesMethod: views.some(({ keys }) => keys.has('method')) };
+}
 
 /**
  * Whether a dropped event names a method as a key of its message itself (not of something inside
  * it), in the bytes kept of either end: a notification or a request, not an answer. What cannot
  * be told counts as an answer.
  */
-export function namesMethod(glimpse: Glimpse): boolean {
-  return ends(glimpse).some(({ keys }) => keys.has('method'));
+export function namesMethod(glimpse: Glimpse, framing: Framing): boolean {
+  return glimpsedMessage(glimpse, framing).namesMethod;
 }
 
 /**
- * The id of the answer a dropped event held, when either end kept it as a key of the message
- * itself (`"id": 7`, `"id": "a"`); undefined when it is not in view, or the event names a method.
+ * The id of the answer a dropped message held, when either end kept it as a key of the message
+ * itself (`"id": 7`, `"id": "a"`); undefined when it is not in view, or the message names a method.
  */
-export function answerId(glimpse: Glimpse): string | number | undefined {
-  if (namesMethod(glimpse)) return undefined;
-  for (const { text, keys } of ends(glimpse)) {
+export function answerId(glimpse: Glimpse, framing: Framing): string | number | undefined {
+  const seen = glimpsedMessage(glimpse, framing);
+  return seen.namesMethod ? undefined : seen.id;
+}
+
+function idIn(views: { text: string; keys: Map<string, number> }[]): string | number | undefined {
+  for (const { text, keys } of views) {
     const at = keys.get('id');
     if (at === undefined) continue;
     const token = /^\s*(-?\d+|"(?:[^"\\]|\\.)*")/.exec(text.slice(at))?.[1];
@@ -32,9 +51,9 @@ export function answerId(glimpse: Glimpse): string | number | undefined {
 }
 
 /** Each end of a glimpse as text (a byte per character) and its message's own keys, each with where its value starts. */
-function ends(glimpse: Glimpse): { text: string; keys: Map<string, number> }[] {
+function ends(glimpse: Glimpse, framing: Framing): { text: string; keys: Map<string, number> }[] {
   const head = glimpse.head.toString('latin1');
-  const start = head.indexOf('{', Math.max(0, head.indexOf('data:')));
+  const start = head.indexOf('{', framing === 'sse' ? Math.max(0, head.indexOf('data:')) : 0);
   const tail = glimpse.tail.toString('latin1');
   return [
     { text: head, keys: start === -1 ? new Map() : topKeysForward(head, start) },

@@ -1,10 +1,13 @@
 // JSON-RPC over NDJSON lines: each line parsed once, and the two ways a line can fail (not JSON,
-// over the size limit) reported with the error a JSON-RPC peer is owed, for each reader to use
-// as it sees fit (answer it, log it, or stop the sender).
+// over the size limit) reported with the error a JSON-RPC peer is owed (an oversized line's
+// ends telling whose request it was), for each reader to use as it sees fit (answer it, log it,
+// fail the call it answered, or stop the sender).
 import type { Readable } from 'node:stream';
 import { WIRE } from '../errors/errors.js';
 import { noteLargeRead } from '../net/read-buffers.js';
 import type { JsonRpcFailure } from './message.js';
+import type { Glimpse } from '../encoding/glimpse.js';
+import { glimpsedMessage, type GlimpsedMessage } from './glimpse-keys.js';
 import { joined, readLines, type LineHandlers } from './ndjson.js';
 import { parseWire, RAW_MESSAGE_BYTES } from './wire-parse.js';
 
@@ -12,8 +15,22 @@ export interface JsonLineHandlers {
   message(value: unknown): void;
   /** A line that is not JSON; `error` is the -32700 answer (id null) a JSON-RPC peer expects. */
   notJson(error: JsonRpcFailure, text: string): void;
-  /** A line over `limit` was dropped; `error` is the -32600 answer (id null) naming both sizes. */
-  oversized(error: JsonRpcFailure, bytes: number, limit: number): void;
+  /** A line over the size limit was dropped: what its two ends showed of it, and who is owed what. */
+  oversized(line: OversizedLine): void;
+}
+
+/** A line dropped for its size, as far as the bytes kept of its two ends tell what it was. */
+export interface OversizedLine {
+  /** How much of it was seen, and the limit. */
+  bytes: number;
+  limit: number;
+  /** Its own id, if in view, and whether it names a method (a request or notification). */
+  seen: GlimpsedMessage;
+  /**
+   * The -32600 answer its sender is owed, naming both sizes: to a request's id, or to null when
+   * what it was cannot be told; undefined for a notification or an answer, which get none.
+   */
+  reply: JsonRpcFailure | undefined;
 }
 
 /**
@@ -52,7 +69,7 @@ export function jsonLines(handlers: JsonLineHandlers, options: { bytes?: boolean
         handlers.message(value);
       },
     }),
-    oversized: (bytes, limit) => handlers.oversized(oversizedError(bytes, limit), bytes, limit),
+    oversized: (bytes, limit, glimpse) => handlers.oversized(oversizedLine(bytes, limit, glimpse)),
   };
 }
 
@@ -69,13 +86,39 @@ function parseError(): JsonRpcFailure {
   };
 }
 
-function oversizedError(bytes: number, limit: number): JsonRpcFailure {
+function oversizedLine(bytes: number, limit: number, glimpse: Glimpse): OversizedLine {
+  const seen = glimpsedMessage(glimpse, 'line');
+  const told = seen.namesMethod || seen.id !== undefined;
+  const owed = seen.namesMethod ? seen.id !== undefined : !told;
+  return { bytes, limit, seen, reply: owed ? oversizedError(bytes, limit, seen.id ?? null) : undefined };
+}
+
+function oversizedError(bytes: number, limit: number, id: string | number | null): JsonRpcFailure {
   return {
     jsonrpc: '2.0',
-    id: null,
+    id,
     error: {
       code: WIRE.INVALID_REQUEST,
       message: `Message of ${bytes} bytes exceeds the limit of ${limit} bytes`,
+    },
+  };
+}
+
+/**
+ * For a dropped line that was an answer (an id, no method), the error answer that stands in for
+ * it, so the call it answered fails now, naming the sizes, instead of waiting out its time limit.
+ * `who` names the sender (`the host`, `backend x`); `reason` goes in `data.reason`.
+ */
+export function standInAnswer(line: OversizedLine, who: string, reason: string): JsonRpcFailure | undefined {
+  const { seen, bytes, limit } = line;
+  if (seen.namesMethod || seen.id === undefined) return undefined;
+  return {
+    jsonrpc: '2.0',
+    id: seen.id,
+    error: {
+      code: WIRE.INTERNAL_ERROR,
+      message: `${who} answered with ${bytes} bytes, over the message limit of ${limit} bytes (limits.maxMessageBytes); the answer was dropped`,
+      data: { reason, bytes, limit },
     },
   };
 }

@@ -1,6 +1,7 @@
 // Newline-delimited JSON framing (MCP's stdio framing, also the bridge's), with a size limit
 // that drops an oversized line without losing the ones after it.
 import type { Readable, Writable } from 'node:stream';
+import { emptyGlimpse, glimpseOf, lastBytes, type Glimpse } from '../encoding/glimpse.js';
 import { stringifyWire, type WireText } from './wire-write.js';
 
 export interface LineHandlers {
@@ -10,8 +11,11 @@ export interface LineHandlers {
    * copied into one buffer), without its line end.
    */
   bytes?(chunks: readonly Buffer[]): void;
-  /** A line longer than `limit` was dropped; `bytes` is how much of it was seen. */
-  oversized(bytes: number, limit: number): void;
+  /**
+   * A line longer than `limit` was dropped; `bytes` is how much of it was seen, `glimpse` its first
+   * and last bytes (enough to tell what message it was: glimpse-keys.ts).
+   */
+  oversized(bytes: number, limit: number, glimpse: Glimpse): void;
 }
 
 /** Splits a byte stream into lines; keeps at most `maxBytes` of a pending line in memory. */
@@ -19,6 +23,8 @@ export class LineSplitter {
   private chunks: Buffer[] = [];
   private pending = 0;
   private skipping = false;
+  /** The ends of the line being skipped, its tail kept up to date as it goes by. */
+  private glimpse = emptyGlimpse();
 
   constructor(
     /** The longest line kept; may change between lines (a limit learnt from the first message). */
@@ -38,12 +44,13 @@ export class LineSplitter {
   }
 
   private hold(part: Buffer): void {
+    this.pending += part.length;
     if (this.skipping) {
-      this.pending += part.length;
+      this.glimpse.tail = lastBytes([this.glimpse.tail, part]);
       return;
     }
-    this.pending += part.length;
     if (this.pending > this.maxBytes) {
+      this.glimpse = glimpseOf([...this.chunks, part]);
       this.chunks = [];
       this.skipping = true;
       return;
@@ -54,8 +61,11 @@ export class LineSplitter {
   private finish(tail: Buffer): void {
     if (this.skipping || this.pending + tail.length > this.maxBytes) {
       const seen = this.pending + tail.length;
+      const glimpse = this.skipping
+        ? { head: this.glimpse.head, tail: lastBytes([this.glimpse.tail, tail]) }
+        : glimpseOf([...this.chunks, tail]);
       this.reset();
-      this.handlers.oversized(seen, this.maxBytes);
+      this.handlers.oversized(seen, this.maxBytes, glimpse);
       return;
     }
     const chunks = tail.length ? [...this.chunks, tail] : this.chunks;
@@ -76,6 +86,7 @@ export class LineSplitter {
     this.chunks = [];
     this.pending = 0;
     this.skipping = false;
+    this.glimpse = emptyGlimpse();
   }
 }
 

@@ -189,15 +189,19 @@ test('lines that are not JSON or not JSON-RPC are answered with errors and the c
   }
 });
 
-test('an oversized line is refused without reading it as a request, and the connection goes on', async () => {
+test('an oversized request is refused to its id without being run, and the connection goes on', async () => {
   const raw = await Raw.as(path, REMOTE_TOKEN);
   try {
     raw.send({ id: 9, method: 'test.echo', params: { text: 'y'.repeat(LIMIT) } });
-    const refused = await raw.answerTo(null);
+    const refused = await raw.answerTo(9);
     assert.equal((refused.error as Json).code, -32600);
     assert.match(String((refused.error as Json).message), /exceeds the limit/);
     assert.deepEqual((await raw.request('test.echo', { text: 'small' })).result, { echoed: 'small' });
-    assert.equal(raw.lines.filter((l) => l.id === 9).length, 0);
+    assert.deepEqual(
+      raw.lines.filter((l) => l.id === 9).map((l) => 'result' in l),
+      [false],
+      'one answer, the refusal: the handler never ran',
+    );
   } finally {
     raw.close();
   }

@@ -30,6 +30,25 @@ const req = (id: number | string, method: string, params?: object) =>
   JSON.stringify({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
 const errorOf = (m: Record<string, unknown>) => m.error as { code: number; message: string };
 
+test("a stdio host's answer over the limit fails the request it answered, and the call that asked goes on", async (t) => {
+  const { write, inbox } = await rawStdio(t, { servers: SERVERS, limits: { maxMessageBytes: LIMIT } });
+  write(initialize({ sampling: {} }));
+  await inbox.next((m) => m.id === 'init');
+  write(req(1, 'tools/call', { name: 'a_sample', arguments: { prompt: 'p' } }));
+  const ask = await inbox.next((m) => m.method === 'sampling/createMessage');
+  // Its id first, its result after: the ends of the dropped line show an answer to that request.
+  const content = { type: 'text', text: 'w'.repeat(LIMIT) };
+  write(JSON.stringify({ jsonrpc: '2.0', id: ask.id, result: { role: 'assistant', content, model: 'm' } }));
+  const answer = await inbox.next((m) => m.id === 1);
+  assert.match(
+    JSON.stringify(answer),
+    /the host answered with \d+ bytes, over the message limit of 8192 bytes \(limits\.maxMessageBytes\); the answer was dropped/,
+  );
+  assert.ok(!inbox.items.some((m) => m.id === null), 'nothing answered to id null');
+  write(req(2, 'tools/call', { name: 'b_echo', arguments: { still: 'here' } }));
+  assert.deepEqual(textJson((await inbox.next((m) => m.id === 2)).result).arguments, { still: 'here' });
+});
+
 test('bad input over stdio is answered with the right error and the session goes on', async (t) => {
   const { write, inbox } = await rawStdio(t, { servers: SERVERS, limits: { maxMessageBytes: LIMIT } });
   write(initialize());
@@ -63,6 +82,7 @@ test('bad input over stdio is answered with the right error and the session goes
   got = next();
   write(req(4, 'tools/call', { name: 'a_echo', arguments: { text: 'x'.repeat(LIMIT) } }));
   const big = await got;
+  assert.equal(big.id, 4, 'answered to its id, read from the line kept of its ends');
   assert.equal(errorOf(big).code, -32600);
   assert.match(errorOf(big).message, new RegExp(`exceeds the limit of ${LIMIT} bytes`));
   got = next();

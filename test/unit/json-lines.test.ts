@@ -2,23 +2,24 @@
 // JSON-RPC error a peer is owed (id null), and the lines around them still read.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { jsonLines } from '../../src/jsonrpc/json-lines.js';
+import { jsonLines, standInAnswer, type OversizedLine } from '../../src/jsonrpc/json-lines.js';
 import type { JsonRpcFailure } from '../../src/jsonrpc/message.js';
 import { LineSplitter } from '../../src/jsonrpc/ndjson.js';
 
 function read(chunks: string[], limit: number) {
   const messages: unknown[] = [];
   const faults: Array<{ error: JsonRpcFailure; detail: string | number }> = [];
+  const oversized: OversizedLine[] = [];
   const lines = new LineSplitter(
     limit,
     jsonLines({
       message: (value) => messages.push(value),
       notJson: (error, text) => faults.push({ error, detail: text }),
-      oversized: (error, bytes) => faults.push({ error, detail: bytes }),
+      oversized: (line) => void oversized.push(line),
     }),
   );
   for (const c of chunks) lines.push(Buffer.from(c));
-  return { lines, messages, faults };
+  return { lines, messages, faults, oversized };
 }
 
 test('lines that are not JSON are answered with -32700 and id null, and reading goes on', () => {
@@ -32,27 +33,59 @@ test('lines that are not JSON are answered with -32700 and id null, and reading 
   ]);
 });
 
-test('a line over the limit is answered with -32600 naming its size and the limit', () => {
-  const { messages, faults } = read([`${'x'.repeat(60)}\n{"ok":true}\n`], 50);
+test('a line over the limit that cannot be told apart is answered with -32600 to id null, naming both sizes', () => {
+  const { messages, oversized } = read([`${'x'.repeat(60)}\n{"ok":true}\n`], 50);
   assert.deepEqual(messages, [{ ok: true }]);
-  assert.deepEqual(faults, [
+  assert.deepEqual(oversized, [
     {
-      error: {
+      bytes: 60,
+      limit: 50,
+      seen: { id: undefined, namesMethod: false },
+      reply: {
         jsonrpc: '2.0',
         id: null,
         error: { code: -32600, message: 'Message of 60 bytes exceeds the limit of 50 bytes' },
       },
-      detail: 60,
     },
   ]);
 });
 
+test('an oversized request is answered to its id, however it was cut; an answer or a notification is owed nothing', () => {
+  const big = 'y'.repeat(5000);
+  const request = JSON.stringify({ jsonrpc: '2.0', id: 'r-1', method: 'tools/call', params: { big } });
+  const answer = JSON.stringify({ result: { big }, jsonrpc: '2.0', id: 41 });
+  const note = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { big } });
+  const text = `${request}\n${answer}\r\n${note}\n{"ok":1}\n`;
+  for (const cut of [1, 100, 4096, text.length]) {
+    const chunks: string[] = [];
+    for (let i = 0; i < text.length; i += cut) chunks.push(text.slice(i, i + cut));
+    const { messages, oversized } = read(chunks, 1000);
+    assert.deepEqual(messages, [{ ok: 1 }], `cut ${cut}`);
+    assert.deepEqual(
+      oversized.map((l) => [l.seen, l.reply?.id]),
+      [
+        [{ id: 'r-1', namesMethod: true }, 'r-1'],
+        [{ id: 41, namesMethod: false }, undefined],
+        [{ id: undefined, namesMethod: true }, undefined],
+      ],
+      `cut ${cut}`,
+    );
+    const standIn = standInAnswer(oversized[1]!, 'backend b', 'backend_message_too_large');
+    assert.equal(standIn?.id, 41);
+    assert.match(
+      standIn!.error.message,
+      /^backend b answered with 5\d{3} bytes, over the message limit of 1000 bytes/,
+    );
+    assert.equal(standInAnswer(oversized[0]!, 'b', 'r'), undefined, 'a request is no answer');
+  }
+});
+
 test('a limit changed between lines applies to the lines after it', () => {
-  const { lines, messages, faults } = read(['{"a":1}\n'], 1024);
+  const { lines, messages, oversized } = read(['{"a":1}\n'], 1024);
   lines.maxBytes = 5;
   lines.push(Buffer.from('{"b":2}\n'));
   assert.deepEqual(messages, [{ a: 1 }]);
-  assert.match(faults[0]!.error.error.message, /exceeds the limit of 5 bytes/);
+  assert.equal(oversized[0]!.limit, 5);
 });
 
 test('a message handler that throws is not reported as a line that is not JSON', () => {
@@ -62,7 +95,7 @@ test('a message handler that throws is not reported as a line that is not JSON',
       throw new Error('handler failed');
     },
     notJson: (error) => faults.push(error),
-    oversized: (error) => faults.push(error),
+    oversized: (line) => faults.push(line),
   });
   assert.throws(() => handlers.line('{"a":1}'), /handler failed/);
   assert.deepEqual(faults, []);
@@ -77,7 +110,7 @@ test('large lines read as bytes: one not JSON is answered with -32700, a blank o
       {
         message: (value) => messages.push(value),
         notJson: (error) => faults.push(error),
-        oversized: (error) => faults.push(error),
+        oversized: (line) => faults.push(line.reply!),
       },
       { bytes: true },
     ),

@@ -22,7 +22,7 @@ export class Inbox {
       jsonLines({
         message: (value) => (this.reader ? this.reader.message(value) : this.wait((r) => r.message(value))),
         notJson: () => (this.reader ? this.reader.notJson() : this.wait((r) => r.notJson())),
-        oversized: (_error, bytes, max) =>
+        oversized: ({ bytes, limit: max }) =>
           this.reader ? this.reader.oversized(bytes, max) : this.wait((r) => r.oversized(bytes, max)),
       }),
     );

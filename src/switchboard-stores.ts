@@ -46,7 +46,7 @@ export function openStores(
   }
   let trust: Trust;
   try {
-    trust = openTrust(config, log, redactor);
+    trust = openTrust(config, log, redactor, options.env);
   } catch (err) {
     // Asked for an audit trail or pins and cannot keep them: refuse to run without them.
     throw new StartupError(
@@ -55,7 +55,7 @@ export function openStores(
     );
   }
   let state: StateDb;
-  const statePath = config.state.path ?? defaultStateDbPath();
+  const statePath = config.state.path ?? defaultStateDbPath(options.env);
   try {
     state = openStateDb(statePath);
   } catch (err) {

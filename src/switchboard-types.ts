@@ -22,7 +22,11 @@ export interface StartOptions {
   http?: boolean;
   /** Loaded with the vault's secrets and config.redaction at start; pass the one the log writes through. */
   redactor?: Redactor;
-  /** Where vault.passphraseEnv is looked up (default: process.env). */
+  /**
+   * The environment switchboard's own paths are worked out from (the state directory, whose
+   * tokens and databases the sandbox hides) and vault.passphraseEnv is looked up in (default:
+   * process.env).
+   */
   env?: NodeJS.ProcessEnv;
   /** The files the config was read from (LoadedConfig.files): hidden from sandboxed backends. */
   configFiles?: readonly string[];

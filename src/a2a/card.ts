@@ -109,7 +109,8 @@ export async function buildCard(
             scheme: {
               $case: 'httpAuthSecurityScheme',
               value: {
-                description: 'An API key or OAuth access token accepted by the HTTP front',
+                description:
+                  'A token the HTTP front accepts: its local token, an API key or an OAuth access token',
                 scheme: 'Bearer',
                 bearerFormat: '',
               },

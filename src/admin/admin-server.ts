@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
+import { claimLoopbackTwin } from '../net/loopback-twin.js';
 import type { Metrics } from '../observe/metrics.js';
 import { adminAuthenticator } from './admin-auth.js';
 import { API_PREFIX, serveApi, type ApiDeps } from './admin-api.js';
@@ -61,11 +62,15 @@ export async function serveAdmin(options: AdminServerOptions): Promise<AdminServ
     server.listen(port, host, () => resolve());
   });
   const bound = (server.address() as AddressInfo).port;
+  const twin = await claimLoopbackTwin(server, host, bound, options.log, 'admin listener');
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
   return {
     url,
     dashboardUrl: `${url}/?token=${encodeURIComponent(options.token)}`,
-    close: () => closeServer(server),
+    close: () => {
+      twin?.close();
+      return closeServer(server);
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 // Starts what operators see of a running switchboard: the metrics and the recent-calls ring (both
 // fed by the pipeline's diagnostics events), the admin token, and the admin listener; and writes
 // admin.json so the CLI can find it. A listener that cannot start is reported, not fatal.
+import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { Logger } from '../log.js';
@@ -12,7 +13,14 @@ import type { RunStore } from '../workflows/run-store.js';
 import type { ApprovalStore } from '../trust/approval-store.js';
 import type { AuditWriter } from '../trust/audit-writer.js';
 import type { PinStore } from '../trust/pins-store.js';
-import { adminDir, adminToken, removeAdminInfo, writeAdminInfo, type AdminInfo } from './admin-files.js';
+import {
+  adminDir,
+  adminToken,
+  removeAdminInfo,
+  TOKEN_FILE,
+  writeAdminInfo,
+  type AdminInfo,
+} from './admin-files.js';
 import { serveAdmin, type AdminServer } from './admin-server.js';
 import { pendingApprovals } from './admin-views.js';
 
@@ -39,6 +47,8 @@ export interface Admin {
   readonly server: AdminServer | undefined;
   /** Why the listener did not start, when it did not. */
   readonly error: string | undefined;
+  /** The file of the admin token the listener asks for. */
+  readonly tokenFile: string;
   stop(): Promise<void>;
 }
 
@@ -114,6 +124,7 @@ export async function startAdmin(config: Config['admin'], deps: AdminDeps): Prom
     recent,
     server,
     error,
+    tokenFile: join(dir, TOKEN_FILE),
     stop: () =>
       (stopped ??= (async () => {
         metrics?.stop();

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { adminDir, readAdminInfo, TOKEN_FILE } from '../admin/admin-files.js';
+import { processAlive } from '../state/process-alive.js';
 
 export const ADMIN_OPTIONS = {
   url: { type: 'string' },
@@ -35,8 +36,15 @@ export class AdminClient {
 
   static find(flags: AdminFlags, env: NodeJS.ProcessEnv = process.env): AdminClient {
     const dir = adminDir(flags['state-dir'], env);
+    const given = flags.url ?? env.SWITCHBOARD_ADMIN_URL;
     const info = readAdminInfo(dir);
-    const url = flags.url ?? env.SWITCHBOARD_ADMIN_URL ?? info?.url;
+    // Left by a switchboard that did not stop cleanly: its port may be anyone's now (a backend
+    // listening there would be sent the token), so it is not used.
+    if (given === undefined && info && !processAlive(info.pid))
+      throw new AdminClientError(
+        `no running switchboard found: ${join(dir, 'admin.json')} names process ${info.pid}, which is not running (is \`switchboard up\` running?); or give --url and --token`,
+      );
+    const url = given ?? info?.url;
     if (!url)
       throw new AdminClientError(
         `no running switchboard found: ${join(dir, 'admin.json')} is absent (is \`switchboard up\` running, with admin.enabled?); or give --url and --token`,

@@ -6,7 +6,8 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { embeddedConfig } from '../config/defaults.js';
 import { loadConfig } from '../config/load.js';
-import { isStdioBackend, type Config } from '../config/schema.js';
+import { authModeOf, isLoopbackHost, isStdioBackend, type Config } from '../config/schema.js';
+import { localTokenPath } from '../front/http-auth.js';
 import { childEnvironment } from '../backends/stdio-channel.js';
 import { findCommand } from '../sandbox/command-path.js';
 import { probeSandbox } from '../sandbox/sandbox-probe.js';
@@ -21,9 +22,9 @@ import { hiddenByPrivateTmp, privateTmpProblem } from '../sandbox/private-tmp.js
 export const DOCTOR_USAGE = `Usage: switchboard doctor [--config FILE]
 
 Checks this machine for the configuration (without --config: the bundled example servers): Node
-version, sandbox, ports, the PATH backends see and whether each command is found on it, and the
-permissions of the state directory and the vault, and with a mesh its keys and NATS servers.
-Exits 1 if any check fails.
+version, sandbox, ports, who may use the HTTP front, the PATH backends see and whether each
+command is found on it, and the permissions of the state directory and the vault, and with a mesh
+its keys and NATS servers. Exits 1 if any check fails.
 
 Options:
   -c, --config FILE  The configuration to check for
@@ -59,6 +60,7 @@ export async function runChecks(config: Config, env: NodeJS.ProcessEnv = process
     nodeCheck(),
     sandbox,
     ...(await portChecks(config)),
+    httpAuthCheck(config, env),
     ...commandChecks(config, env),
     // Only where a sandbox will be made: without one a backend sees the host's /tmp.
     ...(sandbox.status === 'ok' ? privateTmpChecks(config) : []),
@@ -126,6 +128,25 @@ async function portChecks(config: Config): Promise<Check[]> {
       fix: 'stop what holds it, or choose another with --port or http.port (0 picks a free one)',
     },
   ];
+}
+
+/** Who may use the HTTP front, and for the default, where the token hosts send is kept. */
+function httpAuthCheck(config: Config, env: NodeJS.ProcessEnv): Check {
+  const { auth, host } = config.http;
+  const mode = authModeOf(auth);
+  if (mode === 'none') {
+    const who = isLoopbackHost(host) ? 'any process on this machine' : `anyone who reaches ${host}`;
+    return {
+      status: 'warn',
+      name: 'http auth',
+      detail: `none: ${who} can call every tool as the caller http, sandboxed backends with network included`,
+      fix: 'drop http.auth.mode to use the local token, or configure http.auth.keys',
+    };
+  }
+  if (mode !== 'local') return { status: 'ok', name: 'http auth', detail: mode };
+  const path = localTokenPath(env);
+  const made = existsSync(path) ? '' : ' (made at first start)';
+  return { status: 'ok', name: 'http auth', detail: `local token: hosts send the one in ${path}${made}` };
 }
 
 /** The PATH each stdio backend will see (its inheritEnv and env), and whether its command is on it. */

@@ -136,9 +136,15 @@ async function up(flags: UpFlags): Promise<number> {
     { version: SERVER_INFO.version, serving, servers: backends.length },
     `switchboard ${SERVER_INFO.version}: serving ${serving} while ${backends.length} servers start`,
   );
-  // The operator's link, with its token, as Jupyter prints one: the admin listener needs it.
-  if (sb.admin?.server)
-    summary.info({ admin: sb.admin.server.url }, `admin: ${sb.admin.server.dashboardUrl}`);
+  // The operator's link, with its token, as Jupyter prints one, but only to a terminal: a host
+  // that starts switchboard keeps its stderr in log files under the home, which backends can read.
+  if (sb.admin?.server) {
+    const { url, dashboardUrl } = sb.admin.server;
+    const { tokenFile } = sb.admin;
+    if (process.stderr.isTTY) summary.info({ admin: url }, `admin: ${dashboardUrl}`);
+    else
+      summary.info({ admin: url, tokenFile }, `admin: ${url}/ (its token, for ?token=, is in ${tokenFile})`);
+  }
   try {
     await sb.ready;
   } catch (err) {

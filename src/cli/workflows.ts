@@ -5,7 +5,7 @@
 // running switchboard over MCP (--url), or starts one in this process from --config for one run.
 import { existsSync } from 'node:fs';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { localTokenFor } from '../front/http-auth.js';
+import { localTokenFor, localTokenPath } from '../front/http-auth.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { exposedName } from '../catalog/naming.js';
@@ -171,6 +171,34 @@ function line(r: RunRow): string {
   return `${r.id}  ${r.workflow}  ${r.status}${ended}  for ${r.caller}  ${new Date(r.startedAt).toISOString()}${r.error ? `  ${r.error}` : ''}`;
 }
 
+/** The workflow tool's answer from the switchboard at `url`, or why there is none. */
+async function callAt(
+  url: string,
+  given: string | undefined,
+  tool: string,
+  args: Record<string, unknown>,
+): Promise<Record<string, unknown> | string> {
+  const token = given ?? localTokenFor(url);
+  const headers = token ? { Authorization: `Bearer ${token}` } : undefined;
+  const client = new Client({ name: 'switchboard-workflows-cli', version: '1.0.0' });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+    return (await client.callTool({ name: tool, arguments: args })) as Record<string, unknown>;
+  } catch (err) {
+    const said = err instanceof Error ? err.message : String(err);
+    if (!/Unauthorized/.test(said)) return `${url}: ${said}`;
+    const why =
+      given !== undefined
+        ? 'the --token given was refused'
+        : token
+          ? `the local token of ${localTokenPath()} was refused (another switchboard's?)`
+          : `no --token given, and no local token at ${localTokenPath()}`;
+    return `${url} refused the call: ${why}. Pass --token KEY, or run with the XDG_STATE_HOME of the switchboard there`;
+  } finally {
+    await client.close();
+  }
+}
+
 async function run(
   name: string,
   v: { args?: string | undefined; url?: string | undefined; token?: string | undefined },
@@ -187,18 +215,12 @@ async function run(
   const tool = config ? toolName(config, name) : `${WORKFLOWS_SOURCE}_${name}`;
   let result: Record<string, unknown>;
   if (v.url) {
-    const client = new Client({ name: 'switchboard-workflows-cli', version: '1.0.0' });
-    const token = v.token ?? localTokenFor(v.url);
-    const headers = token ? { Authorization: `Bearer ${token}` } : undefined;
-    await client.connect(new StreamableHTTPClientTransport(new URL(v.url), { requestInit: { headers } }));
-    try {
-      result = (await client.callTool({ name: tool, arguments: args as Record<string, unknown> })) as Record<
-        string,
-        unknown
-      >;
-    } finally {
-      await client.close();
+    const called = await callAt(v.url, v.token, tool, args as Record<string, unknown>);
+    if (typeof called === 'string') {
+      io.err(`switchboard workflows run: ${called}`);
+      return 1;
     }
+    result = called;
   } else {
     if (!config) return needs(io, 'run', '--url URL or --config FILE');
     // One run in this process: no front, the config's backends, state and audit as `up` would.

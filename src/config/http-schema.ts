@@ -197,7 +197,9 @@ export const HttpFront = z
     streams: HttpStreams.prefault({}).describe(
       'Legacy (2025-11-25) SSE streams: every event has an id, so a host whose connection drops resumes with GET and Last-Event-ID; what is kept for that, and for how long.',
     ),
-    auth: HttpAuth.prefault({}).describe('Identity of HTTP hosts: API keys, OAuth access tokens, or none.'),
+    auth: HttpAuth.prefault({}).describe(
+      'Identity of HTTP hosts: the local token (the default), API keys, OAuth access tokens, or none.',
+    ),
   })
   .strict()
   .superRefine((http, ctx) => {

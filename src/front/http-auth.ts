@@ -122,9 +122,11 @@ export function createAuthenticator(
             hash: Buffer.from(k.sha256, 'hex'),
           }));
   const oauth = mode === 'apiKey' || mode === 'local' ? undefined : auth.oauth;
+  /** Where the local token is, as a host is told: the file's name, not the user's home. */
+  const whereLocal = `the token in the ${LOCAL_TOKEN_FILE} file of switchboard's state directory (switchboard up and doctor name it)`;
   /** What a request without a token is told it lacks. */
   const wanted =
-    mode === 'local' ? `the token in switchboard's state directory (${LOCAL_TOKEN_FILE})` : 'a Bearer token';
+    mode === 'local' ? `Authorization: Bearer <${whereLocal}> is required` : 'a Bearer token is required';
   // Made with the first token: it fetches the keys then, and keeps them.
   let jwks: ReturnType<Jose['createRemoteJWKSet']> | undefined;
   const audiences = oauth ? [oauth.audience].flat() : [];
@@ -267,18 +269,25 @@ export function createAuthenticator(
       const token = header === undefined ? undefined : /^Bearer +([^\s]+) *$/i.exec(header)?.[1];
       if (token === undefined) {
         // No credentials at all: a plain challenge, no error code (RFC 6750 section 3.1).
-        return refuse(req, res, { reason: 'http_unauthorized', description: `${wanted} is required` });
+        log.debug({ from: req.socket.remoteAddress }, 'http host refused: no Bearer token');
+        return refuse(req, res, { reason: 'http_unauthorized', description: wanted });
       }
       const byKey = keyCaller(token);
       if (byKey) return byKey;
       if (oauth) {
         const outcome = await tokenCaller(token, oauth);
         if ('kind' in outcome) return outcome;
-        log.info({ status: statusOf(outcome.reason), why: outcome.description }, 'http host refused');
+        log.info(
+          { status: statusOf(outcome.reason), why: outcome.description, from: req.socket.remoteAddress },
+          'http host refused',
+        );
         return refuse(req, res, outcome);
       }
-      const unknown = mode === 'local' ? 'not the local token' : 'unknown API key';
-      log.info(`http host refused: ${unknown}`);
+      const unknown = mode === 'local' ? `not the local token: send ${whereLocal}` : 'unknown API key';
+      log.info(
+        { from: req.socket.remoteAddress },
+        `http host refused: ${mode === 'local' ? 'not the local token' : unknown}`,
+      );
       return refuse(req, res, { reason: 'http_unauthorized', error: 'invalid_token', description: unknown });
     },
   };

@@ -9,6 +9,7 @@
 // the sessions, http-exchange.ts answers one request, http-body.ts reads what was POSTed.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { claimLoopbackTwin } from '../net/loopback-twin.js';
 import { eraOf } from '../protocol/envelope.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { Logger } from '../log.js';
@@ -179,6 +180,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     server.listen(options.port, options.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  const twin = await claimLoopbackTwin(server, options.host, port, options.log, 'HTTP front');
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   return {
     url: `http://${host}:${port}${options.path}`,
@@ -190,6 +192,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     close: () =>
       new Promise<void>((resolve) => {
         sessions.closeAll();
+        twin?.close();
         server.close(() => resolve());
         server.closeAllConnections();
       }),

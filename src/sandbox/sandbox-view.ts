@@ -1,8 +1,8 @@
 // What a sandboxed backend sees of the file system: the whole root read-only, a private /tmp, its
 // caches and the paths its config lists, and none of switchboard's own files, as an ordered list of
 // mounts (a later mount lies over an earlier one, so what is hidden stays hidden).
-import { existsSync, lstatSync } from 'node:fs';
-import { dirname, join, resolve, sep } from 'node:path';
+import { existsSync, lstatSync, realpathSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 
 export type Mount =
   { kind: 'root' } | { kind: 'read' | 'write' | 'cache' | 'hide-dir' | 'hide-file'; path: string };
@@ -59,6 +59,22 @@ export function sandboxView(input: ViewInput): Mount[] {
 }
 
 /**
+ * Where a path really is: bwrap lays a mount on the path it is given and cannot make one whose
+ * way goes through a symbolic link (a state directory reached through one, say).
+ */
+function real(path: string): string {
+  const absolute = resolve(path);
+  // A path not made yet: where its nearest existing ancestor really is, and the rest after it.
+  for (let at = absolute; ; at = dirname(at)) {
+    try {
+      return join(realpathSync(at), relative(at, absolute));
+    } catch {
+      if (dirname(at) === at) return absolute;
+    }
+  }
+}
+
+/**
  * The paths to hide, strongest first: whole directories that are switchboard's or the user's to
  * hide; then, per protected file, its directory when nothing the backend needs lies inside it (it
  * then does not exist for the backend, nor do files created there later), else the file alone.
@@ -68,9 +84,9 @@ function hidden(input: ViewInput, needed: readonly string[]): string[] {
   const add = (path: string) => {
     if (!out.some((h) => within(path, h))) out.push(path);
   };
-  for (const dir of input.protect.dirs) add(resolve(dir));
-  for (const path of input.hide) add(resolve(path));
-  for (const file of input.protect.files.map((f) => resolve(f))) {
+  for (const dir of input.protect.dirs) add(real(dir));
+  for (const path of input.hide) add(real(path));
+  for (const file of input.protect.files.map(real)) {
     const dir = dirname(file);
     const shared = dir.split(sep).length < 3 || needed.some((n) => within(resolve(n), dir));
     add(shared ? file : dir);

@@ -50,7 +50,9 @@ export class Sandbox {
         `no sandbox available (${probe.reason}): stdio backends run unsandboxed, seeing what switchboard sees`,
       );
     else log.info({ bwrap: probe.bwrap }, 'stdio backends run in a bubblewrap sandbox');
-    return new Sandbox(probe, protectedPaths(options), log);
+    const protect = protectedPaths(options);
+    if (probe?.available) makeHideable(protect.dirs, log);
+    return new Sandbox(probe, protect, log);
   }
 
   get available(): boolean {
@@ -135,7 +137,28 @@ function protectedPaths(options: SandboxOptions): Protected {
   ];
   // admin.stateDir holds the admin token: hidden whole like the state directory.
   const adminDir = config.admin.stateDir ? [config.admin.stateDir] : [];
-  return { dirs: [dirname(defaultTrustDbPath(env)), ...adminDir], files };
+  // The default state directory too, when XDG_STATE_HOME moved this one's: another switchboard
+  // of this user's (a host's `up --stdio`, say) keeps its tokens and trust database there.
+  const usual = dirname(defaultTrustDbPath({}));
+  return { dirs: [...new Set([dirname(defaultTrustDbPath(env)), usual, ...adminDir])], files };
+}
+
+/**
+ * The directories to hide, made now when missing (owner-only): bwrap can hide only what exists,
+ * and what a directory made later would hold (the HTTP front's token, written at its start, after
+ * the backends') would show through the backend's view of `/`.
+ */
+function makeHideable(dirs: readonly string[], log: Logger): void {
+  for (const dir of dirs) {
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      log.warn(
+        { dir, err: (err as Error).message },
+        `cannot make ${dir}: what switchboard keeps there later is not hidden from sandboxed backends`,
+      );
+    }
+  }
 }
 
 /**

@@ -2,7 +2,16 @@
 // bytes, base64url, made at first use and kept across restarts, so what was given to a host or an
 // operator stays valid; owner-only (0600, in a 0700 directory), and put back to that if loosened.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 
 /** The token in `path`, made if there is none yet (or what is there is too short to be one). */
@@ -17,7 +26,22 @@ export function tokenFile(path: string): string {
   }
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const token = randomBytes(32).toString('base64url');
-  writeFileSync(path, token + '\n', { mode: 0o600 });
-  chmodSync(path, 0o600);
+  // Written whole beside it, then linked in place, which fails when the file is there: of two
+  // switchboards making it at once, both end with the one that was linked first.
+  const made = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(made, token + '\n', { mode: 0o600 });
+  chmodSync(made, 0o600);
+  try {
+    linkSync(made, path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const theirs = readFileSync(path, 'utf8').trim();
+    if (theirs.length >= 32) return theirs;
+    // A file too short to be a token (cut short by hand): replaced, as at first use.
+    renameSync(made, path);
+    return token;
+  } finally {
+    rmSync(made, { force: true });
+  }
   return token;
 }

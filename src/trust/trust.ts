@@ -28,7 +28,12 @@ export interface Trust {
   close(): void;
 }
 
-export function openTrust(config: Config, log: Logger, redactor?: Redactor): Trust {
+export function openTrust(
+  config: Config,
+  log: Logger,
+  redactor?: Redactor,
+  env: NodeJS.ProcessEnv = process.env,
+): Trust {
   const p = config.policy;
   const approvals =
     p.approval.operator &&
@@ -47,7 +52,7 @@ export function openTrust(config: Config, log: Logger, redactor?: Redactor): Tru
       close: () => {},
     };
   }
-  const path = config.audit.path ?? defaultTrustDbPath();
+  const path = config.audit.path ?? defaultTrustDbPath(env);
   const db = openTrustDb(path);
   // Created at first start beside the database: the approval MAC key and the checkpoint key pair.
   const keys = openTrustKeys(path);

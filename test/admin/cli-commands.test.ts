@@ -2,9 +2,9 @@
 // they find the admin listener through admin.json in the state directory; call exits 1 when a deny
 // rule refuses it (and the refusal is audited); each has --help; nobody running is a clear error.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -66,11 +66,14 @@ async function up(
 
 test('status, tools and call work against a running switchboard, and call is refused by a deny rule', async (t) => {
   const { env, stateDir, stderr } = await up(t);
+  // Not a terminal (a host's log file, here a pipe): the link without its token, and the file.
   assert.match(
     stderr(),
-    /admin: http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{40,}/,
-    'up names the dashboard link',
+    /admin: http:\/\/127\.0\.0\.1:\d+\/ \(its token, for \?token=, is in \S+\/admin-token\)/,
+    'up names the dashboard and its token file',
   );
+  const token = readFileSync(join(stateDir, 'admin-token'), 'utf8').trim();
+  assert.ok(!stderr().includes(token), 'the admin token is not in the log');
 
   const status = await run(env, ['status']);
   assert.equal(status.code, 0, JSON.stringify(status));
@@ -119,4 +122,15 @@ test('each command has --help (exit 0), and with no switchboard running says so 
   const gone = await run(env, ['status', '--url', 'http://127.0.0.1:1', '--token', 'x']);
   assert.equal(gone.code, 1);
   assert.match(gone.err, /cannot reach switchboard's admin listener/);
+  // An admin.json left by a switchboard that did not stop cleanly: its port is not trusted with
+  // the token (another process may listen there now).
+  const ended = spawnSync(process.execPath, ['-e', '']).pid!;
+  await mkdir(join(home, 'switchboard'), { recursive: true });
+  await writeFile(
+    join(home, 'switchboard', 'admin.json'),
+    JSON.stringify({ url: 'http://127.0.0.1:1', token: 'stale-token', pid: ended }),
+  );
+  const stale = await run(env, ['status']);
+  assert.equal(stale.code, 1);
+  assert.match(stale.err, new RegExp(`names process ${ended}, which is not running`));
 });

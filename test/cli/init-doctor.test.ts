@@ -166,3 +166,31 @@ test('doctor warns of a state directory others can read, and passes a clean setu
   // The sandbox may be missing on this machine (a warning under mode auto), never a failure here.
   assert.equal(clean.code, 0, clean.stdout + clean.stderr);
 });
+
+test('doctor names the local token file hosts send, and warns of a front open to every local process', async (t) => {
+  const { dir, env } = await sandbox(t);
+  const file = join(dir, 'switchboard.yaml');
+  await writeFile(file, `http: { port: 0 }\nservers:\n  good: { command: ${process.execPath} }\n`);
+  const local = await runCli(['doctor', '--config', file], { env, cwd: dir });
+  const token = join(env.XDG_STATE_HOME!, 'switchboard', 'http-token');
+  assert.match(
+    local.stdout,
+    new RegExp(
+      `^ok\\s+http auth\\s+local token: hosts send the one in ${token} \\(made at first start\\)$`,
+      'm',
+    ),
+  );
+  await writeFile(
+    file,
+    `http: { port: 0, auth: { mode: none } }\nservers:\n  good: { command: ${process.execPath} }\n`,
+  );
+  const open = await runCli(['doctor', '--config', file], { env, cwd: dir });
+  assert.match(
+    open.stdout,
+    /^warn\s+http auth\s+none: any process on this machine can call every tool as the caller http/m,
+  );
+  assert.match(
+    open.stdout,
+    /fix: drop http\.auth\.mode to use the local token, or configure http\.auth\.keys/,
+  );
+});

@@ -86,7 +86,12 @@ test('the packed tarball installs into an empty directory and serves', { timeout
   );
   const url = /Streamable HTTP: (http:\/\/\S+?\/mcp)/.exec(stderr)![1]!;
   // As a newcomer does: the token from the file the start line names.
-  const tokenFile = /"tokenFile":"([^"]+)"/.exec(stderr)![1]!;
+  const endpoint = stderr
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { msg?: string; tokenFile?: string })
+    .find((l) => l.msg?.startsWith('Streamable HTTP: '));
+  const tokenFile = endpoint!.tokenFile!;
   const headers = { authorization: `Bearer ${readFileSync(tokenFile, 'utf8').trim()}` };
   const client = new Client({ name: 'package-host', version: '1.0.0' }, { capabilities: {} });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));

@@ -2,17 +2,22 @@
 // loopback and calls a sibling's tool as a host would, outside the rules and grants that bind it
 // as a backend. By default the front demands the local token, which lives in the state directory
 // the sandbox hides: in either era, with nothing, its own bridge token, a guess or anything it
-// could read, the call is refused with 401 and the sibling never runs. With auth.mode none the
-// same attack goes through, which is what shows the refusals are the token's doing.
+// could read, the call is refused with 401 and the sibling never runs, even where the state
+// directory did not exist before the backends started. With auth.mode none the same attack goes
+// through, which is what shows the refusals are the token's doing.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import type { AuditRow } from '../../src/trust/audit-record.js';
-import { localTokenPath } from '../../src/front/http-auth.js';
+import { loadConfig } from '../../src/config/load.js';
+import { localTokenPath, sha256Hex } from '../../src/front/http-auth.js';
+import type { Switchboard } from '../../src/switchboard.js';
+import { connectHttp } from '../support/mcp-clients.js';
 import { probe } from '../gateway/harness.js';
 import { auditRows } from '../policy/helpers.js';
-import { SNOOP, scene } from './snoop.js';
+import { SNOOP, outsideTmp, scene } from './snoop.js';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -28,7 +33,12 @@ interface Attempt {
 }
 type Calls = Record<string, { modern: Attempt; legacy: Attempt }>;
 
-async function attack(t: TestContext, auth?: object) {
+async function attack(t: TestContext, auth?: object, headers?: Record<string, string>) {
+  // A state directory outside /tmp (a private /tmp would hide it anyway), not there yet: with the
+  // audit and state databases elsewhere, nothing makes it before the backends start but the
+  // sandbox itself, and the token is written there after them.
+  const state = join(outsideTmp(t, 'xdg'), 'state');
+  process.env.XDG_STATE_HOME = state;
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/mcp`;
   const spy = {
@@ -38,13 +48,18 @@ async function attack(t: TestContext, auth?: object) {
   const { snoop, sb, log, files } = await scene(
     t,
     { spy, victim: probe('victim') },
-    { http: { port, ...(auth ? { auth } : {}) } },
+    { http: { port, ...(auth ? { auth } : {}) }, state: { path: join(outsideTmp(t, 'db'), 'state.sqlite') } },
+    { headers },
   );
   const { raw, report } = await snoop('spy');
-  const victimCalls = (auditRows(sb, files.audit) as unknown as AuditRow[]).filter(
+  const victimCalls = victimCallsOf(sb, files.audit);
+  return { raw, report, calls: report['calls'] as Calls, log, victimCalls };
+}
+
+function victimCallsOf(sb: Switchboard, audit: string): number {
+  return (auditRows(sb, audit) as unknown as AuditRow[]).filter(
     (r) => r.method === 'tools/call' && r.target_backend === 'victim',
   ).length;
-  return { raw, report, calls: report['calls'] as Calls, log, victimCalls };
 }
 
 test('a sandboxed backend cannot call a sibling through the HTTP front: the local token is out of its reach', async (t) => {
@@ -85,4 +100,44 @@ test('with auth.mode none the same backend calls its sibling through the front (
       ),
     'switchboard warns that the front is open to every local process',
   );
+});
+
+test('a front a reload turns to the local token keeps it from a backend already running', async (t) => {
+  // Keys first: no token, and no state directory of switchboard's own making, when the backend
+  // starts; the reload writes the token while it runs.
+  const key = 'sbk_reload-test-key-0123456789abcdef';
+  const auth = { keys: [{ name: 'k', sha256: sha256Hex(key) }] };
+  const port = await freePort();
+  const state = join(outsideTmp(t, 'xdg'), 'state');
+  process.env.XDG_STATE_HOME = state;
+  const url = `http://127.0.0.1:${port}/mcp`;
+  const spy = {
+    command: process.execPath,
+    args: [SNOOP, '--read', localTokenPath(), '--call', url, '--call-tool', 'victim_echo'],
+  };
+  const { sb, files } = await scene(
+    t,
+    { spy, victim: probe('victim') },
+    { http: { port, auth }, state: { path: join(outsideTmp(t, 'db'), 'state.sqlite') } },
+    { headers: { authorization: `Bearer ${key}` } },
+  );
+  const written = JSON.parse(readFileSync(files.config, 'utf8')) as { http: Record<string, unknown> };
+  delete written.http['auth'];
+  writeFileSync(files.config, JSON.stringify(written));
+  await sb.reload((await loadConfig(files.config)).config);
+  const token = readFileSync(localTokenPath(), 'utf8').trim();
+  const { client } = await connectHttp(t, url, { headers: { authorization: `Bearer ${token}` } });
+  const result = (await client.callTool({ name: 'spy_snoop', arguments: {} })) as {
+    content: { text: string }[];
+  };
+  const report = JSON.parse(result.content[0]!.text) as { reads: Record<string, string>; calls: Calls };
+  const read = report.reads[localTokenPath()]!;
+  assert.ok(
+    read.startsWith('failed:'),
+    `the backend read the token written after it started: ${read.slice(0, 40)}`,
+  );
+  assert.ok(!JSON.stringify(result).includes(token));
+  for (const [credential, { modern, legacy }] of Object.entries(report.calls))
+    assert.deepEqual([modern.status, legacy.status], [401, 401], credential);
+  assert.equal(victimCallsOf(sb, files.audit), 0);
 });

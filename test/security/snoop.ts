@@ -2,7 +2,15 @@
 // trust database) lies outside /tmp, so only the sandbox's view can keep it from a backend, with
 // the snooping backend of test/fixtures/snoop-server.ts and a victim beside it holding a secret.
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +29,7 @@ export const SNOOP = fileURLToPath(new URL('../fixtures/snoop-server.js', import
 const CHECKOUT = fileURLToPath(new URL('../../../', import.meta.url));
 
 /** A backend's entry with the checkout readable, unless it opts out of the sandbox. */
-function withCheckout(entry: Record<string, unknown>): Record<string, unknown> {
+export function withCheckout(entry: Record<string, unknown>): Record<string, unknown> {
   const sandbox = entry['sandbox'];
   if (sandbox === 'none') return entry;
   const own = (sandbox ?? {}) as { read?: string[] };
@@ -51,7 +59,7 @@ export async function scene(
   t: TestContext,
   servers: Record<string, object>,
   top: Record<string, unknown> = {},
-  options: { admin?: boolean } = {},
+  options: { admin?: boolean; headers?: Record<string, string> } = {},
 ): Promise<Scene> {
   const dir = outsideTmp(t, 'scene');
   const state = join(dir, 'state');
@@ -92,11 +100,12 @@ export async function scene(
     admin: options.admin,
   });
   t.after(() => sb.stop());
-  // The front's default, the local token: the host reads it where switchboard keeps it.
-  const token = readFileSync(localTokenPath(), 'utf8').trim();
+  // The front's default, the local token: the host reads it where switchboard keeps it (none
+  // under auth.mode none).
+  const token = existsSync(localTokenPath()) ? readFileSync(localTokenPath(), 'utf8').trim() : undefined;
   const { client } = await connectHttp(t, sb.http!.url, {
     name: 'sandbox-host',
-    headers: { authorization: `Bearer ${token}` },
+    headers: options.headers ?? (token ? { authorization: `Bearer ${token}` } : {}),
   });
   return {
     sb,

@@ -27,6 +27,7 @@ export interface SwitchboardProcess {
 export async function spawnSwitchboard(
   t: TestContext,
   config: { http?: object } & Record<string, unknown>,
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<SwitchboardProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'sb-process-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
@@ -34,6 +35,7 @@ export async function spawnSwitchboard(
   await writeFile(file, JSON.stringify({ ...config, http: { auth: { mode: 'none' }, ...config.http } }));
   const child = spawn(process.execPath, [MAIN, 'up', '--config', file, '--port', '0', '--no-watch'], {
     stdio: ['ignore', 'ignore', 'pipe'],
+    env,
   });
   t.after(() => void child.kill('SIGKILL'));
   let stderr = '';

@@ -102,9 +102,11 @@ test('run --url reaches a switchboard on its default local token without --token
   assert.equal(localTokenFor('http://[::1]:7450/mcp'), token);
   assert.equal(localTokenFor('http://sb.example.com:7450/mcp'), undefined);
   assert.equal(localTokenFor('http://10.0.0.5:7450/mcp'), undefined);
-  // A given --token is used as given.
-  await assert.rejects(
-    runWorkflows(['run', 'sum', '--url', httpUrl(s.sb), '--token', 'wrong'], io().io),
-    /not the local token/,
+  // A given --token is used as given; a refusal says what was sent and what to do.
+  const refused = io();
+  assert.equal(await runWorkflows(['run', 'sum', '--url', httpUrl(s.sb), '--token', 'wrong'], refused.io), 1);
+  assert.match(
+    refused.err.join('\n'),
+    /^switchboard workflows run: http:\S+ refused the call: the --token given was refused\. Pass --token KEY, or run with the XDG_STATE_HOME of the switchboard there$/,
   );
 });

@@ -1,0 +1,74 @@
+// Threat: a backend of a switchboard whose state directory XDG_STATE_HOME moved reads another
+// switchboard's tokens from the default state directory (~/.local/state/switchboard), where one
+// a host started without that variable (a Claude Desktop entry, say) keeps its admin and HTTP
+// tokens and its trust database. Both directories are hidden from its view.
+import assert from 'node:assert/strict';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { connectHttp } from '../support/mcp-clients.js';
+import { until } from '../support/poll.js';
+import { spawnSwitchboard, type SwitchboardProcess } from '../support/switchboard-process.js';
+import { SNOOP, outsideTmp, withCheckout } from './snoop.js';
+
+const CANARY = 'canary-other-state-dir-81c3';
+
+/** Once its one backend is up (the front listens before). */
+function started(sb: SwitchboardProcess): Promise<true> {
+  return until(
+    () => sb.logLines().some((l) => /fronting 1 of 1 servers/.test(String(l.msg))) || undefined,
+    'the backend to start',
+  );
+}
+
+test('a backend sees neither its own state directory nor the default one another switchboard uses', async (t) => {
+  const home = outsideTmp(t, 'home');
+  const usual = join(home, '.local', 'state', 'switchboard');
+  mkdirSync(usual, { recursive: true });
+  for (const name of ['admin-token', 'http-token']) writeFileSync(join(usual, name), `${CANARY}-${name}\n`);
+  const moved = outsideTmp(t, 'xdg');
+  const own = join(moved, 'switchboard', 'admin-token');
+  const files = [join(usual, 'admin-token'), join(usual, 'http-token'), own];
+  const spy = withCheckout({
+    command: process.execPath,
+    args: [SNOOP, ...files.flatMap((f) => ['--read', f])],
+  });
+  const sb = await spawnSwitchboard(
+    t,
+    { servers: { spy }, admin: { port: 0 } },
+    { ...process.env, HOME: home, XDG_STATE_HOME: moved },
+  );
+  await started(sb);
+  const { client } = await connectHttp(t, sb.url);
+  const result = (await client.callTool({ name: 'snoop', arguments: {} })) as { content: { text: string }[] };
+  const raw = JSON.stringify(result);
+  const reads = (JSON.parse(result.content[0]!.text) as { reads: Record<string, string> }).reads;
+  assert.deepEqual(Object.keys(reads).sort(), [...files].sort());
+  for (const [file, got] of Object.entries(reads))
+    assert.ok(got.startsWith('failed: ENOENT'), `the backend read ${file}: ${got.slice(0, 60)}`);
+  assert.ok(!raw.includes(CANARY), 'no token of the other state directory in what the backend saw');
+});
+
+test('a state directory reached through a symbolic link is hidden, and the backend still starts', async (t) => {
+  const real = outsideTmp(t, 'real-state');
+  const link = join(outsideTmp(t, 'link'), 'state');
+  symlinkSync(real, link);
+  mkdirSync(join(real, 'switchboard'), { mode: 0o700 });
+  writeFileSync(join(real, 'switchboard', 'admin-token'), `${CANARY}-linked\n`);
+  const files = [join(link, 'switchboard', 'admin-token'), join(real, 'switchboard', 'admin-token')];
+  const spy = withCheckout({
+    command: process.execPath,
+    args: [SNOOP, ...files.flatMap((f) => ['--read', f])],
+  });
+  const sb = await spawnSwitchboard(
+    t,
+    { servers: { spy }, admin: { enabled: false } },
+    { ...process.env, XDG_STATE_HOME: link },
+  );
+  await started(sb);
+  const { client } = await connectHttp(t, sb.url);
+  const result = (await client.callTool({ name: 'snoop', arguments: {} })) as { content: { text: string }[] };
+  const reads = (JSON.parse(result.content[0]!.text) as { reads: Record<string, string> }).reads;
+  for (const [file, got] of Object.entries(reads))
+    assert.ok(got.startsWith('failed: ENOENT'), `the backend read ${file}: ${got.slice(0, 60)}`);
+});

@@ -22,9 +22,9 @@ import { hiddenByPrivateTmp, privateTmpProblem } from '../sandbox/private-tmp.js
 export const DOCTOR_USAGE = `Usage: switchboard doctor [--config FILE]
 
 Checks this machine for the configuration (without --config: the bundled example servers): Node
-version, sandbox, ports, who may use the HTTP front, the PATH backends see and whether each
-command is found on it, and the permissions of the state directory and the vault, and with a mesh
-its keys and NATS servers. Exits 1 if any check fails.
+version, sandbox, ports (MCP and admin), who may use the HTTP front, the PATH backends see and
+whether each command is found on it, and the permissions of the state directory and the vault,
+and with a mesh its keys and NATS servers. Exits 1 if any check fails.
 
 Options:
   -c, --config FILE  The configuration to check for
@@ -111,23 +111,37 @@ async function sandboxCheck(config: Config): Promise<Check> {
 }
 
 async function portChecks(config: Config): Promise<Check[]> {
-  const { port, host } = config.http;
-  if (port === 0)
-    return [{ status: 'ok', name: 'port', detail: 'http.port 0: a free port is picked at start' }];
+  const { admin } = config;
+  return [
+    await portCheck('port', config.http, 'choose another with --port or http.port (0 picks a free one)'),
+    ...(admin.enabled
+      ? [
+          await portCheck(
+            'admin port',
+            admin,
+            'choose another with admin.port (0 picks a free one), or admin.enabled: false',
+          ),
+        ]
+      : []),
+  ];
+}
+
+/** Whether `host`:`port` can be bound now. */
+async function portCheck(name: string, at: { host: string; port: number }, choose: string): Promise<Check> {
+  const { port, host } = at;
+  if (port === 0) return { status: 'ok', name, detail: `port 0: a free port is picked at start` };
   const free = await new Promise<string | undefined>((resolve) => {
     const server = createServer();
     server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
     server.listen(port, host, () => server.close(() => resolve(undefined)));
   });
-  if (free === undefined) return [{ status: 'ok', name: 'port', detail: `${host}:${port} is free` }];
-  return [
-    {
-      status: 'fail',
-      name: 'port',
-      detail: `${host}:${port} cannot be used (${free === 'EADDRINUSE' ? 'in use: is switchboard already running?' : free})`,
-      fix: 'stop what holds it, or choose another with --port or http.port (0 picks a free one)',
-    },
-  ];
+  if (free === undefined) return { status: 'ok', name, detail: `${host}:${port} is free` };
+  return {
+    status: 'fail',
+    name,
+    detail: `${host}:${port} cannot be used (${free === 'EADDRINUSE' ? 'in use: is switchboard already running?' : free})`,
+    fix: `stop what holds it, or ${choose}`,
+  };
 }
 
 /** Who may use the HTTP front, and for the default, where the token hosts send is kept. */

@@ -3,6 +3,7 @@
 // says ok, warn or fail per check with a fix, and exits 1 on a failure.
 import assert from 'node:assert/strict';
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -193,4 +194,23 @@ test('doctor names the local token file hosts send, and warns of a front open to
     open.stdout,
     /fix: drop http\.auth\.mode to use the local token, or configure http\.auth\.keys/,
   );
+});
+
+test('doctor fails an admin port something holds, naming the setting to change', async (t) => {
+  const { dir, env } = await sandbox(t);
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  t.after(() => holder.close());
+  const held = (holder.address() as AddressInfo).port;
+  const file = join(dir, 'switchboard.yaml');
+  await writeFile(file, `http: { port: 0 }\nadmin: { port: ${held} }\nservers: {}\n`);
+  const run = await runCli(['doctor', '--config', file], { env, cwd: dir });
+  assert.equal(run.code, 1, run.stdout);
+  assert.match(
+    run.stdout,
+    new RegExp(`^fail\\s+admin port\\s+127\\.0\\.0\\.1:${held} cannot be used \\(in use`, 'm'),
+  );
+  assert.match(run.stdout, /fix: stop what holds it, or choose another with admin\.port/);
+  await writeFile(file, `http: { port: 0 }\nadmin: { enabled: false }\nservers: {}\n`);
+  assert.doesNotMatch((await runCli(['doctor', '--config', file], { env, cwd: dir })).stdout, /admin port/);
 });

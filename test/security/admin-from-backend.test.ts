@@ -3,18 +3,10 @@
 // token (the admin directory is hidden from sandboxed backends), and without it every admin
 // endpoint answers 401, whatever it presents: nothing, its own bridge token, a guess.
 import assert from 'node:assert/strict';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { freePort } from '../support/free-port.js';
 import { SNOOP, outsideTmp, scene } from './snoop.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 test('a sandboxed backend can neither read the admin token nor use the admin API without it', async (t) => {
   const adminDir = outsideTmp(t, 'admin');

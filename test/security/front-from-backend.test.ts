@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createServer, type AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
+import { freePort } from '../support/free-port.js';
 import type { AuditRow } from '../../src/trust/audit-record.js';
 import { loadConfig } from '../../src/config/load.js';
 import { localTokenPath, sha256Hex } from '../../src/front/http-auth.js';
@@ -18,14 +18,6 @@ import { connectHttp } from '../support/mcp-clients.js';
 import { probe } from '../gateway/harness.js';
 import { auditRows } from '../policy/helpers.js';
 import { SNOOP, outsideTmp, scene } from './snoop.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 interface Attempt {
   status: number | string;

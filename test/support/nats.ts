@@ -1,20 +1,15 @@
 // A real nats-server for mesh tests, on a free port; skipped with a clear message when absent.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { createServer } from 'node:net';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 
 export const NATS_BIN = spawnSync('sh', ['-c', 'command -v nats-server']).stdout.toString().trim();
 export const NO_NATS = NATS_BIN ? false : 'nats-server is not on PATH (Debian: apt-get install nats-server)';
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { freePort } from './free-port.js';
+
+export { freePort };
 
 export interface Nats {
   url: string;

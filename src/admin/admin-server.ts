@@ -3,10 +3,9 @@
 // printed link opens (dashboard-assets.ts; its browser session in admin-session.ts), and the
 // JSON API under /api/v1 (admin-api.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
-import { claimLoopbackTwin } from '../net/loopback-twin.js';
+import { listenWithTwin, PortInUse } from '../net/loopback-twin.js';
 import type { Metrics } from '../observe/metrics.js';
 import { adminAuthenticator } from './admin-auth.js';
 import { API_PREFIX, serveApi, type ApiDeps } from './admin-api.js';
@@ -49,20 +48,13 @@ export async function serveAdmin(options: AdminServerOptions): Promise<AdminServ
     });
   });
   const { host, port } = options.config;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        new AdminListenError(
-          err.code === 'EADDRINUSE'
-            ? `admin listener: ${host}:${port} is in use (set admin.port, 0 for any free port, or admin.enabled: false)`
-            : `admin listener: cannot listen on ${host}:${port}: ${err.message}`,
-        ),
-      ),
+  const { port: bound, twin } = await listenWithTwin(server, host, port).catch((err: Error) => {
+    throw new AdminListenError(
+      err instanceof PortInUse
+        ? `admin listener: ${err.message} (set admin.port, 0 for any free port, or admin.enabled: false)`
+        : `admin listener: cannot listen on ${host}:${port}: ${err.message}`,
     );
-    server.listen(port, host, () => resolve());
   });
-  const bound = (server.address() as AddressInfo).port;
-  const twin = await claimLoopbackTwin(server, host, bound, options.log, 'admin listener');
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
   return {
     url,

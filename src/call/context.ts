@@ -180,9 +180,19 @@ export function newCallId(): string {
 }
 
 /**
- * What the call's argument conditions and its audit record judge (one answer for both): see
- * `argumentsOf` in protocol/methods.ts; a resolved resource is judged by its owner's own URI.
+ * What the call asks its target, as the target is sent it (see `argumentsOf` in
+ * protocol/methods.ts): a resolved resource by its owner's own URI, the host's case as the caller
+ * wrote it. An approval is bound to this and the audit records it: what was reached, exactly.
  */
 export function callArguments(ctx: CallContext): unknown {
+  const t = ctx.target;
+  return argumentsOf(ctx.method, ctx.params, t?.kind === 'resource' ? (t.sent ?? t.name) : undefined);
+}
+
+/**
+ * What the policy's argument conditions judge: as callArguments, but a resource's URI in the
+ * normal form rules are written in (host lower-cased), so no case of a host escapes a condition.
+ */
+export function judgedArguments(ctx: CallContext): unknown {
   return argumentsOf(ctx.method, ctx.params, ctx.target?.kind === 'resource' ? ctx.target.name : undefined);
 }

@@ -8,8 +8,7 @@
 // split by method and era; http-modern.ts and http-legacy.ts serve the eras, http-session.ts holds
 // the sessions, http-exchange.ts answers one request, http-body.ts reads what was POSTed.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { claimLoopbackTwin } from '../net/loopback-twin.js';
+import { listenWithTwin, PortInUse } from '../net/loopback-twin.js';
 import { eraOf } from '../protocol/envelope.js';
 import type { Gateway } from '../gateway/gateway.js';
 import type { Logger } from '../log.js';
@@ -167,20 +166,16 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     return postLegacy(sessions, req, res, message, caller, options.sessions?.detachedCallMs ?? 60_000, view);
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => {
-      reject(
-        err.code === 'EADDRINUSE'
-          ? new Error(
-              `port ${options.port} on ${options.host} is in use; choose another with --port (0 picks a free one)`,
-            )
-          : err,
-      );
-    });
-    server.listen(options.port, options.host, () => resolve());
+  const { port, twin } = await listenWithTwin(server, options.host, options.port).catch((err: Error) => {
+    if (!(err instanceof PortInUse)) throw err;
+    const other =
+      err.address === options.host
+        ? ''
+        : ` (the other loopback address of ${options.host}: hosts that connect to localhost could reach whatever holds it)`;
+    throw new Error(
+      `port ${err.port} on ${err.address} is in use${other}; choose another with --port (0 picks a free one)`,
+    );
   });
-  const { port } = server.address() as AddressInfo;
-  const twin = await claimLoopbackTwin(server, options.host, port, options.log, 'HTTP front');
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   return {
     url: `http://${host}:${port}${options.path}`,

@@ -43,8 +43,15 @@ function idIn(views: { text: string; keys: Map<string, number> }[]): string | nu
     if (at === undefined) continue;
     const token = /^\s*(-?\d+|"(?:[^"\\]|\\.)*")/.exec(text.slice(at))?.[1];
     if (token === undefined) continue;
-    // The text was read byte for byte; a string id is decoded as the UTF-8 it is.
-    const id = JSON.parse(Buffer.from(token, 'latin1').toString('utf8')) as unknown;
+    // The text was read byte for byte; a string id is decoded as the UTF-8 it is. The pattern
+    // only shapes it: what is not JSON (`01`, `"\x"`) is an id not seen, never a throw (a peer's
+    // bytes, read on a stream's data event, with no one to catch it).
+    let id: unknown;
+    try {
+      id = JSON.parse(Buffer.from(token, 'latin1').toString('utf8'));
+    } catch {
+      continue;
+    }
     if (typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id))) return id;
   }
   return undefined;

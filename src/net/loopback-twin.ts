@@ -1,10 +1,13 @@
-// The other loopback address of a listener bound to one: a server on 127.0.0.1:P (or 0.0.0.0:P)
-// also takes [::1]:P (and the other way round), so no other process (a sandboxed backend shares the
-// network) can listen there and answer the hosts whose `localhost` resolves to that one first,
-// receiving their tokens. Connections there are handed to the same HTTP server.
+// Listening on loopback without leaving its other address to anyone: a server on 127.0.0.1:P (or
+// 0.0.0.0:P) also takes [::1]:P, and one on [::1]:P takes 127.0.0.1:P. Any other process (a
+// sandboxed backend shares the network) that held the other address could answer the hosts whose
+// `localhost` resolves to it first, and receive their tokens; so a twin someone holds is a port in
+// use. Connections on the twin are handed to the same HTTP server.
 import { createServer, type Server } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
-import type { Logger } from '../log.js';
+
+/** How many free ports are tried, when any will do, for one whose twin is free too. */
+const ATTEMPTS = 5;
 
 /** The loopback address a listener on `bound` leaves to others, if any. */
 function twinOf(bound: string): string | undefined {
@@ -13,34 +16,57 @@ function twinOf(bound: string): string | undefined {
   return undefined;
 }
 
+/** A port in use: the bound address or its twin. `address` is the one found held. */
+export class PortInUse extends Error {
+  readonly code = 'EADDRINUSE';
+  constructor(
+    readonly address: string,
+    readonly port: number,
+  ) {
+    super(`${address.includes(':') ? `[${address}]` : address}:${port} is in use`);
+  }
+}
+
 /**
- * Takes the twin address of `server`'s (bound to `host`, on `port`) for it; resolves with the
- * twin listener to close with it, or undefined where there is none (no IPv6 here, or an address
- * that is not loopback's). A twin someone already holds is said in a warning: hosts that reach
- * `localhost` that way would reach them.
+ * Listens on `host`:`port` and, for a loopback address, its twin at the same port; resolves with
+ * the port bound and the twin listener (to close with the server), none where the machine has no
+ * such address. Rejects with PortInUse when either is held (port 0: after ATTEMPTS free ports
+ * whose twins were all held), or with the listen error.
  */
-export async function claimLoopbackTwin(
+export async function listenWithTwin(
   server: HttpServer,
   host: string,
   port: number,
-  log: Logger,
-  what: string,
-): Promise<Server | undefined> {
-  // `localhost` was bound as whichever address it resolved to first.
-  const address = server.address();
-  const twin = twinOf(typeof address === 'object' && address ? address.address : host);
-  if (!twin) return undefined;
-  const listener = createServer((socket) => server.emit('connection', socket));
-  return new Promise((resolve) => {
-    listener.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE')
-        log.warn(
-          { address: twin, port },
-          `${what}: another process listens on ${twin.includes(':') ? `[${twin}]` : twin}:${port}; hosts that connect to localhost:${port} may reach it instead of switchboard`,
-        );
-      // EADDRNOTAVAIL, EAFNOSUPPORT: this machine has no such address, so no one can take it.
-      resolve(undefined);
+): Promise<{ port: number; twin: Server | undefined }> {
+  for (let attempt = 1; ; attempt++) {
+    await listen(server, port, host).catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'EADDRINUSE' ? new PortInUse(host, port) : err;
     });
-    listener.listen({ port, host: twin, ipv6Only: twin === '::1' }, () => resolve(listener));
+    const address = server.address();
+    // `localhost` was bound as whichever address it resolved to first.
+    const bound = typeof address === 'object' && address ? address : undefined;
+    const twin = twinOf(bound?.address ?? host);
+    const at = bound?.port ?? port;
+    if (!twin) return { port: at, twin: undefined };
+    const listener = createServer((socket) => server.emit('connection', socket));
+    try {
+      await listen(listener, at, twin);
+      // Later errors (a failed accept) are the server's, as they would be on its own address.
+      listener.on('error', (err) => server.emit('error', err));
+      return { port: at, twin: listener };
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // EADDRNOTAVAIL, EAFNOSUPPORT: this machine has no such address, so no one can take it.
+      if (code !== 'EADDRINUSE') return { port: at, twin: undefined };
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (port !== 0 || attempt >= ATTEMPTS) throw new PortInUse(twin, at);
+    }
+  }
+}
+
+function listen(server: Server | HttpServer, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port, host, ipv6Only: host === '::1' }, () => resolve());
   });
 }

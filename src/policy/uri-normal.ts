@@ -48,10 +48,13 @@ export function normalUri(uri: string, options: { template?: boolean; keepHostCa
 
   if (scheme === 'file') {
     // A file URI always names an absolute path, and the file system ignores repeated slashes:
-    // `file:/x`, `file:x` and `file:////x` all open /x, so they are all `file:///x` here.
+    // `file:/x`, `file:x` and `file:////x` all open /x, so they are all `file:///x` here. No file
+    // name holds a `/`: an encoded one is the separator a file system reads it as.
     authority ??= '';
+    if (authority !== '')
+      throw new UriError('a file URI names a file of this machine: its host may only be empty or localhost');
     if (path !== '' && !path.startsWith('/')) path = `/${path}`;
-    path = path.replace(/\/{2,}/g, '/');
+    path = path.replace(/%2F/g, '/').replace(/\/{2,}/g, '/');
   }
   if (authority !== undefined || path.startsWith('/')) path = removeDotSegments(path);
   else if (path.split('/').some((s) => s === '.' || s === '..'))
@@ -81,8 +84,10 @@ export function normalUriPattern(pattern: string): string {
 }
 
 /**
- * Host lower-cased (userinfo and port kept), or as spelled with `keepCase`; a file URI's
- * `localhost` is the empty host, and its host, a machine's name, is lower-cased either way.
+ * Host lower-cased, or as spelled with `keepCase` (the form sent); a file URI's `localhost` is the
+ * empty host, and its host, a machine's name, is lower-cased either way. Userinfo is left out of
+ * the form judged (a backend may resolve `vault` and `user@vault` alike: rules judge them as one)
+ * and kept in the form sent; an empty port (`vault:`) is no port.
  */
 function normalAuthority(scheme: string, raw: string, keepCase = false): string {
   const authority = percent(raw);
@@ -95,9 +100,9 @@ function normalAuthority(scheme: string, raw: string, keepCase = false): string 
     : hostPort.indexOf(':');
   const spelled = colon === -1 ? hostPort : hostPort.slice(0, colon);
   const host = spelled.toLowerCase();
-  const port = colon === -1 ? '' : hostPort.slice(colon);
+  const port = colon === -1 || colon === hostPort.length - 1 ? '' : hostPort.slice(colon);
   if (scheme === 'file' && userinfo === '' && port === '' && host === 'localhost') return '';
-  return userinfo + (keepCase && scheme !== 'file' ? spelled : host) + port;
+  return (keepCase ? userinfo : '') + (keepCase && scheme !== 'file' ? spelled : host) + port;
 }
 
 /**

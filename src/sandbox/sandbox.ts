@@ -1,6 +1,6 @@
 // The sandbox stdio backends run in: probed once at start (said once in the log when there is
 // none), then asked for each backend's launcher, which wraps its command in bwrap with its view.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type { Config, StdioBackendConfig } from '../config/schema.js';
 import type { Launcher } from '../backends/stdio-channel.js';
@@ -33,6 +33,8 @@ export class Sandbox {
     readonly probe: SandboxProbe | undefined,
     readonly protect: Protected,
     private readonly log: Logger,
+    /** Each hidden directory's device and inode at start: what each backend's view must hide. */
+    private readonly marks: ReadonlyMap<string, string> = new Map(),
   ) {}
 
   /** Probes once and says once what backends will run in; rejects when mode is required and there is none. */
@@ -51,12 +53,32 @@ export class Sandbox {
       );
     else log.info({ bwrap: probe.bwrap }, 'stdio backends run in a bubblewrap sandbox');
     const protect = protectedPaths(options);
-    if (probe?.available) makeHideable(protect.dirs, log);
-    return new Sandbox(probe, protect, log);
+    if (!probe?.available) return new Sandbox(probe, protect, log);
+    makeHideable(protect.dirs, log);
+    const marks = new Map<string, string>();
+    for (const dir of protect.dirs) {
+      const mark = markOf(dir);
+      if (mark) marks.set(dir, mark);
+    }
+    return new Sandbox(probe, protect, log, marks);
   }
 
   get available(): boolean {
     return this.probe?.available === true;
+  }
+
+  /**
+   * Refuses to lay out a view while a directory it must hide is not the one there at start: a
+   * backend with a write path above it may have moved it (renaming its parent), and a view laid by
+   * path would then leave it, elsewhere, in sight. Fails closed: the backend is not started.
+   */
+  private checkHidden(backend: string): void {
+    for (const [dir, mark] of this.marks) {
+      if (markOf(dir) === mark) continue;
+      throw new Error(
+        `${dir} is gone or was replaced since switchboard started (moved by a backend that may write above it?): backend ${backend} is not started, as its sandbox could not hide what it held; restart switchboard`,
+      );
+    }
   }
 
   /** How one backend's command is wrapped; undefined when it runs unsandboxed. */
@@ -72,12 +94,21 @@ export class Sandbox {
       return undefined;
     }
     const top = config.sandbox;
+    const above = [...top.write, ...(own?.write ?? [])].filter((w) =>
+      [...this.marks.keys()].some((d) => within(d, w)),
+    );
+    if (above.length > 0)
+      this.log.warn(
+        { backend: name, write: above },
+        `backend ${name} may write in ${above.join(', ')}, above switchboard's state: should it move that away, it is not started again`,
+      );
     const hidden = hiddenByPrivateTmp(backend, top);
     if (hidden.length > 0) {
       const { why, fix } = privateTmpProblem(name, hidden);
       this.log.warn({ backend: name, fix }, `backend ${name} ${why}: ${fix}`);
     }
     return (spec) => {
+      this.checkHidden(name);
       // Absolute: bwrap's --chdir reads a relative one from /, not from switchboard's directory.
       const cwd = resolve(spec.cwd ?? process.cwd());
       // Where the command really is: a missing one fails here, naming it; its directory is one the
@@ -110,6 +141,16 @@ export class Sandbox {
       });
       return { command: probe.bwrap, args, cwd, env };
     };
+  }
+}
+
+/** A directory's device and inode; undefined when it is not there. */
+function markOf(dir: string): string | undefined {
+  try {
+    const st = statSync(dir);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return undefined;
   }
 }
 

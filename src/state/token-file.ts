@@ -32,7 +32,15 @@ export function tokenFile(path: string): string {
   writeFileSync(made, token + '\n', { mode: 0o600 });
   chmodSync(made, 0o600);
   try {
-    linkSync(made, path);
+    try {
+      linkSync(made, path);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // A file system without hard links: created exclusively instead (a reader racing it may
+      // find it empty, and make one of its own, the rare case the link avoids).
+      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw err;
+      writeFileSync(path, token + '\n', { mode: 0o600, flag: 'wx' });
+    }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     const theirs = readFileSync(path, 'utf8').trim();

@@ -172,7 +172,8 @@ export class AuditWriter {
       callerId: wellFormed(ctx.caller.id),
       method: wellFormed(ctx.method),
       targetBackend: stored(target?.backend ?? null),
-      targetName: redactText(redactor, target?.name ?? called),
+      // The target as it was reached: a resource's URI with the host's case the backend was sent.
+      targetName: redactText(redactor, target?.sent ?? target?.name ?? called),
       // A call refused before any decision (an unknown name) is a refusal all the same.
       decision: decided?.effect ?? (error ? 'deny' : 'allow'),
       rule: stored(decided?.rule ?? (error ? refusingRule(error) : null)),

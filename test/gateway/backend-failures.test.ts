@@ -5,6 +5,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { Inbox, probe, textJson } from './harness.js';
 import { faulty } from '../faults/helpers.js';
 import { captureLog } from '../support/log-capture.js';
+import { eventually } from '../support/poll.js';
 import { connectHttp } from '../support/mcp-clients.js';
 import { httpUrl, startGateway } from '../support/start-switchboard.js';
 
@@ -152,4 +153,13 @@ test('a stdio backend line over the limit is told apart by its ends: a notificat
     client.callTool({ name: 'raw', arguments: { pad: 20_000, lines: [unknown] } }),
     /could not be told apart; switchboard stopped it/,
   );
+  // An id that is not JSON (a leading zero) is no id: told apart as nothing, not a throw that
+  // would end switchboard; the backend, restarted, serves on.
+  await eventually('the backend to be back', async () => (await pid().catch(() => 0)) > 0, 20_000);
+  const zero = JSON.stringify({ jsonrpc: '2.0', id: '$id', result: big }).replace('"$id"', '01');
+  await assert.rejects(
+    client.callTool({ name: 'raw', arguments: { pad: 20_000, lines: [zero] } }),
+    /could not be told apart; switchboard stopped it/,
+  );
+  await eventually('the backend to be back', async () => (await pid().catch(() => 0)) > 0, 20_000);
 });

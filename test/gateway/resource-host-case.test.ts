@@ -12,14 +12,14 @@ import { initialize, rawStdio } from './harness.js';
 
 const CASED = fileURLToPath(new URL('../fixtures/cased-uri-server.js', import.meta.url));
 
-async function host(t: TestContext, config: object = {}) {
+async function host(t: TestContext, config: object = {}, capabilities: object = {}) {
   const path = await tempDbPath(t);
   const wire = await rawStdio(t, {
     servers: { repo: { command: process.execPath, args: [CASED] } },
     audit: { path },
     ...config,
   });
-  wire.write(initialize());
+  wire.write(initialize(capabilities));
   await wire.inbox.next((m) => m.id === 'init');
   let id = 0;
   const request = async (method: string, params: object) => {
@@ -73,9 +73,35 @@ test('a rule about a host denies it in every case; rules and the audit see the l
     assert.ok(answer.error, `${uri} was read: ${JSON.stringify(answer)}`);
     assert.ok(!JSON.stringify(answer).includes('canary-cased-uri'), uri);
   }
+  // Each refusal names the resource as it would have been reached, its host's case kept.
   const reads = rows().filter((r) => r.method === 'resources/read');
   assert.deepEqual(
     reads.map((r) => [r.decision, r.rule, r.target_name]),
-    Array(4).fill(['deny', 'no-secret', 'repo://secret/key']),
+    ['repo://secret/key', 'repo://SECRET/key', 'repo://Secret/key', 'repo://sEcReT/key'].map((u) => [
+      'deny',
+      'no-secret',
+      u,
+    ]),
   );
+});
+
+test('a person approves the very resource read, by its host as the caller wrote it', async (t) => {
+  const { write, inbox, request, rows } = await host(
+    t,
+    {
+      policy: { rules: [{ name: 'ask', resources: ['repo://*'], effect: 'approve' }] },
+    },
+    { elicitation: {} },
+  );
+  const reading = request('resources/read', { uri: 'repo://Owner/readme' });
+  const ask = await inbox.next((m) => m.method === 'elicitation/create');
+  const message = String((ask.params as { message: string }).message);
+  assert.match(message, /repo:\/\/Owner\/readme/);
+  assert.doesNotMatch(message, /repo:\/\/owner\/readme/);
+  write(
+    JSON.stringify({ jsonrpc: '2.0', id: ask.id, result: { action: 'accept', content: { approve: true } } }),
+  );
+  assert.equal(textOf(await reading).text, 'the readme of Owner');
+  const read = rows().find((r) => r.method === 'resources/read');
+  assert.deepEqual([read?.decision, read?.target_name], ['approve', 'repo://Owner/readme']);
 });

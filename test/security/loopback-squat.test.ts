@@ -3,17 +3,13 @@
 // answer every host whose `localhost` resolves to ::1 first, and receive their tokens. Both
 // listeners take the other loopback address too, so neither address is left to it.
 import assert from 'node:assert/strict';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { test } from 'node:test';
+import { freePort } from '../support/free-port.js';
+import { Config } from '../../src/config/schema.js';
+import { startSwitchboard } from '../../src/switchboard.js';
+import { launchSwitchboard } from '../support/start-switchboard.js';
 import { SNOOP, outsideTmp, scene } from './snoop.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 test('a backend can listen on neither loopback address at the HTTP front’s or the admin listener’s port', async (t) => {
   const [front, admin] = [await freePort(), await freePort()];
@@ -35,4 +31,25 @@ test('a backend can listen on neither loopback address at the HTTP front’s or 
         /^failed: (EADDRINUSE|EADDRNOTAVAIL|EAFNOSUPPORT)$/,
         `${address}:${port}: ${outcome}`,
       );
+});
+
+test('a front whose other loopback address is held does not start: hosts of localhost would reach the holder', async (t) => {
+  const port = await freePort();
+  const holder = createServer();
+  const held = await new Promise<boolean>((resolve) => {
+    holder.once('error', () => resolve(false));
+    holder.listen({ port, host: '::1', ipv6Only: true }, () => resolve(true));
+  });
+  if (!held) return t.skip('no IPv6 loopback here: nothing to hold');
+  t.after(() => holder.close());
+  // Its own port, not the harness's free one.
+  const config = Config.parse({ servers: {}, http: { port, auth: { mode: 'none' } } });
+  await assert.rejects(
+    startSwitchboard({ config, http: true }),
+    new RegExp(`port ${port} on ::1 is in use \\(the other loopback address of 127\\.0\\.0\\.1`),
+  );
+  const admin = await launchSwitchboard({ servers: {}, admin: { port } }, { admin: true });
+  t.after(() => admin.stop());
+  assert.equal(admin.admin?.server, undefined, 'the admin listener did not start');
+  assert.match(admin.admin?.error ?? '', new RegExp(`\\[::1\\]:${port} is in use`));
 });

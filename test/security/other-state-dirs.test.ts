@@ -72,3 +72,42 @@ test('a state directory reached through a symbolic link is hidden, and the backe
   for (const [file, got] of Object.entries(reads))
     assert.ok(got.startsWith('failed: ENOENT'), `the backend read ${file}: ${got.slice(0, 60)}`);
 });
+
+test('a backend that may write above the state directory and moves it is not started again', async (t) => {
+  const home = outsideTmp(t, 'above');
+  const parent = join(home, 'parent');
+  const moved = join(home, 'parent', 'moved');
+  const token = join(moved, 'switchboard', 'admin-token');
+  const args = [SNOOP, '--rename', `${join(parent, 'state')}=${moved}`, '--read', token];
+  const spy = withCheckout({ command: process.execPath, args, sandbox: { write: [parent] } });
+  const sb = await spawnSwitchboard(
+    t,
+    { servers: { spy }, admin: { port: 0 } },
+    { ...process.env, HOME: home, XDG_STATE_HOME: join(parent, 'state') },
+  );
+  await started(sb);
+  assert.ok(
+    sb.logLines().some((l) => /backend spy may write in .*, above switchboard's state/.test(String(l.msg))),
+    'the risk is said at start',
+  );
+  const { client } = await connectHttp(t, sb.url);
+  const first = (await client.callTool({ name: 'snoop', arguments: {} })) as { content: { text: string }[] };
+  assert.equal((JSON.parse(first.content[0]!.text) as { renamed: boolean }).renamed, true);
+  // Its next start would lay a view by path, and the moved directory would be in sight: refused.
+  await until(
+    () =>
+      sb
+        .logLines()
+        .some((l) => /is gone or was replaced since switchboard started/.test(JSON.stringify(l))) ||
+      undefined,
+    'the restart to be refused',
+  );
+  const again = await client.callTool({ name: 'snoop', arguments: {} }).then(
+    (r) => JSON.stringify(r),
+    (err: Error) => err.message,
+  );
+  assert.ok(
+    !again.includes(CANARY) && !/"reads"/.test(again),
+    `the backend ran again: ${again.slice(0, 200)}`,
+  );
+});

@@ -42,6 +42,17 @@ const VARIANTS = [
   'file:///srv/public/%25%32%65%25%32%65/secret/key.txt',
   'file:////srv/secret/key.txt',
   'file:/srv/secret/key.txt',
+  // Userinfo and an empty port, which a loose backend ignores; a file URI's host, which it
+  // ignores too; an encoded / between file names, which it decodes.
+  'secret://user@vault/token',
+  'secret://vault:/token',
+  'secret://VAULT:/token',
+  'file://user@localhost/srv/secret/key.txt',
+  'file://anyhost/srv/secret/key.txt',
+  'file://Localhost./srv/secret/key.txt',
+  'file:///srv/secret%2Fkey.txt',
+  'file:///srv%2Fsecret/key.txt',
+  'file:///srv%2fsecret%2fkey.txt',
 ];
 
 async function hostOf(t: TestContext, config: object) {

@@ -49,3 +49,11 @@ test('a line of JSON is read from its first brace: a `data:` inside it is data',
     namesMethod: false,
   });
 });
+
+test('an id that is not JSON (a leading zero, a bad escape) is an id not seen, never a throw', () => {
+  for (const id of ['01', '"\\x"', '"\\u12"', '-', '"\\']) {
+    const line = `{"jsonrpc":"2.0","id":${id},"result":"${big}"}`;
+    const ends = { head: Buffer.from(line.slice(0, 256)), tail: Buffer.from(line.slice(-256)) };
+    assert.deepEqual(glimpsedMessage(ends, 'line'), { id: undefined, namesMethod: false }, id);
+  }
+});

@@ -9,7 +9,7 @@ import type { Result } from '../../jsonrpc/message.js';
 import type { Logger } from '../../log.js';
 import { PolicyError, type CompiledPolicy, type Subject, type SubjectKind } from '../../policy/policy.js';
 import type { Stage } from '../compose.js';
-import { callArguments, type CallContext, type Caller, type Decision } from '../../call/context.js';
+import { judgedArguments, type CallContext, type Caller, type Decision } from '../../call/context.js';
 import { bothDecisions, outerRule, stepGrants, stepRefused } from './step-grants.js';
 import { denied, grantSubject } from './grant.js';
 import { normalUriPattern } from '../../policy/uri-normal.js';
@@ -63,7 +63,7 @@ export function policyStage(
       });
     }
     const s = subjectOf(ctx, isHandler, catalog);
-    const args = ctx.target?.kind === 'task' ? undefined : callArguments(ctx);
+    const args = ctx.target?.kind === 'task' ? undefined : judgedArguments(ctx);
     // A workflow step may ask for the grants of the caller its run is for as well (or instead).
     const step = stepGrants(ctx);
     let decision: Decision | undefined;

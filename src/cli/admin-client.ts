@@ -1,10 +1,10 @@
 // How `switchboard status | tools | call` reach a running switchboard's admin listener: --url and
 // --token, else SWITCHBOARD_ADMIN_URL / SWITCHBOARD_ADMIN_TOKEN, else admin.json in the state
 // directory (written by the running switchboard, 0600), with admin-token there as the token.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { adminDir, readAdminInfo, TOKEN_FILE } from '../admin/admin-files.js';
 import { processAlive } from '../state/process-alive.js';
+import { readTokenFile } from '../state/token-file.js';
 
 export const ADMIN_OPTIONS = {
   url: { type: 'string' },
@@ -49,7 +49,8 @@ export class AdminClient {
       throw new AdminClientError(
         `no running switchboard found: ${join(dir, 'admin.json')} is absent (is \`switchboard up\` running, with admin.enabled?); or give --url and --token`,
       );
-    const token = flags.token ?? env.SWITCHBOARD_ADMIN_TOKEN ?? info?.token ?? readToken(dir);
+    const token =
+      flags.token ?? env.SWITCHBOARD_ADMIN_TOKEN ?? info?.token ?? readTokenFile(join(dir, TOKEN_FILE));
     if (!token)
       throw new AdminClientError(`no admin token: give --token, or run as the user switchboard runs as`);
     return new AdminClient(url.replace(/\/+$/, ''), token);
@@ -94,13 +95,5 @@ export class AdminClient {
       throw new AdminClientError(`${this.url}${path} answered ${res.status}: ${message}`);
     }
     return parsed;
-  }
-}
-
-function readToken(dir: string): string | undefined {
-  try {
-    return readFileSync(join(dir, TOKEN_FILE), 'utf8').trim() || undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -3,14 +3,13 @@
 // the RFC 9728 protected-resource metadata that tells a host where to get a token. A request that
 // proves no identity gets a 401 and nothing else: no session, no catalog.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JWTPayload } from 'jose';
 import { authModeOf, httpAuthProblems, isLoopbackHost, type Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { Caller } from '../call/context.js';
 import { stateDirFile } from '../state/sqlite-file.js';
-import { tokenFile } from '../state/token-file.js';
+import { readTokenFile, tokenFile } from '../state/token-file.js';
 import { refuse as refuseWith, statusOf } from './http-refusal.js';
 
 export { authModeOf };
@@ -75,11 +74,7 @@ function localToken(env: NodeJS.ProcessEnv): string {
  */
 export function localTokenFor(url: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (!URL.canParse(url) || !isLoopbackHost(new URL(url).hostname)) return undefined;
-  try {
-    return readFileSync(localTokenPath(env), 'utf8').trim() || undefined;
-  } catch {
-    return undefined;
-  }
+  return readTokenFile(localTokenPath(env));
 }
 
 interface Refusal {

@@ -1,6 +1,6 @@
 // Resource URIs in the one form the policy judges: scheme and host lower-cased, percent-encoding
 // normalised, dot segments removed, `file://localhost/` as `file:///`; the backend receives that
-// form with the host's letters as the caller wrote them (keepHostCase). A URI whose meaning depends
+// form with the host's letters (and userinfo) as the caller wrote them (normalForms' `sent`). A URI whose meaning depends
 // on how often or how loosely a backend decodes it is refused rather than guessed at, so no
 // spelling reaches what a rule about another spelling denies.
 
@@ -16,12 +16,25 @@ const ALLOWED_RAW = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]$/;
 const HEX = /^[0-9A-Fa-f]{2}$/;
 
 /**
- * The normal form of an absolute URI (RFC 3986 §6.2.2, with dot segments removed as in §5.2.4).
- * Throws UriError for a URI that cannot be normalised: no scheme, malformed or double
- * percent-encoding, an encoded NUL, control characters, an encoded `/` or `\` that would hide a
- * `.` or `..` segment from the policy, or dot segments in a path that is not hierarchical.
+ * The normal form of an absolute URI (RFC 3986 §6.2.2, with dot segments removed as in §5.2.4):
+ * the form rules judge (normalForms' `judged`).
  */
-export function normalUri(uri: string, options: { template?: boolean; keepHostCase?: boolean } = {}): string {
+export function normalUri(uri: string, options: { template?: boolean } = {}): string {
+  return normalForms(uri, options).judged;
+}
+
+/**
+ * Both forms of a URI, from one reading of it: `judged` (what rules and conditions see: host
+ * lower-cased, no userinfo) and `sent` (what the backend is sent: the same, with the host's case
+ * and userinfo as written). Throws UriError for a URI that cannot be normalised: no scheme,
+ * malformed or double percent-encoding, an encoded NUL, control characters, an encoded `/` or `\`
+ * that would hide a `.` or `..` segment from the policy, dot segments in a path that is not
+ * hierarchical, or a file URI naming another machine.
+ */
+export function normalForms(
+  uri: string,
+  options: { template?: boolean } = {},
+): { judged: string; sent: string } {
   const m = SCHEME.exec(uri);
   if (!m) throw new UriError('it has no scheme (a resource URI is absolute)');
   const scheme = m[1]!.toLowerCase();
@@ -33,11 +46,11 @@ export function normalUri(uri: string, options: { template?: boolean; keepHostCa
   const question = rest.indexOf('?');
   if (question !== -1) [rest, query] = [rest.slice(0, question), rest.slice(question + 1)];
 
-  let authority: string | undefined;
+  let authority: Authority | undefined;
   let path = rest;
   if (rest.startsWith('//')) {
     const end = rest.indexOf('/', 2);
-    authority = normalAuthority(scheme, rest.slice(2, end === -1 ? undefined : end), options.keepHostCase);
+    authority = normalAuthority(scheme, rest.slice(2, end === -1 ? undefined : end));
     path = end === -1 ? '' : rest.slice(end);
   }
   path = percent(path);
@@ -50,8 +63,8 @@ export function normalUri(uri: string, options: { template?: boolean; keepHostCa
     // A file URI always names an absolute path, and the file system ignores repeated slashes:
     // `file:/x`, `file:x` and `file:////x` all open /x, so they are all `file:///x` here. No file
     // name holds a `/`: an encoded one is the separator a file system reads it as.
-    authority ??= '';
-    if (authority !== '')
+    authority ??= { judged: '', sent: '' };
+    if (authority.judged !== '')
       throw new UriError('a file URI names a file of this machine: its host may only be empty or localhost');
     if (path !== '' && !path.startsWith('/')) path = `/${path}`;
     path = path.replace(/%2F/g, '/').replace(/\/{2,}/g, '/');
@@ -60,13 +73,12 @@ export function normalUri(uri: string, options: { template?: boolean; keepHostCa
   else if (path.split('/').some((s) => s === '.' || s === '..'))
     throw new UriError('it has . or .. segments in a path that is not hierarchical');
 
-  return (
-    `${scheme}:` +
-    (authority === undefined ? '' : `//${authority}`) +
+  const after =
     path +
     (query === undefined ? '' : `?${percent(query)}`) +
-    (fragment === undefined ? '' : `#${percent(fragment)}`)
-  );
+    (fragment === undefined ? '' : `#${percent(fragment)}`);
+  if (authority === undefined) return { judged: `${scheme}:${after}`, sent: `${scheme}:${after}` };
+  return { judged: `${scheme}://${authority.judged}${after}`, sent: `${scheme}://${authority.sent}${after}` };
 }
 
 /**
@@ -83,13 +95,19 @@ export function normalUriPattern(pattern: string): string {
   }
 }
 
+/** An authority as rules judge it and as the backend is sent it. */
+interface Authority {
+  judged: string;
+  sent: string;
+}
+
 /**
- * Host lower-cased, or as spelled with `keepCase` (the form sent); a file URI's `localhost` is the
- * empty host, and its host, a machine's name, is lower-cased either way. Userinfo is left out of
+ * Host lower-cased for the form judged, as spelled for the form sent; a file URI's `localhost` is
+ * the empty host, and its host, a machine's name, is lower-cased in both. Userinfo is left out of
  * the form judged (a backend may resolve `vault` and `user@vault` alike: rules judge them as one)
  * and kept in the form sent; an empty port (`vault:`) is no port.
  */
-function normalAuthority(scheme: string, raw: string, keepCase = false): string {
+function normalAuthority(scheme: string, raw: string): Authority {
   const authority = percent(raw);
   if (authority.includes('%00')) throw new UriError('its authority encodes a NUL character');
   const at = authority.lastIndexOf('@');
@@ -101,8 +119,9 @@ function normalAuthority(scheme: string, raw: string, keepCase = false): string 
   const spelled = colon === -1 ? hostPort : hostPort.slice(0, colon);
   const host = spelled.toLowerCase();
   const port = colon === -1 || colon === hostPort.length - 1 ? '' : hostPort.slice(colon);
-  if (scheme === 'file' && userinfo === '' && port === '' && host === 'localhost') return '';
-  return (keepCase ? userinfo : '') + (keepCase && scheme !== 'file' ? spelled : host) + port;
+  if (scheme === 'file' && userinfo === '' && port === '' && host === 'localhost')
+    return { judged: '', sent: '' };
+  return { judged: host + port, sent: userinfo + (scheme === 'file' ? host : spelled) + port };
 }
 
 /**

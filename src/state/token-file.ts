@@ -53,3 +53,12 @@ export function tokenFile(path: string): string {
   }
   return token;
 }
+
+/** The token in `path` for a client to send, if there is one (never made here). */
+export function readTokenFile(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}

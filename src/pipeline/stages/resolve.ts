@@ -9,7 +9,7 @@ import type { CallContext } from '../../call/context.js';
 import type { TaskRoutes } from '../../tasks/task-routes.js';
 import { methodSpec } from '../../protocol/methods.js';
 import { notFound, resourceNotFound } from '../../protocol/not-found.js';
-import { UriError, normalUri } from '../../policy/uri-normal.js';
+import { UriError, normalForms } from '../../policy/uri-normal.js';
 
 /** The owner of a name that left the catalog because its backend is down (it fails fast there). */
 export type AbsentLookup = (kind: 'tools' | 'prompts', exposed: string) => Target | undefined;
@@ -123,9 +123,7 @@ function resolveUri(
   uri: string,
   template = false,
 ): { target: Target; exposed: string } {
-  const caller = normalOrRefuse(ctx, uri, template);
-  // Normalised already: only the host's case differs, so this cannot throw.
-  const spelled = normalUri(uri, { template, keepHostCase: true });
+  const { judged: caller, sent: spelled } = normalOrRefuse(ctx, uri, template);
   const found = catalog.resolveUri(spelled);
   if (!found) throw resourceNotFound(caller);
   if ('ambiguous' in found) {
@@ -137,15 +135,14 @@ function resolveUri(
   // The catalog answers with the URI itself or the part after a namespace prefix (a scheme's,
   // lower-cased in both forms).
   const prefix = spelled.slice(0, spelled.length - found.name.length);
-  const own = normalOrRefuse(ctx, found.name, template);
-  const sent = normalUri(found.name, { template, keepHostCase: true });
+  const { judged: own, sent } = normalOrRefuse(ctx, found.name, template);
   return { target: { ...found, name: own, ...(sent !== own && { sent }) }, exposed: prefix + own };
 }
 
 /** A URI that cannot be normalised cannot be judged: refused, and audited as a policy refusal. */
-function normalOrRefuse(ctx: CallContext, uri: string, template: boolean): string {
+function normalOrRefuse(ctx: CallContext, uri: string, template: boolean): { judged: string; sent: string } {
   try {
-    return normalUri(uri, { template });
+    return normalForms(uri, { template });
   } catch (err) {
     if (!(err instanceof UriError)) throw err;
     ctx.decision = { effect: 'deny', rule: 'policy.uri' };

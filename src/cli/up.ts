@@ -59,6 +59,10 @@ export const upCommand = defineCommand('up', {
   run: ({ values }) => up(values),
 });
 
+/** Said after a start refused without --config: the settings an error names belong in a file. */
+const NO_FILE =
+  ' (no --config given: the settings named are those of a config file; `switchboard init` writes one, docs/configuration.md lists them)';
+
 async function up(flags: UpFlags): Promise<number> {
   const port = flags.port === undefined ? undefined : Number(flags.port);
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
@@ -114,7 +118,10 @@ async function up(flags: UpFlags): Promise<number> {
       admin: true,
     });
   } catch (err) {
-    log.error(`switchboard did not start: ${(err as Error).message}`);
+    const said = (err as Error).message;
+    // A setting's path (`http.auth: …`) with no file to put it in: say where settings go.
+    const hint = !flags.config && /^[a-z]\w*\.\w/.test(said) ? NO_FILE : '';
+    log.error(`switchboard did not start: ${said}${hint}`);
     return EXIT.failed;
   }
   const started = sb;

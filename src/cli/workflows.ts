@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { localTokenFor, localTokenPath } from '../front/http-auth.js';
+import { readTokenFile } from '../state/token-file.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { exposedName } from '../catalog/naming.js';
@@ -29,7 +30,8 @@ export const WORKFLOWS_USAGE = `Usage: switchboard workflows <list|run|runs|show
 
 Options: --config FILE, --state FILE (default: state.path of --config, else
          ~/.local/state/switchboard/state.sqlite), --url URL, --token TOKEN (an API key for --url;
-         default on a loopback URL: the local token, $XDG_STATE_HOME/switchboard/http-token),
+         default for the port of a running switchboard's front: the local token,
+         $XDG_STATE_HOME/switchboard/http-token),
          --json (one JSON object per line)`;
 
 const OPTIONS = {
@@ -192,7 +194,9 @@ async function callAt(
         ? 'the --token given was refused'
         : token
           ? `the local token of ${localTokenPath()} was refused (another switchboard's?)`
-          : `no --token given, and no local token at ${localTokenPath()}`;
+          : readTokenFile(localTokenPath())
+            ? `no --token given, and no switchboard of this user's is noted as serving ${url} (the local token goes only to one)`
+            : `no --token given, and no local token at ${localTokenPath()}`;
     return `${url} refused the call: ${why}. Pass --token KEY, or run with the XDG_STATE_HOME of the switchboard there`;
   } finally {
     await client.close();

@@ -11,6 +11,7 @@ import type { Caller } from '../call/context.js';
 import { stateDirFile } from '../state/sqlite-file.js';
 import { readTokenFile, tokenFile } from '../state/token-file.js';
 import { refuse as refuseWith, statusOf } from './http-refusal.js';
+import { isRunningFront } from './front-record.js';
 
 export { authModeOf };
 
@@ -70,10 +71,12 @@ function localToken(env: NodeJS.ProcessEnv): string {
 
 /**
  * The local token for a client of this user's switchboard at `url`, if there is one: only for a
- * loopback URL (the token must not travel to another machine), and never made here.
+ * loopback URL (the token must not travel to another machine) at a port a running switchboard's
+ * front holds (not to whatever else listens there: a backend's server), and never made here.
  */
 export function localTokenFor(url: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (!URL.canParse(url) || !isLoopbackHost(new URL(url).hostname)) return undefined;
+  if (!isRunningFront(url, env)) return undefined;
   return readTokenFile(localTokenPath(env));
 }
 

@@ -16,6 +16,7 @@ import type { Config } from '../config/schema.js';
 import { isModernVersion } from '../protocol/versions.js';
 import type { Caller } from '../call/context.js';
 import { createAuthenticator } from './http-auth.js';
+import { recordFront } from './front-record.js';
 import { readMessage } from './http-body.js';
 import { checkHostAndOrigin } from './http-guard.js';
 import { deleteSession, openStream, postLegacy } from './http-legacy.js';
@@ -177,8 +178,16 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     );
   });
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  const url = `http://${host}:${port}${options.path}`;
+  let forget = () => {};
+  try {
+    forget = recordFront(url, options.env);
+  } catch (err) {
+    // Only `workflows run --url` reads it: without it, that command asks for --token.
+    options.log.warn({ err: (err as Error).message }, 'cannot note the front in the state directory');
+  }
   return {
-    url: `http://${host}:${port}${options.path}`,
+    url,
     server,
     prepareAuth: (next) => {
       const fresh = createAuthenticator({ ...options, auth: next }, options.log, options.env);
@@ -186,6 +195,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
     },
     close: () =>
       new Promise<void>((resolve) => {
+        forget();
         sessions.closeAll();
         twin?.close();
         server.close(() => resolve());

@@ -131,3 +131,25 @@ test('a port in use stops the start with one clear error, not with the backends 
   );
   assert.doesNotMatch(run.stderr, /backend failed to start/);
 });
+
+test('a start refused for a setting, with no config file, says where settings go', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-fail-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const env = { ...process.env, XDG_STATE_HOME: dir, HOME: dir };
+  const open = await runCli(['up', '--host', '0.0.0.0', '--port', '0', '--log-format', 'json'], { env });
+  assert.notEqual(open.code, 0);
+  assert.match(open.stderr, /http\.auth: host 0\.0\.0\.0 is not a loopback address/);
+  assert.match(
+    open.stderr,
+    /no --config given: the settings named are those of a config file; `switchboard init`/,
+  );
+  // A port in use names the flag that fixes it: no word of a file.
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+  const port = (taken.address() as AddressInfo).port;
+  const busy = await runCli(['up', '--port', String(port), '--log-format', 'json'], { env });
+  assert.notEqual(busy.code, 0);
+  assert.match(busy.stderr, /is in use; choose another with --port/);
+  assert.doesNotMatch(busy.stderr, /no --config given/);
+});

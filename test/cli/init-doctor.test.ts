@@ -107,7 +107,7 @@ test('doctor fails a backend whose command is not on its PATH, and says how to f
   const file = join(dir, 'switchboard.yaml');
   await writeFile(
     file,
-    `http: { port: 0 }\nsandbox: { mode: none }\nservers:\n  good: { command: ${process.execPath} }\n  lost: { command: no-such-mcp-cmd, env: { PATH: /nonexistent } }\n  nowhere: { command: ${process.execPath}, cwd: ${join(dir, 'gone')} }\n`,
+    `http: { port: 0 }\nadmin: { port: 0 }\nsandbox: { mode: none }\nservers:\n  good: { command: ${process.execPath} }\n  lost: { command: no-such-mcp-cmd, env: { PATH: /nonexistent } }\n  nowhere: { command: ${process.execPath}, cwd: ${join(dir, 'gone')} }\n`,
   );
   const run = await runCli(['doctor', '--config', file], { env, cwd: dir });
   assert.equal(run.code, 1, run.stdout + run.stderr);
@@ -132,6 +132,7 @@ test("doctor warns of a script under /tmp that the sandbox's private /tmp hides,
     file,
     [
       'http: { port: 0 }',
+      'admin: { port: 0 }',
       'servers:',
       `  hidden: { command: ${node}, args: [${elsewhere}/server.mjs] }`,
       `  bound: { command: ${node}, args: [${elsewhere}/server.mjs], sandbox: { read: [${elsewhere}] } }`,
@@ -157,7 +158,7 @@ test('doctor warns of a state directory others can read, and passes a clean setu
   await mkdir(state, { recursive: true });
   await chmod(state, 0o755);
   const file = join(dir, 'switchboard.yaml');
-  await writeFile(file, `http: { port: 0 }\nservers:\n  good: { command: ${process.execPath} }\n`);
+  await writeFile(file, `http: { port: 0 }\nadmin: { port: 0 }\nservers:\n  good: { command: ${process.execPath} }\n`);
   const loose = await runCli(['doctor', '--config', file], { env, cwd: dir });
   assert.match(loose.stdout, /^warn\s+state dir\s+.* is 0755/m);
   assert.match(loose.stdout, new RegExp(`fix: chmod 0700 ${state}`));
@@ -171,7 +172,7 @@ test('doctor warns of a state directory others can read, and passes a clean setu
 test('doctor names the local token file hosts send, and warns of a front open to every local process', async (t) => {
   const { dir, env } = await sandbox(t);
   const file = join(dir, 'switchboard.yaml');
-  await writeFile(file, `http: { port: 0 }\nservers:\n  good: { command: ${process.execPath} }\n`);
+  await writeFile(file, `http: { port: 0 }\nadmin: { port: 0 }\nservers:\n  good: { command: ${process.execPath} }\n`);
   const local = await runCli(['doctor', '--config', file], { env, cwd: dir });
   const token = join(env.XDG_STATE_HOME!, 'switchboard', 'http-token');
   assert.match(
@@ -183,7 +184,7 @@ test('doctor names the local token file hosts send, and warns of a front open to
   );
   await writeFile(
     file,
-    `http: { port: 0, auth: { mode: none } }\nservers:\n  good: { command: ${process.execPath} }\n`,
+    `http: { port: 0, auth: { mode: none } }\nadmin: { port: 0 }\nservers:\n  good: { command: ${process.execPath} }\n`,
   );
   const open = await runCli(['doctor', '--config', file], { env, cwd: dir });
   assert.match(

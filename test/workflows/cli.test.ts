@@ -3,6 +3,8 @@
 // cancelled at the backend).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -96,12 +98,38 @@ test('run --url reaches a switchboard on its default local token without --token
   const args = ['run', 'sum', '--url', httpUrl(s.sb)];
   assert.equal(await runWorkflows(args, ran.io), 0, ran.err.join('\n'));
   assert.doesNotMatch(ran.out.join('\n'), /"isError":true/);
-  // The file's token goes to loopback URLs only: never to a switchboard on another machine.
+  // The file's token goes only to a loopback port a running front holds (either loopback
+  // address): never to a switchboard on another machine, nor to another listener on this one.
   const token = readFileSync(localTokenPath(), 'utf8').trim();
-  assert.equal(localTokenFor('http://localhost:7450/mcp'), token);
-  assert.equal(localTokenFor('http://[::1]:7450/mcp'), token);
-  assert.equal(localTokenFor('http://sb.example.com:7450/mcp'), undefined);
-  assert.equal(localTokenFor('http://10.0.0.5:7450/mcp'), undefined);
+  const port = new URL(httpUrl(s.sb)).port;
+  assert.equal(localTokenFor(`http://localhost:${port}/mcp`), token);
+  assert.equal(localTokenFor(`http://[::1]:${port}/other`), token);
+  assert.equal(
+    localTokenFor(`http://127.0.0.2:${port}/mcp`),
+    undefined,
+    'a loopback address it does not hold',
+  );
+  assert.equal(localTokenFor(`http://sb.example.com:${port}/mcp`), undefined);
+  assert.equal(localTokenFor(`http://10.0.0.5:${port}/mcp`), undefined);
+  // A backend's own server on loopback, named by mistake: asked, it hears no token.
+  const heard: (string | undefined)[] = [];
+  const other = createServer((req, res) => {
+    heard.push(req.headers.authorization);
+    res.writeHead(401, { 'content-type': 'text/plain' }).end('Unauthorized');
+  });
+  await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => other.close(() => resolve())));
+  const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}/mcp`;
+  assert.equal(localTokenFor(otherUrl), undefined);
+  const misled = io();
+  assert.equal(await runWorkflows(['run', 'sum', '--url', otherUrl], misled.io), 1);
+  assert.ok(heard.length > 0, 'the other server was asked');
+  assert.deepEqual(
+    heard.filter((h) => h !== undefined),
+    [],
+    'no Authorization header reached it',
+  );
+  assert.match(misled.err.join('\n'), /no switchboard of this user's is noted as serving/);
   // A given --token is used as given; a refusal says what was sent and what to do.
   const refused = io();
   assert.equal(await runWorkflows(['run', 'sum', '--url', httpUrl(s.sb), '--token', 'wrong'], refused.io), 1);
@@ -109,4 +137,7 @@ test('run --url reaches a switchboard on its default local token without --token
     refused.err.join('\n'),
     /^switchboard workflows run: http:\S+ refused the call: the --token given was refused\. Pass --token KEY, or run with the XDG_STATE_HOME of the switchboard there$/,
   );
+  // Once the front has closed, its port is nobody's to trust.
+  await s.sb.stop();
+  assert.equal(localTokenFor(`http://127.0.0.1:${port}/mcp`), undefined);
 });

@@ -128,7 +128,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   let tracing: Tracing | undefined;
   if (config.tracing.enabled) {
     const { startTracing } = await import('./tracing/tracing.js');
-    tracing = startTracing(config.tracing, { log, env: options.env, version: SERVER_INFO.version });
+    tracing = startTracing(config.tracing, { log, env: options.env, version: SERVER_INFO.version, redactor });
   }
   // Before the backends start: /readyz answers 503 while they do, and the admin token's directory
   // exists before any sandbox is laid out, so it is hidden from every backend.

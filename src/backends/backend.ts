@@ -90,6 +90,14 @@ export class BackendConnection implements Upstream {
       this.era = config.era === 'modern' ? 'modern' : 'legacy';
   }
 
+  /**
+   * A failure's text as kept (lastError, shown by status, the admin API, the dashboard and other
+   * nodes of a mesh): a backend's own words may carry a secret it holds.
+   */
+  private redacted(text: string): string {
+    return this.options.redact?.(text) ?? text;
+  }
+
   /** The last lines (at most 20, 4 KiB) a spawned backend wrote on stderr, oldest first, redacted. */
   get lastStderr(): readonly string[] {
     return this.stderrTail.lines;
@@ -120,6 +128,7 @@ export class BackendConnection implements Upstream {
         groups: this.options.groups,
         launch: this.options.launch,
         stderrTail: this.stderrTail,
+        redact: this.options.redact,
       });
     const peer = new RpcPeer(channel, this.log);
     this.peer = peer;
@@ -135,7 +144,7 @@ export class BackendConnection implements Upstream {
       this.prober?.stop();
       const wasReady = this.state === 'ready';
       this.state = 'failed';
-      this.lastError = reason.message;
+      this.lastError = this.redacted(reason.message);
       this.calls.clear();
       if (wasReady) events.down(this, reason);
     };
@@ -173,7 +182,7 @@ export class BackendConnection implements Upstream {
     } catch (err) {
       this.state = 'failed';
       // Transport errors repeat the URL they failed on: credentials written into it stay out.
-      const why = withoutUserinfo(messageOf(err));
+      const why = this.redacted(withoutUserinfo(messageOf(err)));
       this.lastError = why;
       this.peer = undefined;
       // A verdict the backend no longer fits (it was replaced by a server of the other era) is

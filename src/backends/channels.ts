@@ -31,6 +31,11 @@ export interface ChannelOptions {
   groups?: ProcessGroups | undefined;
   launch?: Launcher | undefined;
   stderrTail?: StderrTail | undefined;
+  /**
+   * Takes secrets out of what the backend says that is kept cut short (a line that is not JSON,
+   * an HTTP error's body): before the cut, since a secret cut in two is found by no later redaction.
+   */
+  redact?: ((text: string) => string) | undefined;
 }
 
 export function createChannel(config: BackendConfig, options: ChannelOptions): Channel {

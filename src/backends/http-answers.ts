@@ -27,9 +27,17 @@ export class HttpStatusError extends Error {
    */
   readonly sessionGone: boolean;
 
-  constructor(what: string, res: IncomingMessage, text: string, sentSession = false) {
+  constructor(
+    what: string,
+    res: IncomingMessage,
+    text: string,
+    sentSession = false,
+    /** Takes secrets out of the body before it is cut (a cut secret is found by no later redaction). */
+    clean: (text: string) => string = (t) => t,
+  ) {
     const status = res.statusCode ?? 502;
-    const said = redirectNotFollowed(res) ?? (text.trim().slice(0, SAID_CHARS) || res.statusMessage || '');
+    const said =
+      redirectNotFollowed(res) ?? (clean(text.trim()).slice(0, SAID_CHARS) || res.statusMessage || '');
     super(`${what}: HTTP ${status}${said ? `: ${said}` : ''}`);
     this.name = 'HttpStatusError';
     this.status = status;

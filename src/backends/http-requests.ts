@@ -34,6 +34,8 @@ export interface HttpChannelOptions {
   maxMessageBytes: number;
   /** Resolves host names; tests inject one (default: dns.lookup). */
   lookup?: LookupFunction | undefined;
+  /** Takes secrets out of what the backend says that is cut short (see ChannelOptions.redact). */
+  redact?: ((text: string) => string) | undefined;
 }
 
 /**

@@ -75,6 +75,8 @@ export interface StdioChannelOptions {
   launch?: Launcher | undefined;
   /** Keeps the last stderr lines, so that a failure can show them. */
   stderrTail?: StderrTail | undefined;
+  /** Takes secrets out of a line that is not JSON before it is cut for the log (ChannelOptions). */
+  redact?: ((text: string) => string) | undefined;
 }
 
 export class StdioChannel implements Channel {
@@ -127,7 +129,7 @@ export class StdioChannel implements Channel {
       message: (value) => this.onmessage?.(value),
       notJson: (_error, text) =>
         log.warn(
-          { backend: name, line: text.slice(0, 200) },
+          { backend: name, line: (this.options.redact?.(text) ?? text).slice(0, 200) },
           'backend wrote a line that is not JSON; dropped',
         ),
       oversized: (line) => {

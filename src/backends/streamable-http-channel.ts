@@ -88,6 +88,9 @@ export class StreamableHttpChannel implements Channel {
     this.requests = backendRequests(config, options);
   }
 
+  /** What the backend said, secrets out, for an error that cuts it short. */
+  private readonly clean = (text: string): string => this.options.redact?.(text) ?? text;
+
   start(): Promise<void> {
     if (this.started) return Promise.reject(new Error('the channel was started already'));
     this.started = true;
@@ -170,7 +173,13 @@ export class StreamableHttpChannel implements Channel {
       const answer = parsedOr(text);
       if (isAnswerTo(answer, request)) return this.onmessage?.(answer);
     }
-    throw new HttpStatusError(`the backend refused the POST of ${describe(message)}`, res, text, sentSession);
+    throw new HttpStatusError(
+      `the backend refused the POST of ${describe(message)}`,
+      res,
+      text,
+      sentSession,
+      this.clean,
+    );
   }
 
   /** Opens an event stream with a GET: the standalone one, or a request's, resumed after its last event. */
@@ -191,7 +200,7 @@ export class StreamableHttpChannel implements Channel {
       throw new Error(
         `the backend answered a GET for its event stream with content type ${JSON.stringify(type)}`,
       );
-    throw new HttpStatusError('the backend refused to open an event stream', res, text);
+    throw new HttpStatusError('the backend refused to open an event stream', res, text, false, this.clean);
   }
 
   /**

@@ -100,9 +100,11 @@ export class BackendMessages {
         return;
       }
       default: {
-        // Unknown notifications pass through to every session, untouched but for redaction.
+        // Unknown notifications pass through to every session, untouched but for redaction: of
+        // the method too, which the backend chose as freely as the params.
+        const method = this.deps.redact(n.method);
         const params = this.deps.redact(n.params);
-        for (const s of this.deps.sessions.values()) if (s.initialized) s.notify(n.method, params);
+        for (const s of this.deps.sessions.values()) if (s.initialized) s.notify(method, params);
       }
     }
   }

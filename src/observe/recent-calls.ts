@@ -27,6 +27,14 @@ export interface CallSummary {
 }
 
 const TARGET_MAX = 200;
+
+/**
+ * A target kept for the list, at most TARGET_MAX characters. A longer one is cleaned before it is
+ * cut (a cut secret is no longer found); a short one is cleaned when it is read, as most never are.
+ */
+function shortened(target: string, clean: (text: string) => string): string {
+  return target.length <= TARGET_MAX ? target : clean(target).slice(0, TARGET_MAX);
+}
 const SWITCHBOARD = '(switchboard)';
 
 /** A call as kept: the summary's parts, with its time and target made into text only when read. */
@@ -113,7 +121,7 @@ export class RecentCalls {
       callId: ctx.callId,
       caller: `${ctx.caller.kind}:${ctx.caller.id}`,
       method: ctx.method,
-      rawTarget: typeof named === 'string' ? named.slice(0, TARGET_MAX) : undefined,
+      rawTarget: typeof named === 'string' ? shortened(named, this.clean) : undefined,
       server: ctx.target?.backend,
       outcome,
       refusal,
@@ -127,7 +135,7 @@ export class RecentCalls {
       time: new Date(k.at).toISOString(),
       callId: k.callId,
       caller: k.caller,
-      method: k.method,
+      method: this.clean(k.method),
       target: k.rawTarget === undefined ? undefined : this.clean(k.rawTarget),
       server: k.server,
       outcome: k.outcome,

@@ -15,6 +15,7 @@ import type { Logger } from '../log.js';
 import { traceCalls } from './call-tracer.js';
 import { otlpSettings } from './otlp-settings.js';
 import { quietExporter } from './quiet-exporter.js';
+import { redactingExporter, type SpanText } from './redacting-exporter.js';
 
 export interface Tracing {
   /** Where spans go. */
@@ -30,6 +31,8 @@ export interface TracingOptions {
   version?: string | undefined;
   /** How long a batch may wait before it is sent (default 5 s, the SDK's). */
   scheduledDelayMs?: number | undefined;
+  /** Takes secrets out of every span's text before it is exported (see redacting-exporter.ts). */
+  redactor?: SpanText | undefined;
 }
 
 export function startTracing(config: TracingConfig, options: TracingOptions): Tracing {
@@ -45,7 +48,10 @@ export function startTracing(config: TracingConfig, options: TracingOptions): Tr
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.sampleRatio) }),
     spanProcessors: [
       new BatchSpanProcessor({
-        exporter: quietExporter(exporter, options.log, settings.url),
+        exporter: redactingExporter(
+          quietExporter(exporter, options.log, settings.url),
+          options.redactor ?? { active: false, text: (s) => s },
+        ),
         scheduledDelayMillis: options.scheduledDelayMs ?? 5000,
         // The SDK's defaults, said here: a batch of at most 512 spans, at most 2048 waiting (later
         // ones are dropped, never a call slowed), an export given up after 30 s.

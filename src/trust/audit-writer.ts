@@ -170,7 +170,8 @@ export class AuditWriter {
       callId: wellFormed(ctx.callId),
       callerKind: ctx.caller.kind,
       callerId: wellFormed(ctx.caller.id),
-      method: wellFormed(ctx.method),
+      // A backend names the requests it sends up (and a bridge caller its calls) as it likes.
+      method: redactText(redactor, ctx.method)!,
       targetBackend: stored(target?.backend ?? null),
       // The target as it was reached: a resource's URI with the host's case the backend was sent.
       targetName: redactText(redactor, target?.sent ?? target?.name ?? called),

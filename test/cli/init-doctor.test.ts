@@ -158,7 +158,10 @@ test('doctor warns of a state directory others can read, and passes a clean setu
   await mkdir(state, { recursive: true });
   await chmod(state, 0o755);
   const file = join(dir, 'switchboard.yaml');
-  await writeFile(file, `http: { port: 0 }\nadmin: { port: 0 }\nservers:\n  good: { command: ${process.execPath} }\n`);
+  await writeFile(
+    file,
+    `http: { port: 0 }\nadmin: { port: 0 }\nservers:\n  good: { command: ${process.execPath} }\n`,
+  );
   const loose = await runCli(['doctor', '--config', file], { env, cwd: dir });
   assert.match(loose.stdout, /^warn\s+state dir\s+.* is 0755/m);
   assert.match(loose.stdout, new RegExp(`fix: chmod 0700 ${state}`));
@@ -172,7 +175,10 @@ test('doctor warns of a state directory others can read, and passes a clean setu
 test('doctor names the local token file hosts send, and warns of a front open to every local process', async (t) => {
   const { dir, env } = await sandbox(t);
   const file = join(dir, 'switchboard.yaml');
-  await writeFile(file, `http: { port: 0 }\nadmin: { port: 0 }\nservers:\n  good: { command: ${process.execPath} }\n`);
+  await writeFile(
+    file,
+    `http: { port: 0 }\nadmin: { port: 0 }\nservers:\n  good: { command: ${process.execPath} }\n`,
+  );
   const local = await runCli(['doctor', '--config', file], { env, cwd: dir });
   const token = join(env.XDG_STATE_HOME!, 'switchboard', 'http-token');
   assert.match(

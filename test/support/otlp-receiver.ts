@@ -22,6 +22,8 @@ export interface OtlpReceiver {
   /** The traces URL (…/v1/traces). */
   url: string;
   spans: ReceivedSpan[];
+  /** Every body POSTed to /v1/traces, as received (for searches of every byte sent). */
+  bodies: string[];
   /** How many POSTs arrived, whatever their path. */
   posts: number;
   close(): Promise<void>;
@@ -55,7 +57,8 @@ interface OtlpBody {
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
-  const receiver = { url: '', spans, posts: 0, close: () => Promise.resolve() };
+  const bodies: string[] = [];
+  const receiver = { url: '', spans, bodies, posts: 0, close: () => Promise.resolve() };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -64,7 +67,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       if (req.method !== 'POST' || req.url !== '/v1/traces') return void res.writeHead(404).end();
       if (!(req.headers['content-type'] ?? '').includes('application/json'))
         return void res.writeHead(415).end();
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpBody;
+      const text = Buffer.concat(chunks).toString('utf8');
+      bodies.push(text);
+      const body = JSON.parse(text) as OtlpBody;
       for (const rs of body.resourceSpans ?? []) {
         const resource = attributes(rs.resource?.attributes);
         for (const ss of rs.scopeSpans ?? [])

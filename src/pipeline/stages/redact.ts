@@ -72,11 +72,12 @@ class RedactingReply implements Reply {
     const inner = this.inner;
     return inner.refuse && ((error: Error) => inner.refuse!(error));
   }
+  // The method too: a backend names the notifications and requests it sends as freely as their params.
   notify(method: string, params: Params): void {
-    this.inner.notify(method, this.redactor.deep(params));
+    this.inner.notify(this.redactor.text(method), this.redactor.deep(params));
   }
   request(method: string, params: Params | undefined, signal: AbortSignal): ReturnType<Reply['request']> {
-    return this.inner.request(method, this.redactor.deep(params), signal);
+    return this.inner.request(this.redactor.text(method), this.redactor.deep(params), signal);
   }
 }
 

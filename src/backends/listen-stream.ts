@@ -21,20 +21,36 @@ export class ListenStream {
   private onAcknowledged: ((n: JsonRpcNotification) => void) | undefined;
 
   /**
+   * @param lost Told when a stream the backend acknowledged ends on a connection still open (a
+   * proxy cutting an idle stream, the backend's own limit): it honours nothing from then on, so
+   * its lists are read as a silent backend's are until a stream is opened again.
+   */
+  constructor(private readonly lost: () => void = () => {}) {}
+
+  /**
    * Opens the stream on `peer` with `params` (the envelope holding the filter), ending the one
    * open before. Resolves with what the backend acknowledged; rejects when the stream ends.
    */
   open(peer: RpcPeer, params: Params): Promise<ListenFilter> {
     this.current?.done.abort(new LocalError('cancelled', 'subscription replaced'));
     const done = new AbortController();
-    this.current = { done, filter: {} };
+    const current = { done, filter: {} as ListenFilter };
+    this.current = current;
     return new Promise<ListenFilter>((resolve, reject) => {
       let id: RequestId | undefined;
+      let acknowledged = false;
       this.onAcknowledged = (n) => {
         if (n.params?._meta?.[META.subscriptionId] !== id) return;
         const honoured = (n.params?.notifications as ListenFilter | undefined) ?? {};
-        if (this.current?.done === done) this.current.filter = honoured;
+        if (this.current === current) current.filter = honoured;
+        acknowledged = true;
         resolve(honoured);
+      };
+      const ended = (err: Error) => {
+        reject(err);
+        if (this.current !== current || done.signal.aborted) return;
+        current.filter = {};
+        if (acknowledged && !peer.isClosed) this.lost();
       };
       peer
         .request('subscriptions/listen', params, {
@@ -42,8 +58,8 @@ export class ListenStream {
           onSent: (sent) => (id = sent),
         })
         .then(
-          () => reject(new Error('the backend ended its subscription stream')),
-          (err: unknown) => reject(err as Error),
+          () => ended(new Error('the backend ended its subscription stream')),
+          (err: unknown) => ended(err as Error),
         );
     });
   }

@@ -58,6 +58,9 @@ export interface UpstreamEvents {
   notification(from: Upstream, n: JsonRpcNotification): void;
   request(from: Upstream, req: JsonRpcRequest, signal: AbortSignal): Promise<Result>;
   down(backend: Upstream, reason: Error): void;
-  /** A remote backend's session was renewed: what it held for the old one must be set again. */
+  /**
+   * What the backend held for switchboard must be set again: a remote backend's session was
+   * renewed, or a modern backend ended the listen stream it had acknowledged.
+   */
   renewed?(backend: Upstream): void;
 }

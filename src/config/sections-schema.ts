@@ -38,6 +38,16 @@ export const CatalogSection = z
       .describe(
         'How long a list read from a server that does not announce changes (no listChanged) is served before a listing reads it again; a longer ttlMs the server gives on a list result counts too. Concurrent listings share one read. 0: every listing reads it again.',
       ),
+    pollIntervalMs: timerMs(0)
+      .default(30_000)
+      .describe(
+        'How often the lists of servers that do not announce changes are read without a listing asking (those not read within refreshIntervalMs), so hosts hear list_changed for a change no listing has found. 0: only listings read them.',
+      ),
+    listTimeoutMs: timerMs(100)
+      .default(10_000)
+      .describe(
+        "How long one read of a server's list (every page of it) may take; past it the read fails, the list the catalog holds is kept and read again later. A host's listing waits at most 2 s for the reads it starts, then is served the catalog as it is (hosts hear list_changed when the read comes back different).",
+      ),
     ...CatalogViewFields,
   })
   .strict()

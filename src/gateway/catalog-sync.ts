@@ -41,15 +41,33 @@ export interface CatalogSyncOptions {
    * listing reads it again (0: every listing does).
    */
   intervalMs?: number;
+  /**
+   * How long one read of a backend's list (every page) may take before it counts as failed
+   * (catalog.listTimeoutMs): a backend that never answers must not hold a start, a reload or a
+   * list read behind it for ever.
+   */
+  readTimeoutMs?: number;
+  /**
+   * How long a host's listing waits for the re-reads it started before it is served what the
+   * catalog holds; the reads go on, and hosts hear list_changed if they change it.
+   */
+  listingWaitMs?: number;
   /** Whether the backend is still the one serving its name (a reload may have replaced it). */
   isCurrent: (backend: Upstream) => boolean;
 }
+
+/** catalog.listTimeoutMs's default. */
+export const LIST_READ_TIMEOUT_MS = 10_000;
+/** How long a listing waits for a slow backend's re-read at most, by default. */
+export const LISTING_WAIT_MS = 2_000;
 
 export class CatalogSync {
   private readonly catalog: Catalog;
   private readonly log: Logger;
   private readonly changed: (kind: ListKind) => void;
   private readonly intervalMs: number;
+  private readonly readTimeoutMs: number;
+  private readonly listingWaitMs: number;
   private readonly isCurrent: (backend: Upstream) => boolean;
   /**
    * Each list's read in flight, and the one queued behind it, which reads the latest caller's
@@ -63,7 +81,10 @@ export class CatalogSync {
   private readonly announced = new Set<string>();
   /** Cache hints of each backend's last read of each list (modern backends send them). */
   private readonly hints = new Map<string, CacheHint>();
-  /** When the last completed read of each backend's list began (what it shows is at least that new). */
+  /**
+   * When the last read of each backend's list ended, failed or not: the next is at least the
+   * interval later, so a slow backend is not read back to back, nor a failing one at every listing.
+   */
   private readonly readAt = new Map<string, number>();
   /** Lists read and not yet in the catalog: put in together at the end of the turn (flush). */
   private pending: { backend: string; kind: ListKind; items: Item[]; announced: boolean }[] = [];
@@ -74,12 +95,16 @@ export class CatalogSync {
    * would otherwise never be read again, and a host that listed once would never hear of the list.
    */
   private readonly retries: ListRetries;
+  /** The timer of `poll`. */
+  private polling: NodeJS.Timeout | undefined;
 
   constructor(o: CatalogSyncOptions) {
     this.catalog = o.catalog;
     this.log = o.log;
     this.changed = o.changed;
     this.intervalMs = o.intervalMs ?? 0;
+    this.readTimeoutMs = o.readTimeoutMs ?? LIST_READ_TIMEOUT_MS;
+    this.listingWaitMs = o.listingWaitMs ?? LISTING_WAIT_MS;
     this.isCurrent = o.isCurrent;
     this.retries = new ListRetries({
       log: o.log,
@@ -91,7 +116,9 @@ export class CatalogSync {
   /**
    * Serves a list, first re-reading it from backends that would not tell us it changed and whose
    * last read is stale (older than the interval and than their own cache hints); concurrent
-   * listings share one read per backend. `withHints` adds the merged hints (for modern callers).
+   * listings share one read per backend. A read that takes longer than the listing's wait goes on
+   * without it: the listing is served the catalog as it is (each backend's last list, whole).
+   * `withHints` adds the merged hints (for modern callers).
    */
   async list(kind: ListKind, backends: Iterable<Upstream>, withHints = false): Promise<Result> {
     const now = Date.now();
@@ -107,7 +134,7 @@ export class CatalogSync {
       )
         (stale ??= []).push(this.reread(b, kind));
     }
-    if (stale) await Promise.all(stale);
+    if (stale) await within(Promise.all(stale), this.listingWaitMs);
     // What was read this turn is served now, not a turn later.
     this.flush();
     const list = this.catalog.list(kind);
@@ -225,11 +252,14 @@ export class CatalogSync {
     const items: Item[] = [];
     let hint: CacheHint | undefined;
     let cursor: unknown;
+    // One limit for every page: a backend that pages for ever is as stuck as one that never answers.
+    const signal = AbortSignal.timeout(this.readTimeoutMs);
     do {
-      const page = await backend.request(
-        spec.method,
-        cursor === undefined ? undefined : { cursor: cursor as string },
-      );
+      const params = cursor === undefined ? undefined : { cursor: cursor as string };
+      const page = await backend.request(spec.method, params, { signal }).catch((err: unknown) => {
+        if (!signal.aborted) throw err;
+        throw new Error(`no answer within catalog.listTimeoutMs (${this.readTimeoutMs} ms)`, { cause: err });
+      });
       if (cursor === undefined && typeof page.ttlMs === 'number' && page.ttlMs > 0) {
         const scope = page.cacheScope === 'public' ? 'public' : 'private';
         hint = { until: Date.now() + page.ttlMs, scope };
@@ -238,9 +268,13 @@ export class CatalogSync {
       if (Array.isArray(got)) items.push(...wellFormed(got, spec.field, backend, this.log));
       cursor = page.nextCursor;
     } while (typeof cursor === 'string' && cursor.length > 0);
+    // A backend whose list moved while it was paged (offsets shifted by an insert) gives an item
+    // twice: the first is kept, as a name is served once.
+    const seen = new Set<unknown>();
+    const once = items.filter((item) => !seen.has(item[spec.field]) && (seen.add(item[spec.field]), true));
     if (kind === 'tools' && backend.isModern && backend.kind === 'streamable-http')
-      dropInvalidHeaders(items, backend, this.log);
-    return { items: kind === 'tools' ? toolsAsOffered(backend.capabilities, items) : items, hint };
+      dropInvalidHeaders(once, backend, this.log);
+    return { items: kind === 'tools' ? toolsAsOffered(backend.capabilities, once) : once, hint };
   }
 
   private noteHint(key: string, hint: CacheHint | undefined): void {
@@ -249,7 +283,6 @@ export class CatalogSync {
   }
 
   private async fetchList(backend: Upstream, kind: ListKind): Promise<void> {
-    const began = Date.now();
     const key = listKey(backend.name, kind);
     let read: ListRead | undefined;
     try {
@@ -258,9 +291,10 @@ export class CatalogSync {
       // A backend a reload replaced meanwhile: what it answers is no longer the catalog's concern.
       if (!this.isCurrent(backend)) return;
       // The list the catalog holds stays (a backend that lists templates but fails on them keeps
-      // its tools); the failed one is read again later.
+      // its tools); the failed one is read again later, by the retry's timer or a listing at
+      // least the interval on.
       this.announced.delete(key);
-      this.readAt.delete(key);
+      this.readAt.set(key, Date.now());
       this.hints.delete(key);
       this.retries.failed(backend, kind, err);
       return;
@@ -273,12 +307,36 @@ export class CatalogSync {
       this.readAt.delete(key);
       return;
     }
-    this.readAt.set(key, began);
+    this.readAt.set(key, Date.now());
     await this.settle({ backend: backend.name, kind, items: read.items, announced });
   }
 
-  /** No more reads of failed lists (the gateway is stopping). */
+  /**
+   * Reads, every `everyMs`, the lists of backends that would not announce a change and were not
+   * read within the interval, so hosts hear list_changed for a change no listing has found yet (a
+   * host that lists only when told to, as most do, would otherwise never see it).
+   */
+  poll(backends: () => Iterable<Upstream>, everyMs: number): void {
+    clearInterval(this.polling);
+    if (everyMs <= 0) return;
+    this.polling = setInterval(() => {
+      const now = Date.now();
+      for (const b of backends()) {
+        if (b.state !== 'ready') continue;
+        for (const kind of LIST_KIND_NAMES) {
+          if (!b.capabilities[LIST_KINDS[kind].capability] || announcesChanges(b, kind)) continue;
+          if (this.retries.unserved(b.name, kind) || this.freshUntil(b.name, kind) > now) continue;
+          void this.reread(b, kind);
+        }
+      }
+    }, everyMs);
+    // Nothing for a stopping process to wait for.
+    this.polling.unref();
+  }
+
+  /** No more reads of failed lists, nor polls (the gateway is stopping). */
   stop(): void {
+    clearInterval(this.polling);
     this.retries.stop();
   }
 
@@ -312,9 +370,18 @@ export class CatalogSync {
     const changed = new Set(this.catalog.setLists(batch));
     // A backend's own list_changed is passed on even when its list read back the same.
     for (const e of batch) if (e.announced) changed.add(e.kind);
+    // Resources and templates share one notification: hosts hear it once.
+    if (changed.has('resources')) changed.delete('resourceTemplates');
     for (const kind of LIST_KIND_NAMES) if (changed.has(kind)) this.changed(kind);
     for (const e of batch) this.logCollisions(e.backend, e.kind);
   }
+}
+
+/** Resolves when `work` does or after `ms`, whichever is first (the work goes on). */
+function within(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([work.then(() => undefined), late]).finally(() => clearTimeout(timer));
 }
 
 /** A legacy backend announces what its capabilities promise; a modern one what it acknowledged. */

@@ -100,8 +100,10 @@ export class Gateway {
       log,
       changed: (kind) => this.catalogSources.listChanged(kind),
       intervalMs: config.catalog.refreshIntervalMs,
+      readTimeoutMs: config.catalog.listTimeoutMs,
       isCurrent: (backend) => this.lifecycle.isCurrent(backend),
     }));
+    sync.poll(() => this.backends.values(), config.catalog.pollIntervalMs);
     this.calls = new InternalCalls((ctx) => this.pipeline(ctx));
     this.modern = new ModernHost({
       run: (ctx) => this.run(ctx),

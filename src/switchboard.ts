@@ -25,7 +25,7 @@ import { WORKFLOWS_SOURCE } from './workflows/workflow-source.js';
 import type { A2AAgent } from './a2a/wiring.js';
 import { openStores, StartupError } from './switchboard-stores.js';
 import { setUpExtensions } from './switchboard-extensions.js';
-import { withSecrets } from './vault/open.js';
+import { reloadSecrets } from './vault/open.js';
 import type { ReloadReport, StartOptions, Switchboard } from './switchboard-types.js';
 
 export { StartupError };
@@ -240,7 +240,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       // Secrets are resolved into the new entries as at start, so a kept backend compares equal
       // and an entry naming a secret the vault lacks is refused like any invalid config.
       const next = typeof source === 'function' ? await source() : source;
-      const plan = planReload(running, withSecrets(next, vault));
+      const plan = planReload(running, reloadSecrets(next, running, vault));
       needRestart = plan.needRestart;
       live = plan.applied;
       for (const setting of needRestart) {

@@ -136,6 +136,10 @@ export function parseConfig(text: string, file: string, options: LoadOptions = {
   const warnings = [
     ...source.warnings,
     ...converted.warnings.map((w) => ({ ...at(w.path), message: w.message })),
+    ...tildePaths(input).map((path) => ({
+      ...locate(path),
+      message: 'starts with ~, which is not expanded here (no shell reads it): write ${HOME} instead',
+    })),
   ];
   return deepFreeze({
     config: result.data,
@@ -333,4 +337,13 @@ function deepFreeze<T>(value: T): T {
     for (const child of Object.values(value)) deepFreeze(child);
   }
   return value;
+}
+
+/** Where a string starts with `~/` (a home directory a shell would have expanded): paths into the data. */
+function tildePaths(value: unknown, path: (string | number)[] = []): (string | number)[][] {
+  if (typeof value === 'string') return value === '~' || value.startsWith('~/') ? [path] : [];
+  if (Array.isArray(value)) return value.flatMap((v, i) => tildePaths(v, [...path, i]));
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value).flatMap(([k, v]) => tildePaths(v, [...path, k]));
+  return [];
 }

@@ -110,6 +110,12 @@ export function createAuthenticator(
     log.warn({ host: http.host }, `http.auth.mode is none: ${who} can use every backend as the caller http`);
     return { metadata: () => false, authenticate: () => Promise.resolve(ANONYMOUS) };
   }
+  // Keys or OAuth replace the local token: a host still sending it (the README's line) is refused.
+  if (mode !== 'local' && readTokenFile(localTokenPath(env)) !== undefined)
+    log.warn(
+      { mode, tokenFile: localTokenPath(env) },
+      `http.auth is ${mode}: the local token in ${localTokenPath(env)} is no longer accepted (hosts that send it are refused)`,
+    );
   const keys: { caller: Caller; hash: Buffer }[] =
     mode === 'local'
       ? [{ caller: ANONYMOUS, hash: sha256(localToken(env)) }]

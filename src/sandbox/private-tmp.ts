@@ -11,9 +11,13 @@ import { within } from './sandbox-view.js';
 export function hiddenByPrivateTmp(backend: StdioBackendConfig, sandbox: Config['sandbox']): string[] {
   if (backend.sandbox === 'none') return [];
   const own = backend.sandbox;
-  const bound = [backend.cwd ?? process.cwd(), ...sandbox.read, ...sandbox.write]
-    .concat(own?.read ?? [], own?.write ?? [])
-    .map((p) => resolve(p));
+  // As the view lays them out (sandbox-view.ts): the working directory and `read` paths are bound
+  // only where they lie under /tmp (a working directory of `/` brings no /tmp back), `write` paths
+  // wherever they are.
+  const bound = [backend.cwd ?? process.cwd(), ...sandbox.read, ...(own?.read ?? [])]
+    .map((p) => resolve(p))
+    .filter((p) => within(p, '/tmp'))
+    .concat([...sandbox.write, ...(own?.write ?? [])].map((p) => resolve(p)));
   const named = [backend.command, ...backend.args].map((a) =>
     a.startsWith('-') ? a.slice(a.indexOf('=') + 1) : a,
   );

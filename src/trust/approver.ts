@@ -53,9 +53,13 @@ export class Approver {
     }
     const store = this.options.store;
     if (!this.options.operator || !store) {
+      // On but without a store: the rule came with a reload, and at start nothing needed one.
+      const operator = this.options.operator
+        ? 'operator approval needs a restart (no rule asked for approval at start, and audit and pinning are off)'
+        : 'operator approval is off (policy.approval.operator)';
       throw new WireError(
         WIRE.POLICY_REFUSED,
-        `${subject.exposed} needs approval (policy rule ${rule}), and no one can be asked: the host cannot answer elicitation requests and operator approval is off`,
+        `${subject.exposed} needs approval (policy rule ${rule}), and no one can be asked: the host cannot answer elicitation requests and ${operator}`,
         { reason: 'approval_unavailable', rule },
       );
     }

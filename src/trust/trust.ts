@@ -35,12 +35,14 @@ export function openTrust(
   env: NodeJS.ProcessEnv = process.env,
 ): Trust {
   const p = config.policy;
-  const approvals =
-    p.approval.operator &&
-    (p.rules.some((r) => r.effect === 'approve') ||
-      Object.values(p.defaults).includes('approve') ||
-      (config.pinning.enabled &&
-        (config.pinning.onChange === 'approve' || config.pinning.newTools === 'approve')));
+  const asked =
+    p.rules.some((r) => r.effect === 'approve') ||
+    Object.values(p.defaults).includes('approve') ||
+    (config.pinning.enabled &&
+      (config.pinning.onChange === 'approve' || config.pinning.newTools === 'approve'));
+  // Kept whenever the trust database is open anyway, so that an approve rule a reload adds finds
+  // an operator to ask; opened for it alone only when a rule asks for approval at start.
+  const approvals = p.approval.operator && (asked || config.audit.enabled || config.pinning.enabled);
   if (!config.audit.enabled && !config.pinning.enabled && !approvals) {
     return {
       path: undefined,

@@ -6,6 +6,7 @@ import type { Config } from '../config/schema.js';
 import { resolveSecretRefs } from '../config/env-refs.js';
 import { readVault, VaultError, type KeySource } from './vault-file.js';
 import { Vault } from './vault.js';
+import { canonicalJson } from '../encoding/canonical-json.js';
 
 export function defaultVaultPath(env: NodeJS.ProcessEnv = process.env): string {
   const state = env.XDG_STATE_HOME || join(homedir(), '.local', 'state');
@@ -128,4 +129,21 @@ function resolveEntry<T>(
     return value;
   };
   return walk(entry, path, false) as T;
+}
+
+/**
+ * withSecrets for a reload: the running vault resolves the new entries (it is opened only at
+ * start). A name it lacks, when the vault section changed too, is said to need a restart rather
+ * than to be missing: it may well be in the vault the new section names.
+ */
+export function reloadSecrets(next: Config, running: Config, vault: Vault): Config {
+  try {
+    return withSecrets(next, vault);
+  } catch (err) {
+    if (canonicalJson(next.vault) === canonicalJson(running.vault)) throw err;
+    throw new Error(
+      `${(err as Error).message}\nThe vault section changed, and the vault is opened only at start: restart switchboard to use it`,
+      { cause: err },
+    );
+  }
 }

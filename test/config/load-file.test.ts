@@ -105,3 +105,21 @@ test('overrides win over the file and their problems are reported against the co
     },
   );
 });
+
+test('a path starting with ~ is warned of where it is: nothing expands it', async () => {
+  await withDir(async (dir) => {
+    const file = join(dir, 'switchboard.yaml');
+    const text =
+      'servers:\n  a:\n    command: server-a\n    args: [--data, ~/data]\nvault:\n  keyFile: ~/vault.key\naudit:\n  path: ${HOME}/audit.sqlite\n';
+    await writeFile(file, text);
+    const { warnings } = await loadConfig(file, { env: { HOME: '/home/someone' } });
+    assert.deepEqual(
+      warnings.map((w) => [w.path, w.line]),
+      [
+        ['servers.a.args[1]', 4],
+        ['vault.keyFile', 6],
+      ],
+    );
+    assert.match(warnings[0]!.message, /not expanded.*write \$\{HOME\}/);
+  });
+});

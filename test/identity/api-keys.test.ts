@@ -3,7 +3,9 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { newApiKey, sha256Hex } from '../../src/front/http-auth.js';
+import { readFileSync } from 'node:fs';
+import { localTokenPath, newApiKey, sha256Hex } from '../../src/front/http-auth.js';
+import { captureLog } from '../support/log-capture.js';
 import { Config } from '../../src/config/schema.js';
 import { parseConfig } from '../../src/config/load.js';
 import { startSwitchboard } from '../../src/switchboard.js';
@@ -152,4 +154,26 @@ test('a stateless 2026-07-28 request must carry the key too, and runs as its cal
   t.after(() => db.close());
   const [list] = queryAudit(db, { method: 'tools/list' });
   assert.equal(list?.callerId, 'key:modern-host');
+});
+
+test('keys that replace the local token say so, and the token is refused', async (t) => {
+  // A local token made by an earlier start, under the defaults.
+  const first = await startGateway(t, { servers: { p: probe('p') }, http: { auth: { mode: 'local' } } });
+  await first.stop();
+  const token = readFileSync(localTokenPath(), 'utf8').trim();
+  const log = captureLog('warn');
+  const key = newApiKey();
+  const sb = await startGateway(
+    t,
+    { servers: { p: probe('p') }, http: { auth: { keys: [{ name: 'ci', sha256: sha256Hex(key) }] } } },
+    { log: log.logger },
+  );
+  const said = log.lines().find((l) => /the local token in .* is no longer accepted/.test(String(l.msg)));
+  assert.ok(said, 'the start says the token is no longer accepted');
+  const refused = await fetch(httpUrl(sb), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  assert.equal(refused.status, 401);
 });

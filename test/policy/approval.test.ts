@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { probe, textOf } from '../gateway/harness.js';
 import { connectHttp } from '../support/mcp-clients.js';
-import { httpUrl, startGateway } from '../support/start-switchboard.js';
+import { configFor, httpUrl, startGateway } from '../support/start-switchboard.js';
 import { CLI, SHIFTING, captureIo, tempDbPath } from '../trust/helpers.js';
 import { runPins } from '../../src/cli/pins.js';
 import { runApprovals } from '../../src/cli/approvals.js';
@@ -139,6 +139,20 @@ test('without elicitation an operator approves from another process, and the cal
   assert.match(approved.stdout, new RegExp(`${pending.id}: approved`));
   assert.match(textOf(await call), /"n":1/);
   assert.equal(recordOf(path, pending.id).status, 'used');
+});
+
+test('an approve rule a reload adds asks the operator, as one there from the start does', async (t) => {
+  const path = await tempDbPath(t);
+  const input = { servers: TWO, audit: { path }, policy: { approval: { pollMs: 50 } } };
+  const sb = await startGateway(t, input);
+  const { client } = await connectHttp(t, httpUrl(sb));
+  await client.callTool({ name: 'a_echo', arguments: { n: 0 } });
+  await sb.reload(configFor({ ...input, policy: { ...input.policy, rules: APPROVE_ECHO } }));
+  const call = client.callTool({ name: 'a_echo', arguments: { n: 1 } });
+  const pending = await pendingOf(path);
+  assert.equal(pending.exposed, 'a_echo');
+  await run(process.execPath, [CLI, 'approvals', 'approve', pending.id, '--db', path]);
+  assert.match(textOf(await call), /"n":1/);
 });
 
 test("an operator's deny fails the call with an error naming the rule", async (t) => {

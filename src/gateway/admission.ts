@@ -7,6 +7,7 @@
 // Each caller has its own slots and its own queue: a caller that floods waits behind itself, never
 // in front of anyone else, so every other caller keeps its throughput. A host caller is one
 // session; a backend calling over the bridge is one caller however many connections it opens.
+// An operator's call through the admin API (`switchboard call`) is drained as a host's is.
 import { TokenBucket } from '../backends/token-bucket.js';
 import type { Config } from '../config/schema.js';
 import { LocalError } from '../errors/errors.js';
@@ -62,7 +63,7 @@ export class Admission {
    */
   admit(ctx: CallContext): (() => void) | Promise<() => void> {
     const key = callerKey(ctx);
-    const host = ctx.caller.kind === 'host';
+    const host = drained(ctx);
     if (host && this.draining) throw shuttingDown();
     this.takeRate(key);
     let s = this.slots.get(key);
@@ -127,8 +128,7 @@ export class Admission {
 
   private take(key: string, s: Slots, ctx: CallContext): () => void {
     s.under++;
-    const host = ctx.caller.kind === 'host';
-    const cut = host ? cutter(ctx) : undefined;
+    const cut = drained(ctx) ? cutter(ctx) : undefined;
     if (cut) this.hostCalls.set(ctx, cut.cut);
     let released = false;
     return () => {
@@ -174,8 +174,8 @@ export class Admission {
   async drain(ms: number): Promise<CallContext[]> {
     this.draining = true;
     for (const s of this.slots.values()) {
-      const hosts = s.queue.filter((w) => w.ctx.caller.kind === 'host');
-      s.queue = s.queue.filter((w) => w.ctx.caller.kind !== 'host');
+      const hosts = s.queue.filter((w) => drained(w.ctx));
+      s.queue = s.queue.filter((w) => !drained(w.ctx));
       for (const w of hosts) w.refuse(shuttingDown());
     }
     const hadCalls = this.hostCalls.size > 0;
@@ -216,6 +216,14 @@ export class Admission {
 
 /** How long calls cut at a stop's deadline get to end with their error before the fronts close. */
 const CUT_GRACE_MS = 1000;
+
+/**
+ * Calls a stop drains and then cuts: those from outside switchboard, a host's or an operator's
+ * (the admin API), whose caller waits for an answer. Bridge and in-process calls serve them.
+ */
+function drained(ctx: CallContext): boolean {
+  return ctx.caller.kind === 'host' || ctx.caller.kind === 'admin';
+}
 
 /**
  * How a stop ends a host call without it counting as the caller's cancellation (its session would

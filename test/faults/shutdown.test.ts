@@ -45,6 +45,22 @@ test('a stop cuts what is still under way at the drain deadline and says so', as
   assert.deepEqual(await sb.stop(), { cut: ['tools/call f/slow'] });
 });
 
+test("an operator's call through the admin API is drained and cut as a host's is", async (t) => {
+  const sb = await startGateway(t, { servers: { f: faulty() }, shutdown: { drainMs: 300 } });
+  const operator = { kind: 'admin' as const, id: 'token' };
+  const call = (steps: number) =>
+    sb.gateway.dispatch(operator, 'tools/call', { name: 'slow', arguments: { steps, everyMs: 50 } });
+  const short = call(2);
+  const long = call(1000);
+  long.catch(() => {});
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const stopped = sb.stop();
+  await assert.rejects(call(1), /switchboard is shutting down/);
+  assert.equal((json(await short) as { steps: number }).steps, 2, 'waited for');
+  await assert.rejects(long, /cut after shutdown\.drainMs/);
+  assert.deepEqual(await stopped, { cut: ['tools/call f/slow'] });
+});
+
 test('a stop finishes in a process nothing else holds open (no bridge, no front)', async () => {
   // In a process of its own: the test runner's own handles would hide the fault.
   const start = new URL('../../src/switchboard.js', import.meta.url).href;

@@ -50,11 +50,6 @@ export interface BackendOptions {
  * One connection to one replica of a server (a spawned child or a URL): its start, handshake,
  * calls, renewal and breaker. A server as the gateway sees it is a ReplicaSet of these.
  */
-/** A listen stream the backend ended is opened again this long after, twice as long after each end… */
-const RELISTEN_FIRST_MS = 1_000;
-/** …up to this long. */
-const RELISTEN_MOST_MS = 30_000;
-
 export class BackendConnection implements Upstream {
   readonly kind: BackendKind;
   /** How messages name it: the server's name, or `name#index` for one of several replicas. */
@@ -74,10 +69,7 @@ export class BackendConnection implements Upstream {
   /** The era verdict of the probe, kept for later starts (re-probed if a start on it fails). */
   private era: 'legacy' | 'modern' | undefined;
   /** A modern backend's change notifications: its open subscriptions/listen and what it honours. */
-  private readonly listening = new ListenStream(() => this.listenLost());
-  /** Listen streams the backend ended on this connection: each re-open waits twice as long. */
-  private listenEnds = 0;
-  private relisten: NodeJS.Timeout | undefined;
+  private readonly listening: ListenStream;
   /** The last lines a spawned backend wrote on stderr, across its starts (redacted). */
   private readonly stderrTail: StderrTail;
 
@@ -92,6 +84,11 @@ export class BackendConnection implements Upstream {
       options.replica ? { backend: name, replica: options.replica.index } : { backend: name },
     );
     this.calls = new ForwardedCalls(this.label, config.timeouts);
+    // A stream the backend ended: what it held is set again (the stream re-opened, the lists
+    // read), as after a renewed session.
+    this.listening = new ListenStream(() => {
+      if (this.state === 'ready') this.options.events.renewed?.(this);
+    }, this.log);
     this.stderrTail = new StderrTail(options.redact);
     // The legacy HTTP+SSE transport has no modern form; a configured era needs no probe.
     if (this.kind === 'sse' || config.era !== 'auto')
@@ -175,7 +172,6 @@ export class BackendConnection implements Upstream {
       this.era = this.server.era;
       const version = this.server.protocolVersion;
       this.listening.forget();
-      this.listenEnds = 0;
       this.state = 'ready';
       this.lastError = undefined;
       this.prober = new Prober(
@@ -219,23 +215,8 @@ export class BackendConnection implements Upstream {
     return this.listening.honoured;
   }
 
-  /**
-   * The backend ended the listen stream it had acknowledged: its lists are read as a silent
-   * backend's meanwhile, and what it held for switchboard is set again (the stream re-opened, its
-   * lists read) after a delay that doubles with each end, as after a renewed session.
-   */
-  private listenLost(): void {
-    clearTimeout(this.relisten);
-    const inMs = Math.min(RELISTEN_FIRST_MS * 2 ** this.listenEnds++, RELISTEN_MOST_MS);
-    this.log.info({ inMs }, 'backend ended its subscriptions/listen stream; listening again later');
-    this.relisten = setTimeout(() => {
-      if (this.state === 'ready') this.options.events.renewed?.(this);
-    }, inMs);
-    this.relisten.unref();
-  }
-
   async stop(): Promise<void> {
-    clearTimeout(this.relisten);
+    this.listening.forget();
     this.prober?.stop();
     const peer = this.peer;
     this.peer = undefined;

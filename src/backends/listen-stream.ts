@@ -4,6 +4,7 @@ import { LocalError } from '../errors/errors.js';
 import type { JsonRpcNotification, Params, RequestId } from '../jsonrpc/message.js';
 import type { RpcPeer } from '../jsonrpc/peer.js';
 import { META } from '../protocol/versions.js';
+import type { Logger } from '../log.js';
 
 /** A subscriptions/listen filter (2026-07-28). */
 export interface ListenFilter {
@@ -15,17 +16,30 @@ export interface ListenFilter {
   taskIds?: string[];
 }
 
+/** A stream the backend ended is opened again this long after, twice as long after each end… */
+const RELISTEN_FIRST_MS = 1_000;
+/** …up to this long. */
+const RELISTEN_MOST_MS = 30_000;
+
 export class ListenStream {
   /** The stream open now and what the backend acknowledged on it. */
   private current: { done: AbortController; filter: ListenFilter } | undefined;
   private onAcknowledged: ((n: JsonRpcNotification) => void) | undefined;
 
+  /** Streams the backend ended on this connection: each `relisten` waits twice as long. */
+  private ends = 0;
+  private relistening: NodeJS.Timeout | undefined;
+
   /**
-   * @param lost Told when a stream the backend acknowledged ends on a connection still open (a
-   * proxy cutting an idle stream, the backend's own limit): it honours nothing from then on, so
-   * its lists are read as a silent backend's are until a stream is opened again.
+   * @param relisten Called a while after a stream the backend acknowledged ended on a connection
+   * still open (a proxy cutting an idle stream, the backend's own limit): 1 s after the first end,
+   * twice as long after each further one, up to 30 s. Meanwhile it honours nothing, so its lists
+   * are read as a silent backend's are.
    */
-  constructor(private readonly lost: () => void = () => {}) {}
+  constructor(
+    private readonly relisten: () => void = () => {},
+    private readonly log?: Logger,
+  ) {}
 
   /**
    * Opens the stream on `peer` with `params` (the envelope holding the filter), ending the one
@@ -74,8 +88,18 @@ export class ListenStream {
     return this.current?.filter ?? {};
   }
 
-  /** A new session holds no stream: nothing is honoured until one is opened on it. */
+  /** A new session (or none) holds no stream: nothing is honoured until one is opened on it. */
   forget(): void {
+    clearTimeout(this.relistening);
     this.current = undefined;
+    this.ends = 0;
+  }
+
+  private lost(): void {
+    clearTimeout(this.relistening);
+    const inMs = Math.min(RELISTEN_FIRST_MS * 2 ** this.ends++, RELISTEN_MOST_MS);
+    this.log?.info({ inMs }, 'backend ended its subscriptions/listen stream; listening again later');
+    this.relistening = setTimeout(this.relisten, inMs);
+    this.relistening.unref();
   }
 }

@@ -12,24 +12,11 @@ import {
   type ListKind,
   type Lists,
 } from '../catalog/catalog.js';
-import { toolsAsOffered } from '../tasks/task-capabilities.js';
 import type { Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
-import { dropInvalidHeaders, wellFormed } from './list-items.js';
+import { readList, type CacheHint, type ListRead } from './list-read.js';
 import { ListRetries, listKey } from './list-retries.js';
-
-/** How long a backend said its list may be served, and to whom (modern backends' ttlMs). */
-interface CacheHint {
-  until: number;
-  scope: 'public' | 'private';
-}
-
-/** One list read from a backend: every page's items, and the hint its first page gave. */
-interface ListRead {
-  items: Item[];
-  hint: CacheHint | undefined;
-}
 
 export interface CatalogSyncOptions {
   catalog: Catalog;
@@ -211,7 +198,7 @@ export class CatalogSync {
     await Promise.all(
       kinds.map(async (kind) => {
         try {
-          const read = await this.readList(backend, kind);
+          const read = await readList(backend, kind, this.readTimeoutMs, this.log);
           if (!read) return;
           lists[kind] = read.items;
           this.noteHint(listKey(backend.name, kind), read.hint);
@@ -241,42 +228,6 @@ export class CatalogSync {
     }
   }
 
-  /**
-   * Every page of one list, and the cache hint its first page gave; undefined when the backend
-   * does not serve the kind; throws when a page fails. Touches nothing of this sync's: the caller
-   * keeps what it read only if its backend is still the one serving the name.
-   */
-  private async readList(backend: Upstream, kind: ListKind): Promise<ListRead | undefined> {
-    const spec = LIST_KINDS[kind];
-    if (!backend.capabilities[spec.capability]) return undefined;
-    const items: Item[] = [];
-    let hint: CacheHint | undefined;
-    let cursor: unknown;
-    // One limit for every page: a backend that pages for ever is as stuck as one that never answers.
-    const signal = AbortSignal.timeout(this.readTimeoutMs);
-    do {
-      const params = cursor === undefined ? undefined : { cursor: cursor as string };
-      const page = await backend.request(spec.method, params, { signal }).catch((err: unknown) => {
-        if (!signal.aborted) throw err;
-        throw new Error(`no answer within catalog.listTimeoutMs (${this.readTimeoutMs} ms)`, { cause: err });
-      });
-      if (cursor === undefined && typeof page.ttlMs === 'number' && page.ttlMs > 0) {
-        const scope = page.cacheScope === 'public' ? 'public' : 'private';
-        hint = { until: Date.now() + page.ttlMs, scope };
-      }
-      const got = page[spec.key];
-      if (Array.isArray(got)) items.push(...wellFormed(got, spec.field, backend, this.log));
-      cursor = page.nextCursor;
-    } while (typeof cursor === 'string' && cursor.length > 0);
-    // A backend whose list moved while it was paged (offsets shifted by an insert) gives an item
-    // twice: the first is kept, as a name is served once.
-    const seen = new Set<unknown>();
-    const once = items.filter((item) => !seen.has(item[spec.field]) && (seen.add(item[spec.field]), true));
-    if (kind === 'tools' && backend.isModern && backend.kind === 'streamable-http')
-      dropInvalidHeaders(once, backend, this.log);
-    return { items: kind === 'tools' ? toolsAsOffered(backend.capabilities, once) : once, hint };
-  }
-
   private noteHint(key: string, hint: CacheHint | undefined): void {
     if (hint) this.hints.set(key, hint);
     else this.hints.delete(key);
@@ -286,7 +237,7 @@ export class CatalogSync {
     const key = listKey(backend.name, kind);
     let read: ListRead | undefined;
     try {
-      read = await this.readList(backend, kind);
+      read = await readList(backend, kind, this.readTimeoutMs, this.log);
     } catch (err) {
       // A backend a reload replaced meanwhile: what it answers is no longer the catalog's concern.
       if (!this.isCurrent(backend)) return;

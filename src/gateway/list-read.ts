@@ -1,0 +1,59 @@
+// One read of a backend's list: every page, within one time limit, items checked and given once,
+// and the cache hint its first page gave. What catalog-sync.ts does with it is its own concern.
+import type { Upstream } from '../backends/upstream.js';
+import { LIST_KINDS, type Item, type ListKind } from '../catalog/catalog.js';
+import type { Logger } from '../log.js';
+import { toolsAsOffered } from '../tasks/task-capabilities.js';
+import { dropInvalidHeaders, wellFormed } from './list-items.js';
+
+/** How long a backend said its list may be served, and to whom (modern backends' ttlMs). */
+export interface CacheHint {
+  until: number;
+  scope: 'public' | 'private';
+}
+
+/** One list read from a backend: every page's items, and the hint its first page gave. */
+export interface ListRead {
+  items: Item[];
+  hint: CacheHint | undefined;
+}
+
+/**
+ * Every page of one list, and the cache hint its first page gave; undefined when the backend does
+ * not serve the kind; throws when a page fails or all of them take longer than `timeoutMs`.
+ */
+export async function readList(
+  backend: Upstream,
+  kind: ListKind,
+  timeoutMs: number,
+  log: Logger,
+): Promise<ListRead | undefined> {
+  const spec = LIST_KINDS[kind];
+  if (!backend.capabilities[spec.capability]) return undefined;
+  const items: Item[] = [];
+  let hint: CacheHint | undefined;
+  let cursor: unknown;
+  // One limit for every page: a backend that pages for ever is as stuck as one that never answers.
+  const signal = AbortSignal.timeout(timeoutMs);
+  do {
+    const params = cursor === undefined ? undefined : { cursor: cursor as string };
+    const page = await backend.request(spec.method, params, { signal }).catch((err: unknown) => {
+      if (!signal.aborted) throw err;
+      throw new Error(`no answer within catalog.listTimeoutMs (${timeoutMs} ms)`, { cause: err });
+    });
+    if (cursor === undefined && typeof page.ttlMs === 'number' && page.ttlMs > 0) {
+      const scope = page.cacheScope === 'public' ? 'public' : 'private';
+      hint = { until: Date.now() + page.ttlMs, scope };
+    }
+    const got = page[spec.key];
+    if (Array.isArray(got)) items.push(...wellFormed(got, spec.field, backend, log));
+    cursor = page.nextCursor;
+  } while (typeof cursor === 'string' && cursor.length > 0);
+  // A backend whose list moved while it was paged (offsets shifted by an insert) gives an item
+  // twice: the first is kept, as a name is served once.
+  const seen = new Set<unknown>();
+  const once = items.filter((item) => !seen.has(item[spec.field]) && (seen.add(item[spec.field]), true));
+  if (kind === 'tools' && backend.isModern && backend.kind === 'streamable-http')
+    dropInvalidHeaders(once, backend, log);
+  return { items: kind === 'tools' ? toolsAsOffered(backend.capabilities, once) : once, hint };
+}

@@ -2,6 +2,7 @@
 // a function of its arguments. Commands with options declare them here once, and get --help and
 // a usage error (exit 2) for an unknown option or a stray argument without writing either.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { closest } from '../config/issues.js';
 
 /**
  * Exit codes of every command: 0 all went well (`up`: stopped with no host call cut); 1 it failed
@@ -54,7 +55,7 @@ export function defineCommand<const O extends Options>(
       try {
         parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: spec.options });
       } catch (err) {
-        return usageError(name, (err as Error).message, spec.usage);
+        return usageError(name, optionProblem(err as Error, spec.options), spec.usage);
       }
       const { min, max } = spec.positionals ?? { min: 0, max: 0 };
       const n = parsed.positionals.length;
@@ -63,4 +64,16 @@ export function defineCommand<const O extends Options>(
       return spec.run(parsed);
     },
   };
+}
+
+/**
+ * parseArgs' complaint in a user's words: an unknown option is named with the nearest known one
+ * (its own text ends in advice about positionals starting with '-', which no command here takes).
+ */
+export function optionProblem(err: Error & { code?: string }, options: Options): string {
+  const unknown = /^Unknown option '(--?[^']+)'/.exec(err.message)?.[1];
+  if (err.code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || unknown === undefined) return err.message;
+  const known = Object.keys(options).map((k) => `--${k}`);
+  const near = closest(unknown.split('=')[0]!, known);
+  return `unknown option ${unknown}${near ? ` (did you mean ${near}?)` : ''}`;
 }

@@ -1,6 +1,7 @@
 // How the operator commands (audit, pins, policy, approvals, vault) read their arguments and
 // print: stdout for results, stderr for messages.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { optionProblem } from './command.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -30,7 +31,7 @@ export function parseCommand<const O extends Options>(
   try {
     return parseArgs({ args: argv, allowPositionals: true, options });
   } catch (err) {
-    io.err(`switchboard ${command}: ${(err as Error).message}\n\n${usage}`);
+    io.err(`switchboard ${command}: ${optionProblem(err as Error, options)}\n\n${usage}`);
     return undefined;
   }
 }

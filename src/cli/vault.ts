@@ -98,7 +98,11 @@ export async function runVault(argv: string[], io: VaultCommandIo = processIo): 
     }
     file ??= defaultVaultPath(env);
     if (!source)
-      throw new UsageError('say how the vault is unlocked: --key-file, --passphrase-env or --config');
+      throw new UsageError(
+        v.config !== undefined
+          ? `${v.config} says nothing of how the vault is unlocked (vault.keyFile or vault.passphraseEnv): add one, or give --key-file or --passphrase-env`
+          : 'say how the vault is unlocked: --key-file, --passphrase-env or --config',
+      );
 
     switch (sub) {
       case 'init': {

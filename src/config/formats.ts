@@ -7,7 +7,8 @@
 // Hosts' files carry keys that only mean something to the host (auto-approval lists, timeouts,
 // window preferences). Those are dropped with a warning; anything else is passed on, so a typo
 // still meets the strict schema and its "did you mean" instead of vanishing.
-import { basename, dirname } from 'node:path';
+import { statSync } from 'node:fs';
+import { basename, dirname, isAbsolute } from 'node:path';
 import { isPlainObject } from './env-refs.js';
 import { Config } from './schema.js';
 
@@ -102,7 +103,8 @@ function fromVscode(doc: Record<string, unknown>): Converted {
     });
   }
   if (isPlainObject(doc['servers'])) {
-    input['servers'] = stripHostKeys(doc['servers'], 'servers', HOST_ONLY_SERVER_KEYS.vscode, warnings);
+    const servers = stripHostKeys(doc['servers'], 'servers', HOST_ONLY_SERVER_KEYS.vscode, warnings);
+    input['servers'] = withNamedDirectories(servers, 'servers', warnings);
   }
   return { format: 'vscode', input, warnings, problems: [], toFilePath: identity };
 }
@@ -158,7 +160,7 @@ function fromMcpServers(doc: Record<string, unknown>): Converted {
       if (copy['type'] === 'streamableHttp') copy['type'] = 'streamable-http';
       out.push([name, copy]);
     }
-    input['servers'] = Object.fromEntries(out);
+    input['servers'] = withNamedDirectories(Object.fromEntries(out), 'mcpServers', warnings);
   }
 
   const toFilePath = (path: readonly PropertyKey[]): PropertyKey[] => {
@@ -194,4 +196,40 @@ function stripHostKeys(
       return [name, Object.fromEntries(Object.entries(entry).filter(([k]) => !hostOnly.includes(k)))];
     }),
   );
+}
+
+/**
+ * A host's server entry ran with the user's own rights; under switchboard it runs in a sandbox
+ * whose root is read-only. The directories its arguments name (a filesystem server's roots, a
+ * repository) are what the user meant it to work in: each entry without sandbox settings of its
+ * own gets them as `sandbox.write`, said in a warning, so the file still works as the host ran
+ * it. `/` is never given: the sandbox would contain nothing.
+ */
+function withNamedDirectories(
+  servers: Record<string, unknown>,
+  container: string,
+  warnings: PathNote[],
+): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(servers).map(([name, entry]) => {
+      if (!isPlainObject(entry) || 'sandbox' in entry || !Array.isArray(entry['args'])) return [name, entry];
+      const dirs = entry['args'].filter(
+        (a): a is string => typeof a === 'string' && isAbsolute(a) && a !== '/' && isDirectory(a),
+      );
+      if (dirs.length === 0) return [name, entry];
+      warnings.push({
+        path: [container, name],
+        message: `its arguments name ${dirs.join(', ')}: given to it read-write in its sandbox (sandbox.write), as the host gave them; the rest of the file system is read-only to it`,
+      });
+      return [name, { ...entry, sandbox: { write: dirs } }];
+    }),
+  );
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

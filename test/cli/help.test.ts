@@ -129,3 +129,14 @@ test('a reader that closes the pipe early ends a command quietly, not on an EPIP
     assert.equal(stderr, '', args.join(' '));
   }
 });
+
+test('a mistyped option is named with the nearest known one, by commands and subcommands alike', async () => {
+  const up = await runCli(['up', '--prot', '1']);
+  assert.equal(up.code, 2);
+  assert.match(up.stderr, /^switchboard up: unknown option --prot \(did you mean --port\?\)\n/);
+  const audit = await runCli(['audit', 'verify', '--bd', 'x']);
+  assert.equal(audit.code, 2);
+  assert.match(audit.stderr, /^switchboard audit: unknown option --bd \(did you mean --db\?\)\n/);
+  const far = await runCli(['up', '--zzzzzzzz']);
+  assert.match(far.stderr, /^switchboard up: unknown option --zzzzzzzz\n/);
+});

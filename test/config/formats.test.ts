@@ -1,4 +1,7 @@
 // The three accepted file formats (switchboard YAML, mcpServers JSON, VS Code mcp.json) load into the same Config.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatIssue } from '../../src/config/errors.js';
@@ -187,4 +190,33 @@ test('a JSON switchboard file may name its $schema', () => {
   const { format, config } = parseConfig(text, 'switchboard.json', { env });
   assert.equal(format, 'switchboard');
   assert.deepEqual(Object.keys(config.servers), ['a']);
+});
+
+test("a host file's server gets the directories its arguments name as sandbox.write, said in a warning", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-named-dir-'));
+  const text = JSON.stringify({
+    mcpServers: {
+      files: {
+        command: 'npx',
+        args: ['-y', '@modelcontextprotocol/server-filesystem', dir, `${dir}/gone`, '/'],
+      },
+      own: { command: 'npx', args: [dir], sandbox: { read: [dir] } },
+    },
+  });
+  const { config, warnings } = parseConfig(text, 'claude_desktop_config.json', { env });
+  const files = config.servers['files'];
+  assert.ok(files && isStdioBackend(files));
+  assert.deepEqual(files.sandbox, { read: [], write: [dir], hide: [] });
+  const said = warnings.find((w) => w.path === 'mcpServers.files');
+  assert.match(
+    said?.message ?? '',
+    new RegExp(`its arguments name ${dir}: given to it read-write in its sandbox`),
+  );
+  const own = config.servers['own'];
+  assert.ok(own && isStdioBackend(own));
+  assert.deepEqual(
+    own.sandbox,
+    { read: [dir], write: [], hide: [] },
+    'its own sandbox settings are kept as they are',
+  );
 });

@@ -101,3 +101,15 @@ test('init, set, list, rm and rotate manage the vault file without ever printing
   })) as { signature: string };
   assert.ok(verify(null, Buffer.from('hello'), publicKey, Buffer.from(signed.signature, 'base64')));
 });
+
+test('a --config that says nothing of how the vault is unlocked is named as what lacks it', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-vault-cli-'));
+  const config = join(dir, 'switchboard.yaml');
+  writeFileSync(config, 'servers: {}\n');
+  const run = vault(dir, ['list', '--config', config]);
+  assert.equal(run.code, 2);
+  assert.match(
+    run.err,
+    /switchboard\.yaml says nothing of how the vault is unlocked \(vault\.keyFile or vault\.passphraseEnv\)/,
+  );
+});

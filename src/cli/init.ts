@@ -73,7 +73,8 @@ export async function importServers(sources: readonly Source[]): Promise<Importe
       notes.push(`${host}: ${file}: skipped, not a JSON object`);
       continue;
     }
-    const found = toSwitchboardShape(doc, file).input['servers'];
+    const converted = toSwitchboardShape(doc, file);
+    const found = converted.input['servers'];
     const entries = isPlainObject(found) ? Object.entries(found) : [];
     const taken: string[] = [];
     for (const [name, entry] of entries) {
@@ -88,6 +89,10 @@ export async function importServers(sources: readonly Source[]): Promise<Importe
           ? ` (skipped ${entries.length - taken.length}: already imported, or switchboard itself)`
           : ''),
     );
+    // What the conversion left out or the servers will need (host-only keys, writable directories):
+    // the written file no longer says it.
+    for (const w of converted.warnings)
+      notes.push(`warning: ${host}: ${file}: ${w.path.map(String).join('.') || '(top level)'}: ${w.message}`);
   }
   return { servers, notes };
 }

@@ -103,8 +103,8 @@ function fromVscode(doc: Record<string, unknown>): Converted {
     });
   }
   if (isPlainObject(doc['servers'])) {
-    const servers = stripHostKeys(doc['servers'], 'servers', HOST_ONLY_SERVER_KEYS.vscode, warnings);
-    input['servers'] = withNamedDirectories(servers, 'servers', warnings);
+    input['servers'] = stripHostKeys(doc['servers'], 'servers', HOST_ONLY_SERVER_KEYS.vscode, warnings);
+    noteNamedDirectories(input['servers'] as Record<string, unknown>, 'servers', warnings);
   }
   return { format: 'vscode', input, warnings, problems: [], toFilePath: identity };
 }
@@ -160,7 +160,9 @@ function fromMcpServers(doc: Record<string, unknown>): Converted {
       if (copy['type'] === 'streamableHttp') copy['type'] = 'streamable-http';
       out.push([name, copy]);
     }
-    input['servers'] = withNamedDirectories(Object.fromEntries(out), 'mcpServers', warnings);
+    const converted = Object.fromEntries(out);
+    noteNamedDirectories(converted, 'mcpServers', warnings);
+    input['servers'] = converted;
   }
 
   const toFilePath = (path: readonly PropertyKey[]): PropertyKey[] => {
@@ -200,30 +202,27 @@ function stripHostKeys(
 
 /**
  * A host's server entry ran with the user's own rights; under switchboard it runs in a sandbox
- * whose root is read-only. The directories its arguments name (a filesystem server's roots, a
- * repository) are what the user meant it to work in: each entry without sandbox settings of its
- * own gets them as `sandbox.write`, said in a warning, so the file still works as the host ran
- * it. `/` is never given: the sandbox would contain nothing.
+ * whose root is read-only, so a server that writes to the directories its arguments name (a
+ * filesystem server's roots) fails there. Said in a warning per entry without sandbox settings of
+ * its own, naming them; nothing is granted by itself: what a backend may write is the user's to
+ * widen (a home directory would reach other hosts' configurations, say).
  */
-function withNamedDirectories(
+function noteNamedDirectories(
   servers: Record<string, unknown>,
   container: string,
   warnings: PathNote[],
-): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(servers).map(([name, entry]) => {
-      if (!isPlainObject(entry) || 'sandbox' in entry || !Array.isArray(entry['args'])) return [name, entry];
-      const dirs = entry['args'].filter(
-        (a): a is string => typeof a === 'string' && isAbsolute(a) && a !== '/' && isDirectory(a),
-      );
-      if (dirs.length === 0) return [name, entry];
-      warnings.push({
-        path: [container, name],
-        message: `its arguments name ${dirs.join(', ')}: given to it read-write in its sandbox (sandbox.write), as the host gave them; the rest of the file system is read-only to it`,
-      });
-      return [name, { ...entry, sandbox: { write: dirs } }];
-    }),
-  );
+): void {
+  for (const [name, entry] of Object.entries(servers)) {
+    if (!isPlainObject(entry) || 'sandbox' in entry || !Array.isArray(entry['args'])) continue;
+    const dirs = entry['args']
+      .map((a) => (typeof a === 'string' && a.startsWith('-') ? a.slice(a.indexOf('=') + 1) : a))
+      .filter((a): a is string => typeof a === 'string' && isAbsolute(a) && isDirectory(a));
+    if (dirs.length === 0) continue;
+    warnings.push({
+      path: [container, name],
+      message: `its arguments name ${dirs.join(', ')}: where switchboard sandboxes it (Linux, by default) it can read but not write there; if it writes, list them under servers.${name}.sandbox.write`,
+    });
+  }
 }
 
 function isDirectory(path: string): boolean {

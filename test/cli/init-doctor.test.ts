@@ -76,7 +76,7 @@ test('init --from reads a VS Code mcp.json (servers), and --force overwrites', a
   await writeFile(
     from,
     JSON.stringify({
-      servers: { files: { type: 'stdio', command: 'node', args: ['server.js'] } },
+      servers: { files: { type: 'stdio', command: 'node', args: ['server.js', dir] } },
       inputs: [],
     }),
   );
@@ -84,6 +84,9 @@ test('init --from reads a VS Code mcp.json (servers), and --force overwrites', a
   const run = await runCli(['init', '--from', from, '--force'], { env, cwd: dir });
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stderr, /imported files/);
+  // What the written file no longer says is said here: the host-only key dropped, the directory.
+  assert.match(run.stderr, /warning: given file: .*mcp\.json: inputs: ignored/);
+  assert.match(run.stderr, /warning: given file: .*servers\.files: its arguments name .*sandbox\.write/);
   const valid = await runCli(['validate', '--offline', '--config', 'switchboard.yaml'], { env, cwd: dir });
   assert.equal(valid.code, 0, valid.stderr);
   assert.match(valid.stderr, /files\s+stdio\s+node server\.js/);

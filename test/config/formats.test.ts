@@ -192,31 +192,25 @@ test('a JSON switchboard file may name its $schema', () => {
   assert.deepEqual(Object.keys(config.servers), ['a']);
 });
 
-test("a host file's server gets the directories its arguments name as sandbox.write, said in a warning", () => {
+test("a host file's server that names directories is told it cannot write there, and granted nothing", () => {
   const dir = mkdtempSync(join(tmpdir(), 'sb-named-dir-'));
   const text = JSON.stringify({
     mcpServers: {
-      files: {
-        command: 'npx',
-        args: ['-y', '@modelcontextprotocol/server-filesystem', dir, `${dir}/gone`, '/'],
-      },
+      files: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', dir, `${dir}/gone`] },
+      flagged: { command: 'node', args: [`--root=${dir}`, 'server.mjs'] },
       own: { command: 'npx', args: [dir], sandbox: { read: [dir] } },
     },
   });
   const { config, warnings } = parseConfig(text, 'claude_desktop_config.json', { env });
   const files = config.servers['files'];
   assert.ok(files && isStdioBackend(files));
-  assert.deepEqual(files.sandbox, { read: [], write: [dir], hide: [] });
-  const said = warnings.find((w) => w.path === 'mcpServers.files');
+  assert.deepEqual(files.sandbox, undefined, 'nothing granted by itself');
+  const said = (name: string) => warnings.find((w) => w.path === `mcpServers.${name}`)?.message ?? '';
   assert.match(
-    said?.message ?? '',
-    new RegExp(`its arguments name ${dir}: given to it read-write in its sandbox`),
+    said('files'),
+    new RegExp(`its arguments name ${dir}: .*list them under servers\\.files\\.sandbox\\.write`),
   );
-  const own = config.servers['own'];
-  assert.ok(own && isStdioBackend(own));
-  assert.deepEqual(
-    own.sandbox,
-    { read: [dir], write: [], hide: [] },
-    'its own sandbox settings are kept as they are',
-  );
+  assert.doesNotMatch(said('files'), /gone/, 'only directories that exist');
+  assert.match(said('flagged'), new RegExp(`its arguments name ${dir}:`));
+  assert.equal(said('own'), '', 'an entry with its own sandbox settings is not told');
 });

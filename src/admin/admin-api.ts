@@ -8,6 +8,7 @@ import type { Params } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
 import { BodyError, readJson, sendJson } from './admin-http.js';
 import { statusView, toolsView } from './admin-views.js';
+import { asksForApproval } from '../trust/trust.js';
 import { serveDashboardApi, type DashboardDeps } from './dashboard-api.js';
 
 export const API_PREFIX = '/api/v1';
@@ -41,7 +42,9 @@ export async function serveApi(
   if (path === '/approvals' && get) {
     const store = deps.approvals;
     const approvals = store ? store.pending().map((a) => ({ ...a, genuine: store.genuine(a) })) : [];
-    return done(sendJson(res, 200, { enabled: store !== undefined, approvals }));
+    // Enabled: an operator could be asked now, under the policy running (a reload may change it).
+    const enabled = store !== undefined && asksForApproval(deps.gateway.config);
+    return done(sendJson(res, 200, { enabled, approvals }));
   }
   const decision = /^\/approvals\/([^/]+)\/(approve|deny)$/.exec(path);
   if (decision && method === 'POST') return done(decide(deps, operator, res, decision[1]!, decision[2]!));

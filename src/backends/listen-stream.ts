@@ -33,8 +33,8 @@ export class ListenStream {
   /**
    * @param relisten Called a while after a stream the backend acknowledged ended on a connection
    * still open (a proxy cutting an idle stream, the backend's own limit): 1 s after the first end,
-   * twice as long after each further one, up to 30 s. Meanwhile it honours nothing, so its lists
-   * are read as a silent backend's are.
+   * twice as long after each further one, up to 30 s (a stream that lasted 30 s starts the run
+   * again). Meanwhile it honours nothing, so its lists are read as a silent backend's are.
    */
   constructor(
     private readonly relisten: () => void = () => {},
@@ -52,19 +52,22 @@ export class ListenStream {
     this.current = current;
     return new Promise<ListenFilter>((resolve, reject) => {
       let id: RequestId | undefined;
-      let acknowledged = false;
+      let acknowledgedAt: number | undefined;
       this.onAcknowledged = (n) => {
         if (n.params?._meta?.[META.subscriptionId] !== id) return;
         const honoured = (n.params?.notifications as ListenFilter | undefined) ?? {};
         if (this.current === current) current.filter = honoured;
-        acknowledged = true;
+        acknowledgedAt ??= Date.now();
         resolve(honoured);
       };
       const ended = (err: Error) => {
         reject(err);
         if (this.current !== current || done.signal.aborted) return;
         current.filter = {};
-        if (acknowledged && !peer.isClosed) this.lost();
+        if (acknowledgedAt === undefined || peer.isClosed) return;
+        // One that lasted is not part of a run of ends: the next re-open waits the least again.
+        if (Date.now() - acknowledgedAt >= RELISTEN_MOST_MS) this.ends = 0;
+        this.lost();
       };
       peer
         .request('subscriptions/listen', params, {

@@ -132,8 +132,20 @@ async function up(flags: UpFlags): Promise<number> {
     for (const call of cut) log.warn({ call }, `cut short: ${call}`);
     process.exit(cut.length > 0 ? EXIT.failed : EXIT.ok);
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  // The first SIGINT or SIGTERM drains; a second, of either kind, ends the process at once, as
+  // the signal does to any process (an operator who will not wait for the drain).
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!signalled) {
+      signalled = true;
+      void stop(signal);
+      return;
+    }
+    process.removeAllListeners('SIGINT').removeAllListeners('SIGTERM');
+    process.kill(process.pid, signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   // The host closing stdin ends the session; its calls under way are drained (shutdown.drainMs),
   // their answers still written to stdout, before switchboard exits.
   const stdinClosed = sb.stdioClosed?.then(() => stop('host closed stdin'));

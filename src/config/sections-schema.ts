@@ -41,7 +41,7 @@ export const CatalogSection = z
     pollIntervalMs: timerMs(0)
       .default(30_000)
       .describe(
-        'How often the lists of servers that do not announce changes are read without a listing asking (those not read within refreshIntervalMs), so hosts hear list_changed for a change no listing has found. 0: only listings read them.',
+        'How often the lists of servers that do not announce changes are read without a listing asking (those not read within refreshIntervalMs, nor kept fresh by their ttlMs), so hosts hear list_changed for a change no listing has found. 0: only listings read them.',
       ),
     listTimeoutMs: timerMs(100)
       .default(10_000)

@@ -58,21 +58,34 @@ function liveFronts(env: NodeJS.ProcessEnv): string[] {
 const TWINNED = new Set(['localhost', '127.0.0.1', '::1']);
 
 /**
- * Whether `url` reaches a front of this user's running switchboards: same port, and the same host,
- * or either loopback address when the front listens on one (it holds both). Not 127.0.0.2 and the
- * like: another process may listen there at the same port.
+ * The loopback names a front listening on `host` holds: both loopback addresses for a loopback
+ * host or the dual-stack wildcard `::`, only 127.0.0.1 for the IPv4 wildcard (`[::1]` at its port
+ * may be another process's, and `localhost` may resolve to it), none for another address.
+ */
+function loopbackHeldBy(host: string): ReadonlySet<string> {
+  if (TWINNED.has(host) || host === '::') return TWINNED;
+  if (host === '0.0.0.0') return new Set(['127.0.0.1']);
+  return new Set();
+}
+
+/**
+ * Whether `url` reaches a front of this user's running switchboards: the same port, and the same
+ * host or a loopback name the front holds. Not 127.0.0.2 and the like: another process may listen
+ * there at the same port.
  */
 export function isRunningFront(url: string, env: NodeJS.ProcessEnv = process.env): boolean {
   if (!URL.canParse(url)) return false;
   const asked = new URL(url);
-  const port = asked.port || (asked.protocol === 'https:' ? '443' : '80');
   return liveFronts(env).some((front) => {
     const known = new URL(front);
-    if (known.port !== port) return false;
-    if (known.hostname === asked.hostname) return true;
-    return TWINNED.has(bare(known.hostname)) && TWINNED.has(bare(asked.hostname).toLowerCase());
+    if (portOf(known) !== portOf(asked)) return false;
+    const host = bare(asked.hostname);
+    return host === bare(known.hostname) || loopbackHeldBy(bare(known.hostname)).has(host);
   });
 }
+
+/** A URL's port, the scheme's default when it names none. */
+const portOf = (u: URL) => u.port || (u.protocol === 'https:' ? '443' : '80');
 
 /** A URL's hostname without the brackets of an IPv6 address. */
 const bare = (hostname: string) => hostname.replace(/^\[|\]$/g, '');

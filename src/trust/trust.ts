@@ -19,7 +19,10 @@ export interface Trust {
   readonly screen: PinScreen | undefined;
   /** The pins the screen keeps (read by the admin API's tool list). */
   readonly pins?: PinStore | undefined;
-  /** Approvals an operator gives with `switchboard approvals`, when a rule may ask for one. */
+  /**
+   * Approvals an operator gives with `switchboard approvals`: kept when operator approval is on and
+   * the trust database is open (or a rule asks for approval), so a rule a reload adds can use it.
+   */
   readonly approvals: ApprovalStore | undefined;
   /** Runs audit retention now (it also runs at start and hourly); resolves with the records pruned. */
   pruneAudit(): Promise<number>;
@@ -28,21 +31,28 @@ export interface Trust {
   close(): void;
 }
 
+/** Whether a call may be paused for approval under `config`: a rule, a default or pinning says so. */
+export function asksForApproval(config: Pick<Config, 'policy' | 'pinning'>): boolean {
+  const p = config.policy;
+  return (
+    p.rules.some((r) => r.effect === 'approve') ||
+    Object.values(p.defaults).includes('approve') ||
+    (config.pinning.enabled &&
+      (config.pinning.onChange === 'approve' || config.pinning.newTools === 'approve'))
+  );
+}
+
 export function openTrust(
   config: Config,
   log: Logger,
   redactor?: Redactor,
   env: NodeJS.ProcessEnv = process.env,
 ): Trust {
-  const p = config.policy;
-  const asked =
-    p.rules.some((r) => r.effect === 'approve') ||
-    Object.values(p.defaults).includes('approve') ||
-    (config.pinning.enabled &&
-      (config.pinning.onChange === 'approve' || config.pinning.newTools === 'approve'));
   // Kept whenever the trust database is open anyway, so that an approve rule a reload adds finds
   // an operator to ask; opened for it alone only when a rule asks for approval at start.
-  const approvals = p.approval.operator && (asked || config.audit.enabled || config.pinning.enabled);
+  const approvals =
+    config.policy.approval.operator &&
+    (asksForApproval(config) || config.audit.enabled || config.pinning.enabled);
   if (!config.audit.enabled && !config.pinning.enabled && !approvals) {
     return {
       path: undefined,

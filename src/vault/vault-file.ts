@@ -157,7 +157,7 @@ export function readKeyFile(path: string): Buffer {
     if (err instanceof VaultError) throw err;
     throw new VaultError(
       'vault_key_source',
-      path.startsWith('~')
+      path.startsWith('~/')
         ? `cannot read vault key file ${path}: a configuration does not expand ~ (write \${HOME}${path.slice(1)})`
         : `cannot read vault key file ${path}: ${(err as Error).message} (create one with switchboard vault init --key-file ${path})`,
       { cause: err },

@@ -84,6 +84,9 @@ test('status and tools describe the running switchboard', async (t) => {
     [['notes', 'ready', 'closed', 1, 2]],
   );
   assert.equal(status.approvalsPending, 0);
+  // Audit on keeps the approval store, but no rule asks for approval: the dashboard says so.
+  const approvals = (await (await admin('/api/v1/approvals')).json()) as { enabled: boolean };
+  assert.equal(approvals.enabled, false);
   const tools = (await (await admin('/api/v1/tools')).json()) as {
     tools: { name: string; backend: string; annotations?: { readOnlyHint?: boolean } }[];
   };

@@ -74,6 +74,16 @@ test('a backend that stops answering its list holds no listing, and is read agai
   );
 });
 
+test('a listing does not wait out a slow read it started: it is served what the catalog holds', async (t) => {
+  // The read's own limit is far off: only the listing's short wait can answer it in time.
+  const client = await host(t, config({ q: quiet(), r: quiet() }, { listTimeoutMs: 600_000 }));
+  await names(client);
+  await call(client, 'q_mute');
+  await sleep(300);
+  const listed = await answered('a listing while a read of q hangs', names(client));
+  assert.ok(listed.includes('q_bump') && listed.includes('r_bump'), listed.join(', '));
+});
+
 test('a backend mute from its start holds neither the start, the other lists nor a call to an unknown name', async (t) => {
   const client = await answered(
     'the start',

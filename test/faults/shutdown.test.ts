@@ -6,6 +6,9 @@ import { test } from 'node:test';
 import { Inbox } from '../gateway/harness.js';
 import { connect, faulty, json, running } from './helpers.js';
 import { startGateway } from '../support/start-switchboard.js';
+import { spawnSwitchboard } from '../support/switchboard-process.js';
+import { connectHttp } from '../support/mcp-clients.js';
+import { eventually, until } from '../support/poll.js';
 
 test('a stop lets host calls under way finish and refuses new ones', async (t) => {
   const sb = await startGateway(t, { servers: { f: faulty() }, shutdown: { drainMs: 60_000 } });
@@ -81,4 +84,33 @@ test('a stop finishes in a process nothing else holds open (no bridge, no front)
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   assert.equal(out.trim(), 'stopped 0');
+});
+
+test('switchboard up: a second signal of either kind ends the drain at once', async (t) => {
+  for (const [first, second] of [
+    ['SIGINT', 'SIGTERM'],
+    ['SIGTERM', 'SIGINT'],
+  ] as const) {
+    const sb = await spawnSwitchboard(t, {
+      servers: { f: faulty() },
+      shutdown: { drainMs: 600_000 },
+      admin: { enabled: false },
+    });
+    const { client } = await connectHttp(t, sb.url);
+    // A call under way, so the first signal's drain has something to wait for.
+    const progress = new Inbox<number>();
+    const hang = client.callTool(
+      { name: 'slow', arguments: { steps: 100_000, everyMs: 50 } },
+      { onprogress: (p) => progress.push(p.progress) },
+    );
+    hang.catch(() => {});
+    await progress.next();
+    process.kill(sb.pid, first);
+    await until(
+      () => (sb.logLines().some((l) => /stopping/.test(String(l.msg))) ? true : undefined),
+      'the drain',
+    );
+    process.kill(sb.pid, second);
+    await eventually(`${first} then ${second} to end it`, () => !running(sb.pid), 30_000);
+  }
 });

@@ -16,12 +16,14 @@ import type { PinStore } from '../trust/pins-store.js';
 import {
   adminDir,
   adminToken,
+  readAdminInfo,
   removeAdminInfo,
   TOKEN_FILE,
   writeAdminInfo,
   type AdminInfo,
 } from './admin-files.js';
 import { serveAdmin, type AdminServer } from './admin-server.js';
+import { processAlive } from '../state/process-alive.js';
 import { pendingApprovals } from './admin-views.js';
 
 export interface AdminDeps {
@@ -116,7 +118,15 @@ export async function startAdmin(config: Config['admin'], deps: AdminDeps): Prom
   } catch (err) {
     // The MCP front serves on: an operator's listener failing must not take the hosts' away.
     error = err instanceof Error ? err.message : String(err);
-    log.error({ err: error }, 'the admin listener did not start; switchboard serves without it');
+    // Another switchboard of this state directory holds the port (a host's `up --stdio` beside
+    // the one started by hand, say): expected, and the CLI finds that one; said as such.
+    const other = readAdminInfo(dir);
+    if (other && other.pid !== process.pid && processAlive(other.pid) && samePort(other.url, config.port))
+      log.warn(
+        { err: error, pid: other.pid },
+        `the admin listener of another switchboard (pid ${other.pid}) holds ${other.url}; this one serves without one (admin.port: 0 would give it its own)`,
+      );
+    else log.error({ err: error }, 'the admin listener did not start; switchboard serves without it');
   }
   let stopped: Promise<void> | undefined;
   return {
@@ -137,4 +147,9 @@ export async function startAdmin(config: Config['admin'], deps: AdminDeps): Prom
         auditDb?.close();
       })()),
   };
+}
+
+/** Whether `url` is at `port` (the port admin.port asked for). */
+function samePort(url: string, port: number): boolean {
+  return URL.canParse(url) && Number(new URL(url).port) === port;
 }

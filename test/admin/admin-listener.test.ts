@@ -2,7 +2,7 @@
 // its files owner-only, /healthz, /readyz naming backends, and a port in use that leaves the MCP
 // front serving.
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { sha256Hex } from '../../src/front/http-auth.js';
 import { captureIo } from '../trust/helpers.js';
 import { connectHttp } from '../support/mcp-clients.js';
 import { until } from '../support/poll.js';
+import { captureLog } from '../support/log-capture.js';
 import { adminScene, CLOCK, example, NOTES } from './helpers.js';
 
 const HOST_KEY = 'host-key-0123456789abcdef0123456789abcdef';
@@ -112,6 +113,38 @@ test('an admin port in use is a clear error and the MCP front serves on', async 
   const { client } = await connectHttp(t, sb.http!.url);
   const { tools } = await client.listTools();
   assert.ok(tools.some((tool) => tool.name === 'add_note'));
+});
+
+test("another switchboard's admin listener on the port is said as such, at warn", async (t) => {
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  t.after(() => blocker.close());
+  const port = (blocker.address() as AddressInfo).port;
+  const { startGateway } = await import('../support/start-switchboard.js');
+  const { tempDir } = await import('./helpers.js');
+  const dir = await tempDir(t);
+  // What a switchboard running on this state directory leaves: its admin.json, its pid alive.
+  const other = { url: `http://127.0.0.1:${port}`, token: 'x'.repeat(43), pid: process.ppid };
+  writeFileSync(join(dir, 'admin.json'), JSON.stringify(other));
+  const log = captureLog('warn');
+  const sb = await startGateway(
+    t,
+    {
+      servers: { notes: example(NOTES) },
+      audit: { enabled: false },
+      state: { path: join(dir, 'state.sqlite') },
+      admin: { port, stateDir: dir },
+    },
+    { admin: true, log: log.logger },
+  );
+  assert.equal(sb.admin?.server, undefined);
+  const said = log.lines().find((l) => /admin listener of another switchboard/.test(String(l.msg)));
+  assert.ok(said, JSON.stringify(log.lines()));
+  assert.equal(said.level, 40);
+  assert.match(
+    String(said.msg),
+    new RegExp(`\\(pid ${process.ppid}\\) holds http://127\\.0\\.0\\.1:${port}`),
+  );
 });
 
 test('keys new --admin prints an admin.keys entry that opens the admin listener and not the MCP front', async (t) => {

@@ -15,7 +15,7 @@ import {
 import type { Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
-import { readList, type CacheHint, type ListRead } from './list-read.js';
+import { announcesChanges, readList, within, type CacheHint, type ListRead } from './list-read.js';
 import { ListRetries, listKey } from './list-retries.js';
 
 export interface CatalogSyncOptions {
@@ -62,8 +62,14 @@ export class CatalogSync {
    */
   private readonly refreshing = new Map<
     string,
-    { backend: Upstream; done: Promise<void>; again?: Promise<void> }
+    { backend: Upstream; startedAt: number; done: Promise<void>; again?: Promise<void> }
   >();
+  /**
+   * Reads of each list, numbered as they start, and the number of the last one whose outcome was
+   * applied: an older read answering late (one a newer read overtook) changes nothing.
+   */
+  private readonly started = new Map<string, number>();
+  private readonly applied = new Map<string, number>();
   /** Lists a backend announced a change of, to be told to hosts after the next read either way. */
   private readonly announced = new Set<string>();
   /** Cache hints of each backend's last read of each list (modern backends send them). */
@@ -114,12 +120,9 @@ export class CatalogSync {
     for (const b of backends) {
       if (b.state !== 'ready' || !b.capabilities[LIST_KINDS[kind].capability]) continue;
       serving.push(b);
-      if (
-        !announcesChanges(b, kind) &&
-        !this.retries.unserved(b.name, kind) &&
-        this.freshUntil(b.name, kind) <= now
-      )
-        (stale ??= []).push(this.reread(b, kind));
+      if (!this.due(b, kind, now)) continue;
+      const reading = this.reread(b, kind, now);
+      if (reading) (stale ??= []).push(reading);
     }
     if (stale) await within(Promise.all(stale), this.listingWaitMs);
     // What was read this turn is served now, not a turn later.
@@ -157,12 +160,25 @@ export class CatalogSync {
   }
 
   /**
-   * A listing's re-read of a stale list: joins a read already in flight (it began after the last
-   * completed one), so concurrent listings cost the backend one read.
+   * Whether a listing or a poll reads the list again: it is one only listings and polls find
+   * changes in (the backend announces none), served, not read within the interval (nor kept fresh
+   * by its hint), and its last read did not fail (then the retry's timer reads it, its delay
+   * growing, and listings serve the list held without waiting on a backend that does not answer).
    */
-  private reread(backend: Upstream, kind: ListKind): Promise<void> {
+  private due(b: Upstream, kind: ListKind, now: number): boolean {
+    if (announcesChanges(b, kind) || this.retries.unserved(b.name, kind)) return false;
+    return !this.retries.retrying(b.name, kind) && this.freshUntil(b.name, kind) <= now;
+  }
+
+  /**
+   * A listing's (or a poll's) re-read of a stale list, and what the listing waits on: a read
+   * already in flight is joined, so concurrent listings cost the backend one read, but only while
+   * it is younger than the listing's wait; one older than that is not waited on at all.
+   */
+  private reread(backend: Upstream, kind: ListKind, now: number): Promise<void> | undefined {
     const running = this.refreshing.get(listKey(backend.name, kind));
-    return running?.backend === backend ? running.done : this.refreshList(backend, kind);
+    if (running?.backend !== backend) return this.refreshList(backend, kind);
+    return now - running.startedAt < this.listingWaitMs ? running.done : undefined;
   }
 
   /** Re-reads lists from a backend. */
@@ -180,13 +196,21 @@ export class CatalogSync {
   private refreshList(backend: Upstream, kind: ListKind): Promise<void> {
     const key = listKey(backend.name, kind);
     const running = this.refreshing.get(key);
-    if (running) {
+    // Queued behind a read under way; but not behind one so old it may never be answered (until
+    // catalog.listTimeoutMs): a read of its own starts, and the older one's answer, if it comes,
+    // is not applied.
+    if (running && Date.now() - running.startedAt < this.listingWaitMs) {
       running.backend = backend;
       return (running.again ??= running.done.then(() => this.refreshList(running.backend, kind)));
     }
-    const done = this.fetchList(backend, kind).finally(() => this.refreshing.delete(key));
-    this.refreshing.set(key, { backend, done });
-    return done;
+    const seq = (this.started.get(key) ?? 0) + 1;
+    this.started.set(key, seq);
+    const entry = { backend, startedAt: Date.now(), done: Promise.resolve() };
+    entry.done = this.fetchList(backend, kind, seq).finally(() => {
+      if (this.refreshing.get(key) === entry) this.refreshing.delete(key);
+    });
+    this.refreshing.set(key, entry);
+    return entry.done;
   }
 
   /**
@@ -233,24 +257,28 @@ export class CatalogSync {
     else this.hints.delete(key);
   }
 
-  private async fetchList(backend: Upstream, kind: ListKind): Promise<void> {
+  private async fetchList(backend: Upstream, kind: ListKind, seq: number): Promise<void> {
     const key = listKey(backend.name, kind);
     let read: ListRead | undefined;
+    // Overtaken: a newer read of the list has been applied already.
+    const overtaken = () => (this.applied.get(key) ?? 0) > seq;
     try {
       read = await readList(backend, kind, this.readTimeoutMs, this.log);
     } catch (err) {
       // A backend a reload replaced meanwhile: what it answers is no longer the catalog's concern.
-      if (!this.isCurrent(backend)) return;
+      if (!this.isCurrent(backend) || overtaken()) return;
+      this.applied.set(key, seq);
       // The list the catalog holds stays (a backend that lists templates but fails on them keeps
-      // its tools); the failed one is read again later, by the retry's timer or a listing at
-      // least the interval on.
+      // its tools); the failed one is read again by the retry's timer (listings and polls leave
+      // it to that), or by an announcement.
       this.announced.delete(key);
       this.readAt.set(key, Date.now());
       this.hints.delete(key);
       this.retries.failed(backend, kind, err);
       return;
     }
-    if (!this.isCurrent(backend)) return;
+    if (!this.isCurrent(backend) || overtaken()) return;
+    this.applied.set(key, seq);
     this.retries.succeeded(backend, kind);
     const announced = this.announced.delete(key);
     this.noteHint(key, read?.hint);
@@ -274,11 +302,9 @@ export class CatalogSync {
       const now = Date.now();
       for (const b of backends()) {
         if (b.state !== 'ready') continue;
-        for (const kind of LIST_KIND_NAMES) {
-          if (!b.capabilities[LIST_KINDS[kind].capability] || announcesChanges(b, kind)) continue;
-          if (this.retries.unserved(b.name, kind) || this.freshUntil(b.name, kind) > now) continue;
-          void this.reread(b, kind);
-        }
+        for (const kind of LIST_KIND_NAMES)
+          if (b.capabilities[LIST_KINDS[kind].capability] && this.due(b, kind, now))
+            void this.reread(b, kind, now);
       }
     }, everyMs);
     // Nothing for a stopping process to wait for.
@@ -326,23 +352,4 @@ export class CatalogSync {
     for (const kind of LIST_KIND_NAMES) if (changed.has(kind)) this.changed(kind);
     for (const e of batch) this.logCollisions(e.backend, e.kind);
   }
-}
-
-/** Resolves when `work` does or after `ms`, whichever is first (the work goes on). */
-function within(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  return Promise.race([work.then(() => undefined), late]).finally(() => clearTimeout(timer));
-}
-
-/** A legacy backend announces what its capabilities promise; a modern one what it acknowledged. */
-function announcesChanges(b: Upstream, kind: ListKind): boolean {
-  if (b.isModern) {
-    const heard = b.listened;
-    if (kind === 'tools') return heard.toolsListChanged === true;
-    if (kind === 'prompts') return heard.promptsListChanged === true;
-    return heard.resourcesListChanged === true;
-  }
-  const cap = b.capabilities[LIST_KINDS[kind].capability] as { listChanged?: boolean } | undefined;
-  return cap?.listChanged === true;
 }

@@ -1,5 +1,6 @@
 // One read of a backend's list: every page, within one time limit, items checked and given once,
-// and the cache hint its first page gave. What catalog-sync.ts does with it is its own concern.
+// and the cache hint its first page gave; and whether a backend announces a list's changes at all.
+// What catalog-sync.ts does with them is its own concern.
 import type { Upstream } from '../backends/upstream.js';
 import { LIST_KINDS, type Item, type ListKind } from '../catalog/catalog.js';
 import type { Logger } from '../log.js';
@@ -56,4 +57,23 @@ export async function readList(
   if (kind === 'tools' && backend.isModern && backend.kind === 'streamable-http')
     dropInvalidHeaders(once, backend, log);
   return { items: kind === 'tools' ? toolsAsOffered(backend.capabilities, once) : once, hint };
+}
+
+/** Resolves when `work` does or after `ms`, whichever is first (the work goes on). */
+export function within(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([work.then(() => undefined), late]).finally(() => clearTimeout(timer));
+}
+
+/** A legacy backend announces what its capabilities promise; a modern one what it acknowledged. */
+export function announcesChanges(b: Upstream, kind: ListKind): boolean {
+  if (b.isModern) {
+    const heard = b.listened;
+    if (kind === 'tools') return heard.toolsListChanged === true;
+    if (kind === 'prompts') return heard.promptsListChanged === true;
+    return heard.resourcesListChanged === true;
+  }
+  const cap = b.capabilities[LIST_KINDS[kind].capability] as { listChanged?: boolean } | undefined;
+  return cap?.listChanged === true;
 }

@@ -80,6 +80,11 @@ export class ListRetries {
       this.o.log.info({ backend: backend.name, after: retry.failures }, 'list read after failures');
   }
 
+  /** Whether the list's last read failed and its timer will read it again. */
+  retrying(backend: string, kind: ListKind): boolean {
+    return this.pending.has(listKey(backend, kind));
+  }
+
   /** Whether the list is one its backend said it has no method for. */
   unserved(backend: string, kind: ListKind): boolean {
     return this.absent.has(listKey(backend, kind));

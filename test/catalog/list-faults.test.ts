@@ -84,6 +84,17 @@ test('a listing does not wait out a slow read it started: it is served what the 
   assert.ok(listed.includes('q_bump') && listed.includes('r_bump'), listed.join(', '));
 });
 
+test('a walk of many pages waits on a hung read once, not at every page', async (t) => {
+  // A read far from its limit stays in flight through the walk: were every page to wait 2 s on it,
+  // 16 pages would take over 30 s.
+  const client = await host(t, config({ q: quiet(), r: quiet() }, { listTimeoutMs: 600_000, pageSize: 1 }));
+  await names(client);
+  await call(client, 'q_mute');
+  await sleep(300);
+  const walked = await answered('a walk of every page', names(client), 15_000);
+  assert.ok(walked.includes('q_bump') && walked.includes('r_bump'), walked.join(', '));
+});
+
 test('a backend mute from its start holds neither the start, the other lists nor a call to an unknown name', async (t) => {
   const client = await answered(
     'the start',
@@ -126,6 +137,19 @@ test('a backend that announces its changes and lost one answer catches up at its
   await call(client, 'mute');
   await call(client, 'bump'); // announced; its read is never answered
   await sleep(600);
+  await call(client, 'mend');
+  await call(client, 'bump'); // announced again
+  await eventually('generation 2', async () => (await gens()).every((g) => g === 'g2'), 20_000);
+});
+
+test('an announcement is not queued behind a read that may never be answered', async (t) => {
+  // The hung read's own limit is far off: only a read of the announcement's own can show it.
+  const client = await host(t, config({ q: quiet('--announce') }, { listTimeoutMs: 600_000 }));
+  const gens = async () => (await names(client)).filter((n) => /^g\d+_/.test(n)).map((n) => n.split('_')[0]);
+  assert.deepEqual(await gens(), ['g0', 'g0', 'g0', 'g0']);
+  await call(client, 'mute');
+  await call(client, 'bump'); // announced; its read is never answered
+  await sleep(2_200);
   await call(client, 'mend');
   await call(client, 'bump'); // announced again
   await eventually('generation 2', async () => (await gens()).every((g) => g === 'g2'), 20_000);

@@ -3,7 +3,6 @@
 // sends), and the requests sent on it. A configured server is a ReplicaSet of one or more of these.
 import type { BackendConfig } from '../config/schema.js';
 import { LocalError } from '../errors/errors.js';
-import type { Channel } from '../jsonrpc/channel.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import { RpcPeer, messageOf, type RequestOptions } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
@@ -16,35 +15,14 @@ import { ForwardedCalls, type Outgoing } from './forwarded-calls.js';
 import { initializeLegacy, openedWithin, probeModern } from './handshake.js';
 import { ListenStream, type ListenFilter } from './listen-stream.js';
 import { Prober } from './prober.js';
-import type { BackendState, ServerDescription, Upstream, UpstreamEvents } from './upstream.js';
-import type { ProcessGroups } from './watchdog.js';
-import type { Launcher } from './stdio-channel.js';
+import type { BackendState, ServerDescription, Upstream } from './upstream.js';
+import type { BackendOptions } from './backend-options.js';
 import { StderrTail } from './stderr-tail.js';
 
 export type { BackendState, ServerDescription } from './upstream.js';
+export type { BackendOptions } from './backend-options.js';
 export type { ListenFilter } from './listen-stream.js';
 export { wentDown, withoutUserinfo } from './connection-failures.js';
-
-export interface BackendOptions {
-  log: Logger;
-  maxMessageBytes: number;
-  startupTimeoutMs: number;
-  events: UpstreamEvents;
-  /** Which replica of its server this connection is, when the server has more than one. */
-  replica?: { index: number; label: string } | undefined;
-  /** Replaces the channel made from config (tests pass in-memory pairs). */
-  channel?: (() => Channel) | undefined;
-  /** Extra environment for a spawned backend, asked anew at each start. */
-  env?: () => Record<string, string>;
-  /** Told when the start that got `env` is over (closed, stopped or failed), with that env. */
-  ended?: (env: Record<string, string>) => void;
-  /** Where spawned children's process groups are registered (the parent-death watchdog). */
-  groups?: ProcessGroups | undefined;
-  /** Wraps a spawned backend's command (the sandbox). */
-  launch?: Launcher | undefined;
-  /** Takes secrets out of the stderr lines kept for failures (the log's redactor). */
-  redact?: ((text: string) => string) | undefined;
-}
 
 /**
  * One connection to one replica of a server (a spawned child or a URL): its start, handshake,
@@ -72,6 +50,7 @@ export class BackendConnection implements Upstream {
   private readonly listening: ListenStream;
   /** The last lines a spawned backend wrote on stderr, across its starts (redacted). */
   private readonly stderrTail: StderrTail;
+  private readonly redacted: (text: string) => string;
 
   constructor(
     readonly name: string,
@@ -90,17 +69,12 @@ export class BackendConnection implements Upstream {
       if (this.state === 'ready') this.options.events.renewed?.(this);
     }, this.log);
     this.stderrTail = new StderrTail(options.redact);
+    // A failure's text as kept (lastError: status, the admin API, the dashboard, other mesh
+    // nodes): a backend's own words may carry a secret it holds.
+    this.redacted = options.redact ?? ((text) => text);
     // The legacy HTTP+SSE transport has no modern form; a configured era needs no probe.
     if (this.kind === 'sse' || config.era !== 'auto')
       this.era = config.era === 'modern' ? 'modern' : 'legacy';
-  }
-
-  /**
-   * A failure's text as kept (lastError, shown by status, the admin API, the dashboard and other
-   * nodes of a mesh): a backend's own words may carry a secret it holds.
-   */
-  private redacted(text: string): string {
-    return this.options.redact?.(text) ?? text;
   }
 
   /** The last lines (at most 20, 4 KiB) a spawned backend wrote on stderr, oldest first, redacted. */

@@ -49,9 +49,6 @@ export class SseChannel implements Channel {
     this.requests = backendRequests(config, options);
   }
 
-  /** What the backend said, secrets out, for an error that cuts it short. */
-  private readonly clean = (text: string): string => this.options.redact?.(text) ?? text;
-
   /** Opens the event stream; resolves once it names the endpoint. */
   async start(): Promise<void> {
     if (this.endpoint) throw new Error('the channel was started already');
@@ -60,7 +57,13 @@ export class SseChannel implements Channel {
     const status = res.statusCode ?? 502;
     if (status < 200 || status > 299) {
       const text = await readErrorText(res, this.options.maxMessageBytes);
-      throw new HttpStatusError('the backend refused to open its event stream', res, text, false, this.clean);
+      throw new HttpStatusError(
+        'the backend refused to open its event stream',
+        res,
+        text,
+        false,
+        this.options.redact,
+      );
     }
     const type = mediaType(res.headers['content-type']);
     if (type !== 'text/event-stream') {
@@ -124,7 +127,7 @@ export class SseChannel implements Channel {
         res,
         text,
         false,
-        this.clean,
+        this.options.redact,
       );
     } catch (error) {
       if (!this.closed) this.onerror?.(asError(error));
@@ -156,7 +159,7 @@ export class SseChannel implements Channel {
       return new Error(`the backend named an endpoint on another origin (${url.origin}); refused`);
     } catch {
       return new Error(
-        `the backend named an endpoint that is not a URL: ${JSON.stringify(this.clean(data).slice(0, 200))}`,
+        `the backend named an endpoint that is not a URL: ${JSON.stringify((this.options.redact?.(data) ?? data).slice(0, 200))}`,
       );
     }
   }

@@ -88,9 +88,6 @@ export class StreamableHttpChannel implements Channel {
     this.requests = backendRequests(config, options);
   }
 
-  /** What the backend said, secrets out, for an error that cuts it short. */
-  private readonly clean = (text: string): string => this.options.redact?.(text) ?? text;
-
   start(): Promise<void> {
     if (this.started) return Promise.reject(new Error('the channel was started already'));
     this.started = true;
@@ -178,7 +175,7 @@ export class StreamableHttpChannel implements Channel {
       res,
       text,
       sentSession,
-      this.clean,
+      this.options.redact,
     );
   }
 
@@ -200,7 +197,13 @@ export class StreamableHttpChannel implements Channel {
       throw new Error(
         `the backend answered a GET for its event stream with content type ${JSON.stringify(type)}`,
       );
-    throw new HttpStatusError('the backend refused to open an event stream', res, text, false, this.clean);
+    throw new HttpStatusError(
+      'the backend refused to open an event stream',
+      res,
+      text,
+      false,
+      this.options.redact,
+    );
   }
 
   /**

@@ -12,10 +12,18 @@ import {
   type ListKind,
   type Lists,
 } from '../catalog/catalog.js';
+import type { Config } from '../config/schema.js';
 import type { Result } from '../jsonrpc/message.js';
 import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
-import { announcesChanges, readList, within, type CacheHint, type ListRead } from './list-read.js';
+import {
+  announcesChanges,
+  mergedHints,
+  readList,
+  within,
+  type CacheHint,
+  type ListRead,
+} from './list-read.js';
 import { ListRetries, listKey } from './list-retries.js';
 
 export interface CatalogSyncOptions {
@@ -24,29 +32,23 @@ export interface CatalogSyncOptions {
   /** Told which merged lists changed, so hosts hear list_changed. */
   changed: (kind: ListKind) => void;
   /**
-   * How long a list read from a backend that announces no changes is served before a host's
-   * listing reads it again (0: every listing does).
+   * refreshIntervalMs: how long a list read from a backend that announces no changes is served
+   * before a listing reads it again (0: every listing does); listTimeoutMs: how long one read of a
+   * list (every page) may take before it counts as failed, so a backend that never answers holds no
+   * start, reload or listing; pollIntervalMs: how often lists are read without a listing (0: never).
    */
-  intervalMs?: number;
-  /**
-   * How long one read of a backend's list (every page) may take before it counts as failed
-   * (catalog.listTimeoutMs): a backend that never answers must not hold a start, a reload or a
-   * list read behind it for ever.
-   */
-  readTimeoutMs?: number;
-  /**
-   * How long a host's listing waits for the re-reads it started before it is served what the
-   * catalog holds; the reads go on, and hosts hear list_changed if they change it.
-   */
-  listingWaitMs?: number;
+  settings: Pick<Config['catalog'], 'refreshIntervalMs' | 'listTimeoutMs' | 'pollIntervalMs'>;
+  /** The backends whose lists the poll reads. */
+  backends: () => Iterable<Upstream>;
   /** Whether the backend is still the one serving its name (a reload may have replaced it). */
   isCurrent: (backend: Upstream) => boolean;
 }
 
-/** catalog.listTimeoutMs's default. */
-export const LIST_READ_TIMEOUT_MS = 10_000;
-/** How long a listing waits for a slow backend's re-read at most, by default. */
-export const LISTING_WAIT_MS = 2_000;
+/**
+ * How long a host's listing waits for the re-reads it started before it is served what the
+ * catalog holds; the reads go on, and hosts hear list_changed if they change it.
+ */
+const LISTING_WAIT_MS = 2_000;
 
 export class CatalogSync {
   private readonly catalog: Catalog;
@@ -54,7 +56,6 @@ export class CatalogSync {
   private readonly changed: (kind: ListKind) => void;
   private readonly intervalMs: number;
   private readonly readTimeoutMs: number;
-  private readonly listingWaitMs: number;
   private readonly isCurrent: (backend: Upstream) => boolean;
   /**
    * Each list's read in flight, and the one queued behind it, which reads the latest caller's
@@ -95,15 +96,15 @@ export class CatalogSync {
     this.catalog = o.catalog;
     this.log = o.log;
     this.changed = o.changed;
-    this.intervalMs = o.intervalMs ?? 0;
-    this.readTimeoutMs = o.readTimeoutMs ?? LIST_READ_TIMEOUT_MS;
-    this.listingWaitMs = o.listingWaitMs ?? LISTING_WAIT_MS;
+    this.intervalMs = o.settings.refreshIntervalMs;
+    this.readTimeoutMs = o.settings.listTimeoutMs;
     this.isCurrent = o.isCurrent;
     this.retries = new ListRetries({
       log: o.log,
       isCurrent: o.isCurrent,
       reread: (backend, kind) => void this.refreshList(backend, kind),
     });
+    this.poll(o.backends, o.settings.pollIntervalMs);
   }
 
   /**
@@ -124,31 +125,11 @@ export class CatalogSync {
       const reading = this.reread(b, kind, now);
       if (reading) (stale ??= []).push(reading);
     }
-    if (stale) await within(Promise.all(stale), this.listingWaitMs);
+    if (stale) await within(Promise.all(stale), LISTING_WAIT_MS);
     // What was read this turn is served now, not a turn later.
     this.flush();
     const list = this.catalog.list(kind);
-    return withHints ? { ...list, ...this.cacheHints(kind, serving) } : list;
-  }
-
-  /**
-   * The merged list's cache hints, as conservative as its most conservative part: fresh only as
-   * long as every backend's own list is (a backend that gave no hint counts as stale at once),
-   * and private when any part was.
-   */
-  private cacheHints(
-    kind: ListKind,
-    backends: Upstream[],
-  ): { ttlMs: number; cacheScope: 'public' | 'private' } {
-    const now = Date.now();
-    let ttlMs = Number.POSITIVE_INFINITY;
-    let cacheScope: 'public' | 'private' = 'public';
-    for (const b of backends) {
-      const h = this.hints.get(listKey(b.name, kind));
-      ttlMs = Math.min(ttlMs, h ? Math.max(0, h.until - now) : 0);
-      if (h?.scope === 'private') cacheScope = 'private';
-    }
-    return { ttlMs: Number.isFinite(ttlMs) ? ttlMs : 0, cacheScope };
+    return withHints ? { ...list, ...mergedHints(this.hints, kind, serving) } : list;
   }
 
   /** Until when a backend's list may be served without reading it again. */
@@ -178,7 +159,7 @@ export class CatalogSync {
   private reread(backend: Upstream, kind: ListKind, now: number): Promise<void> | undefined {
     const running = this.refreshing.get(listKey(backend.name, kind));
     if (running?.backend !== backend) return this.refreshList(backend, kind);
-    return now - running.startedAt < this.listingWaitMs ? running.done : undefined;
+    return now - running.startedAt < LISTING_WAIT_MS ? running.done : undefined;
   }
 
   /** Re-reads lists from a backend. */
@@ -199,7 +180,7 @@ export class CatalogSync {
     // Queued behind a read under way; but not behind one so old it may never be answered (until
     // catalog.listTimeoutMs): a read of its own starts, and the older one's answer, if it comes,
     // is not applied.
-    if (running && Date.now() - running.startedAt < this.listingWaitMs) {
+    if (running && Date.now() - running.startedAt < LISTING_WAIT_MS) {
       running.backend = backend;
       return (running.again ??= running.done.then(() => this.refreshList(running.backend, kind)));
     }
@@ -295,8 +276,7 @@ export class CatalogSync {
    * read within the interval, so hosts hear list_changed for a change no listing has found yet (a
    * host that lists only when told to, as most do, would otherwise never see it).
    */
-  poll(backends: () => Iterable<Upstream>, everyMs: number): void {
-    clearInterval(this.polling);
+  private poll(backends: () => Iterable<Upstream>, everyMs: number): void {
     if (everyMs <= 0) return;
     this.polling = setInterval(() => {
       const now = Date.now();

@@ -99,11 +99,10 @@ export class Gateway {
       catalog: this.catalog,
       log,
       changed: (kind) => this.catalogSources.listChanged(kind),
-      intervalMs: config.catalog.refreshIntervalMs,
-      readTimeoutMs: config.catalog.listTimeoutMs,
+      settings: config.catalog,
+      backends: () => this.backends.values(),
       isCurrent: (backend) => this.lifecycle.isCurrent(backend),
     }));
-    sync.poll(() => this.backends.values(), config.catalog.pollIntervalMs);
     this.calls = new InternalCalls((ctx) => this.pipeline(ctx));
     this.modern = new ModernHost({
       run: (ctx) => this.run(ctx),

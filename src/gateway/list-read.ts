@@ -6,6 +6,7 @@ import { LIST_KINDS, type Item, type ListKind } from '../catalog/catalog.js';
 import type { Logger } from '../log.js';
 import { toolsAsOffered } from '../tasks/task-capabilities.js';
 import { dropInvalidHeaders, wellFormed } from './list-items.js';
+import { listKey } from './list-retries.js';
 
 /** How long a backend said its list may be served, and to whom (modern backends' ttlMs). */
 export interface CacheHint {
@@ -76,4 +77,25 @@ export function announcesChanges(b: Upstream, kind: ListKind): boolean {
   }
   const cap = b.capabilities[LIST_KINDS[kind].capability] as { listChanged?: boolean } | undefined;
   return cap?.listChanged === true;
+}
+
+/**
+ * A merged list's cache hints, as conservative as its most conservative part: fresh only as long
+ * as every backend's own list is (a backend that gave no hint counts as stale at once), and
+ * private when any part was.
+ */
+export function mergedHints(
+  hints: ReadonlyMap<string, CacheHint>,
+  kind: ListKind,
+  backends: readonly Upstream[],
+): { ttlMs: number; cacheScope: 'public' | 'private' } {
+  const now = Date.now();
+  let ttlMs = Number.POSITIVE_INFINITY;
+  let cacheScope: 'public' | 'private' = 'public';
+  for (const b of backends) {
+    const h = hints.get(listKey(b.name, kind));
+    ttlMs = Math.min(ttlMs, h ? Math.max(0, h.until - now) : 0);
+    if (h?.scope === 'private') cacheScope = 'private';
+  }
+  return { ttlMs: Number.isFinite(ttlMs) ? ttlMs : 0, cacheScope };
 }

@@ -6,7 +6,7 @@ import { statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { runKeys } from '../../src/cli/keys.js';
 import { parseConfig } from '../../src/config/load.js';
 import { sha256Hex } from '../../src/front/http-auth.js';
@@ -14,6 +14,7 @@ import { captureIo } from '../trust/helpers.js';
 import { connectHttp } from '../support/mcp-clients.js';
 import { until } from '../support/poll.js';
 import { captureLog } from '../support/log-capture.js';
+import type { Logger } from '../../src/log.js';
 import { adminScene, CLOCK, example, NOTES } from './helpers.js';
 
 const HOST_KEY = 'host-key-0123456789abcdef0123456789abcdef';
@@ -90,7 +91,15 @@ test('/readyz turns 200 once a backend that was starting is up', async (t) => {
   assert.deepEqual(body.up, ['clock']);
 });
 
-test('an admin port in use is a clear error and the MCP front serves on', async (t) => {
+/**
+ * Switchboard started with its admin listener on a port something already holds, its state in a
+ * directory of its own; `before` runs on that directory first.
+ */
+async function onHeldAdminPort(
+  t: TestContext,
+  before: (dir: string, port: number) => void = () => {},
+  log?: Logger,
+) {
   const blocker = createServer();
   await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
   t.after(() => blocker.close());
@@ -98,6 +107,7 @@ test('an admin port in use is a clear error and the MCP front serves on', async 
   const { startGateway } = await import('../support/start-switchboard.js');
   const { tempDir } = await import('./helpers.js');
   const dir = await tempDir(t);
+  before(dir, port);
   const sb = await startGateway(
     t,
     {
@@ -106,8 +116,13 @@ test('an admin port in use is a clear error and the MCP front serves on', async 
       state: { path: join(dir, 'state.sqlite') },
       admin: { port, stateDir: dir },
     },
-    { admin: true },
+    { admin: true, ...(log && { log }) },
   );
+  return { sb, port };
+}
+
+test('an admin port in use is a clear error and the MCP front serves on', async (t) => {
+  const { sb, port } = await onHeldAdminPort(t);
   assert.equal(sb.admin?.server, undefined);
   assert.match(sb.admin?.error ?? '', new RegExp(`127\\.0\\.0\\.1:${port} is in use`));
   const { client } = await connectHttp(t, sb.http!.url);
@@ -116,26 +131,15 @@ test('an admin port in use is a clear error and the MCP front serves on', async 
 });
 
 test("another switchboard's admin listener on the port is said as such, at warn", async (t) => {
-  const blocker = createServer();
-  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
-  t.after(() => blocker.close());
-  const port = (blocker.address() as AddressInfo).port;
-  const { startGateway } = await import('../support/start-switchboard.js');
-  const { tempDir } = await import('./helpers.js');
-  const dir = await tempDir(t);
-  // What a switchboard running on this state directory leaves: its admin.json, its pid alive.
-  const other = { url: `http://127.0.0.1:${port}`, token: 'x'.repeat(43), pid: process.ppid };
-  writeFileSync(join(dir, 'admin.json'), JSON.stringify(other));
   const log = captureLog('warn');
-  const sb = await startGateway(
+  // What a switchboard running on this state directory leaves: its admin.json, its pid alive.
+  const { sb, port } = await onHeldAdminPort(
     t,
-    {
-      servers: { notes: example(NOTES) },
-      audit: { enabled: false },
-      state: { path: join(dir, 'state.sqlite') },
-      admin: { port, stateDir: dir },
+    (dir, held) => {
+      const other = { url: `http://127.0.0.1:${held}`, token: 'x'.repeat(43), pid: process.ppid };
+      writeFileSync(join(dir, 'admin.json'), JSON.stringify(other));
     },
-    { admin: true, log: log.logger },
+    log.logger,
   );
   assert.equal(sb.admin?.server, undefined);
   const said = log.lines().find((l) => /admin listener of another switchboard/.test(String(l.msg)));

@@ -35,6 +35,10 @@ const names = async (client: Host['client']) => (await client.listTools()).tools
 const generation = (listed: string[], prefix: string) =>
   listed.filter((n) => n.startsWith(`${prefix}_g`)).map((n) => n.slice(prefix.length + 1).split('_')[0]);
 
+/** The generations of an unprefixed backend's tools, as listed. */
+const gens = async (client: Host['client']) =>
+  (await names(client)).filter((n) => /^g\d+_/.test(n)).map((n) => n.split('_')[0]);
+
 async function call(client: Host['client'], name: string): Promise<string> {
   const result = await client.callTool({ name, arguments: {} });
   return (result.content as { text: string }[])[0]!.text;
@@ -132,27 +136,25 @@ test('reads that fail are not repeated at every listing', async (t) => {
 
 test('a backend that announces its changes and lost one answer catches up at its next announcement', async (t) => {
   const client = await host(t, config({ q: quiet('--announce') }, { listTimeoutMs: 300 }));
-  const gens = async () => (await names(client)).filter((n) => /^g\d+_/.test(n)).map((n) => n.split('_')[0]);
-  assert.deepEqual(await gens(), ['g0', 'g0', 'g0', 'g0']);
+  assert.deepEqual(await gens(client), ['g0', 'g0', 'g0', 'g0']);
   await call(client, 'mute');
   await call(client, 'bump'); // announced; its read is never answered
   await sleep(600);
   await call(client, 'mend');
   await call(client, 'bump'); // announced again
-  await eventually('generation 2', async () => (await gens()).every((g) => g === 'g2'), 20_000);
+  await eventually('generation 2', async () => (await gens(client)).every((g) => g === 'g2'), 20_000);
 });
 
 test('an announcement is not queued behind a read that may never be answered', async (t) => {
   // The hung read's own limit is far off: only a read of the announcement's own can show it.
   const client = await host(t, config({ q: quiet('--announce') }, { listTimeoutMs: 600_000 }));
-  const gens = async () => (await names(client)).filter((n) => /^g\d+_/.test(n)).map((n) => n.split('_')[0]);
-  assert.deepEqual(await gens(), ['g0', 'g0', 'g0', 'g0']);
+  assert.deepEqual(await gens(client), ['g0', 'g0', 'g0', 'g0']);
   await call(client, 'mute');
   await call(client, 'bump'); // announced; its read is never answered
   await sleep(2_200);
   await call(client, 'mend');
   await call(client, 'bump'); // announced again
-  await eventually('generation 2', async () => (await gens()).every((g) => g === 'g2'), 20_000);
+  await eventually('generation 2', async () => (await gens(client)).every((g) => g === 'g2'), 20_000);
 });
 
 test('a silent change reaches a host that does not list again: it hears list_changed', async (t) => {

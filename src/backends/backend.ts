@@ -65,9 +65,13 @@ export class BackendConnection implements Upstream {
     this.calls = new ForwardedCalls(this.label, config.timeouts);
     // A stream the backend ended: what it held is set again (the stream re-opened, the lists
     // read), as after a renewed session.
-    this.listening = new ListenStream(() => {
-      if (this.state === 'ready') this.options.events.renewed?.(this);
-    }, this.log);
+    this.listening = new ListenStream(
+      () => {
+        if (this.state === 'ready') this.options.events.renewed?.(this);
+      },
+      this.log,
+      options.startupTimeoutMs,
+    );
     this.stderrTail = new StderrTail(options.redact);
     // A failure's text as kept (lastError: status, the admin API, the dashboard, other mesh
     // nodes): a backend's own words may carry a secret it holds.

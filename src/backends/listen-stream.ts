@@ -35,15 +35,20 @@ export class ListenStream {
    * still open (a proxy cutting an idle stream, the backend's own limit): 1 s after the first end,
    * twice as long after each further one, up to 30 s (a stream that lasted 30 s starts the run
    * again). Meanwhile it honours nothing, so its lists are read as a silent backend's are.
+   * @param ackWithinMs How long an acknowledgment is waited for (limits.startupTimeoutMs).
    */
   constructor(
     private readonly relisten: () => void = () => {},
     private readonly log?: Logger,
+    private readonly ackWithinMs = 30_000,
   ) {}
 
   /**
    * Opens the stream on `peer` with `params` (the envelope holding the filter), ending the one
-   * open before. Resolves with what the backend acknowledged; rejects when the stream ends.
+   * open before. Resolves with what the backend acknowledged, or with nothing honoured when no
+   * acknowledgment came within `ackWithinMs`: what waits on it (a start, a restore reading the
+   * lists after it) goes on, the backend's lists read as a silent one's until a late one comes.
+   * Rejects when the stream ends first.
    */
   open(peer: RpcPeer, params: Params): Promise<ListenFilter> {
     this.current?.done.abort(new LocalError('cancelled', 'subscription replaced'));
@@ -53,14 +58,24 @@ export class ListenStream {
     return new Promise<ListenFilter>((resolve, reject) => {
       let id: RequestId | undefined;
       let acknowledgedAt: number | undefined;
+      const unanswered = setTimeout(() => {
+        this.log?.warn(
+          { waitedMs: this.ackWithinMs },
+          'backend did not acknowledge subscriptions/listen (limits.startupTimeoutMs); its lists are read as if it announced nothing',
+        );
+        resolve({});
+      }, this.ackWithinMs);
+      unanswered.unref();
       this.onAcknowledged = (n) => {
         if (n.params?._meta?.[META.subscriptionId] !== id) return;
+        clearTimeout(unanswered);
         const honoured = (n.params?.notifications as ListenFilter | undefined) ?? {};
         if (this.current === current) current.filter = honoured;
         acknowledgedAt ??= Date.now();
         resolve(honoured);
       };
       const ended = (err: Error) => {
+        clearTimeout(unanswered);
         reject(err);
         if (this.current !== current || done.signal.aborted) return;
         current.filter = {};

@@ -101,7 +101,9 @@ export const LimitsSection = z
       ),
     startupTimeoutMs: timerMs(100)
       .default(30_000)
-      .describe('How long a backend may take to open its connection and complete its handshake.'),
+      .describe(
+        "How long a backend may take to open its connection and complete its handshake, and a modern one to acknowledge its subscriptions/listen stream (past that its lists are read as a silent backend's).",
+      ),
     sessionRate: z
       .object({
         perSecond: z.number().positive().describe('Calls per second in the long run.'),

@@ -3,7 +3,7 @@
 // not read at every listing; a backend that announces its changes and lost one answer catches up at
 // its next announcement; a silent change reaches hosts that never list again (catalog.pollIntervalMs);
 // a modern backend that ends its listen stream is listened to again, and a change made meanwhile
-// is read.
+// is read; one that never acknowledges its stream holds no start.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
@@ -192,4 +192,14 @@ test('a modern backend that ends its listen stream is listened to again, and wha
   // The stream is open again: an announced change arrives as it did before.
   await client.callTool({ name: 'add_tool', arguments: { name: 'loud' } });
   await eventually('the announced change', async () => (await names(client)).includes('loud'), 20_000);
+});
+
+test('a modern backend that never acknowledges its listen stream holds no start: its tools are read', async (t) => {
+  const sb = await startGateway(t, {
+    servers: { m: { command: process.execPath, args: [MODERN, '--no-ack'], era: 'modern' } },
+    catalog: { pollIntervalMs: 0, listTimeoutMs: 500 },
+    limits: { startupTimeoutMs: 1_000 },
+  });
+  const { client } = await connectHttp(t, httpUrl(sb));
+  assert.ok((await answered('a listing', names(client))).includes('echo_meta'));
 });

@@ -33,7 +33,7 @@ export async function serveApi(
   const get = method === 'GET' || method === 'HEAD';
   if (serveDashboardApi(deps, req, res, path, url)) return true;
   if (path === '/status' && get) return done(sendJson(res, 200, statusView(deps)));
-  if (path === '/tools' && get) return done(sendJson(res, 200, toolsView(deps)));
+  if (path === '/tools' && get) return done(sendJson(res, 200, toolsView(deps, operator)));
   if (path === '/calls' && get) {
     const limit = Math.max(1, Math.min(Number(url.searchParams.get('limit') ?? 100) || 100, 100_000));
     return done(sendJson(res, 200, { calls: deps.recent.list(limit) }));

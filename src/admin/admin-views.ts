@@ -76,9 +76,14 @@ export function pendingApprovals(store: ApprovalStore | undefined): number {
   return store ? store.pending().length : 0;
 }
 
-/** The catalog's tools with their owner and what the trust layer knows of each. */
-export function toolsView(s: ViewSources) {
+/**
+ * The catalog's tools with their owner, what the trust layer knows of each, and what the policy
+ * says of the operator asking (`call`): a tool it refuses them is answered as unknown to their call.
+ */
+export function toolsView(s: ViewSources, operator: string) {
   const { gateway } = s;
+  const policy = gateway.rules;
+  const caller = { kind: 'admin', id: operator } as const;
   const pins = new Map<string, PinRow>();
   for (const row of s.pins?.list() ?? [])
     if (row.kind === 'tool') pins.set(`${row.backend}\0${row.name}`, row);
@@ -86,8 +91,17 @@ export function toolsView(s: ViewSources) {
   const listed = tools.map((t) => {
     const owner = gateway.catalog.ownerOf(t);
     const pin = owner ? pins.get(`${owner.backend}\0${owner.name}`) : undefined;
+    const exposed = t.name as string;
+    // Judged as the pipeline judges a listed tool; `call` (a rule with conditions) waits for arguments.
+    const verdict = policy.decideListing(caller, {
+      kind: 'tool',
+      backend: owner?.backend,
+      name: owner?.name ?? exposed,
+      exposed,
+      method: 'tools/call',
+    });
     return {
-      name: t.name as string,
+      name: exposed,
       backend: owner?.backend,
       backendName: owner?.name,
       title: (t.title as string | undefined) ?? (t.annotations as { title?: string } | undefined)?.title,
@@ -95,13 +109,14 @@ export function toolsView(s: ViewSources) {
       annotations: t.annotations,
       pin: pinState(pin, s.pins !== undefined),
       flags: [...(pin?.flags ?? []), ...(pin?.changed?.flags ?? [])],
+      call: verdict.effect === 'call' ? 'by-arguments' : verdict.effect,
     };
   });
   // Held definitions are not in the catalog (or are served as pinned): list them so an operator sees them.
   const held = [...pins.values()]
     .filter((p) => p.changed)
     .map((p) => ({ backend: p.backend, name: p.name, reason: p.changed!.reason, flags: p.changed!.flags }));
-  return { tools: listed, held, pinning: s.pins !== undefined };
+  return { caller: `admin:${operator}`, tools: listed, held, pinning: s.pins !== undefined };
 }
 
 function pinState(pin: PinRow | undefined, pinning: boolean): string {

@@ -246,6 +246,11 @@ export class Gateway {
     return this.current;
   }
 
+  /** The policy in force now (a reload may compile a new one): what views ask of it. */
+  get rules(): CompiledPolicy {
+    return this.policy;
+  }
+
   /** Starts every backend; one that fails is logged and left out, the rest serve. */
   start(): Promise<{ failed: { name: string; error: string; stderr: readonly string[] }[] }> {
     return this.lifecycle.start();

@@ -1,6 +1,7 @@
 // `switchboard status | tools | call` against a running `switchboard up` (both real processes):
 // they find the admin listener through admin.json in the state directory; call exits 1 when a deny
-// rule refuses it (and the refusal is audited); each has --help; nobody running is a clear error.
+// rule refuses it (and the refusal is audited), and tools marks what the policy refuses; each has
+// --help; nobody running is a clear error.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -83,8 +84,10 @@ test('status, tools and call work against a running switchboard, and call is ref
 
   const tools = await run(env, ['tools']);
   assert.equal(tools.code, 0, tools.err);
-  assert.match(tools.out, /^list_notes\s+notes\s+/m);
-  assert.match(tools.out, /^add_note\s+notes\s+/m);
+  assert.match(tools.out, /^list_notes\s+notes\s+allow\s+/m);
+  // Listed for the operator to see, and marked as what `call` will refuse them.
+  assert.match(tools.out, /^add_note\s+notes\s+deny\s+/m);
+  assert.match(tools.out, /^1 tool is refused to admin:\S+ by policy/m);
 
   const ok = await run(env, ['call', 'list_notes']);
   assert.equal(ok.code, 0, ok.err);

@@ -66,10 +66,11 @@ export async function catalog(): Promise<void> {
     el('div', { id: 'diff' }),
     el('h3', {}, `Tools (${(t.tools as unknown[]).length})`, t.pinning ? '' : ' — pinning off'),
     table(
-      ['name', 'backend', 'pin', 'flags', 'description'],
+      ['name', 'backend', `${String(t.caller)} may`, 'pin', 'flags', 'description'],
       (t.tools as Json[]).map((x) => [
         el('code', {}, String(x.name)),
         String(x.backend ?? ''),
+        state(String(x.call)),
         state(String(x.pin)),
         el(
           'span',

@@ -46,7 +46,7 @@ export function state(text: string | undefined): HTMLElement {
   const cls =
     text === 'ready' || text === 'ok' || text === 'allow' || text === 'pinned' || text === 'succeeded'
       ? 'ok'
-      : text === 'starting' || text === 'running' || text === 'pending' || text === 'approve'
+      : ['starting', 'running', 'pending', 'approve', 'by-arguments'].includes(text ?? '')
         ? 'warn'
         : 'bad';
   return el('span', { class: cls }, text ?? '');

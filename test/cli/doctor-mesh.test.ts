@@ -33,7 +33,10 @@ describe('doctor on a mesh node', { skip: NO_NATS, timeout: 60_000 }, () => {
   /** doctor's output for a config whose mesh section is `mesh` (YAML flow). */
   async function doctor(mesh: string) {
     const file = join(dir, `sb-${Math.random().toString(36).slice(2)}.yaml`);
-    await writeFile(file, `http: { port: 0 }\nsandbox: { mode: none }\nservers: {}\nmesh: ${mesh}\n`);
+    await writeFile(
+      file,
+      `http: { port: 0 }\nadmin: { port: 0 }\nsandbox: { mode: none }\nservers: {}\nmesh: ${mesh}\n`,
+    );
     const env = { ...process.env, XDG_STATE_HOME: join(dir, 'state') };
     return runCli(['doctor', '--config', file], { env, cwd: dir });
   }

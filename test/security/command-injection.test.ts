@@ -27,6 +27,7 @@ test('shell syntax in a command or its arguments is never run', async (t) => {
   const sb = await startSwitchboard({
     log: silentLogger,
     config: Config.parse({
+      http: { port: 0 },
       limits: { startupTimeoutMs: 5_000 },
       servers: {
         args: {

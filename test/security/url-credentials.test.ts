@@ -12,6 +12,7 @@ test('a URL password never appears in what a failed connection reports', async (
     log: silentLogger,
     config: Config.parse({
       audit: { enabled: false },
+      http: { port: 0 },
       limits: { startupTimeoutMs: 5_000 },
       servers: { remote: { url: 'http://operator:hunter2-canary@127.0.0.1:1/mcp' } },
     }),

@@ -147,7 +147,7 @@ export interface CallContext {
   mesh?: { node: string; remoteCallId?: string | undefined } | undefined;
 }
 
-/** What a workflow step's call carries of its run (set by the workflow engine only). */
+/** What a workflow step's call carries of its run (set by the workflow engine; its sub-calls inherit it). */
 export interface RunOf {
   id: string;
   /** The outermost caller the run is for, as `kind:id`. */

@@ -34,7 +34,7 @@ export interface CallInit {
   returning?: boolean | undefined;
   /** A refusal the door established already (the protocol stage gives it). */
   refusal?: Error | undefined;
-  /** The workflow run the call is a step of. */
+  /** The workflow run the call is a step of; a child call's default is its parent's. */
   run?: CallContext['run'];
   /** The entry node of a call that came across the mesh, and its call id there. */
   mesh?: CallContext['mesh'];
@@ -124,7 +124,9 @@ class Call implements CallContext {
     this.returning = init.returning === true;
     this.refusal = init.refusal;
     this.wire = init.wire;
-    this.run = init.run;
+    // A sub-call made for a workflow step (a meta-tool's call, a handler's) is that step's too:
+    // it is judged by the run's grants and recorded under its run. A question goes to a caller.
+    this.run = init.run ?? (init.returning ? undefined : parent?.run);
     this.decision = undefined;
     this.mesh = init.mesh;
     const own = init.signal;

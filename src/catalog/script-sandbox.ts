@@ -70,6 +70,8 @@ export async function runScript(
   callTool: ToolCaller,
   limits: ScriptLimits,
   signal: AbortSignal,
+  /** The script runs inside another's tool call: it never waits for a thread (script-threads.ts). */
+  nested = false,
 ): Promise<ScriptOutcome> {
   const base: ScriptOutcome = { ok: false, console: [], calls: 0 };
   // Waiting for a thread counts towards the script's wall time, and a cancellation ends the wait.
@@ -78,7 +80,7 @@ export async function runScript(
   const waitedTooLong = setTimeout(() => wait.abort(), limits.wallMs);
   const cancelWait = () => wait.abort();
   signal.addEventListener('abort', cancelWait, { once: true });
-  const worker = await takeThread(wait.signal).finally(() => {
+  const worker = await takeThread(wait.signal, nested).finally(() => {
     clearTimeout(waitedTooLong);
     signal.removeEventListener('abort', cancelWait);
   });

@@ -1,6 +1,7 @@
 // The threads code-mode scripts run in: at most MAX_RUNNING scripts run at once (each thread holds
-// an interpreter of up to its memory limit), the rest wait in order; a thread whose script ended
-// cleanly is kept for the next one, since starting one costs tens of milliseconds.
+// an interpreter of up to its memory limit), the rest wait in order, but for a script nested in
+// another; a thread whose script ended cleanly is kept for the next one, since starting one costs
+// tens of milliseconds.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
@@ -33,9 +34,14 @@ function newThread(): Worker {
   return worker;
 }
 
-/** A thread for one script, once fewer than MAX_RUNNING run; undefined if `signal` aborts first. */
-export function takeThread(signal: AbortSignal): Promise<Worker | undefined> {
-  if (running < MAX_RUNNING) {
+/**
+ * A thread for one script, once fewer than MAX_RUNNING run; undefined if `signal` aborts first.
+ * A script `nested` in another (whose tool call reached it through a workflow or a bridge call)
+ * takes one at once: the scripts it is nested in hold their threads until it ends, so waiting
+ * behind them could wait for good. Nesting is bounded (workflow runs, bridge.maxDepth).
+ */
+export function takeThread(signal: AbortSignal, nested = false): Promise<Worker | undefined> {
+  if (running < MAX_RUNNING || nested) {
     running++;
     return Promise.resolve(idle.pop() ?? newThread());
   }

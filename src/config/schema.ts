@@ -11,7 +11,7 @@ import { SandboxSection } from './sandbox-schema.js';
 import { TracingSection } from './tracing-schema.js';
 import { AdminSection } from './admin-schema.js';
 import { profileIssues } from './catalog-schema.js';
-import { WorkflowsSection } from './workflow-schema.js';
+import { WorkflowsSection, workflowCycle } from './workflow-schema.js';
 import { A2ASection, a2aPathIssues, a2aPushIssues } from './a2a-schema.js';
 import {
   AuditSection,
@@ -101,6 +101,13 @@ export const Config = z
           message: `"${name}" is the name of a server switchboard itself answers for; give this server another name`,
         });
     for (const issue of profileIssues(c.catalog, c.servers)) ctx.addIssue({ code: 'custom', ...issue });
+    const cycle = workflowCycle(c.workflows, c.namespacing.separator);
+    if (cycle)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['workflows', cycle[0]!],
+        message: `workflows that run each other in a cycle (${cycle.join(' -> ')})`,
+      });
     for (const issue of a2aPathIssues(c.a2a.serve, c.http.path)) ctx.addIssue({ code: 'custom', ...issue });
     for (const issue of a2aPushIssues(c.a2a.serve, authModeOf(c.http.auth)))
       ctx.addIssue({ code: 'custom', ...issue });

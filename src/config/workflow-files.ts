@@ -97,7 +97,7 @@ export async function withWorkflowFiles(
     }
   }
   if (issues.length === 0) {
-    const cycle = workflowCycle(merged);
+    const cycle = workflowCycle(merged, config.namespacing.separator);
     if (cycle)
       issues.push({
         file: where.get(cycle[0]!) ?? configFile,

@@ -6,6 +6,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { compileExpr, compileTemplate, exprProblem, TemplateError } from './workflow-expr.js';
 import { timerMs } from './durations.js';
+import { WORKFLOWS_SERVER } from './built-in-servers.js';
 
 export const WORKFLOW_NAME = /^[A-Za-z0-9_-]{1,48}$/;
 const STEP_ID = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -166,14 +167,8 @@ export const WorkflowsSection = z
   )
   .default({})
   .superRefine((all, ctx) => {
+    // Cycles are looked for over the whole config (config/schema.ts), which names workflow tools.
     for (const [name, wf] of Object.entries(all)) checkWorkflow(name, wf, all, ctx);
-    const cycle = workflowCycle(all);
-    if (cycle)
-      ctx.addIssue({
-        code: 'custom',
-        path: [cycle[0]!],
-        message: `workflows that run each other in a cycle (${cycle.join(' -> ')})`,
-      });
   })
   .describe(
     'Composite tools: each workflow is a tool workflows_<name> whose steps run through the pipeline as caller workflow:<name>.',
@@ -250,9 +245,21 @@ export function stepCycle(wf: WorkflowConfig): string[] | undefined {
   return findCycle(needs);
 }
 
-export function workflowCycle(all: Record<string, WorkflowConfig>): string[] | undefined {
+/**
+ * Workflows that run each other in a cycle, by `workflow:` steps or `tool:` steps naming a
+ * workflow's tool (`workflows<separator><name>`, namespacing.separator). What a script or a name
+ * made at run time reaches is stopped at run time instead (workflows/engine.ts).
+ */
+export function workflowCycle(all: Record<string, WorkflowConfig>, separator: string): string[] | undefined {
+  const byTool = new Map(Object.keys(all).map((n) => [`${WORKFLOWS_SERVER}${separator}${n}`, n]));
   const runs = new Map(
-    Object.entries(all).map(([n, wf]) => [n, wf.steps.flatMap((s) => (s.workflow ? [s.workflow] : []))]),
+    Object.entries(all).map(([n, wf]) => [
+      n,
+      wf.steps.flatMap((s) => {
+        const run = s.workflow ?? (s.tool === undefined ? undefined : byTool.get(s.tool));
+        return run === undefined ? [] : [run];
+      }),
+    ]),
   );
   return findCycle(runs);
 }

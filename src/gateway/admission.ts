@@ -33,6 +33,8 @@ export class Admission {
   private draining = false;
   private drained: (() => void) | undefined;
   private readonly slots = new InFlightMap<string, Slots>();
+  /** The sub-calls of each call that makes some (see admitWithin). */
+  private readonly within = new WeakMap<CallContext, Slots>();
   private readonly rates = new Map<string, TokenBucket>();
 
   constructor(private limits: Config['limits']) {}
@@ -52,7 +54,11 @@ export class Admission {
   setLimits(limits: Config['limits']): void {
     if (JSON.stringify(limits.sessionRate) !== JSON.stringify(this.limits.sessionRate)) this.rates.clear();
     this.limits = limits;
-    for (const [key, s] of this.slots) this.next(key, s);
+    for (const [key, s] of this.slots) {
+      this.next(s);
+      this.forget(this.slots, key, s);
+    }
+    // A parent's waiting sub-calls are let in as their siblings end.
   }
 
   /**
@@ -68,23 +74,57 @@ export class Admission {
     this.takeRate(key);
     let s = this.slots.get(key);
     if (!s) this.slots.set(key, (s = { under: 0, queue: [] }));
+    const slots = s;
     const { maxCallsPerSession: max, maxQueuedPerSession: depth } = this.limits;
     // Admitted at once (the common case) without a promise: the hot path stays synchronous.
-    if (s.under < max && s.queue.length === 0) return this.take(key, s, ctx);
-    if (s.queue.length >= depth) {
+    if (slots.under < max && slots.queue.length === 0) return this.take(key, slots, ctx);
+    if (slots.queue.length >= depth) {
       const why =
         depth === 0
           ? `Too many calls under way in this session (limits.maxCallsPerSession: ${max})`
           : `Too many calls in this session: ${max} under way (limits.maxCallsPerSession) and ${depth} waiting (limits.maxQueuedPerSession)`;
       throw new LocalError('queue_full', why);
     }
+    return this.wait(
+      slots,
+      ctx,
+      () => this.take(key, slots, ctx),
+      () => this.forget(this.slots, key, slots),
+    );
+  }
+
+  /**
+   * Admits a call made inside an admitted one (a handler's sub-call, a script's tool call, a
+   * workflow step): it counts against its caller's rate and takes no slot of its caller's, since
+   * its parent's covers it and waiting for another could wait forever behind that parent. At most
+   * limits.maxCallsPerSession of one call's sub-calls run at once (one slot is not a way around
+   * the share); the others wait, without a bound, for one of them to end.
+   */
+  admitWithin(ctx: CallContext, parent: CallContext): (() => void) | Promise<() => void> {
+    this.takeRate(callerKey(ctx));
+    let s = this.within.get(parent);
+    if (!s) this.within.set(parent, (s = { under: 0, queue: [] }));
+    const slots = s;
+    const take = () =>
+      this.held(slots, () => {
+        this.next(slots);
+        this.forget(this.within, parent, slots);
+      });
+    if (slots.under < this.limits.maxCallsPerSession && slots.queue.length === 0) return take();
+    return this.wait(slots, ctx, take, () => this.forget(this.within, parent, slots));
+  }
+
+  /**
+   * Queues the call on `s`: the promise of its release, settled when its turn comes. A call
+   * aborted while it waits leaves the queue with its abort's reason (and an idle `s` is forgotten).
+   */
+  private wait(s: Slots, ctx: CallContext, take: () => () => void, forget: () => void): Promise<() => void> {
     return new Promise<() => void>((resolve, reject) => {
-      const slots = s;
       const waiter: Waiter = {
         ctx,
         admit: () => {
           ctx.signal.removeEventListener('abort', onAbort);
-          resolve(this.take(key, slots, ctx));
+          resolve(take());
         },
         refuse: (err) => {
           ctx.signal.removeEventListener('abort', onAbort);
@@ -93,24 +133,15 @@ export class Admission {
       };
       // A call cancelled while it waits leaves the queue at once; it never reached a backend.
       const onAbort = () => {
-        const at = slots.queue.indexOf(waiter);
-        if (at >= 0) slots.queue.splice(at, 1);
-        this.forgetIfIdle(key, slots);
+        const at = s.queue.indexOf(waiter);
+        if (at >= 0) s.queue.splice(at, 1);
+        forget();
         reject(ctx.signal.reason);
       };
       if (ctx.signal.aborted) return reject(ctx.signal.reason);
       ctx.signal.addEventListener('abort', onAbort, { once: true });
-      slots.queue.push(waiter);
+      s.queue.push(waiter);
     });
-  }
-
-  /**
-   * Admits a call made inside an admitted one (a handler's sub-call): it counts against its
-   * caller's rate, but takes no slot, since its parent's slot covers it and waiting for another
-   * could wait forever behind that parent.
-   */
-  admitWithin(ctx: CallContext): void {
-    this.takeRate(callerKey(ctx));
   }
 
   private takeRate(key: string): void {
@@ -127,30 +158,38 @@ export class Admission {
   }
 
   private take(key: string, s: Slots, ctx: CallContext): () => void {
-    s.under++;
     const cut = drained(ctx) ? cutter(ctx) : undefined;
     if (cut) this.hostCalls.set(ctx, cut.cut);
+    return this.held(s, () => {
+      this.next(s);
+      this.forget(this.slots, key, s);
+      if (!cut) return;
+      cut.unlink?.();
+      this.hostCalls.delete(ctx);
+      this.drained?.();
+    });
+  }
+
+  /** Takes a slot of `s`; the release (once only) frees it and calls `freed`. */
+  private held(s: Slots, freed: () => void): () => void {
+    s.under++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
       s.under--;
-      this.next(key, s);
-      if (!cut) return;
-      cut.unlink?.();
-      this.hostCalls.delete(ctx);
-      this.drained?.();
+      freed();
     };
   }
 
-  /** Lets the caller's next waiting calls in, as far as its slots allow. */
-  private next(key: string, s: Slots): void {
+  /** Lets the next waiting calls of `s` in, as far as the share allows. */
+  private next(s: Slots): void {
     while (s.under < this.limits.maxCallsPerSession && s.queue.length > 0) s.queue.shift()!.admit();
-    this.forgetIfIdle(key, s);
   }
 
-  private forgetIfIdle(key: string, s: Slots): void {
-    if (s.under === 0 && s.queue.length === 0 && this.slots.get(key) === s) this.slots.delete(key);
+  /** Forgets `s` (a caller's slots, a call's sub-calls) once it holds and awaits nothing. */
+  private forget<K>(map: { get(k: K): Slots | undefined; delete(k: K): unknown }, key: K, s: Slots): void {
+    if (s.under === 0 && s.queue.length === 0 && map.get(key) === s) map.delete(key);
   }
 
   /** The error a call a stop cut ends with, whatever its backend or handler said when it was aborted. */

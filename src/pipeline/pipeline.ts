@@ -11,9 +11,17 @@
 //   admission the caller's share (concurrency, queue, rate) and the drain at stop: after protocol,
 //             so malformed calls take no slot; before resolve, so a queued call waits before it
 //             holds anything;
-//   meta      answers the search-mode meta-tools (search_tools, describe_tools, call_tool) with
-//             child calls of the same caller (tools/list, tools/call) that pass this whole
-//             pipeline: before resolve, since their names are no backend's;
+//   chainLink links a backend's call to the call it was made while serving (the chain it claims,
+//             or the call switchboard made it for) and records its chain; refuses a chain that
+//             names no call of that backend under way; ties the call's cancellation to its parent
+//             (which approval asks through); after admission, so a bridge call takes a slot;
+//   redact    takes vault secrets and configured patterns out of everything the call sends back
+//             (result, error, progress, requests to the caller): around every stage that answers
+//             (a meta-tool's or a script's answer included); inside audit, so audit records never
+//             hold what it removes, and outside approve, so approval prompts lose them too;
+//   meta      answers the search-mode meta-tools (search_tools, describe_tools, call_tool) and
+//             run_script with child calls of the same caller (tools/list, tools/call) that pass
+//             this whole pipeline: before resolve, since their names are no backend's;
 //   resolve   finds the owning backend before anything decides on the call, because the later
 //             stages judge the target, not the name the caller used;
 //   page      serves a list a page at a time (catalog.pageSize): outside policy, so it pages the
@@ -24,11 +32,8 @@
 //   policy    decides what the caller may reach (declarative rules, bridge.allow, defaults) and
 //             filters lists by the same rules, before the loop guard, so a denied target is
 //             indistinguishable from an unknown one whatever chain it would close;
-//   chain     the loop guard for bridge calls: refuses cycles and over-deep chains, and ties the
-//             call's cancellation to the call it was made for (which approval asks through);
-//   redact    takes vault secrets and configured patterns out of everything the call sends back
-//             (result, error, progress, requests to the caller); inside audit, so audit records
-//             never hold what it removes, and outside approve, so approval prompts lose them too;
+//   chain     the loop guard for bridge calls, once the target is known: refuses cycles and
+//             over-deep chains;
 //   approve   pauses a call the policy decided `approve` until a human accepts it: after the loop
 //             guard, so nobody is asked about a call refused anyway, and before route, so nothing
 //             reaches the target first;
@@ -37,7 +42,7 @@
 import { compose } from './compose.js';
 import type { CallContext } from '../call/context.js';
 import { auditStage } from './stages/audit.js';
-import { chainStage, type ChainOptions } from './stages/chain.js';
+import { chainGuardStage, chainLinkStage, type ChainOptions } from './stages/chain.js';
 import { observeStage } from './stages/observe.js';
 import { redactStage } from './stages/redact.js';
 import { resolveStage, type AbsentLookup, type Starting } from './stages/resolve.js';
@@ -98,6 +103,10 @@ export function createPipeline(services: PipelineServices): Pipeline {
     ...(services.audit ? [auditStage(services.audit)] : []),
     protocolStage((name) => services.catalog.inputSchemaOf(name)),
     admissionStage(services.admission),
+    chainLinkStage({ ...services.chain, live: services.live }),
+    // Around everything that answers a call, switchboard's own meta-tools included: a script's
+    // output is redacted like a backend's result.
+    ...(services.redactor ? [redactStage(services.redactor)] : []),
     metaStage({
       viewOf,
       catalog: services.catalog,
@@ -120,8 +129,7 @@ export function createPipeline(services: PipelineServices): Pipeline {
     policyStage(services.policy, services.catalog, isHandler, services.log, services.needsApproval, (m) =>
       services.handlers.backendOnly(m),
     ),
-    chainStage({ ...services.chain, live: services.live }),
-    ...(services.redactor ? [redactStage(services.redactor)] : []),
+    chainGuardStage(services.chain.maxDepth),
     approveStage(services.approver, isHandler),
     routeStage(services),
   ]);

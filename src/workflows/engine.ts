@@ -21,6 +21,13 @@ import { resumeLocal, takeOver, type Reopener } from './run-reopen.js';
 
 export { RUN_META };
 
+/**
+ * Runs nested in one another at most (a step that runs a workflow, through a workflow step, a
+ * tool step, a meta-tool or a script): a workflow that reaches itself at run time, which the
+ * config check cannot see through a script or a tool name made at run time, is stopped here.
+ */
+export const MAX_NESTED_RUNS = 16;
+
 export interface EngineDeps {
   workflows: Readonly<Record<string, WorkflowConfig>>;
   store: RunStore;
@@ -92,6 +99,13 @@ export class WorkflowEngine {
     // Arguments are checked before anything runs, and a run is recorded only for valid ones.
     const problem = wf.check(input);
     if (problem) return { refused: toolError(`Invalid arguments for workflow ${name}: ${problem}`) };
+    const nested = runsAround(outer);
+    if (nested >= MAX_NESTED_RUNS)
+      return {
+        refused: toolError(
+          `Workflow ${name} not started: it would be the ${nested + 1}th run nested in one another (at most ${MAX_NESTED_RUNS}); does a workflow run itself?`,
+        ),
+      };
     const caller = outer ? `${outer.caller.kind}:${outer.caller.id}` : 'extension:switchboard';
     const id = this.deps.store.create(name, caller, input, outer?.run?.id);
     const runFor = outer?.run?.for ?? caller;
@@ -289,4 +303,11 @@ export class WorkflowEngine {
     }, this.deps.cancelPollMs ?? 500);
     this.poll.unref();
   }
+}
+
+/** How many workflow runs the call starting a run is made inside (its ancestry's distinct runs). */
+function runsAround(outer: CallContext | undefined): number {
+  const runs = new Set<string>();
+  for (let c = outer; c; c = c.parent) if (c.run) runs.add(c.run.id);
+  return runs.size;
 }

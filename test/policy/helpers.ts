@@ -5,6 +5,7 @@ import { openTrustDb } from '../../src/trust/trust-db.js';
 export interface AuditRow {
   method: string;
   target_name: string | null;
+  called_name: string | null;
   decision: string;
   rule: string | null;
   outcome: string;

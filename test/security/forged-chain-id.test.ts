@@ -66,7 +66,9 @@ test('a bridge call naming a made-up chain id, or another backend’s call under
   release();
   await hostCall;
 
-  const rows = auditRows(sb, path).filter((r) => r.method === 'tools/call' && r.target_name === 'echo');
+  // Refused before the name is resolved (before anything answers the call): the record names the
+  // tool as called.
+  const rows = auditRows(sb, path).filter((r) => r.method === 'tools/call' && r.called_name === 'b_echo');
   assert.deepEqual(
     rows.map((r) => [r.decision, r.rule]),
     [

@@ -7,10 +7,11 @@ import { muteReply } from '../../src/call/mute-reply.js';
 import { newCall } from '../../src/call/new-call.js';
 import type { CallContext } from '../../src/call/context.js';
 import { CHAIN_META } from '../../src/protocol/chain-meta.js';
-import { chainStage } from '../../src/pipeline/stages/chain.js';
+import { chainGuardStage, chainLinkStage } from '../../src/pipeline/stages/chain.js';
 import { WireError } from '../../src/errors/errors.js';
 
-const stage = chainStage({ maxDepth: 4, live: new Map(), inferParent: () => undefined, node: 'a' });
+const link = chainLinkStage({ maxDepth: 4, live: new Map(), inferParent: () => undefined, node: 'a' });
+const guard = chainGuardStage(4);
 
 /** A call from `backend:<id>@<from>` to this node's `target`, carrying `path` as its chain. */
 function remoteCall(id: string, from: string, path: unknown[], target = 'local'): CallContext {
@@ -27,7 +28,7 @@ function remoteCall(id: string, from: string, path: unknown[], target = 'local')
 
 async function run(ctx: CallContext): Promise<WireError | undefined> {
   try {
-    await stage(ctx, () => Promise.resolve());
+    await link(ctx, () => guard(ctx, () => Promise.resolve()));
     return undefined;
   } catch (err) {
     return err as WireError;

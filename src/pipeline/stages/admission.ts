@@ -2,8 +2,10 @@
 // while a stop drains (see gateway/admission.ts for the bookkeeping). A stage, after observe and
 // audit, so a refused call is recorded and observed like any other; before everything that does
 // work for the call. Three kinds of call take no slot:
-//   - a call made inside an admitted one (a handler's sub-call) counts against its caller's rate
-//     but runs under its parent's slot: taking another could wait forever behind that parent;
+//   - a call made inside an admitted one (a handler's sub-call, a script's tool call, a workflow
+//     step) counts against its caller's rate but runs under its parent's slot: taking another
+//     could wait forever behind that parent. Its parent's sub-calls run at most as many at once
+//     as a caller's calls (the rest wait), so one slot is no way around the share;
 //   - a backend's question on the way back belongs to the call it is about, already admitted;
 //   - housekeeping (handshake, ping, log level, discover, listen): a session that floods itself
 //     must still be able to ping, and a listen stream is not a call in progress.
@@ -16,8 +18,8 @@ import type { CallContext } from '../../call/context.js';
 export interface Admitter {
   /** The release to call when the call ends, or a promise of it; throws the refusal. */
   admit(ctx: CallContext): (() => void) | Promise<() => void>;
-  /** Admits a call made inside an admitted one: its rate only; throws the refusal. */
-  admitWithin(ctx: CallContext): void;
+  /** Admits a call made inside an admitted one, among its parent's sub-calls; throws the refusal. */
+  admitWithin(ctx: CallContext, parent: CallContext): (() => void) | Promise<() => void>;
   /** The error of a call a stop cut, if it was cut. */
   cutReason?(ctx: CallContext): Error | undefined;
 }
@@ -27,11 +29,7 @@ export function admissionStage(admitter: Admitter): Stage {
     if (ctx.returning || methodSpec(ctx.method)?.answeredBy === 'switchboard') return next();
     let admitted: (() => void) | Promise<() => void>;
     try {
-      if (ctx.parent) {
-        admitter.admitWithin(ctx);
-        return next();
-      }
-      admitted = admitter.admit(ctx);
+      admitted = ctx.parent ? admitter.admitWithin(ctx, ctx.parent) : admitter.admit(ctx);
     } catch (err) {
       ctx.decision = { effect: 'deny', rule: 'admission' };
       return Promise.reject(err);

@@ -1,11 +1,12 @@
-// The loop guard. Every call forwarded to a backend tells it, in _meta, the chain it belongs to;
-// a bridge call made while serving it carries that back. A chain that names no call of that
-// backend under way, would revisit a backend or grow past the depth limit is refused, and
-// cancelling the outer call cancels the whole chain.
+// The loop guard, in two stages. Every call forwarded to a backend tells it, in _meta, the chain
+// it belongs to; a bridge call made while serving it carries that back. The link stage refuses a
+// chain that names no call of that backend under way and links the call to its parent (so
+// cancelling the outer call cancels the whole chain); the guard refuses a call that would revisit
+// a backend or grow past the depth limit.
 import { WIRE, WireError } from '../../errors/errors.js';
 import { chainClaim } from '../../protocol/chain-meta.js';
 import type { Stage } from '../compose.js';
-import { linkSignals, type LinkedSignal } from '../../call/signals.js';
+import { linkSignals } from '../../call/signals.js';
 import { abortOf, setAbort } from '../../call/new-call.js';
 import type { CallContext } from '../../call/context.js';
 
@@ -19,61 +20,76 @@ export interface ChainOptions {
   node?: string | undefined;
 }
 
-export function chainStage(options: ChainOptions): Stage {
+/**
+ * Links a backend's call to the call it is made while serving, and records its chain (`path`):
+ * before anything answers it, switchboard's meta-tools included, so that the calls a meta-tool
+ * makes for it carry the whole chain. After admission: a bridge call takes a slot of its own.
+ */
+export function chainLinkStage(options: ChainOptions): Stage {
   // Not async itself: an async wrapper is a promise per call, and most calls link nothing.
-  return function chain(ctx, next) {
-    let link: LinkedSignal | undefined;
+  return function chainLink(ctx, next) {
     // A backend's question on the way back belongs to the call it is about, not to a new chain.
-    if (ctx.caller.kind === 'backend' && !ctx.returning) {
-      const self = ctx.caller.id;
-      const claim = chainClaim(ctx.params);
-      const remote = remoteChain(ctx, claim, options.node, options.maxDepth);
-      const parent =
-        remote !== undefined
-          ? undefined
+    if (ctx.caller.kind !== 'backend' || ctx.returning) return next();
+    const self = ctx.caller.id;
+    const claim = chainClaim(ctx.params);
+    const remote = remoteChain(ctx, claim, options.node, options.maxDepth);
+    // A call switchboard makes while serving another (a meta-tool's, a handler's) has that call
+    // as its parent already; one off a backend's wire is linked by the chain it claims.
+    const parent =
+      remote !== undefined
+        ? undefined
+        : ctx.parent
+          ? parentOf(ctx.parent, self)
           : claim === undefined
             ? options.inferParent(self)
             : parentOf(claim === 'malformed' ? undefined : options.live.get(claim.id), self);
-      if (claim !== undefined && !parent && !remote) {
-        // A chain is only ever the one switchboard recorded: a backend that names a call it is not
-        // serving (made up, finished, another backend's) could otherwise start its chain afresh
-        // and so run a loop. Without a chain, the call starts a fresh one.
-        ctx.decision = { effect: 'deny', rule: 'chain.unknown' };
-        throw new WireError(
-          WIRE.CALL_CHAIN_UNKNOWN,
-          `Call chain ${claim === 'malformed' ? '(malformed)' : JSON.stringify(claim.id)} is not a call of ${self} under way`,
-        );
-      }
-      // The path is switchboard's record of the chain, never the one the backend tells.
-      let path = remote ?? (parent ? chainOf(parent, self) : [self]);
-      // A backend speaks only for itself: the chain always ends with the caller.
-      if (path[path.length - 1] !== self) path = [...path, self];
-      ctx.path = path;
-      const target = ctx.target?.backend;
-      if (target && path.includes(target)) {
-        ctx.decision = { effect: 'deny', rule: 'chain.cycle' };
-        throw new WireError(WIRE.CALL_CYCLE, `Call cycle: ${[...path, target].join(' -> ')}`, {
-          path: [...path, target],
-        });
-      }
-      // Only backends count: a handler or a list answered inside switchboard adds no hop.
-      if (target && path.length + 1 > options.maxDepth) {
-        ctx.decision = { effect: 'deny', rule: 'chain.depth' };
-        throw new WireError(
-          WIRE.CALL_TOO_DEEP,
-          `Call chain too deep: ${[...path, target].join(' -> ')} exceeds ${options.maxDepth}`,
-        );
-      }
-      // Linked only once the call is allowed to go on, so a refusal leaves nothing attached.
-      if (parent) {
-        ctx.parent = parent;
-        link = linkSignals([abortOf(ctx), abortOf(parent)]);
-        setAbort(ctx, link.source);
-      }
+    if (claim !== undefined && !parent && !remote) {
+      // A chain is only ever the one switchboard recorded: a backend that names a call it is not
+      // serving (made up, finished, another backend's) could otherwise start its chain afresh
+      // and so run a loop. Without a chain, the call starts a fresh one.
+      ctx.decision = { effect: 'deny', rule: 'chain.unknown' };
+      throw new WireError(
+        WIRE.CALL_CHAIN_UNKNOWN,
+        `Call chain ${claim === 'malformed' ? '(malformed)' : JSON.stringify(claim.id)} is not a call of ${self} under way`,
+      );
     }
-    if (!link) return next();
-    const { unlink } = link;
-    return next().finally(unlink);
+    // The path is switchboard's record of the chain, never the one the backend tells.
+    let path = remote ?? (parent ? chainOf(parent, self) : [self]);
+    // A backend speaks only for itself: the chain always ends with the caller.
+    if (path[path.length - 1] !== self) path = [...path, self];
+    ctx.path = path;
+    if (!parent) return next();
+    ctx.parent = parent;
+    const link = linkSignals([abortOf(ctx), abortOf(parent)]);
+    setAbort(ctx, link.source);
+    return next().finally(link.unlink);
+  };
+}
+
+/**
+ * The loop guard proper, once the target is known: a backend's call that would revisit a backend
+ * of its chain, or reach past the depth limit, is refused. Only backends count: a handler or a
+ * list answered inside switchboard adds no hop.
+ */
+export function chainGuardStage(maxDepth: number): Stage {
+  return function chain(ctx, next) {
+    const target = ctx.target?.backend;
+    if (ctx.caller.kind !== 'backend' || ctx.returning || !target) return next();
+    const path = ctx.path;
+    if (path.includes(target)) {
+      ctx.decision = { effect: 'deny', rule: 'chain.cycle' };
+      throw new WireError(WIRE.CALL_CYCLE, `Call cycle: ${[...path, target].join(' -> ')}`, {
+        path: [...path, target],
+      });
+    }
+    if (path.length + 1 > maxDepth) {
+      ctx.decision = { effect: 'deny', rule: 'chain.depth' };
+      throw new WireError(
+        WIRE.CALL_TOO_DEEP,
+        `Call chain too deep: ${[...path, target].join(' -> ')} exceeds ${maxDepth}`,
+      );
+    }
+    return next();
   };
 }
 

@@ -43,6 +43,13 @@ export async function answerRunScript(
       throw err;
     }
   };
-  const outcome = await runScript(script, names, call, limits, ctx.signal);
+  const outcome = await runScript(script, names, call, limits, ctx.signal, insideScript(ctx));
   return answerOf(outcome);
+}
+
+/** Whether the call is made, however deep, for a tool call of a script under way. */
+function insideScript(ctx: CallContext): boolean {
+  for (let c = ctx.parent; c; c = c.parent)
+    if (c.method === 'tools/call' && c.params.name === RUN_SCRIPT && !c.target) return true;
+  return false;
 }

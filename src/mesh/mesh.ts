@@ -17,6 +17,9 @@ import { hearMembership } from './membership-feed.js';
 import { MeshRemotes } from './mesh-remotes.js';
 import { subjectsOf, type Announcement, type Subjects } from './subjects.js';
 
+/** How long a stop waits for a try to connect to NATS under way to end. */
+const CONNECT_WAIT_MS = 1_000;
+
 /** A key read from config, its error naming the setting it came from. */
 function keyOf(setting: string, value: string, read: (value: string) => KeyObject): KeyObject {
   try {
@@ -49,6 +52,8 @@ export class Mesh {
   /** The first connection being sought; a pause between tries. */
   private connecting: Promise<void> | undefined;
   private retry: NodeJS.Timeout | undefined;
+  /** Ends the wait between two tries to connect. */
+  private wake: (() => void) | undefined;
 
   constructor(
     private readonly config: MeshConfig,
@@ -127,7 +132,9 @@ export class Mesh {
             'mesh NATS unreachable; serving local servers, joining when it answers',
           );
         warned = true;
+        // The wait before the next try ends at once when the node stops (wake).
         await new Promise<void>((resolve) => {
+          this.wake = resolve;
           this.retry = setTimeout(resolve, options.reconnectTimeWait ?? 250);
         });
       }
@@ -178,7 +185,13 @@ export class Mesh {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retry);
-    await this.connecting;
+    this.wake?.();
+    // A connection still being tried is closed by the loop when it opens; the stop waits for it
+    // no longer than CONNECT_WAIT_MS (an address that never answers holds a try for its timeout).
+    await Promise.race([
+      this.connecting,
+      new Promise((resolve) => setTimeout(resolve, CONNECT_WAIT_MS).unref()),
+    ]);
     clearInterval(this.heartbeat);
     this.membership.stop();
     await this.remotes.stop();

@@ -175,4 +175,12 @@ describe('the mesh under faults', { skip: NO_NATS, timeout: 180_000 }, () => {
     const r = await a.gateway.dispatch(HOST, 'tools/call', { name: 'bp_p_echo', arguments: {} });
     assert.match(text(r), /"server":"bp"/);
   });
+
+  it('stops at once while NATS has never answered', async () => {
+    const url = `nats://127.0.0.1:${await freePort()}`;
+    const a = await launchSwitchboard(nodeConfig('a', url, { local: probe('local', { toolPrefix: 'l_' }) }));
+    assert.equal(a.mesh!.connected, false);
+    // It waited, between tries, for a timer the stop had cleared: forever.
+    await a.stop();
+  });
 });

@@ -5,6 +5,7 @@ import type { Admin } from './admin/admin.js';
 import type { Config } from './config/schema.js';
 import type { HttpFront } from './front/http.js';
 import type { Gateway, ReloadOutcome } from './gateway/gateway.js';
+import type { ReloadState } from './gateway/reload-plan.js';
 import type { Logger } from './log.js';
 import type { Mesh } from './mesh/mesh.js';
 import type { Sandbox } from './sandbox/sandbox.js';
@@ -80,8 +81,8 @@ export interface Switchboard {
    * `collisions: error`.
    */
   reload(next: Config | (() => Promise<Config>)): Promise<ReloadReport>;
-  /** How many reloads were applied and refused, and why the last one was refused. */
-  readonly reloads: { applied: number; refused: number; lastError: string | undefined };
+  /** How reloads went (also in `switchboard status`). */
+  readonly reloads: ReloadState;
   /**
    * Drains host calls (up to shutdown.drainMs), ends those still running with a -32052 error
    * (reason `draining`) and a notifications/cancelled to their backends, then ends everything;

@@ -27,6 +27,7 @@ import { openStores, StartupError } from './switchboard-stores.js';
 import { setUpExtensions } from './switchboard-extensions.js';
 import { reloadSecrets } from './vault/open.js';
 import type { ReloadReport, StartOptions, Switchboard } from './switchboard-types.js';
+import type { ReloadState } from './gateway/reload-plan.js';
 
 export { StartupError };
 
@@ -38,6 +39,11 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   const withPolicy = await withPolicyFile(options.config, process.cwd());
   const { config, files: workflowFiles } = await withWorkflowFiles(withPolicy, process.cwd(), '(config)');
   const log = options.log ?? silentLogger;
+  // Before anything starts: a profile that does not exist would serve nothing.
+  if (options.profile !== undefined && !Object.hasOwn(config.catalog.profiles, options.profile))
+    throw new StartupError(
+      `no catalog profile named "${options.profile}" (catalog.profiles has: ${Object.keys(config.catalog.profiles).join(', ') || 'none'})`,
+    );
   let sandbox: Sandbox;
   try {
     sandbox = await Sandbox.open({
@@ -130,6 +136,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     const { startTracing } = await import('./tracing/tracing.js');
     tracing = startTracing(config.tracing, { log, env: options.env, version: SERVER_INFO.version, redactor });
   }
+  const reloads: ReloadState = { applied: 0, refused: 0, lastError: undefined, needRestart: [] };
   // Before the backends start: /readyz answers 503 while they do, and the admin token's directory
   // exists before any sandbox is laid out, so it is hidden from every backend.
   const admin =
@@ -140,6 +147,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
           approvals: trust.approvals,
           pins: trust.pins,
           audit: trust.audit,
+          reloads: () => reloads,
           trustPath: trust.path,
           workflowRuns,
           bridgeConnections: () => bridge?.connectionCount ?? 0,
@@ -163,10 +171,6 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       const { Mesh } = await import('./mesh/mesh.js');
       mesh = new Mesh(config.mesh, gateway, log.child({ component: 'mesh' }));
     }
-    if (options.profile !== undefined && !Object.hasOwn(config.catalog.profiles, options.profile))
-      throw new Error(
-        `no catalog profile named "${options.profile}" (catalog.profiles has: ${Object.keys(config.catalog.profiles).join(', ') || 'none'})`,
-      );
     await mesh?.start();
     if (options.stdio) {
       const streams = options.stdio === true ? {} : options.stdio;
@@ -229,7 +233,6 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   if (options.awaitBackends ?? true) await ready;
   else ready.catch(() => {}); // the owner awaits `ready` itself
   trust.watchPins(() => gateway.readmit());
-  const reloads = { applied: 0, refused: 0, lastError: undefined as string | undefined };
   let reloading: Promise<unknown> = Promise.resolve();
   const applyReload = async (source: Config | (() => Promise<Config>)): Promise<ReloadReport> => {
     const running = gateway.config;
@@ -260,6 +263,8 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     const applied = gateway.config;
     if (bridge) followRemoteTokens(bridge.tokens, running.servers, applied.servers);
     reloads.applied++;
+    reloads.lastError = undefined;
+    reloads.needRestart = needRestart;
     const { added, removed, replaced, failed } = outcome;
     log.info(
       { added, removed, replaced, failed, applied: live, needRestart, reloads },

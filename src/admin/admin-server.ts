@@ -10,6 +10,7 @@ import type { Metrics } from '../observe/metrics.js';
 import { adminAuthenticator } from './admin-auth.js';
 import { API_PREFIX, serveApi, type ApiDeps } from './admin-api.js';
 import { sendJson } from './admin-http.js';
+import { auditHealth } from './admin-views.js';
 import { AdminSessions, csrfProblem } from './admin-session.js';
 import { isDashboardAsset, serveDashboardAsset } from './dashboard-assets.js';
 
@@ -145,7 +146,10 @@ async function handle(
   });
 }
 
-/** 200 once at least `readyMin` servers are ready, else 503; names which are up and which not. */
+/**
+ * 200 once at least `readyMin` servers are ready, else 503; names which are up and which not. Not
+ * ready either while the audit trail cannot be written and calls are refused for it.
+ */
 function ready(options: AdminServerOptions, res: ServerResponse): void {
   const backends = [...options.gateway.backends.values()];
   const up = backends.filter((b) => b.state === 'ready').map((b) => b.name);
@@ -153,8 +157,9 @@ function ready(options: AdminServerOptions, res: ServerResponse): void {
     .filter((b) => b.state !== 'ready')
     .map((b) => ({ name: b.name, state: b.state, lastError: b.lastError }));
   const required = options.readyMin();
-  const isReady = up.length >= required;
-  sendJson(res, isReady ? 200 : 503, { ready: isReady, required, up, down });
+  const audit = auditHealth(options.audit);
+  const isReady = up.length >= required && audit?.refusing !== true;
+  sendJson(res, isReady ? 200 : 503, { ready: isReady, required, up, down, ...(audit && { audit }) });
 }
 
 function closeServer(server: Server): Promise<void> {

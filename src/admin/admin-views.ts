@@ -5,6 +5,8 @@ import type { RemoteNode, ReplicaView } from '../gateway/remote-backends.js';
 import type { ApprovalStore } from '../trust/approval-store.js';
 import type { PinStore, PinRow } from '../trust/pins-store.js';
 import type { RecentCalls } from '../observe/recent-calls.js';
+import type { AuditWriter } from '../trust/audit-writer.js';
+import type { ReloadState } from '../gateway/reload-plan.js';
 import { SERVER_INFO } from '../protocol/versions.js';
 
 export interface ViewSources {
@@ -14,6 +16,10 @@ export interface ViewSources {
   pins?: PinStore | undefined;
   bridgeConnections: () => number;
   startedAt: number;
+  /** The audit trail's writer (undefined with audit off). */
+  audit?: Pick<AuditWriter, 'recordsWritten' | 'lost' | 'failing' | 'failsClosed'> | undefined;
+  /** How reloads went. */
+  reloads?: (() => ReloadState) | undefined;
 }
 
 export interface BackendStatus {
@@ -69,6 +75,22 @@ export function statusView(s: ViewSources) {
     calls: { lastMinute: rates, admitted: load.admitted, queued: load.queued },
     approvalsPending: pendingApprovals(s.approvals),
     tools: tools.length,
+    audit: auditHealth(s.audit),
+    reloads: s.reloads?.(),
+  };
+}
+
+/**
+ * The audit trail's writes: records written and lost since start, and why its writes fail now
+ * (then, failing closed, every call is refused until one succeeds: `refusing`).
+ */
+export function auditHealth(audit: ViewSources['audit']) {
+  if (!audit) return undefined;
+  const failing = audit.failing;
+  return {
+    written: audit.recordsWritten,
+    lost: audit.lost,
+    ...(failing !== undefined && { failing, refusing: audit.failsClosed }),
   };
 }
 

@@ -13,6 +13,7 @@ import type { RunStore } from '../workflows/run-store.js';
 import type { ApprovalStore } from '../trust/approval-store.js';
 import type { AuditWriter } from '../trust/audit-writer.js';
 import type { PinStore } from '../trust/pins-store.js';
+import type { ReloadState } from '../gateway/reload-plan.js';
 import {
   adminDir,
   adminToken,
@@ -32,6 +33,8 @@ export interface AdminDeps {
   approvals?: ApprovalStore | undefined;
   pins?: PinStore | undefined;
   audit?: AuditWriter | undefined;
+  /** How reloads went (status). */
+  reloads?: (() => ReloadState) | undefined;
   /** The audit/pins database the audit writer appends to (the dashboard reads it read-only). */
   trustPath?: string | undefined;
   /** Workflow runs, when workflows are configured. */
@@ -108,6 +111,8 @@ export async function startAdmin(config: Config['admin'], deps: AdminDeps): Prom
       runs: deps.workflowRuns,
       approvals: deps.approvals,
       pins: deps.pins,
+      audit: deps.audit,
+      reloads: deps.reloads,
       bridgeConnections: deps.bridgeConnections,
       startedAt,
       log: log.child({ component: 'admin' }),

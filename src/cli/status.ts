@@ -8,7 +8,9 @@ import { processIo, type CommandIo } from './io.js';
 export const STATUS_USAGE = `Usage: switchboard status [--json] [options]
 
 Shows the running switchboard: each server's state, replicas up, restarts, circuit breaker and
-last error, calls in the last minute, host sessions, bridge connections and pending approvals.
+last error, calls in the last minute, host sessions, bridge connections and pending approvals;
+and, when there is one, an audit trail that cannot be written, a refused reload, and settings
+that wait for a restart.
 
   --json    the admin API's answer as it is (GET /api/v1/status)
 
@@ -44,6 +46,18 @@ export async function runStatus(argv: string[], io: CommandIo = processIo): Prom
         `calls: ${status.calls.admitted} under way, ${status.calls.queued} queued, ${inside} answered by switchboard in the last minute; ` +
         `approvals pending: ${status.approvalsPending}`,
     );
+    const audit = status.audit;
+    if (audit?.failing !== undefined)
+      io.out(
+        `audit: writes fail (${audit.failing}); ${audit.lost} records lost since start` +
+          (audit.refusing ? '; every call is refused until one is written' : ''),
+      );
+    else if (audit && audit.lost > 0) io.out(`audit: ${audit.lost} records lost since start (see the log)`);
+    const reloads = status.reloads;
+    if (reloads?.lastError !== undefined)
+      io.out(`reload refused, the running configuration stays: ${reloads.lastError}`);
+    if (reloads?.needRestart.length)
+      io.out(`changed in the file, waiting for a restart: ${reloads.needRestart.join(', ')}`);
   });
 }
 

@@ -69,6 +69,12 @@ async function up(flags: UpFlags): Promise<number> {
     return usageError('up', `--port expects a number from 0 to 65535, got "${flags.port}"`, UP_USAGE);
   const settings = logSettings(flags);
   if (typeof settings === 'string') return usageError('up', settings, UP_USAGE);
+  if (flags.profile !== undefined && flags.stdio !== true)
+    return usageError(
+      'up',
+      '--profile applies to --stdio; an HTTP host chooses its profile by path (/mcp/<profile>)',
+      UP_USAGE,
+    );
   const http = {
     ...(port === undefined ? {} : { port }),
     ...(flags.host === undefined ? {} : { host: flags.host }),

@@ -23,7 +23,7 @@ export const AuditSection = z
       .enum(['deny', 'allow'])
       .default('deny')
       .describe(
-        'A call whose record cannot be prepared (arguments nested too deep or not encodable): deny refuses it before it reaches its target; allow lets it go on with a record whose args_sha256 says unrecordable:<reason> (a call nested past 512 levels is still refused, by the protocol stage).',
+        "A call that cannot be recorded: its arguments nested too deep or not encodable, or the trail's writes failing (a full disk) since the last batch. deny refuses it before it reaches its target (and, while writes fail, /readyz answers 503); allow lets it go on, with a record whose args_sha256 says unrecordable:<reason>, or none while writes fail (a call nested past 512 levels is still refused, by the protocol stage).",
       ),
     checkpoint: z
       .object({

@@ -94,3 +94,13 @@ export function collisionProblem(
     `\nGive the backends prefixes (namespacing.mode: always), or set namespacing.collisions: priority.`
   );
 }
+
+/** How reloads went: counts, why the latest was refused (while it is the latest), what waits for a restart. */
+export interface ReloadState {
+  applied: number;
+  refused: number;
+  /** Why the latest reload was refused; cleared by a later one that applies. */
+  lastError: string | undefined;
+  /** Settings the file changed that keep their running value until a restart. */
+  needRestart: string[];
+}

@@ -52,6 +52,8 @@ export class AuditWriter {
   lost = 0;
   /** Records committed to the chain since start. */
   recordsWritten = 0;
+  /** Why the last batch could not be written at all (a full disk, a lost file); cleared by one that was. */
+  private failure: string | undefined;
 
   /** Appends to the chain in the trust database at `path`. */
   constructor(
@@ -66,10 +68,23 @@ export class AuditWriter {
     return (this.options.onFailure ?? 'deny') === 'deny';
   }
 
-  /** Canonicalises and hashes the call's arguments; never throws (a failure is the `problem`). */
+  /** Why the trail cannot be written now, or undefined while its writes succeed. */
+  get failing(): string | undefined {
+    return this.failure;
+  }
+
+  /**
+   * Canonicalises and hashes the call's arguments; never throws (a failure is the `problem`).
+   * While the trail's writes fail, failing closed, every call has a problem: it could not be
+   * recorded. Its refusal's record is written like any other, and the first that is written
+   * (space freed, say) lets calls through again.
+   */
   prepare(ctx: CallContext): PreparedRecord {
     try {
-      return { argsSha256: canonicalSha256(callArguments(ctx)) };
+      const argsSha256 = canonicalSha256(callArguments(ctx));
+      if (this.failure !== undefined && this.failsClosed)
+        return { argsSha256, problem: `the audit trail cannot be written: ${this.failure}` };
+      return { argsSha256 };
     } catch (err) {
       const reason = err instanceof CanonicalJsonError ? err.reason : 'unencodable';
       return {
@@ -127,8 +142,14 @@ export class AuditWriter {
 
   /** A batch was committed, whole or in part. */
   private written(result: AppendResult, records: number): void {
-    this.recordsWritten += records - result.failed.length;
+    const written = records - result.failed.length;
+    this.recordsWritten += written;
     if (result.failed.length) this.lose(result.failed, result.error);
+    if (records > 0 && written === 0) this.failure = result.error ?? 'the write failed';
+    else if (written > 0 && this.failure !== undefined) {
+      this.failure = undefined;
+      this.options.log.warn({ lost: this.lost }, 'audit writes succeed again');
+    }
     if (result.head) this.options.appended?.(result.head.seq, result.head.hash);
   }
 

@@ -2,7 +2,8 @@
 // gateway's per-backend state, in the failure's log line and in `switchboard validate`; a missing
 // command names the PATH it was looked for on; an unanswered handshake names its timeout and
 // setting; a refused private address names the address and the setting that allows it; a port in
-// use is one clear error, not the failures of the backends it stopped.
+// use is one clear error, not the failures of the backends it stopped; a profile that cannot be
+// served is refused before anything starts.
 import assert from 'node:assert/strict';
 import { lookup } from 'node:dns/promises';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -152,4 +153,18 @@ test('a start refused for a setting, with no config file, says where settings go
   assert.notEqual(busy.code, 0);
   assert.match(busy.stderr, /is in use; choose another with --port/);
   assert.doesNotMatch(busy.stderr, /no --config given/);
+});
+
+test('a profile is refused before anything starts: without --stdio, or one the config lacks', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-fail-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const env = { ...process.env, XDG_STATE_HOME: dir, HOME: dir };
+  const http = await runCli(['up', '--port', '0', '--profile', 'code'], { env });
+  assert.equal(http.code, 2);
+  assert.match(http.stderr, /--profile applies to --stdio; an HTTP host chooses its profile by path/);
+  const missing = await runCli(['up', '--stdio', '--profile', 'nope', '--log-format', 'json'], { env });
+  assert.notEqual(missing.code, 0);
+  assert.match(missing.stderr, /no catalog profile named \\"nope\\"/);
+  // Refused before the backends and the admin listener: none of them said a word.
+  assert.doesNotMatch(missing.stderr, /admin: http|fronting|backend/);
 });

@@ -114,6 +114,8 @@ test('a reload whose names collide under collisions: error is refused and the ru
     }),
   );
   assert.equal(sb.reloads.applied, 1);
+  // The refusal is no longer the latest word on the file.
+  assert.equal(sb.reloads.lastError, undefined);
   assert.notEqual((json(await client.callTool({ name: 'pids', arguments: {} })) as { pid: number }).pid, pid);
 });
 
@@ -156,6 +158,7 @@ test('settings that need a restart are reported and keep their running value', a
     }),
   );
   assert.deepEqual(report.needRestart.sort(), ['http.path', 'limits.maxMessageBytes']);
+  assert.deepEqual(sb.reloads.needRestart.sort(), ['http.path', 'limits.maxMessageBytes']);
   assert.equal(sb.gateway.config.http.path, '/mcp');
   assert.equal(sb.gateway.config.limits.maxMessageBytes, 4 * 1024 * 1024);
   assert.equal(sb.gateway.config.limits.maxCallsPerSession, 4, 'the rest was applied');

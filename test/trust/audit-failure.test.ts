@@ -1,4 +1,6 @@
-// A failed audit write is logged and never fails the call it records.
+// A failed audit write is logged and never fails the call it records (that call has been answered
+// already). With audit.onFailure: allow the calls after it go on too; failing closed, they are
+// refused (test/security/audit-write-failure.test.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openTrustDb } from '../../src/trust/trust-db.js';
@@ -11,7 +13,11 @@ import { tempDbPath } from './helpers.js';
 test('a call succeeds and the failure is logged when its audit record cannot be written', async (t) => {
   const path = await tempDbPath(t);
   const log = captureLog('warn');
-  const sb = await startGateway(t, { servers: { p: probe('p') }, audit: { path } }, { log: log.logger });
+  const sb = await startGateway(
+    t,
+    { servers: { p: probe('p') }, audit: { path, onFailure: 'allow' } },
+    { log: log.logger },
+  );
   const { client } = await connectHttp(t, httpUrl(sb));
 
   // Another process breaks the file under the running switchboard.

@@ -1,0 +1,71 @@
+// Attack on the trail's promise that every call is recorded: its writes start failing (a full
+// disk, simulated by a trigger that aborts every insert). Failing closed (audit.onFailure: deny,
+// the default), calls are refused as soon as a batch could not be written, /readyz says not
+// ready and why, status says so; once a write succeeds again (space freed) calls go through.
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { adminScene, example, NOTES, tempDir } from '../admin/helpers.js';
+
+test('calls are refused while the audit trail cannot be written, and served again once it can', async (t) => {
+  const scene = await adminScene(t, { servers: { notes: example(NOTES) } });
+  const { sb, admin, dir } = scene;
+  const call = () =>
+    sb.gateway.dispatch({ kind: 'host', id: 'tester' }, 'tools/call', { name: 'list_notes' });
+  await call();
+  sb.flushAudit();
+
+  const db = new Database(join(dir, 'audit.sqlite'));
+  t.after(() => db.close());
+  db.exec(
+    "CREATE TRIGGER full BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END",
+  );
+  // A call ended before its batch failed: its record is lost (its reply went first), and counted.
+  await call();
+  sb.flushAudit();
+  await assert.rejects(
+    call(),
+    /Call refused: it cannot be recorded in the audit trail \(the audit trail cannot be written: database or disk is full\)/,
+  );
+  const readyz = await admin('/readyz');
+  assert.equal(readyz.status, 503);
+  const body = (await readyz.json()) as { audit: { failing: string; refusing: boolean; lost: number } };
+  assert.equal(body.audit.refusing, true);
+  assert.match(body.audit.failing, /disk is full/);
+  assert.ok(body.audit.lost >= 1);
+  const status = (await (await admin('/api/v1/status')).json()) as { audit: { failing?: string } };
+  assert.match(status.audit.failing ?? '', /disk is full/);
+
+  // Space is back: the next refusal's own record is written, and calls go through again.
+  db.exec('DROP TRIGGER full');
+  await assert.rejects(call(), /cannot be recorded/);
+  sb.flushAudit();
+  await call();
+  assert.equal((await admin('/readyz')).status, 200);
+});
+
+test('with audit.onFailure: allow, calls go on while records are lost, and readiness is kept', async (t) => {
+  const path = join(await tempDir(t), 'audit.sqlite');
+  const { sb, admin } = await adminScene(t, {
+    servers: { notes: example(NOTES) },
+    audit: { path, onFailure: 'allow' },
+  });
+  const call = () =>
+    sb.gateway.dispatch({ kind: 'host', id: 'tester' }, 'tools/call', { name: 'list_notes' });
+  await call();
+  sb.flushAudit();
+  const db = new Database(path);
+  t.after(() => db.close());
+  db.exec(
+    "CREATE TRIGGER full BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END",
+  );
+  await call();
+  sb.flushAudit();
+  await call();
+  sb.flushAudit();
+  const readyz = await admin('/readyz');
+  assert.equal(readyz.status, 200);
+  const body = (await readyz.json()) as { audit: { failing: string; refusing: boolean; lost: number } };
+  assert.deepEqual([body.audit.refusing, body.audit.lost], [false, 2]);
+});

@@ -4,7 +4,7 @@
 // script's tool calls are made here; a script that does not stop when its CPU or wall time is up,
 // or when cancelled, is stopped with its thread.
 import type { Worker } from 'node:worker_threads';
-import { returnThread, takeThread } from './script-threads.js';
+import { returnThread, takeThread, TooManyScripts } from './script-threads.js';
 import {
   STOP_CODES,
   stopped,
@@ -80,10 +80,16 @@ export async function runScript(
   const waitedTooLong = setTimeout(() => wait.abort(), limits.wallMs);
   const cancelWait = () => wait.abort();
   signal.addEventListener('abort', cancelWait, { once: true });
-  const worker = await takeThread(wait.signal, nested).finally(() => {
+  let worker: Worker | undefined;
+  try {
+    worker = await takeThread(wait.signal, nested);
+  } catch (err) {
+    if (!(err instanceof TooManyScripts)) throw err;
+    return { ...base, error: { name: err.name, message: err.message } };
+  } finally {
     clearTimeout(waitedTooLong);
     signal.removeEventListener('abort', cancelWait);
-  });
+  }
   if (worker === undefined) return stopped(base, signal.aborted ? 'cancelled' : 'wall', limits);
   if (signal.aborted) {
     returnThread(worker, true);

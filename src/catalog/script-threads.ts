@@ -7,6 +7,22 @@ import { Worker } from 'node:worker_threads';
 
 /** Scripts running at once; most of a script's time is spent waiting on its tools. */
 export const MAX_RUNNING = Math.max(8, 2 * availableParallelism());
+/**
+ * Scripts nested in others (started for a script's tool call) may run past MAX_RUNNING, up to
+ * this many in all: waiting behind the scripts they are nested in could wait for good. Beyond it
+ * they fail at once; memory stays bounded whatever a script fans out to.
+ */
+export const MAX_RUNNING_NESTED = 2 * MAX_RUNNING;
+
+/** Thrown for a nested script when MAX_RUNNING_NESTED scripts run already. */
+export class TooManyScripts extends Error {
+  override name = 'LimitError';
+  constructor() {
+    super(
+      `${MAX_RUNNING_NESTED} scripts are running, counting those nested in other scripts; a script nested in another does not wait for a turn, so this one was not started`,
+    );
+  }
+}
 /** Threads kept idle for the next scripts. */
 const IDLE_KEPT = 2;
 /** A thread's own JavaScript heap: tool results and console lines as text (the interpreter's memory is apart). */
@@ -37,10 +53,11 @@ function newThread(): Worker {
 /**
  * A thread for one script, once fewer than MAX_RUNNING run; undefined if `signal` aborts first.
  * A script `nested` in another (whose tool call reached it through a workflow or a bridge call)
- * takes one at once: the scripts it is nested in hold their threads until it ends, so waiting
- * behind them could wait for good. Nesting is bounded (workflow runs, bridge.maxDepth).
+ * takes one at once while fewer than MAX_RUNNING_NESTED run, and fails (TooManyScripts) past that:
+ * the scripts it is nested in hold their threads until it ends, so waiting could wait for good.
  */
 export function takeThread(signal: AbortSignal, nested = false): Promise<Worker | undefined> {
+  if (nested && running >= MAX_RUNNING_NESTED) return Promise.reject(new TooManyScripts());
   if (running < MAX_RUNNING || nested) {
     running++;
     return Promise.resolve(idle.pop() ?? newThread());

@@ -251,6 +251,8 @@ export function stepCycle(wf: WorkflowConfig): string[] | undefined {
  * made at run time reaches is stopped at run time instead (workflows/engine.ts).
  */
 export function workflowCycle(all: Record<string, WorkflowConfig>, separator: string): string[] | undefined {
+  // The name hosts see (catalog/naming.ts exposedName): a workflow name is short enough (48) never
+  // to be shortened with its prefix.
   const byTool = new Map(Object.keys(all).map((n) => [`${WORKFLOWS_SERVER}${separator}${n}`, n]));
   const runs = new Map(
     Object.entries(all).map(([n, wf]) => [

@@ -1,8 +1,10 @@
 // A host tries to reach what the policy denies it through a workflow whose step is one of
 // switchboard's meta-tools: run_script (code mode) or call_tool (search mode). The calls those
 // make are the step's own, so under grants: caller or both they need the host's grant (and its
-// approval) as any step does, and are recorded under the run; a workflow that runs itself through
-// a script is stopped after a bounded nesting, and one that names its own tool does not load.
+// approval) as any step does, and are recorded under the run, and a rule on the meta-tool itself
+// holds for the step; a workflow that runs itself through a script is stopped after a bounded
+// nesting, one that names its own tool does not load, and scripts nested in a script take a
+// bounded number of threads.
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
@@ -11,6 +13,7 @@ import { queryAudit } from '../../src/trust/audit-read.js';
 import { openTrustDb } from '../../src/trust/trust-db.js';
 import { parseConfig } from '../../src/config/load.js';
 import { MAX_NESTED_RUNS } from '../../src/workflows/engine.js';
+import { MAX_RUNNING_NESTED } from '../../src/catalog/script-threads.js';
 import { connectHttp } from '../support/mcp-clients.js';
 import { httpUrl } from '../support/start-switchboard.js';
 import { setup } from '../workflows/harness.js';
@@ -136,4 +139,60 @@ test('a workflow whose tool step names its own tool, or another that names it ba
       }),
     /workflows that run each other in a cycle \(a -> b -> a\)/,
   );
+});
+
+test('a rule on the meta-tool itself holds for a step of a grants: caller workflow', async (t) => {
+  const s = await setup(t, {
+    catalog: { codeMode: { enabled: true } },
+    workflows: {
+      byScript: {
+        grants: 'caller',
+        steps: [{ id: 'run', tool: 'run_script', args: { script: '"return 6 * 7"' } }],
+      },
+    },
+    policy: {
+      rules: [
+        {
+          name: 'no-scripts',
+          callers: ['host:*'],
+          backends: ['switchboard'],
+          tools: ['run_script'],
+          effect: 'deny',
+        },
+      ],
+    },
+  });
+  const { client } = await connectHttp(t, httpUrl(s.sb));
+  const r = await client.callTool({ name: 'workflows_byScript', arguments: {} });
+  assert.equal(r.isError, true, JSON.stringify(r));
+  assert.match(JSON.stringify(r), /host:http is not granted run_script itself/);
+});
+
+test('scripts nested in a script fan out to a bounded number of threads, the rest refused at once', async (t) => {
+  const s = await setup(t, {
+    catalog: { codeMode: { enabled: true } },
+    workflows: {
+      slow: {
+        steps: [
+          {
+            id: 'run',
+            tool: 'run_script',
+            args: { script: `"return await callTool('fx_slow_safe', { ms: 1500, tag: 'x' })"` },
+          },
+        ],
+      },
+    },
+  });
+  const { client } = await connectHttp(t, httpUrl(s.sb));
+  const fanOut = `
+    const runs = Array.from({ length: ${MAX_RUNNING_NESTED + 2} }, () => callTool('workflows_slow', {}));
+    const settled = await Promise.allSettled(runs);
+    return settled.map((r) => (r.status === 'fulfilled' ? 'ok' : r.reason.message));
+  `;
+  const r = await client.callTool({ name: 'run_script', arguments: { script: fanOut } });
+  const outcomes = (r.structuredContent as { result: string[] }).result;
+  assert.ok(outcomes.includes('ok'), outcomes.join('\n'));
+  const refused = outcomes.filter((o) => o !== 'ok');
+  assert.ok(refused.length >= 2, outcomes.join('\n'));
+  for (const o of refused) assert.match(o, /scripts are running, counting those nested in other scripts/);
 });

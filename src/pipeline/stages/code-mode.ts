@@ -9,6 +9,7 @@ import { RUN_SCRIPT, answerOf } from '../../catalog/code-mode.js';
 import { META_TOOL_NAMES } from '../../catalog/meta-tools.js';
 import { ToolCallError, runScript, type ScriptLimits } from '../../catalog/script-sandbox.js';
 import { WIRE, WireError } from '../../errors/errors.js';
+import { isMetaCall } from './view.js';
 import type { Params, Result } from '../../jsonrpc/message.js';
 
 export type ChildDispatch = (
@@ -49,7 +50,6 @@ export async function answerRunScript(
 
 /** Whether the call is made, however deep, for a tool call of a script under way. */
 function insideScript(ctx: CallContext): boolean {
-  for (let c = ctx.parent; c; c = c.parent)
-    if (c.method === 'tools/call' && c.params.name === RUN_SCRIPT && !c.target) return true;
+  for (let c = ctx.parent; c; c = c.parent) if (c.params.name === RUN_SCRIPT && isMetaCall(c)) return true;
   return false;
 }

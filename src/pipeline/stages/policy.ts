@@ -64,28 +64,44 @@ export function policyStage(
     }
     const s = subjectOf(ctx, isHandler, catalog);
     const args = ctx.target?.kind === 'task' ? undefined : judgedArguments(ctx);
-    // A workflow step may ask for the grants of the caller its run is for as well (or instead).
-    const step = stepGrants(ctx);
-    let decision: Decision | undefined;
-    if (step?.mode !== 'caller') decision = decideCall(ctx, s, policy, log, args, backendOnly);
-    if (step) {
-      const task = ctx.target?.kind === 'task';
-      const outer = judgeRunFor(policy, step.outer, s, args, decision, { task, backendOnly, log });
-      if (outer.refused) {
-        ctx.decision = outer.decision;
-        throw stepRefused(step, s);
-      }
-      decision = outer.decision;
-    }
-    ctx.decision = decision!;
+    const decision = decideStep(ctx, s, policy, log, args, backendOnly);
     // A follow-up on a task was settled when the call that made it was approved or not.
     const held =
-      ctx.decision.effect === 'allow' && s.backend && ctx.target?.kind !== 'task'
+      decision.effect === 'allow' && s.backend && ctx.target?.kind !== 'task'
         ? needsApproval(s.backend, s.name, s.kind)
         : undefined;
-    if (held) ctx.decision = { ...ctx.decision, effect: 'approve', rule: held };
+    if (held) ctx.decision = { ...decision, effect: 'approve', rule: held };
     return next();
   };
+}
+
+/**
+ * The verdict on a call, recorded on it: by its caller's grants, and for a workflow step that asks
+ * (grants: caller or both) by those of the caller its run is for as well, or instead. Throws the
+ * refusal. The policy stage and the meta-tools (a step that is run_script or call_tool) both ask it.
+ */
+export function decideStep(
+  ctx: CallContext,
+  s: Subject,
+  policy: CompiledPolicy,
+  log: Logger,
+  args: unknown,
+  backendOnly: (method: string) => boolean = () => false,
+): Decision {
+  const step = stepGrants(ctx);
+  let decision: Decision | undefined;
+  if (step?.mode !== 'caller') decision = decideCall(ctx, s, policy, log, args, backendOnly);
+  if (step) {
+    const task = ctx.target?.kind === 'task';
+    const outer = judgeRunFor(policy, step.outer, s, args, decision, { task, backendOnly, log });
+    if (outer.refused) {
+      ctx.decision = outer.decision;
+      throw stepRefused(step, s);
+    }
+    decision = outer.decision;
+  }
+  ctx.decision = decision!;
+  return decision!;
 }
 
 /** How a verdict is reached besides caller, subject and arguments. */
@@ -161,15 +177,15 @@ export function judge(
 
 /**
  * Decides a call on `s` by the caller's own grants and records the decision on the call; throws
- * the refusal a denied call gets. How the meta stage judges a meta-tool call (no backend target).
+ * the refusal a denied call gets.
  */
-export function decideCall(
+function decideCall(
   ctx: CallContext,
   s: Subject,
   policy: CompiledPolicy,
   log: Logger,
   args: unknown,
-  backendOnly: (method: string) => boolean = () => false,
+  backendOnly: (method: string) => boolean,
 ): Decision {
   const own = judge(policy, ctx.caller, s, args, { task: ctx.target?.kind === 'task', backendOnly, log });
   ctx.decision = own.decision;

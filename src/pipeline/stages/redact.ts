@@ -1,6 +1,7 @@
-// Redaction, just outside route: what a call produces (its result, its error, and what the backend
-// sends the caller meanwhile: progress, log lines, sampling and elicitation requests) reaches the
-// caller, and the audit stage outside it, with every vault secret, working bridge token and
+// Redaction, around every stage that answers a call (route, and switchboard's own meta-tools and
+// scripts): what a call produces (its result, its error, and what the backend sends the caller
+// meanwhile: progress, log lines, sampling and elicitation requests) reaches the caller, and the
+// audit stage outside it, with every vault secret, working bridge token and
 // configured pattern replaced by `[REDACTED:<name>]`, in object keys as in values (see the
 // Redactor). `vault.get` is the one answer let through: its caller was granted that method
 // precisely to receive the secret.

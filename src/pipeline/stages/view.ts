@@ -17,12 +17,15 @@ export type ViewOf = (ctx: CallContext) => CatalogView;
 
 /** A call a meta-tool makes (its tools/list, its call by name) sees the profile's whole list. */
 export function byMetaTool(ctx: CallContext): boolean {
-  const p = ctx.parent;
+  return ctx.parent !== undefined && isMetaCall(ctx.parent);
+}
+
+/** A call of one of switchboard's meta-tools (answered by the meta stage: it has no target). */
+export function isMetaCall(c: CallContext): boolean {
   return (
-    p !== undefined &&
-    p.method === 'tools/call' &&
-    (META_TOOL_NAMES.has(textOf(p.params.name)) || p.params.name === RUN_SCRIPT) &&
-    !p.target
+    c.method === 'tools/call' &&
+    (META_TOOL_NAMES.has(textOf(c.params.name)) || c.params.name === RUN_SCRIPT) &&
+    !c.target
   );
 }
 

@@ -26,8 +26,8 @@ export function questionParts(params: Params): Part[] {
 /**
  * The elicitation result an agent's answer message gives: a data part `{ "action": ..., "content":
  * {...} }` as it is; another data object is accepted content; text alone is "decline"/"cancel" or,
- * when the schema has exactly one string property, that property's value. (Its depth was bounded
- * where it arrived: serve.ts.)
+ * when the schema has one property, that property's value: the text for a string, yes or no for a
+ * boolean (an approval prompt). (Its depth was bounded where it arrived: serve.ts.)
  */
 export function answerOf(message: Message, asked: Params): Record<string, unknown> {
   const data = dataOf(message).find((d) => typeof d === 'object' && d !== null && !Array.isArray(d)) as
@@ -42,11 +42,19 @@ export function answerOf(message: Message, asked: Params): Record<string, unknow
   const schema = (asked.requestedSchema ?? {}) as { properties?: Record<string, { type?: unknown } | null> };
   const properties =
     typeof schema.properties === 'object' && schema.properties !== null ? schema.properties : {};
-  const strings = Object.entries(properties).filter(([, p]) => p?.type === 'string');
-  if (strings.length === 1 && Object.keys(properties).length === 1)
-    return { action: 'accept', content: { [strings[0]![0]]: text } };
+  const only = Object.entries(properties);
+  if (only.length === 1) {
+    const [name, p] = only[0]!;
+    if (p?.type === 'string') return { action: 'accept', content: { [name]: text } };
+    // A yes-or-no question (an approval prompt: `approve`): the words an agent would answer with.
+    const yes = YES_NO.exec(text);
+    if (p?.type === 'boolean' && yes) return { action: 'accept', content: { [name]: yes[1] !== undefined } };
+  }
   return { action: 'accept', content: {} };
 }
+
+/** Text taken for a yes-or-no answer: group 1 matched for yes. */
+const YES_NO = /^(?:(yes|y|true|approve|approved|accept|ok)|no|n|false|deny|denied|reject)[.!]?$/i;
 
 /** The elicitation/create params for a remote agent's input-required status message. */
 export function elicitationFor(agent: string, message: Message | undefined): Params {

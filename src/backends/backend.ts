@@ -48,6 +48,8 @@ export class BackendConnection implements Upstream {
   private era: 'legacy' | 'modern' | undefined;
   /** A modern backend's change notifications: its open subscriptions/listen and what it honours. */
   private readonly listening: ListenStream;
+  /** One connection: the replica set around it counts its siblings. */
+  readonly instances = 1;
   /** The last lines a spawned backend wrote on stderr, across its starts (redacted). */
   private readonly stderrTail: StderrTail;
   private readonly redacted: (text: string) => string;

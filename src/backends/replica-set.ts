@@ -226,6 +226,10 @@ export class ReplicaSet implements Upstream {
     this.lanes?.sessionEnded(key);
   }
 
+  get instances(): number {
+    return this.replicas.length + this.perSessionInstances;
+  }
+
   /** How many per-session instances run beside the shared one. */
   get perSessionInstances(): number {
     return this.lanes?.perSessionCount ?? 0;

@@ -40,6 +40,11 @@ export interface Upstream {
   readonly isModern: boolean;
   /** The list changes and resource updates it agreed to tell switchboard about (modern era). */
   readonly listened: ListenFilter;
+  /**
+   * Processes or connections serving it now (replicas, per-session instances): with more than
+   * one, a list_changed may be one instance's own start (a replica restarting), not the server's.
+   */
+  readonly instances: number;
   /** Opens (or replaces) its subscriptions/listen stream; resolves with what it acknowledged. */
   listen(filter: ListenFilter): Promise<ListenFilter>;
   start(): Promise<void>;

@@ -47,9 +47,24 @@ const ScopeSettings = z
 export type ScopeSettings = z.output<typeof ScopeSettings>;
 
 /** A scope as the store spells it: `global` or `<kind>:<id>` (src/context/scopes.ts). */
-const ScopeName = z
-  .string()
-  .regex(/^(?:global|[a-z][a-z0-9_-]*:[\x21-\x7e]{1,200})$/, 'a scope: "global" or "<kind>:<id>"');
+/**
+ * `global`, or `<kind>:<id>` (`server:search`, `run:42`, `session:abc`, `team:x`): printable ASCII,
+ * no spaces, at most 200 characters, so a scope reads the same in a policy rule, a log line and a
+ * `context://scope/key` URI.
+ */
+export const SCOPE = /^(?:global|[a-z][a-z0-9_-]*:[\x21-\x7e]{1,200})$/;
+/** Topics: dotted names (`builds.done`); a subscription may end in `*` to take a prefix. */
+export const TOPIC = /^[A-Za-z0-9_:-]+(?:\.[A-Za-z0-9_:-]+)*$/;
+
+const ScopeName = z.string().regex(SCOPE, 'a scope: "global" or "<kind>:<id>"');
+
+/** A settings pattern (`*` for any run of characters) that some name of `shape` can match. */
+function namePattern(shape: RegExp, what: string) {
+  return z
+    .string()
+    .min(1)
+    .refine((p) => p === '*' || shape.test(p.replaceAll('*', 'x')), `${what}, * for any run of characters`);
+}
 
 const ContextResources = z
   .object({
@@ -88,7 +103,7 @@ export const ContextSection = z
       .default(60_000)
       .describe('How often expired keys (already invisible) are deleted and their watchers told.'),
     scopes: z
-      .record(z.string().min(1), ScopeSettings)
+      .record(namePattern(SCOPE, 'a scope pattern: "global" or "<kind>:<id>" without spaces'), ScopeSettings)
       .default({})
       .describe(
         'Settings per scope pattern (* matches any run of characters, e.g. "server:*", "run:*"); the first pattern in file order that matches a scope applies.',
@@ -130,7 +145,10 @@ export const EventsSection = z
         'Durable: most unacknowledged events replayed on one subscribe; the subscriber acks and resubscribes for more.',
       ),
     topics: z
-      .record(z.string().min(1), TopicSettings)
+      .record(
+        namePattern(TOPIC, 'a topic pattern: dotted (builds.done), of letters, digits, _ : -'),
+        TopicSettings,
+      )
       .default({})
       .describe(
         'Settings per topic pattern (* matches any run of characters); first match in file order. Topics no pattern matches are live only.',

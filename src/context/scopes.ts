@@ -2,7 +2,7 @@
 // scope gets from the `context.scopes` patterns, compiled once per scope name.
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { ContextSection, ScopeSettings } from '../config/context-schema.js';
+import { SCOPE, TOPIC, type ContextSection, type ScopeSettings } from '../config/context-schema.js';
 import { WIRE, WireError } from '../errors/errors.js';
 import type { Limits } from './store.js';
 import { globTest } from '../encoding/glob.js';
@@ -12,16 +12,8 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
   ajv: Ajv,
 ) => Ajv;
 
-/**
- * `global`, or `<kind>:<id>` (`server:search`, `run:42`, `session:abc`, `team:x`): printable ASCII,
- * no spaces, at most 200 characters, so a scope reads the same in a policy rule, a log line and a
- * `context://scope/key` URI.
- */
-const SCOPE = /^(?:global|[a-z][a-z0-9_-]*:[\x21-\x7e]{1,200})$/;
 /** Keys: 1-512 characters, no control characters and no U+10FFFF (the store's range end). */
 const KEY = /^[^\p{Cc}\u{10FFFF}]{1,512}$/u;
-/** Topics: dotted names (`builds.done`); a subscription may end in `*` to take a prefix. */
-const TOPIC = /^[A-Za-z0-9_:-]+(?:\.[A-Za-z0-9_:-]+)*$/;
 
 export function scopeOf(params: Record<string, unknown>): string {
   const s = params.scope;

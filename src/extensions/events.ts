@@ -65,8 +65,9 @@ export const eventsExtension: Extension = {
       const who = `${ctx.caller.kind}:${ctx.caller.id}`;
       const send = (e: Delivered) => ctx.notify('notifications/events/event', eventParams(e, subscription));
       // Replay and the live subscription are set up in one synchronous step: no event published
-      // in between can be missed or delivered twice.
-      let replayed = 0;
+      // in between can be missed or delivered twice. The subscriber hears `subscribed` first (with
+      // how many events are replayed), then the replayed events, then live ones.
+      let pending: Delivered[] = [];
       let more = false;
       if (subscription !== undefined) {
         const cursor = log.cursor(who, subscription);
@@ -75,9 +76,7 @@ export const eventsExtension: Extension = {
             WIRE.INVALID_PARAMS,
             `subscription ${subscription} is for topic ${cursor.topic}, not ${topic}`,
           );
-        const pending = bus.replay(topic, cursor?.seq ?? 0, config.maxReplay);
-        for (const e of pending) send(e);
-        replayed = pending.length;
+        pending = bus.replay(topic, cursor?.seq ?? 0, config.maxReplay);
         more = pending.length === config.maxReplay;
       }
       const unsubscribe = bus.subscribe(topic, send);
@@ -92,8 +91,9 @@ export const eventsExtension: Extension = {
         ctx.signal.addEventListener('abort', () => end({}), { once: true });
         ctx.notify('notifications/events/subscribed', {
           topic,
-          ...(subscription !== undefined && { subscription, replayed, more }),
+          ...(subscription !== undefined && { subscription, replayed: pending.length, more }),
         });
+        for (const e of pending) send(e);
       });
     });
 

@@ -75,15 +75,20 @@ export class BackendMessages {
     if (n.params?._meta?.[RELATED_TASK] !== undefined)
       n = { ...n, params: exposeRelated(backend.name, n.params) };
     const p = n.params ?? {};
+    // A server's own list_changed is passed on to hosts even when its lists read back the same;
+    // but with several instances one may be telling of its own start (a replica restarting, a
+    // per-session instance: server-everything announces its tools once up), and hosts hear only
+    // what the re-read changes.
+    const announced = backend.instances === 1;
     switch (n.method) {
       case 'notifications/tools/list_changed':
-        void this.deps.refresh(backend, ['tools'], true);
+        void this.deps.refresh(backend, ['tools'], announced);
         return;
       case 'notifications/prompts/list_changed':
-        void this.deps.refresh(backend, ['prompts'], true);
+        void this.deps.refresh(backend, ['prompts'], announced);
         return;
       case 'notifications/resources/list_changed':
-        void this.deps.refresh(backend, ['resources', 'resourceTemplates'], true);
+        void this.deps.refresh(backend, ['resources', 'resourceTemplates'], announced);
         return;
       case 'notifications/resources/updated':
         return this.resourceUpdated(backend.name, p);

@@ -116,6 +116,7 @@ export function createPipeline(services: PipelineServices): Pipeline {
       approver: services.approver,
       log: services.log,
       maxMessageBytes: services.maxMessageBytes,
+      starting: services.starting,
       lists: new VisibleLists(services.metaListMs ?? 0, () => ({
         catalog: services.catalog.list('tools').tools,
         policy: services.policy(),

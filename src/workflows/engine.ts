@@ -130,7 +130,7 @@ export class WorkflowEngine {
   finalResult(row: RunRow): Result {
     if (row.status === 'succeeded') return resultOf(row.result, row.id);
     if (row.status === 'cancelled') return toolError(`Workflow ${row.workflow} was cancelled`, row.id);
-    return toolError(`Workflow ${row.workflow} failed at ${row.error ?? 'a step'}`, row.id);
+    return toolError(`Workflow ${row.workflow} failed: ${row.error ?? 'a step failed'}`, row.id);
   }
 
   /** Cancels a run under way in this process; false if it is not here. */
@@ -245,7 +245,7 @@ export class WorkflowEngine {
       if (failure) {
         const why = `step ${failure.step} failed: ${failure.message}`;
         this.end(run.id, 'failed', undefined, why);
-        return toolError(`Workflow ${run.name} failed at ${why}`, run.id);
+        return toolError(`Workflow ${run.name} failed: ${why}`, run.id);
       }
       if (signal.aborted) {
         this.end(run.id, 'cancelled', undefined, 'cancelled');

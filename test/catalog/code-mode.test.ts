@@ -251,6 +251,16 @@ test('code mode', async (t) => {
   });
 
   await t.test('cancelling run_script stops the script and cancels the tool it is waiting on', async () => {
+    const scripts = () => {
+      sb.flushAudit();
+      const db = openTrustDb(join(dir, 'audit.sqlite'), { readonly: true });
+      try {
+        return queryAudit(db, { method: 'tools/call' }).filter((x) => x.calledName === 'run_script');
+      } finally {
+        db.close();
+      }
+    };
+    const before = scripts().length;
     const ac = new AbortController();
     const call = run('await tools.records_slow({}); return "finished"', { signal: ac.signal });
     await until(
@@ -264,5 +274,8 @@ test('code mode', async (t) => {
       'the inner call to be cancelled',
       { timeoutMs: 30_000 },
     );
+    // Recorded as the cancelled call it is, not as a script that failed.
+    const outer = await until(() => scripts()[before], 'the script call to be recorded');
+    assert.deepEqual([outer.outcome, outer.errorCode], ['error', 'cancelled']);
   });
 });

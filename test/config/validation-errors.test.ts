@@ -257,3 +257,19 @@ test('a checkpoint interval in seconds is bounded as a timer is', () => {
     'expected at most 2147483, got a number (3000000)',
   );
 });
+
+test('a topic or scope pattern no name could match is refused, saying what a name looks like', () => {
+  const err = rejects(
+    "events:\n  topics:\n    'bad topic': { durable: true }\n    'builds.*': { durable: true }\ncontext:\n  scopes:\n    'nospace here': {}\n    'server:*': {}\n    '*': {}\n",
+    'switchboard.yaml',
+  );
+  assert.match(
+    issueAt(err, 'events.topics').message,
+    /invalid name "bad topic": expected a topic pattern: dotted/,
+  );
+  assert.match(
+    issueAt(err, 'context.scopes').message,
+    /invalid name "nospace here": expected a scope pattern/,
+  );
+  assert.equal((err as ConfigError).issues.length, 2);
+});

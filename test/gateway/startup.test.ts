@@ -1,6 +1,7 @@
 // Start-up that holds no host hostage: the fronts serve at once with the backends that are up, a
 // backend that comes up later is announced with list_changed, a call to one of its names waits for
-// it, and startup.waitMs makes a host's handshake and first lists wait for the rest instead; a
+// it (so does a search in search mode), and startup.waitMs makes a host's handshake and first
+// lists wait for the rest instead; a
 // backend whose script its sandbox cannot see (under the host's /tmp) is named with the fix.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -72,6 +73,15 @@ test("startup.waitMs makes a host's handshake and first list wait for backends s
   assert.equal(lateAtHandshake, 'ready', 'the handshake was answered once the late backend was up');
   const names = await toolNames(client);
   assert.ok(names.includes('late_echo') && names.includes('now_echo'), names.join(', '));
+});
+
+test('a search in search mode waits for backends still starting rather than finding nothing', async (t) => {
+  const { sb, open } = await withLateBackend(t, { catalog: { mode: 'search' } });
+  const client = await connect(t, sb);
+  const search = client.callTool({ name: 'search_tools', arguments: { query: 'echo' } });
+  await open();
+  const found = ((await search).structuredContent as { tools: { name: string }[] }).tools.map((x) => x.name);
+  assert.ok(found.includes('late_echo'), found.join(', '));
 });
 
 test('a call to a name of a backend still starting waits for it rather than failing as unknown', async (t) => {

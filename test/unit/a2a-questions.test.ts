@@ -33,3 +33,15 @@ test("a backend's question whose message is not text is asked with a default mes
   const parts = questionParts({ message: UNPRINTABLE, requestedSchema: { type: 'object' } });
   assert.equal((parts[0]!.content as { value: string }).value, 'Input is required');
 });
+
+test('an approval prompt (one boolean) takes yes or no in words; other text answers nothing', () => {
+  const approval = {
+    requestedSchema: { type: 'object', properties: { approve: { type: 'boolean' } }, required: ['approve'] },
+  };
+  const said = (text: string) => answerOf(messageOf('user', [textPart(text)]), approval);
+  for (const yes of ['yes', 'Yes.', 'approve', 'true', 'OK'])
+    assert.deepEqual(said(yes), { action: 'accept', content: { approve: true } }, yes);
+  for (const no of ['no', 'deny', 'false', 'reject'])
+    assert.deepEqual(said(no), { action: 'accept', content: { approve: false } }, no);
+  assert.deepEqual(said('yes, but only if it is cheap'), { action: 'accept', content: {} });
+});

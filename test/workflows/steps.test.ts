@@ -217,7 +217,7 @@ test('retries idempotent steps with backoff, not others unless forced; onError c
   assert.deepEqual(ok.structuredContent, { f: { attempts: 3 } });
   const failed = await client.callTool({ name: 'workflows_short', arguments: {} });
   assert.equal(failed.isError, true);
-  assert.match(JSON.stringify(failed.content), /failed at step f failed: flaky failure 2/);
+  assert.match(JSON.stringify(failed.content), /Workflow \w+ failed: step f failed: flaky failure 2/);
   const fb = await client.callTool({ name: 'workflows_fallback', arguments: {} });
   assert.deepEqual(fb.structuredContent, { g: 0, error: 'flaky failure 1' });
 });

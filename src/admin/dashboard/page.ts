@@ -43,12 +43,11 @@ export function fill(id: string, ...children: Child[]): void {
 }
 
 export function state(text: string | undefined): HTMLElement {
-  const cls =
-    text === 'ready' || text === 'ok' || text === 'allow' || text === 'pinned' || text === 'succeeded'
-      ? 'ok'
-      : ['starting', 'running', 'pending', 'approve', 'by-arguments'].includes(text ?? '')
-        ? 'warn'
-        : 'bad';
+  const cls = ['ready', 'ok', 'allow', 'pinned', 'succeeded', 'done', 'skipped'].includes(text ?? '')
+    ? 'ok'
+    : ['starting', 'running', 'started', 'pending', 'approve', 'by-arguments'].includes(text ?? '')
+      ? 'warn'
+      : 'bad';
   return el('span', { class: cls }, text ?? '');
 }
 

@@ -10,12 +10,14 @@ import type { CallContext } from '../../call/context.js';
 import type { Catalog, Item } from '../../catalog/catalog.js';
 import { CALL_TOOL, DESCRIBE_TOOL, META_TOOL_NAMES, SEARCH_TOOL, oneLine } from '../../catalog/meta-tools.js';
 import type { ToolSearch } from '../../catalog/tool-search.js';
-import { WIRE, WireError } from '../../errors/errors.js';
+import { LocalError, WIRE, WireError } from '../../errors/errors.js';
+import { isAborted } from '../../call/new-call.js';
 import type { Params, Result } from '../../jsonrpc/message.js';
 import { CHAIN_META } from '../../protocol/chain-meta.js';
 import { notFound } from '../../protocol/not-found.js';
 import type { Stage } from '../compose.js';
 import type { ViewOf } from './view.js';
+import type { Starting } from './resolve.js';
 import { RUN_SCRIPT, limitsOf } from '../../catalog/code-mode.js';
 import { answerRunScript } from './code-mode.js';
 import type { CodeModeConfig } from '../../config/catalog-schema.js';
@@ -36,6 +38,8 @@ export interface MetaServices extends MetaPolicy {
   maxMessageBytes: number;
   /** The caller's list kept between meta-tool calls; none: each lists again. */
   lists?: VisibleLists | undefined;
+  /** Backends still starting, to wait for before a search (or a script) sees the catalog. */
+  starting?: Starting | undefined;
 }
 
 /** A list can be paged: this many pages at most are followed (a cursor loop cannot run away). */
@@ -61,7 +65,11 @@ async function runScript(s: MetaServices, ctx: CallContext, code: CodeModeConfig
   const args = plain(ctx.params.arguments ?? {}) as Record<string, unknown>;
   await judgeMeta(s, ctx, RUN_SCRIPT, args);
   const limits = limitsOf(code, s.maxMessageBytes);
-  ctx.result = await answerRunScript(ctx, limits, args, await visibleTools(s, ctx), s.dispatch);
+  const answer = await answerRunScript(ctx, limits, args, await visibleTools(s, ctx), s.dispatch);
+  // Stopped because its caller cancelled: the call ends as any cancelled call does (so recorded),
+  // not as a script that failed.
+  if (isAborted(ctx)) throw new LocalError('cancelled', 'Request cancelled');
+  ctx.result = answer;
 }
 
 async function answerMeta(s: MetaServices, ctx: CallContext, name: string): Promise<void> {
@@ -80,8 +88,14 @@ async function answerMeta(s: MetaServices, ctx: CallContext, name: string): Prom
   }
 }
 
-/** Every tool the caller may see through its view, as a direct tools/list would give it. */
-function visibleTools(s: MetaServices, ctx: CallContext): Promise<Item[]> {
+/**
+ * Every tool the caller may see through its view, as a direct tools/list would give it; once the
+ * backends still starting are up (or given up on), as a call to a name not found yet waits: a
+ * search made just after start would otherwise find nothing, and the model take that for an answer.
+ */
+async function visibleTools(s: MetaServices, ctx: CallContext): Promise<Item[]> {
+  const starting = s.starting?.(ctx, true);
+  if (starting) await starting;
   return s.lists ? s.lists.get(ctx, () => listAll(s, ctx)) : listAll(s, ctx);
 }
 

@@ -256,7 +256,8 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
       installAuth?.();
     } catch (err) {
       reloads.refused++;
-      reloads.lastError = (err as Error).message;
+      // Shown by status and the admin API: a value quoted from the file may be a secret.
+      reloads.lastError = redactor.text((err as Error).message);
       log.error({ err: reloads.lastError, reloads }, 'reload refused; the running configuration stays');
       throw err;
     }

@@ -46,7 +46,8 @@ export function answerOf(message: Message, asked: Params): Record<string, unknow
   if (only.length === 1) {
     const [name, p] = only[0]!;
     if (p?.type === 'string') return { action: 'accept', content: { [name]: text } };
-    // A yes-or-no question (an approval prompt: `approve`): the words an agent would answer with.
+    // A yes-or-no question (an approval prompt: `approve`): words that can only mean yes or no (not
+    // "ok", which an agent says to acknowledge).
     const yes = YES_NO.exec(text);
     if (p?.type === 'boolean' && yes) return { action: 'accept', content: { [name]: yes[1] !== undefined } };
   }
@@ -54,7 +55,7 @@ export function answerOf(message: Message, asked: Params): Record<string, unknow
 }
 
 /** Text taken for a yes-or-no answer: group 1 matched for yes. */
-const YES_NO = /^(?:(yes|y|true|approve|approved|accept|ok)|no|n|false|deny|denied|reject)[.!]?$/i;
+const YES_NO = /^(?:(yes|true|approve|approved)|no|false|deny|denied|reject)[.!]?$/i;
 
 /** The elicitation/create params for a remote agent's input-required status message. */
 export function elicitationFor(agent: string, message: Message | undefined): Params {

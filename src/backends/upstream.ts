@@ -41,8 +41,8 @@ export interface Upstream {
   /** The list changes and resource updates it agreed to tell switchboard about (modern era). */
   readonly listened: ListenFilter;
   /**
-   * Processes or connections serving it now (replicas, per-session instances): with more than
-   * one, a list_changed may be one instance's own start (a replica restarting), not the server's.
+   * Processes or connections that serve it (its replicas, up or not, and per-session instances):
+   * with more than one, a list_changed may be one instance's own start, not the server's change.
    */
   readonly instances: number;
   /** Opens (or replaces) its subscriptions/listen stream; resolves with what it acknowledged. */

@@ -58,13 +58,21 @@ export const TOPIC = /^[A-Za-z0-9_:-]+(?:\.[A-Za-z0-9_:-]+)*$/;
 
 const ScopeName = z.string().regex(SCOPE, 'a scope: "global" or "<kind>:<id>"');
 
-/** A settings pattern (`*` for any run of characters) that some name of `shape` can match. */
-function namePattern(shape: RegExp, what: string) {
+/**
+ * A settings pattern (`*` for any run of characters) some name can match. A topic's characters
+ * are valid wherever a `*` stands, so a pattern is one when it reads as a topic with each `*` a
+ * letter; a scope's `*` may stand for its `:` too, so only its characters are checked (printable,
+ * no spaces): enough to refuse a pattern that could never apply, and no working one.
+ */
+function namePattern(matchable: (pattern: string) => boolean, what: string) {
   return z
     .string()
     .min(1)
-    .refine((p) => p === '*' || shape.test(p.replaceAll('*', 'x')), `${what}, * for any run of characters`);
+    .refine((p) => p === '*' || matchable(p), `${what}, * for any run of characters`);
 }
+
+const topicPattern = (p: string) => TOPIC.test(p.replaceAll('*', 'x'));
+const scopePattern = (p: string) => /^[\x21-\x7e]+$/.test(p);
 
 const ContextResources = z
   .object({
@@ -103,7 +111,10 @@ export const ContextSection = z
       .default(60_000)
       .describe('How often expired keys (already invisible) are deleted and their watchers told.'),
     scopes: z
-      .record(namePattern(SCOPE, 'a scope pattern: "global" or "<kind>:<id>" without spaces'), ScopeSettings)
+      .record(
+        namePattern(scopePattern, 'a scope pattern: "global" or "<kind>:<id>", printable, without spaces'),
+        ScopeSettings,
+      )
       .default({})
       .describe(
         'Settings per scope pattern (* matches any run of characters, e.g. "server:*", "run:*"); the first pattern in file order that matches a scope applies.',
@@ -146,7 +157,7 @@ export const EventsSection = z
       ),
     topics: z
       .record(
-        namePattern(TOPIC, 'a topic pattern: dotted (builds.done), of letters, digits, _ : -'),
+        namePattern(topicPattern, 'a topic pattern: dotted (builds.done), of letters, digits, _ : -'),
         TopicSettings,
       )
       .default({})

@@ -118,6 +118,15 @@ const LOCAL = {
     description:
       'The call cannot be recorded in the audit trail (its arguments nest too deep or cannot be encoded): refused before it reaches its target (`audit.onFailure: deny`).',
   },
+  audit_unavailable: {
+    group: 'calls',
+    code: WIRE.INTERNAL_ERROR,
+    http: 503,
+    expose: true,
+    fault: 'switchboard',
+    description:
+      "The audit trail's writes fail (a full disk, a lost file): with `audit.onFailure: deny` every call is refused, before it reaches its target, until a probe record is written again (every 2 s); `/readyz` answers 503 meanwhile. Retry later.",
+  },
   answer_too_large: {
     group: 'calls',
     code: WIRE.INTERNAL_ERROR,

@@ -166,6 +166,8 @@ export class CatalogSync {
   refresh(backend: Upstream, kinds: readonly ListKind[], announced = false): Promise<void> {
     // A backend's own list_changed is passed on to hosts even when the lists read back the same
     // (a proxy does not swallow what a server says); once per announcement, not once per kind.
+    // A server of several instances announces nothing here (backend-messages.ts): one instance's
+    // start is not the server's change, so hosts hear only what the re-read changed.
     if (announced && kinds[0]) this.announced.add(listKey(backend.name, kinds[0]));
     return Promise.all(kinds.map((kind) => this.refreshList(backend, kind))).then(() => undefined);
   }

@@ -33,7 +33,8 @@ export class AuditThread {
 
   constructor(
     private readonly path: string,
-    private readonly report: (result: AppendResult, records: number) => void,
+    /** A batch's result, with the call ids of the records it held. */
+    private readonly report: (result: AppendResult, callIds: readonly string[]) => void,
   ) {
     // Started now, so its statements are prepared against the tables as they are at start.
     this.running = this.start();
@@ -110,9 +111,9 @@ export class AuditThread {
   }
 
   private take(r: Running, result: AppendResult): void {
-    const records = r.pending.shift()?.length ?? 0;
-    r.behind -= records;
-    this.report(result, records);
+    const callIds = r.pending.shift() ?? [];
+    r.behind -= callIds.length;
+    this.report(result, callIds);
   }
 
   /** The thread is gone: what it had not written is reported lost; the next batch starts another. */
@@ -121,7 +122,7 @@ export class AuditThread {
     const lost = r.pending.flat();
     r.pending = [];
     r.behind = 0;
-    if (lost.length) this.report({ failed: lost, error }, lost.length);
+    if (lost.length) this.report({ failed: lost, error }, lost);
     r.port.close();
     void r.worker.terminate();
   }

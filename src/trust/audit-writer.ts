@@ -13,6 +13,7 @@ import { CanonicalJsonError, canonicalJson, canonicalSha256, sha256 } from '../e
 import type { AuditEntry } from './audit-record.js';
 import type { AppendResult } from './audit-append.js';
 import { AuditThread } from './audit-thread.js';
+import { AuditHealth } from './audit-health.js';
 import type { Redactor } from '../vault/redactor.js';
 import { textOf } from '../encoding/text-of.js';
 import { wellFormed } from '../encoding/well-formed.js';
@@ -29,6 +30,8 @@ export interface AuditOptions {
   onFailure?: 'deny' | 'allow';
   /** Told of the head after every commit (signed checkpoints). */
   appended?: ((seq: number, hash: string) => void) | undefined;
+  /** How often a failing trail is probed (default audit-health.ts PROBE_MS). */
+  probeMs?: number | undefined;
 }
 
 /** What a call's record will hold of its arguments, worked out before the call runs. */
@@ -36,6 +39,8 @@ export interface PreparedRecord {
   argsSha256: string;
   /** Why the call cannot be recorded faithfully (its arguments have no canonical form). */
   problem?: string;
+  /** The problem is the trail's: its writes fail now. */
+  unavailable?: boolean;
 }
 
 /** Queued records that are written at once, without waiting for the window. */
@@ -52,15 +57,23 @@ export class AuditWriter {
   lost = 0;
   /** Records committed to the chain since start. */
   recordsWritten = 0;
-  /** Why the last batch could not be written at all (a full disk, a lost file); cleared by one that was. */
-  private failure: string | undefined;
+  /** Whether the trail can be written now (audit-health.ts). */
+  private readonly health: AuditHealth;
 
   /** Appends to the chain in the trust database at `path`. */
   constructor(
     path: string,
     private readonly options: AuditOptions,
   ) {
-    this.thread = new AuditThread(path, (result, records) => this.written(result, records));
+    this.thread = new AuditThread(path, (result, callIds) => this.written(result, callIds));
+    this.health = new AuditHealth(
+      (probe) => {
+        this.queue.push(probe);
+        this.send();
+      },
+      options.log,
+      options.probeMs,
+    );
   }
 
   /** Whether a call whose record cannot be prepared is refused. */
@@ -70,20 +83,21 @@ export class AuditWriter {
 
   /** Why the trail cannot be written now, or undefined while its writes succeed. */
   get failing(): string | undefined {
-    return this.failure;
+    return this.health.failing;
   }
 
   /**
    * Canonicalises and hashes the call's arguments; never throws (a failure is the `problem`).
    * While the trail's writes fail, failing closed, every call has a problem: it could not be
-   * recorded. Its refusal's record is written like any other, and the first that is written
-   * (space freed, say) lets calls through again.
+   * recorded (`unavailable`: the trail's fault, not the call's). Calls go through again once a
+   * probe record is written (audit-health.ts).
    */
   prepare(ctx: CallContext): PreparedRecord {
     try {
       const argsSha256 = canonicalSha256(callArguments(ctx));
-      if (this.failure !== undefined && this.failsClosed)
-        return { argsSha256, problem: `the audit trail cannot be written: ${this.failure}` };
+      const failing = this.health.failing;
+      if (failing !== undefined && this.failsClosed)
+        return { argsSha256, problem: `the audit trail cannot be written: ${failing}`, unavailable: true };
       return { argsSha256 };
     } catch (err) {
       const reason = err instanceof CanonicalJsonError ? err.reason : 'unencodable';
@@ -126,6 +140,7 @@ export class AuditWriter {
 
   /** Writes what is queued, then stops the writer's thread. */
   close(): void {
+    this.health.stop();
     this.send();
     this.thread.close();
   }
@@ -141,15 +156,10 @@ export class AuditWriter {
   }
 
   /** A batch was committed, whole or in part. */
-  private written(result: AppendResult, records: number): void {
-    const written = records - result.failed.length;
-    this.recordsWritten += written;
+  private written(result: AppendResult, callIds: readonly string[]): void {
+    this.recordsWritten += callIds.length - result.failed.length;
     if (result.failed.length) this.lose(result.failed, result.error);
-    if (records > 0 && written === 0) this.failure = result.error ?? 'the write failed';
-    else if (written > 0 && this.failure !== undefined) {
-      this.failure = undefined;
-      this.options.log.warn({ lost: this.lost }, 'audit writes succeed again');
-    }
+    if (callIds.length > 0) this.health.settled(result, callIds, this.lost);
     if (result.head) this.options.appended?.(result.head.seq, result.head.hash);
   }
 
@@ -280,7 +290,9 @@ function stored(text: string | null): string | null {
 
 /** Which stage refused a call no policy rule decided. */
 function refusingRule(err: unknown): string {
-  return err instanceof LocalError && err.code === 'unauditable' ? 'audit' : 'resolve';
+  return err instanceof LocalError && (err.code === 'unauditable' || err.code === 'audit_unavailable')
+    ? 'audit'
+    : 'resolve';
 }
 
 function errorCode(err: unknown): string {

@@ -260,7 +260,7 @@ test('a checkpoint interval in seconds is bounded as a timer is', () => {
 
 test('a topic or scope pattern no name could match is refused, saying what a name looks like', () => {
   const err = rejects(
-    "events:\n  topics:\n    'bad topic': { durable: true }\n    'builds.*': { durable: true }\ncontext:\n  scopes:\n    'nospace here': {}\n    'server:*': {}\n    '*': {}\n",
+    "events:\n  topics:\n    'bad topic': { durable: true }\n    'builds.*': { durable: true }\ncontext:\n  scopes:\n    'nospace here': {}\n    'server:*': {}\n    '*': {}\n    'team*': {}\n    '*-prod': {}\n    'glob*': {}\n",
     'switchboard.yaml',
   );
   assert.match(

@@ -1,12 +1,14 @@
 // Attack on the trail's promise that every call is recorded: its writes start failing (a full
 // disk, simulated by a trigger that aborts every insert). Failing closed (audit.onFailure: deny,
 // the default), calls are refused as soon as a batch could not be written, /readyz says not
-// ready and why, status says so; once a write succeeds again (space freed) calls go through.
+// ready and why, status says so; once the trail's own probe record is written again (space
+// freed), without any call to prompt it, calls go through and the chain names the gap.
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { adminScene, example, NOTES, tempDir } from '../admin/helpers.js';
+import { eventually } from '../support/poll.js';
 
 test('calls are refused while the audit trail cannot be written, and served again once it can', async (t) => {
   const scene = await adminScene(t, { servers: { notes: example(NOTES) } });
@@ -37,12 +39,19 @@ test('calls are refused while the audit trail cannot be written, and served agai
   const status = (await (await admin('/api/v1/status')).json()) as { audit: { failing?: string } };
   assert.match(status.audit.failing ?? '', /disk is full/);
 
-  // Space is back: the next refusal's own record is written, and calls go through again.
+  // A refused call's small record being written says nothing of the records of calls let through.
+  await assert.rejects(call(), (err: Error & { code?: string }) => err.code === 'audit_unavailable');
+
+  // Space is back: with no call at all (a load balancer sends none to an instance not ready), the
+  // trail's probe is written, readiness comes back, and the chain names the gap.
   db.exec('DROP TRIGGER full');
-  await assert.rejects(call(), /cannot be recorded/);
-  sb.flushAudit();
+  await eventually('ready again', async () => (await admin('/readyz')).status === 200, 15_000);
   await call();
-  assert.equal((await admin('/readyz')).status, 200);
+  sb.flushAudit();
+  const gap = db.prepare("SELECT args FROM audit WHERE method = 'audit.lost'").get() as { args: string };
+  const told = JSON.parse(gap.args) as { lost: number; error: string };
+  assert.ok(told.lost >= 1, gap.args);
+  assert.match(told.error, /disk is full/);
 });
 
 test('with audit.onFailure: allow, calls go on while records are lost, and readiness is kept', async (t) => {

@@ -14,6 +14,8 @@ import type { CallContext } from '../../call/context.js';
 export interface Prepared {
   argsSha256: string;
   problem?: string;
+  /** The problem is the trail's (its writes fail now), not the call's. */
+  unavailable?: boolean;
 }
 
 /** Where ended calls go (trust/audit-writer.ts writes them to the hash-chained audit log). */
@@ -32,7 +34,7 @@ export function auditStage(writer: CallRecorder): Stage {
     const ended = (error: unknown) => writer.ended(ctx, performance.now() - ctx.startedAt, error, prepared);
     if (prepared.problem !== undefined && writer.failsClosed) {
       const refused = new LocalError(
-        'unauditable',
+        prepared.unavailable ? 'audit_unavailable' : 'unauditable',
         `Call refused: it cannot be recorded in the audit trail (${prepared.problem})`,
       );
       ended(refused);

@@ -95,8 +95,22 @@ async function answerMeta(s: MetaServices, ctx: CallContext, name: string): Prom
  */
 async function visibleTools(s: MetaServices, ctx: CallContext): Promise<Item[]> {
   const starting = s.starting?.(ctx, true);
-  if (starting) await starting;
+  if (starting) await untilCancelled(ctx, starting);
   return s.lists ? s.lists.get(ctx, () => listAll(s, ctx)) : listAll(s, ctx);
+}
+
+/** Waits for `work`, or rejects as cancelled as soon as the caller cancels the call. */
+function untilCancelled(ctx: CallContext, work: Promise<void>): Promise<void> {
+  const signal = ctx.signal;
+  return new Promise<void>((resolve, reject) => {
+    const cancelled = () => reject(new LocalError('cancelled', 'Request cancelled'));
+    if (signal.aborted) return cancelled();
+    signal.addEventListener('abort', cancelled, { once: true });
+    void work.finally(() => {
+      signal.removeEventListener('abort', cancelled);
+      resolve();
+    });
+  });
 }
 
 async function listAll(s: MetaServices, ctx: CallContext): Promise<Item[]> {

@@ -97,8 +97,8 @@ export class Admission {
    * Admits a call made inside an admitted one (a handler's sub-call, a script's tool call, a
    * workflow step): it counts against its caller's rate and takes no slot of its caller's, since
    * its parent's covers it and waiting for another could wait forever behind that parent. At most
-   * limits.maxCallsPerSession of one call's sub-calls run at once (one slot is not a way around
-   * the share); the others wait, without a bound, for one of them to end.
+   * limits.maxCallsPerSession of one call's sub-calls run at once (per call: a sub-call's own
+   * sub-calls have a share of their own); the others wait, without a bound, for one of them to end.
    */
   admitWithin(ctx: CallContext, parent: CallContext): (() => void) | Promise<() => void> {
     this.takeRate(callerKey(ctx));
@@ -157,20 +157,26 @@ export class Admission {
     }
   }
 
+  /** Takes one of the caller's slots; the release (once only) lets the next call in. One closure: every call makes it. */
   private take(key: string, s: Slots, ctx: CallContext): () => void {
+    s.under++;
     const cut = drained(ctx) ? cutter(ctx) : undefined;
     if (cut) this.hostCalls.set(ctx, cut.cut);
-    return this.held(s, () => {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      s.under--;
       this.next(s);
       this.forget(this.slots, key, s);
       if (!cut) return;
       cut.unlink?.();
       this.hostCalls.delete(ctx);
       this.drained?.();
-    });
+    };
   }
 
-  /** Takes a slot of `s`; the release (once only) frees it and calls `freed`. */
+  /** Takes a slot of `s` (a call's sub-calls); the release (once only) frees it and calls `freed`. */
   private held(s: Slots, freed: () => void): () => void {
     s.under++;
     let released = false;

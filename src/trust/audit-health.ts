@@ -12,6 +12,9 @@ import type { AuditEntry } from './audit-record.js';
 /** How often a failing trail is tried again, with a probe record. */
 export const PROBE_MS = 2_000;
 
+/** Call ids of probe records (call ids are otherwise newCallId()'s). */
+const PROBE_PREFIX = 'audit-probe-';
+
 /** The method of the records that mark a gap in the trail. */
 export const GAP_METHOD = 'audit.lost';
 
@@ -42,6 +45,11 @@ export class AuditHealth {
   /** Why the trail cannot be written now, or undefined while its writes succeed. */
   get failing(): string | undefined {
     return this.failure?.error;
+  }
+
+  /** Whether `callId` is a probe's: no call's record, so not counted or logged as one lost. */
+  isProbe(callId: string): boolean {
+    return callId.startsWith(PROBE_PREFIX);
   }
 
   /** A batch came back: `callIds` it held, `lost` the writer's count of lost records since. */
@@ -81,7 +89,7 @@ export class AuditHealth {
   private probe(): void {
     const f = this.failure;
     if (!f) return;
-    this.probeId = `audit-probe-${process.pid}-${++this.probes}`;
+    this.probeId = `${PROBE_PREFIX}${process.pid}-${++this.probes}`;
     const args = canonicalJson({
       error: f.error,
       since: new Date(f.since).toISOString(),

@@ -158,7 +158,9 @@ export class AuditWriter {
   /** A batch was committed, whole or in part. */
   private written(result: AppendResult, callIds: readonly string[]): void {
     this.recordsWritten += callIds.length - result.failed.length;
-    if (result.failed.length) this.lose(result.failed, result.error);
+    // A probe that failed is no call's record: the trail is still failing, and that is all.
+    const lost = result.failed.filter((id) => !this.health.isProbe(id));
+    if (lost.length) this.lose(lost, result.error);
     if (callIds.length > 0) this.health.settled(result, callIds, this.lost);
     if (result.head) this.options.appended?.(result.head.seq, result.head.hash);
   }

@@ -20,7 +20,7 @@ import { RELATED_TASK } from '../protocol/versions.js';
 import { AgentTasks, type TaskRun } from './agent-tasks.js';
 import { exchange, taskResult } from './agent-exchange.js';
 import { LateAnswers } from './agent-poll.js';
-import { abortable } from './agent-wait.js';
+import { abortable } from '../call/signals.js';
 import { messageOf, partsToResult, textOf, textPart } from './parts.js';
 import { answerParts, elicitationFor } from './questions.js';
 import { firstParts, skillsToTools, type SkillOfTool } from './skill-tools.js';

@@ -19,7 +19,8 @@ import {
 } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { cancelUnanswered } from './agent-cancel.js';
-import { abortable, stopped } from './agent-wait.js';
+import { abortable } from '../call/signals.js';
+import { stopped } from './agent-wait.js';
 import { textOf } from './parts.js';
 
 /** One remote agent as the exchanges see it. */

@@ -1,5 +1,5 @@
-// Waiting on a remote A2A agent: which of its task states end a wait, and a wait a host's cancel
-// cuts short.
+// Waiting on a remote A2A agent: which of its task states end a wait (a wait a host's cancel cuts
+// short is call/signals.ts abortable).
 import { TaskState, type Task } from '@a2a-js/sdk';
 
 /** States after which a task changes no more. */
@@ -19,14 +19,4 @@ export function stopped(task: Task): boolean {
     state === TaskState.TASK_STATE_INPUT_REQUIRED ||
     state === TaskState.TASK_STATE_AUTH_REQUIRED
   );
-}
-
-/** `promise`, or the signal's reason once it aborts first. */
-export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

@@ -52,3 +52,13 @@ class Link implements LinkedSignal {
     for (const [source, onAbort] of this.attached) source.removeEventListener('abort', onAbort);
   };
 }
+
+/** `promise`, or the signal's reason once it aborts first. */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

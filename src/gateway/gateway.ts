@@ -10,13 +10,13 @@ import type { Logger } from '../log.js';
 import type { Caller, CallContext } from '../call/context.js';
 import { Housekeeping } from './housekeeping.js';
 import { RemoteBackends } from './remote-backends.js';
-import { TaskWatchers } from './task-watchers.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { wirePipeline } from './pipeline-wiring.js';
 import { LegacySession, type Sink } from '../sessions/legacy-session.js';
 import { Subscriptions } from './subscriptions.js';
 import { HandlerChain } from '../handlers/handler-chain.js';
-import { initializeResult, taskOrigin } from './initialize-result.js';
+import { initializeResult } from './initialize-result.js';
+import { gatewayTasks } from './gateway-tasks.js';
 import { CatalogSources } from './catalog-sources.js';
 import { Admission } from './admission.js';
 import { CatalogSync } from './catalog-sync.js';
@@ -28,8 +28,6 @@ import { InternalCalls } from './internal-calls.js';
 import { Reloader, type ReloadOutcome } from './reload.js';
 import { ModernHost } from '../eras/modern-host.js';
 import { Sealer } from '../eras/seal.js';
-import { TaskRoutes } from '../tasks/task-routes.js';
-import { TaskStore } from '../tasks/task-store.js';
 import type { ReloadPlan } from './reload-plan.js';
 import { CompiledPolicy } from '../policy/policy.js';
 import type { CatalogSource } from '../pipeline/catalog-source.js';
@@ -111,19 +109,13 @@ export class Gateway {
       sealer: new Sealer(config.modern.stateKey ?? config.http.sessions.key),
       inputTimeoutMs: config.modern.inputTimeoutMs,
     });
-    const tasks = new TaskRoutes({
+    const { tasks, watchers } = gatewayTasks(options, {
       log,
       backends: () => this.backends.values(),
-      store:
-        options.state &&
-        new TaskStore(options.state, (name) => taskOrigin(this.current, options.taskSources, name)),
-      sources: () =>
-        [...this.sources.values()].flatMap((s) =>
-          s.tasks ? [{ name: s.name, list: (ctx: CallContext) => s.tasks!.list(ctx) }] : [],
-        ),
-      shared: options.sharedTasks,
+      sources: () => this.sources.values(),
+      running: () => this.current,
+      run: (ctx) => this.run(ctx),
     });
-    const watchers = new TaskWatchers({ run: (ctx) => this.run(ctx), log });
     const subscriptions = new Subscriptions();
     this.subscriptions = new BackendSubscriptions({
       subscriptions,

@@ -12,6 +12,7 @@ import { CALL_TOOL, DESCRIBE_TOOL, META_TOOL_NAMES, SEARCH_TOOL, oneLine } from 
 import type { ToolSearch } from '../../catalog/tool-search.js';
 import { LocalError, WIRE, WireError } from '../../errors/errors.js';
 import { isAborted } from '../../call/new-call.js';
+import { abortable } from '../../call/signals.js';
 import type { Params, Result } from '../../jsonrpc/message.js';
 import { CHAIN_META } from '../../protocol/chain-meta.js';
 import { notFound } from '../../protocol/not-found.js';
@@ -95,22 +96,12 @@ async function answerMeta(s: MetaServices, ctx: CallContext, name: string): Prom
  */
 async function visibleTools(s: MetaServices, ctx: CallContext): Promise<Item[]> {
   const starting = s.starting?.(ctx, true);
-  if (starting) await untilCancelled(ctx, starting);
-  return s.lists ? s.lists.get(ctx, () => listAll(s, ctx)) : listAll(s, ctx);
-}
-
-/** Waits for `work`, or rejects as cancelled as soon as the caller cancels the call. */
-function untilCancelled(ctx: CallContext, work: Promise<void>): Promise<void> {
-  const signal = ctx.signal;
-  return new Promise<void>((resolve, reject) => {
-    const cancelled = () => reject(new LocalError('cancelled', 'Request cancelled'));
-    if (signal.aborted) return cancelled();
-    signal.addEventListener('abort', cancelled, { once: true });
-    void work.finally(() => {
-      signal.removeEventListener('abort', cancelled);
-      resolve();
+  if (starting)
+    await abortable(starting, ctx.signal).catch(() => {
+      // The one way the wait ends early: the caller cancelled.
+      throw new LocalError('cancelled', 'Request cancelled');
     });
-  });
+  return s.lists ? s.lists.get(ctx, () => listAll(s, ctx)) : listAll(s, ctx);
 }
 
 async function listAll(s: MetaServices, ctx: CallContext): Promise<Item[]> {

@@ -2,6 +2,7 @@
 import { ConfigError, formatIssue, type ConfigIssue } from '../config/errors.js';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
 import { isA2ABackend, isStdioBackend, type BackendConfig, type Config } from '../config/schema.js';
+import { hiddenByPrivateTmp, privateTmpProblem } from '../sandbox/private-tmp.js';
 import { probeSandbox } from '../sandbox/sandbox-probe.js';
 import { backendOnlyHandlers } from '../extensions/index.js';
 import { broadHandlerGrants } from './handler-grants.js';
@@ -51,6 +52,9 @@ export async function runValidate(args: ValidateArgs): Promise<number> {
   // Whether backends will be contained is part of whether this configuration can run as meant.
   const sandbox = await sandboxReport(loaded.config);
   if (sandbox.problem) issues.push({ file: args.config, path: 'sandbox.mode', message: sandbox.problem });
+  if (sandbox.contained)
+    for (const warning of hiddenUnderTmp(loaded.config, args.config))
+      write(`warning: ${formatIssue(warning)}`);
   for (const issue of issues) write(formatIssue(issue));
 
   const servers = Object.entries(loaded.config.servers);
@@ -66,16 +70,38 @@ export async function runValidate(args: ValidateArgs): Promise<number> {
   return issues.length === 0 ? 0 : 1;
 }
 
-/** What stdio backends will run in here, probed as `up` would; a problem when mode is required and there is none. */
-async function sandboxReport(config: Config): Promise<{ line: string; problem?: string }> {
+/**
+ * What stdio backends will run in here, probed as `up` would; a problem when mode is required and
+ * there is none.
+ */
+async function sandboxReport(
+  config: Config,
+): Promise<{ line: string; contained: boolean; problem?: string }> {
   const { mode, bwrap } = config.sandbox;
-  if (mode === 'none') return { line: 'sandbox: off (sandbox.mode: none); stdio backends run unsandboxed' };
+  if (mode === 'none')
+    return { line: 'sandbox: off (sandbox.mode: none); stdio backends run unsandboxed', contained: false };
   const probe = await probeSandbox(bwrap);
-  if (probe.available) return { line: `sandbox: bubblewrap (${probe.bwrap}); stdio backends run sandboxed` };
+  if (probe.available)
+    return { line: `sandbox: bubblewrap (${probe.bwrap}); stdio backends run sandboxed`, contained: true };
   const line = `sandbox: none available (${probe.reason}); stdio backends run unsandboxed`;
   return mode === 'required'
-    ? { line, problem: `expected a sandbox (mode: required), but ${probe.reason}` }
-    : { line };
+    ? { line, contained: false, problem: `expected a sandbox (mode: required), but ${probe.reason}` }
+    : { line, contained: false };
+}
+
+/**
+ * Sandboxed backends whose command line names a file under /tmp they will not see (their /tmp is a
+ * private one): warned of here as at start-up and by doctor, since the live check then fails
+ * with the server's own "cannot find" and no word of why.
+ */
+function hiddenUnderTmp(config: Config, file: string): ConfigIssue[] {
+  return Object.entries(config.servers).flatMap(([name, backend]) => {
+    if (!isStdioBackend(backend) || backend.disabled) return [];
+    const hidden = hiddenByPrivateTmp(backend, config.sandbox);
+    if (hidden.length === 0) return [];
+    const { why, fix } = privateTmpProblem(name, hidden);
+    return [{ file, path: `servers.${name}`, message: `${why}: ${fix}` }];
+  });
 }
 
 function kindOf(backend: BackendConfig): 'stdio' | 'http' | 'sse' | 'a2a' {

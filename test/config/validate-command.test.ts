@@ -3,8 +3,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { runValidate } from '../../src/cli/validate.js';
+import { probeSandbox } from '../../src/sandbox/sandbox-probe.js';
 
 async function withFile(name: string, text: string, fn: (file: string) => Promise<void>): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-validate-'));
@@ -105,5 +106,26 @@ test('extra checks run on the loaded config; their issues, or their failure, mak
       lines.includes(`${file}: not valid (2 problems); switchboard format, 3 backends`),
       lines.join('\n'),
     );
+  });
+});
+
+test('a sandboxed backend naming a script under /tmp it will not see is warned of, with the fix', async (t) => {
+  const probe = await probeSandbox('bwrap');
+  if (!probe.available) return t.skip(`no sandbox here (${probe.reason}): nothing is hidden`);
+  const script = `/tmp/sb-validate-elsewhere-${process.pid}/server.mjs`;
+  const text = [
+    'servers:',
+    `  hidden: { command: node, args: [${script}] }`,
+    `  open: { command: node, args: [${script}], sandbox: none }`,
+    `  bound: { command: node, args: [${script}], sandbox: { read: [${dirname(script)}] } }`,
+  ].join('\n');
+  await withFile('switchboard.yaml', text, async (file) => {
+    const lines: string[] = [];
+    const code = await runValidate({ config: file, env: {}, write: (l) => lines.push(l) });
+    assert.equal(code, 0, 'a warning, not a problem');
+    const warnings = lines.filter((l) => l.startsWith('warning: '));
+    assert.deepEqual(warnings, [
+      `warning: ${file}: servers.hidden: names ${script}, under /tmp: the sandbox gives the server a /tmp of its own, without it: add its directory to servers.hidden.sandbox.read (write if the server writes there)`,
+    ]);
   });
 });

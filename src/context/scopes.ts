@@ -20,7 +20,7 @@ export function scopeOf(params: Record<string, unknown>): string {
   if (typeof s !== 'string' || !SCOPE.test(s))
     throw new WireError(
       WIRE.INVALID_PARAMS,
-      'scope must be "global" or "<kind>:<id>" (e.g. server:search, run:42): printable ASCII without spaces',
+      'scope must be "global" or "<kind>:<id>" (e.g. server:search, run:42): printable ASCII without spaces, an id of at most 200 characters',
     );
   return s;
 }
@@ -36,18 +36,22 @@ export function keyOf(params: Record<string, unknown>, field = 'key', optional =
   return k;
 }
 
+const MAX_TOPIC = 200;
+
 /** A topic to publish to (exact), or to subscribe to (exact, or ending in `*`: a prefix). */
 export function topicOf(params: Record<string, unknown>, pattern: boolean): string {
   const t = params.topic;
   const body = typeof t === 'string' && pattern && t.endsWith('*') ? t.slice(0, -1).replace(/\.$/, '') : t;
   const ok =
-    typeof t === 'string' && t.length <= 200 && (t === '*' || (typeof body === 'string' && TOPIC.test(body)));
+    typeof t === 'string' &&
+    t.length <= MAX_TOPIC &&
+    (t === '*' || (typeof body === 'string' && TOPIC.test(body)));
   if (!ok)
     throw new WireError(
       WIRE.INVALID_PARAMS,
       pattern
-        ? 'topic must be a dotted name (builds.done), optionally ending in * (builds.*), or *'
-        : 'topic must be a dotted name such as builds.done (letters, digits, _ : -)',
+        ? `topic must be a dotted name (builds.done) of at most ${MAX_TOPIC} characters, optionally ending in * (builds.*), or *`
+        : `topic must be a dotted name such as builds.done (letters, digits, _ : -) of at most ${MAX_TOPIC} characters`,
     );
   return t as string;
 }

@@ -168,4 +168,7 @@ test('durable retention keeps the newest maxEvents; payloads are bounded', async
   );
   const big = await failure(a.call('events.publish', { topic: 'builds.done', data: 'x'.repeat(200) }));
   assert.equal((big.data as { reason: string }).reason, 'context_too_large');
+  // A topic too long says so (it is otherwise a dotted name like any other).
+  const long = await failure(a.call('events.publish', { topic: `builds.${'x'.repeat(5000)}`, data: 1 }));
+  assert.match(long.message, /dotted name .* of at most 200 characters/);
 });

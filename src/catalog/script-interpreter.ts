@@ -24,13 +24,20 @@ export interface ScriptControl {
 /** The longest description of a thrown value read from the prelude (its parts are cut shorter). */
 const ERROR_DESCRIPTION_MAX = 16_384;
 
-/** The line of the script an error points at, from QuickJS's stack ("at ... (script.js:LINE:COL)"). */
-function lineOf(stack: string, lineNumber: unknown): number | undefined {
+/**
+ * The line of the script an error points at, from QuickJS's stack ("at ... (script.js:LINE:COL)").
+ * A script cut short (`return (`) fails at the wrapper's closing line, after its own last one: that
+ * is its last line.
+ */
+function lineOf(stack: string, lineNumber: unknown, source: string): number | undefined {
   const m = new RegExp(`${SCRIPT_FILE.replace('.', '\\.')}:(\\d+)`).exec(stack);
   const at = m ? Number(m[1]) : typeof lineNumber === 'number' ? lineNumber : undefined;
   if (at === undefined) return undefined;
   const line = at - LINE_OFFSET;
-  return line >= 1 ? line : undefined;
+  if (line < 1) return undefined;
+  let last = 1;
+  for (let i = source.indexOf('\n'); i !== -1 && last < line; i = source.indexOf('\n', i + 1)) last++;
+  return Math.min(line, last);
 }
 
 /** The text of string handle `h`, or undefined when it is longer than `max` characters (not copied then). */
@@ -127,7 +134,7 @@ export async function interpret(
       const r = slice(() => vm.callFunction(describe!, vm.undefined, h));
       const text = r.error ? undefined : r.value.consume((v) => boundedString(vm, v, ERROR_DESCRIPTION_MAX));
       if (r.error) r.error.dispose();
-      errorFrom(out, text);
+      errorFrom(out, text, source);
     };
 
     const expose = (name: string, h: QuickJSHandle) => {
@@ -218,7 +225,7 @@ export async function interpret(
       const how = await Promise.race([settled, endedEarly.then(() => undefined)]);
       if (hostError !== undefined) throw hostError;
       if (how !== undefined && stop === undefined) {
-        if (!how.ok) errorFrom(out, how.text);
+        if (!how.ok) errorFrom(out, how.text, source);
         else if (how.text === undefined || emit(Buffer.byteLength(how.text))) {
           out.value = how.text;
           out.ok = true;
@@ -264,7 +271,7 @@ export async function interpret(
 }
 
 /** `out`'s error from the prelude's description of a thrown value ({ name, message, stack, line }). */
-function errorFrom(out: ScriptOutcome, text: string | undefined): void {
+function errorFrom(out: ScriptOutcome, text: string | undefined, source: string): void {
   out.ok = false;
   // The prelude made it, but in the script's world: each part is checked and cut again here.
   const d = (text === undefined ? undefined : JSON.parse(text)) as Record<string, unknown> | null | undefined;
@@ -276,5 +283,5 @@ function errorFrom(out: ScriptOutcome, text: string | undefined): void {
     return;
   }
   const line = Number.isSafeInteger(d?.line) ? d?.line : undefined;
-  out.error = { name, message, line: lineOf(part(d?.stack, ERROR_TEXT_MAX.stack) ?? '', line) };
+  out.error = { name, message, line: lineOf(part(d?.stack, ERROR_TEXT_MAX.stack) ?? '', line, source) };
 }

@@ -232,6 +232,12 @@ test('code mode', async (t) => {
     assert.equal(runtime.structuredContent!.error!.name, 'TypeError');
     assert.equal(runtime.structuredContent!.error!.line, 4);
     assert.deepEqual(runtime.structuredContent!.console, ['before']);
+    // Cut short, a script fails where it ends, not on a line of its own wrapper after it.
+    const cut = await run('return (');
+    assert.equal(cut.structuredContent!.error!.name, 'SyntaxError');
+    assert.equal(cut.structuredContent!.error!.line, 1);
+    const cutLater = await run('const a = 1;\nreturn [a,');
+    assert.equal(cutLater.structuredContent!.error!.line, 2);
   });
 
   await t.test('output past the limit stops the script', async () => {

@@ -82,16 +82,24 @@ export class AdminClient {
       );
     }
     const text = await res.text();
-    if (res.status === 401)
-      throw new AdminClientError(`the admin listener at ${this.url} refused the token (401)`);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      throw new AdminClientError(`${this.url}${path} answered ${res.status} with something not JSON`);
+      parsed = undefined;
     }
+    // An MCP endpoint (switchboard's own HTTP front, say) answers in JSON-RPC, a refused token
+    // included: the URL is the wrong door, whatever the status.
+    if ((parsed as { jsonrpc?: unknown } | null | undefined)?.jsonrpc === '2.0')
+      throw new AdminClientError(
+        `${this.url} is an MCP endpoint, not switchboard's admin listener (${res.status}): give the admin URL (admin.port, 7451 by default)`,
+      );
+    if (res.status === 401)
+      throw new AdminClientError(`the admin listener at ${this.url} refused the token (401)`);
+    if (parsed === undefined)
+      throw new AdminClientError(`${this.url}${path} answered ${res.status} with something not JSON`);
     if (!res.ok && res.status !== 503) {
-      const message = (parsed as { message?: string }).message ?? text;
+      const message = (parsed as { message?: string } | null)?.message ?? text;
       throw new AdminClientError(`${this.url}${path} answered ${res.status}: ${message}`);
     }
     return parsed;

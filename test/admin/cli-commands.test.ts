@@ -79,6 +79,12 @@ test('status, tools and call work against a running switchboard, and call is ref
   const status = await run(env, ['status']);
   assert.equal(status.code, 0, JSON.stringify(status));
   assert.match(status.out, /^notes\s+ready\s+1\/1\s+0\s+closed/m);
+  // Pointed at the MCP front instead (an easy mix-up: both are switchboard's URLs), it says so.
+  const mcp = /Streamable HTTP: (http:\/\/\S+\/mcp)/.exec(stderr())?.[1];
+  assert.ok(mcp, 'up names its MCP endpoint');
+  const wrong = await run(env, ['status', '--url', mcp, '--token', 'x']);
+  assert.equal(wrong.code, 1);
+  assert.match(wrong.err, /is an MCP endpoint, not switchboard's admin listener \(\d+\): give the admin URL/);
   const json = await run(env, ['status', '--json']);
   assert.equal((JSON.parse(json.out) as { backends: { name: string }[] }).backends[0]?.name, 'notes');
 

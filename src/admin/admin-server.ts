@@ -52,7 +52,7 @@ export async function serveAdmin(options: AdminServerOptions): Promise<AdminServ
   const { port: bound, twin } = await listenWithTwin(server, host, port).catch((err: Error) => {
     throw new AdminListenError(
       err instanceof PortInUse
-        ? `admin listener: ${err.message} (set admin.port, 0 for any free port, or admin.enabled: false)`
+        ? `admin listener: ${err.message} (set admin.port or --admin-port, 0 for any free port, or admin.enabled: false)`
         : `admin listener: cannot listen on ${host}:${port}: ${err.message}`,
     );
   });

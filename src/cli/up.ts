@@ -25,6 +25,7 @@ Options:
   -c, --config FILE  switchboard.yaml, or an mcpServers JSON file (Claude Desktop, Cursor, VS Code)
   -p, --port N       HTTP port (default 7450; 0 picks a free one)
   --host ADDR        HTTP bind address (default 127.0.0.1)
+  --admin-port N     Admin listener and dashboard port (default 7451; 0 picks a free one)
   --stdio            Serve one host over stdin/stdout instead of HTTP (for Claude Desktop)
   --no-watch         Do not reload when the --config file changes (SIGHUP still reloads)
   --profile NAME     With --stdio: serve the catalog profile NAME (catalog.profiles), not the whole catalog
@@ -35,6 +36,7 @@ export const UP_OPTIONS = {
   config: { type: 'string', short: 'c' },
   port: { type: 'string', short: 'p' },
   host: { type: 'string' },
+  'admin-port': { type: 'string' },
   stdio: { type: 'boolean' },
   'no-watch': { type: 'boolean' },
   profile: { type: 'string' },
@@ -46,6 +48,7 @@ interface UpFlags {
   config?: string | undefined;
   port?: string | undefined;
   host?: string | undefined;
+  'admin-port'?: string | undefined;
   stdio?: boolean | undefined;
   'no-watch'?: boolean | undefined;
   profile?: string | undefined;
@@ -59,14 +62,28 @@ export const upCommand = defineCommand('up', {
   run: ({ values }) => up(values),
 });
 
+/** A port flag's number: undefined when not given, null when not a port. */
+function portFlag(text: string | undefined): number | undefined | null {
+  if (text === undefined) return undefined;
+  const port = Number(text);
+  return text.trim() !== '' && Number.isInteger(port) && port >= 0 && port <= 65535 ? port : null;
+}
+
 /** Said after a start refused without --config: the settings an error names belong in a file. */
 const NO_FILE =
   ' (no --config given: the settings named are those of a config file; `switchboard init` writes one, docs/configuration.md lists them)';
 
 async function up(flags: UpFlags): Promise<number> {
-  const port = flags.port === undefined ? undefined : Number(flags.port);
-  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
+  const port = portFlag(flags.port);
+  if (port === null)
     return usageError('up', `--port expects a number from 0 to 65535, got "${flags.port}"`, UP_USAGE);
+  const adminPort = portFlag(flags['admin-port']);
+  if (adminPort === null)
+    return usageError(
+      'up',
+      `--admin-port expects a number from 0 to 65535, got "${flags['admin-port']}"`,
+      UP_USAGE,
+    );
   const settings = logSettings(flags);
   if (typeof settings === 'string') return usageError('up', settings, UP_USAGE);
   if (flags.profile !== undefined && flags.stdio !== true)
@@ -79,6 +96,7 @@ async function up(flags: UpFlags): Promise<number> {
     ...(port === undefined ? {} : { port }),
     ...(flags.host === undefined ? {} : { host: flags.host }),
   };
+  const admin = adminPort === undefined ? {} : { port: adminPort };
   // Filled with the vault's secrets at start; every log line passes through it.
   const redactor = new Redactor();
   const logFor = (configLevel: string) =>
@@ -87,7 +105,7 @@ async function up(flags: UpFlags): Promise<number> {
   let configFiles: readonly string[] = [];
   if (flags.config) {
     try {
-      const loaded = await loadConfig(flags.config, { overrides: { http } });
+      const loaded = await loadConfig(flags.config, { overrides: { http, admin } });
       config = loaded.config;
       configFiles = loaded.files;
       const log = logFor(config.log.level);
@@ -98,7 +116,7 @@ async function up(flags: UpFlags): Promise<number> {
     }
   } else {
     const base = embeddedConfig();
-    config = { ...base, http: { ...base.http, ...http } };
+    config = { ...base, http: { ...base.http, ...http }, admin: { ...base.admin, ...admin } };
   }
   const log = logFor(config.log.level);
   logCalls(log);

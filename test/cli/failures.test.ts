@@ -5,6 +5,8 @@
 // use is one clear error, not the failures of the backends it stopped; a profile that cannot be
 // served is refused before anything starts.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { lookup } from 'node:dns/promises';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
@@ -14,7 +16,8 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { captureLog } from '../support/log-capture.js';
 import { startGateway } from '../support/start-switchboard.js';
-import { runCli } from './run-cli.js';
+import { MAIN, runCli } from './run-cli.js';
+import { until } from '../support/poll.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}.js`, import.meta.url));
 const CRASHING = { command: process.execPath, args: [fixture('crashing-server')] };
@@ -133,6 +136,37 @@ test('a port in use stops the start with one clear error, not with the backends 
   assert.doesNotMatch(run.stderr, /backend failed to start/);
 });
 
+test('an admin port in use leaves switchboard serving without it, naming the flag; --admin-port moves it', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-fail-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+  const port = (taken.address() as AddressInfo).port;
+  const file = join(dir, 'switchboard.json');
+  await writeFile(file, JSON.stringify({ sandbox: { mode: 'none' }, admin: { port }, servers: {} }));
+  const env = { ...process.env, XDG_STATE_HOME: dir };
+  const busy = await runUntil(
+    ['up', '--config', file, '--port', '0', '--log-format', 'json'],
+    env,
+    /fronting/,
+  );
+  assert.match(
+    busy,
+    new RegExp(`admin listener: 127\\.0\\.0\\.1:${port} is in use \\(set admin\\.port or --admin-port`),
+  );
+  const moved = await runUntil(
+    ['up', '--config', file, '--port', '0', '--admin-port', '0', '--log-format', 'json'],
+    env,
+    /fronting/,
+  );
+  const at = /admin: http:\/\/127\.0\.0\.1:(\d+)\//.exec(moved)?.[1];
+  assert.ok(at !== undefined && Number(at) !== port, moved);
+  const usage = await runCli(['up', '--admin-port', 'x'], { env });
+  assert.equal(usage.code, 2);
+  assert.match(usage.stderr, /--admin-port expects a number from 0 to 65535, got "x"/);
+});
+
 test('a start refused for a setting, with no config file, says where settings go', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'sb-fail-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
@@ -168,3 +202,24 @@ test('a profile is refused before anything starts: without --stdio, or one the c
   // Refused before the backends and the admin listener: none of them said a word.
   assert.doesNotMatch(missing.stderr, /admin: http|fronting|backend/);
 });
+
+/** Starts `switchboard ...args` and stops it once its stderr matches `ready`; returns the stderr. */
+async function runUntil(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<string> {
+  const child = spawn(process.execPath, [MAIN, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  try {
+    await until(
+      () => {
+        if (child.exitCode !== null) throw new Error(`switchboard exited: ${stderr}`);
+        return ready.test(stderr) || undefined;
+      },
+      () => `switchboard to say ${String(ready)}; it said: ${stderr}`,
+      { timeoutMs: 30_000 },
+    );
+    return stderr;
+  } finally {
+    child.kill('SIGTERM');
+    await once(child, 'close');
+  }
+}

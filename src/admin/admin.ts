@@ -77,7 +77,12 @@ export async function startAdmin(config: Config['admin'], deps: AdminDeps): Prom
           bridgeConnections: deps.bridgeConnections,
           approvalsPending: () => pendingApprovals(deps.approvals),
           audit: () =>
-            deps.audit && { written: deps.audit.recordsWritten, lost: deps.audit.lost, lag: deps.audit.lag },
+            deps.audit && {
+              written: deps.audit.recordsWritten,
+              lost: deps.audit.lost,
+              lag: deps.audit.lag,
+              failing: deps.audit.failing !== undefined,
+            },
           isHandler: (m) => gateway.handlers.find(m) !== undefined,
         },
       }).start(log)

@@ -20,7 +20,7 @@ export interface MetricsSources {
   /** Calls waiting for an operator's approval (0 without an approval store). */
   approvalsPending(): number;
   /** The audit writer's counts, when audit is on. */
-  audit(): { written: number; lost: number; lag: number } | undefined;
+  audit(): { written: number; lost: number; lag: number; failing: boolean } | undefined;
   /** Whether a method is served by a handler (its name may then be a label). */
   isHandler(method: string): boolean;
 }

@@ -238,6 +238,14 @@ export class Metrics {
       },
     });
     new Gauge({
+      name: 'switchboard_audit_failing',
+      help: "1 while the audit trail's writes fail (with audit.onFailure: deny, calls are refused meanwhile), else 0.",
+      registers,
+      collect() {
+        this.set(sources.audit()?.failing ? 1 : 0);
+      },
+    });
+    new Gauge({
       name: 'switchboard_sessions',
       help: 'Host sessions by era: legacy sessions open now; modern (stateless) callers that called in the last 5 minutes.',
       labelNames: ['era'],

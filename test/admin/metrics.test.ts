@@ -23,6 +23,7 @@ const FAMILIES = [
   'switchboard_audit_records_written_total',
   'switchboard_audit_records_lost_total',
   'switchboard_audit_write_lag_records',
+  'switchboard_audit_failing',
   'switchboard_sessions',
   'process_cpu_user_seconds_total',
   'process_resident_memory_bytes',

@@ -40,6 +40,9 @@ test('calls are refused while the audit trail cannot be written, and served agai
   assert.ok(body.audit.lost >= 1);
   const status = (await (await admin('/api/v1/status')).json()) as { audit: { failing?: string } };
   assert.match(status.audit.failing ?? '', /disk is full/);
+  const failing = async () =>
+    /^switchboard_audit_failing (\d)$/m.exec(await (await admin('/metrics')).text())?.[1];
+  assert.equal(await failing(), '1', 'an alert can be set on the metric');
 
   // A refused call's small record being written says nothing of the records of calls let through.
   await assert.rejects(call(), (err: Error & { code?: string }) => err.code === 'audit_unavailable');
@@ -48,6 +51,7 @@ test('calls are refused while the audit trail cannot be written, and served agai
   // trail's probe is written, readiness comes back, and the chain names the gap.
   db.exec('DROP TRIGGER full');
   await eventually('ready again', async () => (await admin('/readyz')).status === 200, 15_000);
+  assert.equal(await failing(), '0');
   await call();
   sb.flushAudit();
   const gap = db.prepare("SELECT args FROM audit WHERE method = 'audit.lost'").get() as { args: string };

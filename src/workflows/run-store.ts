@@ -19,6 +19,8 @@ export interface RunRow {
   cancelRequested: boolean;
   startedAt: number;
   endedAt: number | null;
+  /** Run as a task: how long the task is kept, as its caller asked (absent in rows of older nodes). */
+  taskTtlMs?: number | undefined;
 }
 
 export interface StepRow {
@@ -58,6 +60,8 @@ const MIGRATIONS = [
      ended_at INTEGER,
      PRIMARY KEY (run_id, step)
    );`,
+  // A task's ttl is said in every tasks/get, after a restart as before it.
+  `ALTER TABLE workflow_runs ADD COLUMN task_ttl_ms INTEGER;`,
 ];
 
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
@@ -76,6 +80,7 @@ interface RawRun {
   cancel_requested: number;
   started_at: number;
   ended_at: number | null;
+  task_ttl_ms: number | null;
 }
 
 function runOf(r: RawRun): RunRow {
@@ -92,6 +97,7 @@ function runOf(r: RawRun): RunRow {
     cancelRequested: r.cancel_requested === 1,
     startedAt: r.started_at,
     endedAt: r.ended_at,
+    ...(r.task_ttl_ms !== null && { taskTtlMs: r.task_ttl_ms }),
   };
 }
 
@@ -111,6 +117,11 @@ export class RunStore {
     return id;
   }
 
+  /** The run became a task kept for `ttlMs`. */
+  taskKept(id: string, ttlMs: number): void {
+    this.db.prepare('UPDATE workflow_runs SET task_ttl_ms = ? WHERE id = ?').run(ttlMs, id);
+  }
+
   /** Takes over a run after a restart: this process owns it now. */
   adopt(id: string): void {
     this.db.prepare('UPDATE workflow_runs SET owner_pid = ? WHERE id = ?').run(process.pid, id);
@@ -121,8 +132,8 @@ export class RunStore {
     this.db.transaction(() => {
       this.db
         .prepare(
-          `INSERT OR REPLACE INTO workflow_runs (id, workflow, caller, parent_run, status, input, owner_pid, started_at)
-           VALUES (?, ?, ?, ?, 'running', ?, ?, ?)`,
+          `INSERT OR REPLACE INTO workflow_runs (id, workflow, caller, parent_run, status, input, owner_pid, started_at, task_ttl_ms)
+           VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)`,
         )
         .run(
           row.id,
@@ -132,6 +143,7 @@ export class RunStore {
           JSON.stringify(row.input ?? {}),
           process.pid,
           row.startedAt,
+          row.taskTtlMs ?? null,
         );
       this.db.prepare('DELETE FROM workflow_steps WHERE run_id = ?').run(row.id);
       const put = this.db.prepare(

@@ -57,9 +57,6 @@ export class WorkflowTasks implements SourceTasks {
     tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
     extensions: { [TASKS_EXTENSION]: {} },
   };
-  /** The ttl each task was created with (after a restart: the default). */
-  private readonly ttls = new Map<string, number>();
-
   constructor(
     private readonly engine: WorkflowEngine,
     private readonly store: RunStore,
@@ -90,7 +87,7 @@ export class WorkflowTasks implements SourceTasks {
     const launched = this.engine.launch(name, ctx.params.arguments, detached);
     if ('refused' in launched) return launched.refused;
     const ttl = requestedTtl(ctx) ?? DEFAULT_TASK_TTL_MS;
-    this.ttls.set(launched.id, ttl);
+    this.store.taskKept(launched.id, ttl);
     if (legacyTask) {
       await this.share(launched.id, name, ctx, ttl);
       return { task: this.taskOf(await this.held(launched.id), 'legacy') };
@@ -231,7 +228,7 @@ export class WorkflowTasks implements SourceTasks {
       ...steps.map((s) => s.endedAt ?? s.startedAt ?? 0),
       row.startedAt,
     );
-    const ttl = this.ttls.get(row.id) ?? this.shared?.tasks.task(row.id)?.ttlMs ?? DEFAULT_TASK_TTL_MS;
+    const ttl = row.taskTtlMs ?? this.shared?.tasks.task(row.id)?.ttlMs ?? DEFAULT_TASK_TTL_MS;
     const statusMessage =
       row.status === 'running'
         ? `${ended} of ${this.engine.stepsOf(row.workflow)} steps`

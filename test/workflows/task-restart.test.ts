@@ -1,5 +1,6 @@
 // A workflow run that is a task survives a kill -9: started again on the same state database,
-// switchboard resumes the run and the same caller reaches the same task id for its result.
+// switchboard resumes the run and the same caller reaches the same task id for its result, with
+// the ttl it asked for.
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,6 +55,7 @@ test('a workflow task outlives a kill -9 of switchboard and ends under the same 
   assert.ok(result.result.structuredContent.done);
   const got = await call(second.url, session, 3, 'tasks/get', { taskId });
   assert.equal(got.result.status, 'completed');
+  assert.equal(got.result.ttl, 600_000, 'the ttl the task was made with, after the restart too');
   // The step under way was idempotent, so it ran again; the one before it did not.
   assert.equal(journalLines(journal).filter((l) => l === 'record first').length, 1);
 });

@@ -70,8 +70,11 @@ pre { background: var(--card); border: 1px solid var(--line); padding: 0.6rem; o
 .badge { display: inline-block; min-width: 1.3em; padding: 0 0.35em; border-radius: 9px; background: var(--bad);
   color: #fff; font-size: 0.75rem; text-align: center; }
 .pill { display: inline-block; padding: 0 0.45em; border-radius: 4px; border: 1px solid var(--line); font-size: 0.8rem; }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(260px, 1fr)); gap: 0.75rem; }
-.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 0.75rem; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(320px, 1fr)); gap: 0.75rem; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 0.75rem; min-width: 0; }
+.card th, .card td { padding: 0.3rem 0.4rem; }
+.card th { white-space: nowrap; }
+.card .bad, .card pre { overflow-wrap: anywhere; white-space: pre-wrap; }
 .card h4 { margin: 0 0 0.35rem; font-size: 0.95rem; }
 button { font: inherit; padding: 0.25rem 0.75rem; border-radius: 6px; border: 1px solid var(--line);
   background: var(--card); color: var(--fg); cursor: pointer; }
@@ -89,7 +92,7 @@ svg.topology .node.down rect { stroke: var(--bad); }
 svg.topology .node.up rect { stroke: var(--ok); }
 svg.topology path { fill: none; stroke: var(--muted); }
 svg.topology path.bridge { stroke: var(--accent); stroke-dasharray: 5 3; }
-svg.topology .rate { fill: var(--muted); font-size: 11px; }
+svg.topology .rate { fill: var(--muted); font-size: 11px; paint-order: stroke; stroke: var(--card); stroke-width: 4px; }
 .row { display: flex; gap: 0.5rem; align-items: center; margin: 0.5rem 0; }
 `;
 

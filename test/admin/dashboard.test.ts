@@ -25,7 +25,15 @@ test(
     const { chromium } = await import('playwright-core');
     const shots = await tempDir(t, 'sb-dashboard-shots-');
     const { sb, url, token, admin } = await adminScene(t, {
-      servers: { notes: example(NOTES), clock: example(CLOCK) },
+      servers: {
+        notes: example(NOTES),
+        clock: example(CLOCK),
+        // Its error names a PATH with no place to break a line: the page must not grow sideways.
+        lost: {
+          command: 'no-such-mcp-server',
+          env: { PATH: `/opt/${'longdirectoryname'.repeat(15)}/bin` },
+        },
+      },
       policy: {
         rules: [
           {
@@ -70,7 +78,7 @@ test(
     assert.equal(cookie.httpOnly, true);
     assert.equal(cookie.sameSite, 'Strict');
     assert.notEqual(cookie.value, token, 'the cookie names a session, it is not the token');
-    await page.waitForSelector('#summary:has-text("2/2 backends ready")');
+    await page.waitForSelector('#summary:has-text("2/3 backends ready")');
 
     // A host's call appears in the live stream.
     await page.goto(`${url}/#calls`);
@@ -105,6 +113,9 @@ test(
     const topologyShot = await shoot('topology');
     await page.goto(`${url}/#backends`);
     await page.waitForSelector('[data-backend="notes"]:has-text("ready")');
+    await page.waitForSelector('[data-backend="lost"]:has-text("longdirectoryname")');
+    const sideways = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(sideways <= 0, `the backends view is ${sideways}px wider than the window`);
     const backendsShot = await shoot('backends');
     await page.goto(`${url}/#catalog`);
     await page.waitForSelector('#catalog-body code:has-text("add_note")');

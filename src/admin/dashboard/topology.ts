@@ -84,6 +84,7 @@ function drawTopology(hosts: Json[], backends: Json[], edges: Json[]): Element {
       b ? (b.state === 'ready' ? 'up' : 'down') : '',
     );
   });
+  const labels = new EdgeLabels();
   for (const e of edges) {
     const to = servers.indexOf(String(e.to));
     if (e.bridge) {
@@ -102,10 +103,39 @@ function drawTopology(hosts: Json[], backends: Json[], edges: Json[]): Element {
     if (from < 0 || to < 0) continue;
     const y1 = y(from) + 15;
     const y2 = y(to) + 15;
+    const at = labels.place(y1, y2);
     root.append(
       svg('path', { d: `M220 ${y1} C 330 ${y1}, 330 ${y2}, 440 ${y2}` }),
-      svg('text', { class: 'rate', x: 300, y: (y1 + y2) / 2 - 4 }, `${String(e.callsLastMinute)}/min`),
+      svg(
+        'text',
+        { class: 'rate', x: at.x, y: at.y + 4, 'text-anchor': 'middle' },
+        `${String(e.callsLastMinute)}/min`,
+      ),
     );
   }
   return root;
+}
+
+/**
+ * Where each caller-to-server edge's rate goes: on its curve, at the middle unless another label
+ * is there already (two edges that cross meet at their middles), else further along it.
+ */
+class EdgeLabels {
+  private readonly placed: { x: number; y: number }[] = [];
+
+  place(y1: number, y2: number): { x: number; y: number } {
+    const along = (t: number) => {
+      // The cubic M220,y1 C330,y1 330,y2 440,y2 at t.
+      const u = 1 - t;
+      return {
+        x: u * u * u * 220 + 3 * u * t * 330 + t * t * t * 440,
+        y: (u * u * u + 3 * u * u * t) * y1 + (3 * u * t * t + t * t * t) * y2,
+      };
+    };
+    const free = (p: { x: number; y: number }) =>
+      this.placed.every((q) => Math.abs(q.x - p.x) > 44 || Math.abs(q.y - p.y) > 13);
+    const at = [0.5, 0.3, 0.7, 0.2, 0.8].map(along).find(free) ?? along(0.5);
+    this.placed.push(at);
+    return at;
+  }
 }

@@ -52,3 +52,17 @@ export class ConfigError extends Error {
     this.issues = Object.freeze([...issues]);
   }
 }
+
+/** A YAML or JSON parser's message as one clause of ours: its first line, without its position. */
+export function parserSentence(message: string): string {
+  const first =
+    message
+      .split('\n')[0]
+      ?.replace(/ at line \d+, column \d+:?$/, '')
+      .replace(/\.$/, '') ?? '';
+  return first.charAt(0).toLowerCase() + first.slice(1);
+}
+
+/** Said of a configuration file with nothing in it (or only comments). */
+export const EMPTY_CONFIG =
+  'the file is empty (or only comments): expected a configuration such as servers: { … } (servers: {} for none)';

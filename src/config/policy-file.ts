@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { serversForRules } from './built-in-servers.js';
-import { ConfigError, formatPath, type ConfigIssue } from './errors.js';
+import { ConfigError, formatPath, parserSentence, type ConfigIssue } from './errors.js';
 import { lineOf } from './yaml-lines.js';
 import { mapZodIssues } from './issues.js';
 import type { Config } from './schema.js';
@@ -106,11 +106,21 @@ export function parsePolicyFile(text: string, file: string): Rule[] {
       'config_invalid',
       doc.errors.map((e) => {
         const { line, col } = lines.linePos(e.pos[0]);
-        return { file, path: '', line, column: col, message: `invalid YAML: ${e.message.split('\n')[0]}` };
+        return { file, path: '', line, column: col, message: `invalid YAML: ${parserSentence(e.message)}` };
       }),
     );
   }
-  const data: unknown = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  const data: unknown = doc.toJS({ maxAliasCount: 100 });
+  // Refused, not read as no rules: a policy file being written (truncated, then filled) would
+  // otherwise lift every deny rule until it is whole.
+  if (data === null || data === undefined)
+    throw new ConfigError('config_invalid', [
+      {
+        file,
+        path: '',
+        message: 'the file is empty (or only comments): expected rules: [ … ] (rules: [] for none)',
+      },
+    ]);
   const result = PolicyFile.safeParse(data);
   if (result.success) return result.data.rules;
   const issues = mapZodIssues(result.error.issues, PolicyFile, data, [], { fromEnv: () => false }).map(

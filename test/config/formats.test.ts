@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatIssue } from '../../src/config/errors.js';
+import { ConfigError, formatIssue } from '../../src/config/errors.js';
 import { parseConfig } from '../../src/config/load.js';
 import { isStdioBackend } from '../../src/config/schema.js';
 import { issueAt, pick, rejects, REMOTE_FIELDS, STDIO_FIELDS } from './helpers.js';
@@ -46,10 +46,31 @@ test('reads switchboard YAML and fills in the defaults', () => {
   assert.equal(config.namespacing.mode, 'conditional');
 });
 
-test('an empty file is a valid configuration with no servers', () => {
-  const { config } = parseConfig('# nothing yet\n', 'switchboard.yaml', { env });
+test('an empty file is refused (a file being written is not a configuration with every default); servers: {} is none', () => {
+  for (const text of ['', '  \n', '# nothing yet\n', '\uFEFF']) {
+    assert.throws(
+      () => parseConfig(text, 'switchboard.yaml', { env }),
+      (err: ConfigError) =>
+        err.issues.length === 1 &&
+        /^the file is empty \(or only comments\): expected/.test(err.issues[0]!.message),
+      JSON.stringify(text),
+    );
+  }
+  assert.throws(() => parseConfig('', 'mcp.json', { env }), /the file is empty/);
+  const { config } = parseConfig('servers: {}\n', 'switchboard.yaml', { env });
   assert.deepEqual(config.servers, {});
   assert.equal(config.log.level, 'info');
+});
+
+test('a key given twice in a JSON file is refused with its line, as in YAML', () => {
+  const text = '{"mcpServers": {\n  "a": {"command": "true"},\n  "a": {"command": "false"}\n}}\n';
+  assert.throws(
+    () => parseConfig(text, 'mcp.json', { env }),
+    (err: ConfigError) =>
+      err.issues.length === 1 &&
+      err.issues[0]!.line === 3 &&
+      /^invalid JSON: map keys must be unique/.test(err.issues[0]!.message),
+  );
 });
 
 test('YAML anchors under x- keys and merge keys share settings between servers', () => {

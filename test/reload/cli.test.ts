@@ -77,6 +77,32 @@ test('an edit to the --config file is applied without a signal', async (t) => {
   await eventually('b to be ended', () => !running(bPid));
 });
 
+test('a policy file emptied while it is rewritten lifts no rule: the reload is refused until it is whole', async (t) => {
+  const base = { namespacing: { mode: 'always' }, shutdown: { drainMs: 0 } };
+  const dir = await mkdtemp(join(tmpdir(), 'sb-policy-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const policy = join(dir, 'policy.yaml');
+  const deny = 'rules:\n  - { name: no-echo, tools: [echo], backends: [a], effect: deny }\n';
+  await writeFile(policy, deny);
+  const sb = await up(t, { ...base, policy: { file: policy }, servers: { a: faulty() } });
+  const refused = () =>
+    sb.client.callTool({ name: 'a_echo', arguments: {} }).then(
+      () => false,
+      () => true,
+    );
+  assert.ok(await refused(), 'denied to begin with');
+  // As a shell redirect or a slow generator leaves it: truncated, then written a while later.
+  await writeFile(policy, '');
+  await eventually(
+    'the empty file to be refused',
+    () => sb.stderr().includes('reload refused') && /policy\.yaml: the file is empty/.test(sb.stderr()),
+  );
+  assert.ok(await refused(), 'the deny rule still holds');
+  await writeFile(policy, '# still denied\n' + deny);
+  await eventually('the whole file to be applied', () => /configuration reloaded/.test(sb.stderr()));
+  assert.ok(await refused());
+});
+
 test('SIGTERM lets a call under way finish, then exits 0 and ends the children', async (t) => {
   const sb = await up(t, { servers: { f: faulty() }, shutdown: { drainMs: 60_000 } });
   const pid = await pidOf(sb.client, 'pids');

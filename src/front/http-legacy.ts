@@ -13,7 +13,8 @@ import { LEGACY_VERSIONS } from '../protocol/versions.js';
 import type { Caller } from '../call/context.js';
 import type { PostedMessage } from './http-body.js';
 import { Exchange } from './http-exchange.js';
-import { refuse } from './http-refusal.js';
+import { answerError, refuse } from './http-refusal.js';
+import { toWire, WIRE, WireError } from '../errors/errors.js';
 import type { HttpSession, HttpSessions } from './http-session.js';
 
 /** A POSTed message of a legacy session, or the initialize that opens one. */
@@ -51,6 +52,12 @@ export async function postLegacy(
     return;
   }
   const id = c.message.id;
+  // One request per id at a time, as the session itself holds it (incoming.ts): refused here,
+  // before its exchange would take the place of the one the answer is waited on.
+  if (state.exchanges.has(id)) {
+    const duplicate = new WireError(WIRE.INVALID_REQUEST, `Request id ${String(id)} is already in use`);
+    return answerError(res, id, toWire(duplicate), headers);
+  }
   // The initialize's answer names the session, so nothing could resume it yet: plain JSON.
   const stream = c.message.method === 'initialize' ? undefined : state.newStream(true);
   const exchange = new Exchange(res, id, headers, state.cap, stream);

@@ -12,6 +12,7 @@ import {
   initialize,
   PROBE,
   probe,
+  rawOpen,
   rawPost,
   rawSession,
   rawStdio,
@@ -20,6 +21,7 @@ import {
   textJson,
 } from './harness.js';
 import { connectHttp } from '../support/mcp-clients.js';
+import { faulty } from '../faults/helpers.js';
 import { httpUrl, startGateway } from '../support/start-switchboard.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -154,6 +156,26 @@ test('bad input over HTTP gets the right status and error and other hosts are st
   assert.deepEqual(textJson(responseTo(again.messages, 6).result).arguments, { ok: true });
   const { client } = await connectHttp(t, url);
   assert.equal(textJson(await client.callTool({ name: 'b_echo', arguments: {} })).server, 'b');
+});
+
+test('a legacy request reusing the id of one under way is refused, and the first still gets its answer', async (t) => {
+  const sb = await startGateway(t, { servers: { f: faulty() }, namespacing: { mode: 'always' } });
+  const url = httpUrl(sb);
+  const headers = { 'mcp-session-id': await rawSession(url) };
+  const slow = rawOpen(
+    url,
+    req(7, 'tools/call', { name: 'f_slow', arguments: { steps: 3, everyMs: 200 } }),
+    headers,
+  );
+  const first = await slow;
+  const duplicate = await rawPost(url, req(7, 'ping'), headers);
+  assert.equal(errorOf(responseTo(duplicate.messages, 7)).code, -32600);
+  assert.match(errorOf(responseTo(duplicate.messages, 7)).message, /Request id 7 is already in use/);
+  await first.ended;
+  assert.equal(textJson(responseTo(first.inbox.items, 7).result).steps, 3, 'the call under way was answered');
+  // Once answered, the id is free again.
+  const after = await rawPost(url, req(7, 'ping'), headers);
+  assert.deepEqual(responseTo(after.messages, 7).result, {});
 });
 
 test('requests without a session, or with an unknown one, are refused with 400 and 404', async (t) => {

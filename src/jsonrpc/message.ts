@@ -88,14 +88,29 @@ export function classify(value: unknown): Classified {
   }
   if ('result' in value || 'error' in value) {
     if (!('id' in value)) return { kind: 'invalid', id: null, reason: 'a response needs an id' };
-    if ('error' in value && !isObject(value.error))
-      return { kind: 'invalid', id, reason: 'error must be an object' };
-    if ('result' in value && !isObject(value.result))
-      return { kind: 'invalid', id, reason: 'result must be an object' };
+    if ('error' in value && !isObject(value.error)) return malformed(id, 'error must be an object');
+    if ('result' in value && !isObject(value.result)) return malformed(id, 'result must be an object');
     if ('error' in value) return { kind: 'response', message: wellFormedFailure(value, id) };
     return { kind: 'response', message: value as unknown as JsonRpcResponse };
   }
   return { kind: 'invalid', id, reason: 'neither a request, a notification nor a response' };
+}
+
+/**
+ * An answer of the wrong shape: it fails the request it answers at once, saying why, rather than
+ * leave it to its time limit (and is never answered itself: it is a response). One with no usable
+ * id answers nothing and is dropped as invalid.
+ */
+function malformed(id: RequestId | null, why: string): Classified {
+  if (id === null) return { kind: 'invalid', id: null, reason: why };
+  return {
+    kind: 'response',
+    message: {
+      jsonrpc: '2.0',
+      id,
+      error: { code: WIRE.INTERNAL_ERROR, message: `malformed answer: ${why}` },
+    },
+  };
 }
 
 /**
@@ -105,14 +120,7 @@ export function classify(value: unknown): Classified {
 function tooDeep(value: Record<string, unknown>, id: RequestId | null): Classified {
   const why = `nests deeper than ${MAX_MESSAGE_DEPTH} levels`;
   if (!('method' in value) && ('result' in value || 'error' in value) && id !== null)
-    return {
-      kind: 'response',
-      message: {
-        jsonrpc: '2.0',
-        id,
-        error: { code: WIRE.INTERNAL_ERROR, message: `malformed answer: it ${why}` },
-      },
-    };
+    return malformed(id, `it ${why}`);
   return { kind: 'invalid', id, reason: `the message ${why}` };
 }
 

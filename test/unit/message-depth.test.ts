@@ -65,8 +65,8 @@ test("a node's malformed page is left out of the merged tasks/list; the other no
   );
   assert.deepEqual(tasks, [{ taskId: 't1' }]);
   assert.deepEqual(left, [
-    'nullResult: not a JSON-RPC answer',
-    'nullError: not a JSON-RPC answer',
+    'nullResult: malformed answer: result must be an object',
+    'nullError: malformed answer: error must be an object',
     'deep: malformed answer: it nests deeper than 512 levels',
     'failed: node says no',
   ]);

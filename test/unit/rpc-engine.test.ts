@@ -222,6 +222,22 @@ test('a malformed error answer fails its request at once, with a message saying 
   });
 });
 
+test('an answer whose result or error is not an object fails its request at once, and is not answered', async () => {
+  const { rpc, sent } = engine();
+  const seen: unknown[] = [];
+  const inbound: Inbound = { ...ignore, invalid: (id, reason) => seen.push([id, reason]) };
+  const scalar = rpc.outgoing.request('a', {});
+  const text = rpc.outgoing.request('b', {});
+  rpc.receive({ jsonrpc: '2.0', id: 1, result: 5 }, inbound);
+  rpc.receive({ jsonrpc: '2.0', id: 2, error: 'boom' }, inbound);
+  await assert.rejects(scalar, /malformed answer: result must be an object$/);
+  await assert.rejects(text, /malformed answer: error must be an object$/);
+  // An answer to nothing of ours, of the same shape, is dropped: a response gets no reply.
+  rpc.receive({ jsonrpc: '2.0', id: 99, result: [] }, inbound);
+  assert.deepEqual(seen, []);
+  assert.equal(sent.length, 2, 'only the two requests went out');
+});
+
 test('a message whose handling throws is reported, and the engine goes on serving', async () => {
   const { rpc } = engine();
   const failures: unknown[] = [];

@@ -19,6 +19,8 @@ import { workingDirProblem } from './working-dir.js';
 const SUPPRESSED_REPORT_MS = 10_000;
 /** How long a backend that exited is given for its stderr to end before it counts as closed. */
 const STDERR_SETTLE_MS = 250;
+/** How long a backend whose stdout ended is given to exit on its own before it is stopped. */
+const STDOUT_END_GRACE_MS = 1000;
 /** Process groups exist everywhere but Windows. */
 const GROUPS = process.platform !== 'win32';
 
@@ -86,6 +88,8 @@ export class StdioChannel implements Channel {
   closeReason: string | undefined;
   private child: ChildProcess | undefined;
   private exited = false;
+  /** close() was asked for: its stdout ending is the stop, not a fault. */
+  private closing = false;
   private writer: LineWriter | undefined;
 
   constructor(private readonly options: StdioChannelOptions) {}
@@ -155,6 +159,18 @@ export class StdioChannel implements Channel {
         );
         this.kill('SIGKILL');
       },
+    });
+    // Its answers can no longer come: a process that runs on without its stdout would hold every
+    // call until its time limit. It is given a moment to exit on its own (its exit is then the
+    // reason: a wrapper such as npx may outlive its server briefly), then stopped.
+    child.stdout.once('end', () => {
+      if (this.exited || this.closing) return;
+      setTimeout(() => {
+        if (this.exited || this.closing) return;
+        this.closeReason ??= `backend ${name} closed its stdout but kept running; switchboard stopped it`;
+        log.error('backend closed its stdout but kept running; stopping it');
+        this.kill('SIGKILL');
+      }, STDOUT_END_GRACE_MS).unref();
     });
     const limiter = new TokenBucket({ perSecond: config.stderr.linesPerSecond, burst: config.stderr.burst });
     const report = () => {
@@ -226,6 +242,7 @@ export class StdioChannel implements Channel {
   async close(): Promise<void> {
     const child = this.child;
     if (!child || this.exited) return;
+    this.closing = true;
     // Closing stdin is the polite stop for an MCP stdio server; escalate if it lingers.
     child.stdin?.end();
     const exited = once(child, 'exit');

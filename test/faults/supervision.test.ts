@@ -1,5 +1,6 @@
 // Supervision: backends that crash or fail at start come back by themselves, whole; their process
-// groups are ended with them; garbage on stdout costs nothing else.
+// groups are ended with them; garbage on stdout costs nothing else; one that closes its stdout and
+// runs on is stopped.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -53,6 +54,29 @@ test('a backend that crashes comes back by itself with its tools, subscriptions 
   );
   assert.deepEqual(state.subscriptions, ['faulty://r'], 'the subscription is renewed');
   assert.equal(state.logLevel, 'debug', 'the log level is applied again');
+});
+
+test('a backend that closes its stdout and runs on is stopped and restarted; its call fails at once', async (t) => {
+  const sb = await startGateway(t, {
+    namespacing: { mode: 'always' },
+    servers: { f: faulty([], { restart: { initialMs: 200 } }) },
+  });
+  const client = await connect(t, sb);
+  const before = json(await client.callTool({ name: 'f_pids', arguments: {} })).pid;
+  // Its answer can never come: the call fails when the backend is stopped, not at its time limit.
+  await assert.rejects(
+    client.callTool({ name: 'f_close_stdout', arguments: {} }, { timeout: 30_000 }),
+    (err: Error & { code?: number }) => {
+      assert.equal(err.code, -32001);
+      assert.match(err.message, /backend f closed its stdout but kept running; switchboard stopped it/);
+      return true;
+    },
+  );
+  await eventually('a new process to serve', async () => {
+    const now = await client.callTool({ name: 'f_pids', arguments: {} }).catch(() => undefined);
+    // While it restarts its tools are gone from the catalog (an error result).
+    return now !== undefined && now.isError !== true && json(now).pid !== before;
+  });
 });
 
 test('a backend that fails at start-up is retried until it starts', async (t) => {

@@ -107,7 +107,26 @@ export async function readBounded(res: IncomingMessage, limit: number): Promise<
 export async function readMessage(res: IncomingMessage, limit: number): Promise<unknown> {
   const chunks = await readBounded(res, limit);
   noteIfLarge(chunks);
-  return parseWire(chunks);
+  try {
+    return parseWire(chunks);
+  } catch (err) {
+    throw new UnreadableAnswer(`its JSON body could not be read: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * A response that came whole but holds no message (a body that is not JSON, a content type that
+ * is neither JSON nor an event stream): the backend took the request and answered it badly.
+ */
+export class UnreadableAnswer extends Error {}
+
+/** The error answer a request gets in place of one the backend sent that cannot be read. */
+export function unreadableAnswerTo(id: string | number, backend: string, why: string): object {
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: { code: WIRE.INTERNAL_ERROR, message: `malformed answer from backend ${backend}: ${why}` },
+  };
 }
 
 /**

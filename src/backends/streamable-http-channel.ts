@@ -22,6 +22,8 @@ import {
   readErrorText,
   readEvents,
   readMessage,
+  UnreadableAnswer,
+  unreadableAnswerTo,
 } from './http-answers.js';
 import {
   asError,
@@ -147,14 +149,24 @@ export class StreamableHttpChannel implements Channel {
         failures: 0,
         quiet: 0,
       });
+    // Answered, if badly: the call fails with why, and the request counts as taken (a backend
+    // that answers one tool badly is not down for its others).
+    const unreadable = (why: string) =>
+      this.onmessage?.(unreadableAnswerTo(request.id, this.options.name, why));
     if (type !== 'application/json') {
       res.destroy();
-      throw new Error(
-        `the backend answered with content type ${JSON.stringify(type)}, not JSON or an event stream`,
-      );
+      return unreadable(`its content type is ${JSON.stringify(type)}, not JSON or an event stream`);
     }
-    const answer = await readMessage(res, this.options.maxMessageBytes);
+    let answer: unknown;
+    try {
+      answer = await readMessage(res, this.options.maxMessageBytes);
+    } catch (err) {
+      if (err instanceof UnreadableAnswer) return unreadable(err.message);
+      throw err;
+    }
     for (const m of Array.isArray(answer) ? answer : [answer]) this.onmessage?.(m);
+    // A JSON body is the whole response: without the answer (another id, none) the call fails now.
+    options.onRequestStreamEnd?.();
   }
 
   /** A POST the backend did not take: a modern request's error answer given as 400 is still its answer. */

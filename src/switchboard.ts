@@ -136,7 +136,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     const { startTracing } = await import('./tracing/tracing.js');
     tracing = startTracing(config.tracing, { log, env: options.env, version: SERVER_INFO.version, redactor });
   }
-  const reloads: ReloadState = { applied: 0, refused: 0, lastError: undefined, needRestart: [] };
+  const reloads: ReloadState = { applied: 0, refused: 0, lastError: undefined, needRestart: [], failed: [] };
   // Before the backends start: /readyz answers 503 while they do, and the admin token's directory
   // exists before any sandbox is laid out, so it is hidden from every backend.
   const admin =
@@ -267,8 +267,11 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     reloads.lastError = undefined;
     reloads.needRestart = needRestart;
     const { added, removed, replaced, failed } = outcome;
-    log.info(
-      { added, removed, replaced, failed, applied: live, needRestart, reloads },
+    // A backend's stderr may quote a secret, as a refusal's text may.
+    reloads.failed = failed.map((f) => ({ name: f.name, error: redactor.text(f.error) }));
+    // What did not start is the operator's to see, as a refusal is.
+    log[failed.length > 0 ? 'warn' : 'info'](
+      { added, removed, replaced, failed: reloads.failed, applied: live, needRestart, reloads },
       `configuration reloaded: ${reloadSummary(outcome, live, needRestart)}`,
     );
     return { ...outcome, needRestart, applied: live };

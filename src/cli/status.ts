@@ -58,6 +58,8 @@ export async function runStatus(argv: string[], io: CommandIo = processIo): Prom
       io.out(`reload refused, the running configuration stays: ${reloads.lastError}`);
     if (reloads?.needRestart.length)
       io.out(`changed in the file, waiting for a restart: ${reloads.needRestart.join(', ')}`);
+    for (const f of reloads?.failed ?? [])
+      io.out(`reloaded, but ${f.name} did not start (it keeps running as it was, or is retried): ${f.error}`);
   });
 }
 

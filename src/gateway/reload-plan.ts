@@ -103,4 +103,9 @@ export interface ReloadState {
   lastError: string | undefined;
   /** Settings the file changed that keep their running value until a restart. */
   needRestart: string[];
+  /**
+   * Servers the latest applied reload could not start, and why: an added one is retried, a
+   * changed one keeps running as it was (the file and what runs differ until it starts).
+   */
+  failed: { name: string; error: string }[];
 }

@@ -202,10 +202,18 @@ test('a replacement that fails to start leaves the running backend, and its brid
     [CALLER],
     'the running entry stays',
   );
+  // Status says so (the file and what runs differ), until a reload applies whole.
+  assert.deepEqual(
+    sb.reloads.failed.map((f) => f.name),
+    ['caller'],
+  );
+  assert.match(sb.reloads.failed[0]!.error, /exited with code 3/);
   // A new bridge connection of the running process still authenticates with its token.
   const after = await viaBridge();
   assert.equal(after.identity, 'caller', JSON.stringify(after));
   assert.ok(!after.error, JSON.stringify(after.error));
+  await sb.reload(configFor({ namespacing: { mode: 'always' }, servers: { caller, g: faulty() } }));
+  assert.deepEqual(sb.reloads.failed, []);
 });
 
 test("a remote backend's configured bridge token comes and goes with its entry", async (t) => {

@@ -6,7 +6,7 @@ import type { Caller } from '../call/context.js';
 import { toWire } from '../errors/errors.js';
 import type { Params } from '../jsonrpc/message.js';
 import type { Logger } from '../log.js';
-import { BodyError, readJson, sendJson } from './admin-http.js';
+import { BodyError, decodeSegment, readJson, refuseBody, sendJson } from './admin-http.js';
 import { statusView, toolsView } from './admin-views.js';
 import { asksForApproval } from '../trust/trust.js';
 import { serveDashboardApi, type DashboardDeps } from './dashboard-api.js';
@@ -93,12 +93,13 @@ function decide(deps: ApiDeps, operator: string, res: ServerResponse, id: string
     sendJson(res, 404, { error: 'approvals_off', message: 'no policy rule asks for operator approval' });
     return;
   }
+  const decoded = decodeSegment(id);
+  if (decoded === undefined) {
+    sendJson(res, 400, { error: 'bad_request', message: 'the approval id is not valid percent-encoding' });
+    return;
+  }
   // Recorded as the CLI records one (decided_by names who), with the admin credential as the operator.
-  const verdict = store.decide(
-    decodeURIComponent(id),
-    verb === 'approve' ? 'approved' : 'denied',
-    `admin:${operator}`,
-  );
+  const verdict = store.decide(decoded, verb === 'approve' ? 'approved' : 'denied', `admin:${operator}`);
   if (typeof verdict === 'string') {
     sendJson(res, verdict === 'unknown' ? 404 : 409, {
       error: verdict,
@@ -134,8 +135,7 @@ async function call(
     body = await readJson(req);
   } catch (err) {
     if (!(err instanceof BodyError)) throw err;
-    sendJson(res, 400, { error: 'bad_request', message: err.message });
-    return;
+    return refuseBody(res, err);
   }
   let method: string;
   let params: Params;

@@ -8,7 +8,7 @@ import { checkpointEvidence } from '../trust/audit-evidence.js';
 import { PIN_KINDS, type PinKind } from '../trust/pins-definition.js';
 import type { TrustDb } from '../trust/trust-db.js';
 import type { RunStore } from '../workflows/run-store.js';
-import { sendJson } from './admin-http.js';
+import { decodeSegment, sendJson } from './admin-http.js';
 import type { ViewSources } from './admin-views.js';
 import { pinDiffView, runsView, runView, topologyView } from './dashboard-views.js';
 
@@ -68,7 +68,8 @@ export function serveDashboardApi(
   }
   const run = /^\/workflows\/runs\/([^/]+)$/.exec(path);
   if (run && get) {
-    const view = deps.runs && runView(deps.runs, decodeURIComponent(run[1]!));
+    const id = decodeSegment(run[1]!);
+    const view = id !== undefined && deps.runs && runView(deps.runs, id);
     if (!view) return off(res, 'not_found', `no workflow run ${run[1]}`);
     sendJson(res, 200, view);
     return true;

@@ -45,7 +45,10 @@ test('a call through the admin API runs as admin:token: allowed like a host, sto
   const { admin, dir, sb } = await adminScene(t, {
     servers: { notes: example(NOTES) },
     policy: {
-      rules: [{ name: 'admins-read-only', callers: ['admin:*'], tools: ['add_note'], effect: 'deny' }],
+      rules: [
+        { name: 'admins-read-only', callers: ['admin:*'], tools: ['add_note'], effect: 'deny' },
+        { name: 'hosts-ask', callers: ['host:*'], tools: ['add_note'], effect: 'approve' },
+      ],
     },
   });
   const post = async (body: unknown) =>
@@ -71,6 +74,18 @@ test('a call through the admin API runs as admin:token: allowed like a host, sto
   );
   const bad = await admin('/api/v1/call', { method: 'POST', body: 'not json' });
   assert.equal(bad.status, 400);
+  // Too large: 413, and the connection closes (the rest of the body is not read as a next request).
+  const big = await admin('/api/v1/call', {
+    method: 'POST',
+    body: JSON.stringify({ tool: 'x'.repeat(2 << 20) }),
+  });
+  assert.equal(big.status, 413);
+  assert.equal(big.headers.get('connection'), 'close');
+  assert.equal(((await big.json()) as { error: string }).error, 'too_large');
+  assert.equal((await post({ tool: 'list_notes' })).caller, 'admin:token', 'served on');
+  // An id whose percent-encoding is broken is the request's fault, not a 500.
+  const broken = await admin('/api/v1/approvals/%E0%A4%A/approve', { method: 'POST' });
+  assert.equal(broken.status, 400);
 });
 
 test('status and tools describe the running switchboard', async (t) => {

@@ -112,8 +112,8 @@ export function a2aRoute(options: A2AServeOptions): HttpRoute {
     const caller = agentOf(host);
     const raw = await readBody(req, options.maxMessageBytes);
     if (raw === undefined) {
-      res.writeHead(413, { 'content-type': 'text/plain' }).end('Request too large');
-      return;
+      const message = `Request too large: over limits.maxMessageBytes (${options.maxMessageBytes} bytes)`;
+      return json(res, { jsonrpc: '2.0', id: null, error: { code: -32600, message } }, 413);
     }
     let body: Record<string, unknown>;
     try {
@@ -123,6 +123,8 @@ export function a2aRoute(options: A2AServeOptions): HttpRoute {
     }
     if (tooDeep(body))
       return json(res, { jsonrpc: '2.0', id: null, error: { code: -32600, message: TOO_DEEP } });
+    const refused = envelopeError(body);
+    if (refused) return json(res, refused);
     const version = req.headers[A2A_VERSION_HEADER.toLowerCase()];
     const context = agentContext(
       new AgentUser(caller, originOf(req)),
@@ -239,8 +241,49 @@ function emptyCard({ settings, authenticated, pushNotifications }: CardOptions):
   };
 }
 
-function json(res: ServerResponse, body: unknown): void {
-  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+function json(res: ServerResponse, body: unknown, status = 200): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/** The methods of the JSON-RPC binding the SDK's transport serves. */
+const A2A_METHODS = new Set([
+  'SendMessage',
+  'SendStreamingMessage',
+  'GetTask',
+  'ListTasks',
+  'CancelTask',
+  'SubscribeToTask',
+  'CreateTaskPushNotificationConfig',
+  'GetTaskPushNotificationConfig',
+  'DeleteTaskPushNotificationConfig',
+  'ListTaskPushNotificationConfigs',
+  'GetExtendedAgentCard',
+]);
+
+/**
+ * The JSON-RPC error for a body that is not one request of a known method, with the code JSON-RPC
+ * gives it (-32600, -32601): the SDK reads the params first and calls both invalid params.
+ */
+function envelopeError(body: unknown): object | undefined {
+  const invalid = (id: unknown, message: string) => ({
+    jsonrpc: '2.0',
+    id: typeof id === 'string' || typeof id === 'number' ? id : null,
+    error: { code: -32600, message: `Invalid Request: ${message}` },
+  });
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return invalid(null, 'expected one JSON-RPC request object (batches are not supported)');
+  const { jsonrpc, id, method } = body as Record<string, unknown>;
+  if (jsonrpc !== '2.0') return invalid(id, 'jsonrpc must be "2.0"');
+  if (id !== undefined && id !== null && typeof id !== 'string' && !Number.isInteger(id))
+    return invalid(null, 'id must be a string or an integer');
+  if (typeof method !== 'string') return invalid(id, 'method must be a string');
+  if (!A2A_METHODS.has(method))
+    return {
+      jsonrpc: '2.0',
+      id: id ?? null,
+      error: { code: -32601, message: `Method not found: ${method}` },
+    };
+  return undefined;
 }
 
 /** The request's body as text, or undefined when it is larger than `max` bytes. */

@@ -184,6 +184,36 @@ test('a body nested past 512 levels is refused on both bindings, before anything
   );
 });
 
+test('a body that is not one request of a known method gets the JSON-RPC code for it', async (t) => {
+  const { sb } = await agentClient(t, { servers: { p: probe('p') } });
+  const url = `${new URL(sb.http!.url).origin}/a2a`;
+  const post = async (body: string) => {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+      body,
+    });
+    const answer = (await res.json()) as { id: unknown; error?: { code: number; message: string } };
+    return { status: res.status, id: answer.id, ...answer.error };
+  };
+  assert.deepEqual(await post('{"jsonrpc":"2.0","id":1,"method":"Nope"}'), {
+    status: 200,
+    id: 1,
+    code: -32601,
+    message: 'Method not found: Nope',
+  });
+  assert.equal((await post('[]')).code, -32600);
+  assert.equal((await post('[{"jsonrpc":"2.0","id":1,"method":"GetTask"}]')).code, -32600);
+  assert.equal((await post('{"jsonrpc":"1.0","id":2,"method":"GetTask"}')).code, -32600);
+  assert.equal((await post('{"jsonrpc":"2.0","id":{"a":1},"method":"GetTask"}')).code, -32600);
+  const big = await post(
+    `{"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"${'x'.repeat(5 << 20)}"}}`,
+  );
+  assert.equal(big.status, 413);
+  assert.equal(big.code, -32600);
+  assert.match(big.message ?? '', /over limits\.maxMessageBytes/);
+});
+
 test('tasks/cancel cancels the call at the backend', async (t) => {
   const { sb, client } = await agentClient(t, { servers: { p: probe('p') } });
   let task: Task | undefined;

@@ -94,7 +94,16 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
   );
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      options.log.error({ err: err instanceof Error ? err.message : String(err) }, 'http front error');
+      const message = err instanceof Error ? err.message : String(err);
+      // A host that went away before its request was read whole: its doing, and no one to answer.
+      if (!req.complete && req.destroyed) {
+        options.log.debug({ err: message, method: req.method }, 'a host closed its connection mid-request');
+        return void res.destroy();
+      }
+      options.log.error(
+        { err: message, method: req.method, path: (req.url ?? '').split('?', 1)[0] },
+        'http front error',
+      );
       if (!res.headersSent) refuse(res, 'http_internal', 'Internal error');
       else res.end();
     });

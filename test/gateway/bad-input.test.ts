@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,8 @@ import {
   textJson,
 } from './harness.js';
 import { connectHttp } from '../support/mcp-clients.js';
+import { captureLog } from '../support/log-capture.js';
+import { eventually } from '../support/poll.js';
 import { faulty } from '../faults/helpers.js';
 import { httpUrl, startGateway } from '../support/start-switchboard.js';
 
@@ -176,6 +179,27 @@ test('a legacy request reusing the id of one under way is refused, and the first
   // Once answered, the id is free again.
   const after = await rawPost(url, req(7, 'ping'), headers);
   assert.deepEqual(responseTo(after.messages, 7).result, {});
+});
+
+test('a host that closes its connection mid-body is no error of switchboard: a debug line, and others are served', async (t) => {
+  const log = captureLog('debug');
+  const sb = await startGateway(t, { servers: SERVERS }, { log: log.logger });
+  const url = new URL(httpUrl(sb));
+  const socket = connect(Number(url.port), url.hostname);
+  await once(socket, 'connect');
+  socket.write(
+    `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\ncontent-type: application/json\r\n` +
+      'accept: application/json, text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n5\r\n{"jso\r\n',
+  );
+  // Time for the request's headers to be read (what follows holds whenever the cut comes).
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  socket.destroy();
+  await eventually('the cut to be logged', () =>
+    log.lines().some((l) => l.msg === 'a host closed its connection mid-request'),
+  );
+  assert.ok(!log.lines().some((l) => l.msg === 'http front error'), log.text());
+  const { client } = await connectHttp(t, httpUrl(sb));
+  assert.equal(textJson(await client.callTool({ name: 'a_echo', arguments: {} })).server, 'a');
 });
 
 test('requests without a session, or with an unknown one, are refused with 400 and 404', async (t) => {

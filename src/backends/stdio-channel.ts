@@ -299,6 +299,12 @@ function explained(
       { code },
     );
   if (code !== 'ENOENT') return err;
+  // A path is not looked up on PATH: the file itself is missing.
+  if (command.includes('/'))
+    return Object.assign(
+      new Error(`command "${command}" not found (spawn ${command} ENOENT): no such file`, { cause: err }),
+      { code: 'ENOENT' },
+    );
   return Object.assign(
     new Error(
       `command "${command}" not found (spawn ${command} ENOENT) on the PATH the backend sees: ` +

@@ -59,6 +59,8 @@ test('switchboard validate shows why each backend did not start', async (t) => {
       servers: {
         crashing: CRASHING,
         missing: { command: 'no-such-mcp-server-cmd', env: { PATH: '/nonexistent/bin' } },
+        // A path is not looked up on PATH: no word of it.
+        absent: { command: join(dir, 'no-such-server') },
         // The command is there; its working directory is not (spawn says ENOENT all the same).
         nowhere: { command: process.execPath, cwd: join(dir, 'no-such-dir') },
         silent: SILENT,
@@ -78,6 +80,11 @@ test('switchboard validate shows why each backend did not start', async (t) => {
     run.stderr,
     /servers\.missing: .*command "no-such-mcp-server-cmd" not found \(spawn no-such-mcp-server-cmd ENOENT\) on the PATH the backend sees: \/nonexistent\/bin\. Hosts such as Claude Desktop start servers without your shell's PATH: give the command as an absolute path, or set env: \{ PATH: … \}/,
   );
+  assert.match(
+    run.stderr,
+    /servers\.absent: .*command ".*no-such-server" not found \(spawn .* ENOENT\): no such file/,
+  );
+  assert.doesNotMatch(run.stderr, /servers\.absent: [^\n]*PATH/);
   assert.match(
     run.stderr,
     /servers\.nowhere: .*cwd ".*no-such-dir" does not exist \(spawn .* ENOENT\): set cwd to a directory, or leave it out/,

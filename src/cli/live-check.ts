@@ -2,6 +2,8 @@
 // fronts), reads their catalogs, and reports the ones that fail and the names that collide.
 import type { LoadedConfig } from '../config/load.js';
 import type { ConfigIssue } from '../config/errors.js';
+import { META_TOOL_NAMES } from '../catalog/meta-tools.js';
+import { RUN_SCRIPT } from '../catalog/code-mode.js';
 import { startSwitchboard } from '../switchboard.js';
 
 export async function liveCheck(
@@ -42,8 +44,37 @@ export async function liveCheck(
         });
       }
     }
+    // Another node's tools are not listed here: with a mesh, a step may name one.
+    if (sb.failedBackends.length === 0 && !config.mesh.enabled)
+      issues.push(...unknownStepTools(loaded, sb.gateway.catalog.list('tools').tools as { name: string }[]));
     return issues;
   } finally {
     await sb.stop();
   }
+}
+
+/**
+ * Workflow `tool:` steps naming a tool no server lists (a typo, a prefix left out): found here
+ * rather than when a run reaches the step. Said only while every server started (a step may name
+ * a tool of one that did not) and without a mesh.
+ */
+function unknownStepTools(loaded: LoadedConfig, listed: readonly { name: string }[]): ConfigIssue[] {
+  const names = new Set([...listed.map((t) => t.name), ...META_TOOL_NAMES, RUN_SCRIPT]);
+  const disabled = Object.entries(loaded.config.servers).filter(([, b]) => b.disabled);
+  const aside = disabled.length
+    ? `; ${disabled.map(([name]) => name).join(', ')} ${disabled.length === 1 ? 'is' : 'are'} disabled, and list none`
+    : '';
+  return Object.entries(loaded.config.workflows).flatMap(([workflow, wf]) =>
+    wf.steps.flatMap((step, i) =>
+      step.tool === undefined || names.has(step.tool)
+        ? []
+        : [
+            {
+              file: loaded.file,
+              path: `workflows.${workflow}.steps[${i}].tool`,
+              message: `no server lists a tool "${step.tool}" (steps name tools as hosts see them, with their server's prefix)${aside}`,
+            },
+          ],
+    ),
+  );
 }

@@ -132,8 +132,9 @@ function count(n: number, noun: string): string {
 
 export const VALIDATE_USAGE = `Usage: switchboard validate --config FILE [--offline]
 
-Checks a configuration file, starts its servers once to find failures and name collisions, and
-exits: 0 valid, 1 not valid (each problem names the file, the path in it and what was expected).
+Checks a configuration file, starts its servers once to find failures, name collisions and
+workflow steps naming tools no server lists, and exits: 0 valid, 1 not valid (each problem names
+the file, the path in it and what was expected).
 
 Options:
   -c, --config FILE  switchboard.yaml, or an mcpServers JSON file (Claude Desktop, Cursor, VS Code)

@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { liveCheck } from '../../src/cli/live-check.js';
 import { runValidate } from '../../src/cli/validate.js';
 import { probeSandbox } from '../../src/sandbox/sandbox-probe.js';
 
@@ -126,6 +128,35 @@ test('a sandboxed backend naming a script under /tmp it will not see is warned o
     const warnings = lines.filter((l) => l.startsWith('warning: '));
     assert.deepEqual(warnings, [
       `warning: ${file}: servers.hidden: names ${script}, under /tmp: the sandbox gives the server a /tmp of its own, without it: add its directory to servers.hidden.sandbox.read (write if the server writes there)`,
+    ]);
+  });
+});
+
+test('the live check names a workflow step whose tool no server lists, with its path', async (t) => {
+  const notes = fileURLToPath(new URL('../../examples/servers/notes.js', import.meta.url));
+  const server = JSON.stringify({ command: process.execPath, args: [notes], sandbox: 'none' });
+  const text = [
+    `servers: { notes: ${server} }`,
+    'namespacing: { mode: always }',
+    'workflows:',
+    '  good: { steps: [{ id: a, tool: notes_list_notes }, { id: b, tool: workflows_other, needs: [a] }] }',
+    '  other: { steps: [{ id: c, tool: notes_list_notes }] }',
+    '  typo: { steps: [{ id: d, tool: list_notes }] }',
+  ].join('\n');
+  const state = await mkdtemp(join(tmpdir(), 'switchboard-validate-state-'));
+  t.after(() => rm(state, { recursive: true, force: true }));
+  await withFile('switchboard.yaml', text, async (file) => {
+    const lines: string[] = [];
+    const code = await runValidate({
+      config: file,
+      env: { XDG_STATE_HOME: state },
+      checks: [(loaded) => liveCheck(loaded, () => {})],
+      write: (l) => lines.push(l),
+    });
+    assert.equal(code, 1);
+    const problems = lines.filter((l) => l.includes('no server lists'));
+    assert.deepEqual(problems, [
+      `${file}: workflows.typo.steps[0].tool: no server lists a tool "list_notes" (steps name tools as hosts see them, with their server's prefix)`,
     ]);
   });
 });

@@ -31,7 +31,10 @@ export function eraOf(message: Message, headerVersion?: unknown): Era {
 export function envelopeProblem(params: Params | undefined): string | undefined {
   const meta = params?._meta;
   if (typeof meta !== 'object' || meta === null) return 'params._meta is required';
-  if (typeof meta[META.protocolVersion] !== 'string') return `_meta["${META.protocolVersion}"] is required`;
+  const version = meta[META.protocolVersion];
+  if (version === undefined) return `_meta["${META.protocolVersion}"] is required`;
+  if (typeof version !== 'string')
+    return `_meta["${META.protocolVersion}"] must be a string (a version such as 2026-07-28)`;
   const caps = meta[META.clientCapabilities];
   if (typeof caps !== 'object' || caps === null || Array.isArray(caps))
     return `_meta["${META.clientCapabilities}"] is required (an object; {} declares none)`;

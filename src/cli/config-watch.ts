@@ -1,5 +1,6 @@
 // Tells `switchboard up` when its configuration file changed: a burst of writes (an editor saving)
-// is one change, and a save that leaves the text as it was is none.
+// is one change, a text still being written is none until it holds still, and a save that leaves
+// the text as it was is none.
 import { readFileSync, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -34,16 +35,27 @@ export function watchConfigFile(
   let timer: NodeJS.Timeout | undefined;
   /** When the first event the pending re-read waits for came. */
   let waitingSince: number | undefined;
+  /** Which settle is the latest: an earlier one still waiting gives way to it. */
+  let generation = 0;
+  const readNow = () => read().catch(() => undefined);
   const settle = async () => {
     waitingSince = undefined;
-    let text: string;
-    try {
-      text = await read();
-    } catch {
-      // Gone for a moment (saved by rename) or for good: the next event, or a SIGHUP, tells.
+    const mine = ++generation;
+    // Gone for a moment (saved by rename) or for good: the next event, or a SIGHUP, tells.
+    const text = await readNow();
+    if (text === undefined || text === last) return;
+    // A writer that pauses mid-file (a redirect that a slow command fills) leaves a text that may
+    // parse yet hold only part of what is coming (some of the rules): a new text counts once it
+    // reads the same again a debounce later.
+    await new Promise((resolve) => setTimeout(resolve, DEBOUNCE_MS));
+    if (mine !== generation) return;
+    const again = await readNow();
+    if (again === undefined || mine !== generation) return;
+    if (again !== text) {
+      clearTimeout(timer);
+      timer = setTimeout(() => void settle(), DEBOUNCE_MS);
       return;
     }
-    if (text === last) return;
     last = text;
     changed();
   };

@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { migrate, type StateDb } from '../state/state-db.js';
 
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
-export type StepStatus = 'started' | 'done' | 'skipped' | 'failed';
+/** `cancelled`: cut short because its run was cancelled or another step of it failed. */
+export type StepStatus = 'started' | 'done' | 'skipped' | 'failed' | 'cancelled';
 
 export interface RunRow {
   id: string;

@@ -66,7 +66,22 @@ export class StepRunner {
       await this.shareEnd(run.id, s.id, 'done', out);
       return out;
     } catch (err) {
-      if (signal.aborted) throw err;
+      if (signal.aborted) {
+        // Cut short by its run's cancellation or another step's failure, it is not left 'started'.
+        // Not while switchboard stops: a restart finds it under way and applies the restart rule.
+        if (!this.closed()) {
+          const reason: unknown = signal.reason;
+          const why =
+            reason instanceof StepFailure
+              ? `step ${reason.step} failed`
+              : reason instanceof Error
+                ? reason.message
+                : 'cancelled';
+          store.stepEnded(run.id, s.id, 'cancelled', undefined, why);
+          await this.shareEnd(run.id, s.id, 'cancelled', undefined, why);
+        }
+        throw err;
+      }
       const message = (err as Error).message;
       if (s.default !== undefined || s.onError === 'continue') {
         const out = { data: s.default ?? null, error: message };
@@ -87,7 +102,7 @@ export class StepRunner {
   private async shareEnd(
     run: string,
     step: string,
-    status: 'done' | 'skipped' | 'failed',
+    status: 'done' | 'skipped' | 'failed' | 'cancelled',
     output: unknown,
     error?: string,
   ): Promise<void> {

@@ -86,7 +86,13 @@ test('cancel stops a run under way in a running switchboard, its step cancelled 
   );
   const show = io();
   await runWorkflows(['show', id, '--state', state, '--json'], show.io);
-  assert.equal((JSON.parse(show.out[0]!) as { status: string }).status, 'cancelled');
+  const shown = JSON.parse(show.out[0]!) as { status: string; steps: { step: string; status: string }[] };
+  assert.equal(shown.status, 'cancelled');
+  // The step under way is not left 'started' by a run that ended.
+  assert.deepEqual(
+    shown.steps.map((st) => [st.step, st.status]),
+    [['w', 'cancelled']],
+  );
 });
 
 test('run --url reaches a switchboard on its default local token without --token; elsewhere it is not sent', async (t) => {

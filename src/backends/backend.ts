@@ -2,7 +2,7 @@
 // session behind it (renewed when a remote backend forgets it, given up after repeated refused
 // sends), and the requests sent on it. A configured server is a ReplicaSet of one or more of these.
 import type { BackendConfig } from '../config/schema.js';
-import { LocalError } from '../errors/errors.js';
+import { BackendWireError, LocalError } from '../errors/errors.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import { RpcPeer, messageOf, type RequestOptions } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
@@ -288,6 +288,9 @@ export class BackendConnection implements Upstream {
           return run(this.readyPeer());
         }
         if (sendFailed(err)) this.sendFailed(peer);
+        // An answer, even an error or one that is not an answer, came from a backend that took
+        // the request: the count of requests it could not take starts again.
+        else if (err instanceof BackendWireError) this.sendFailures = 0;
         throw err;
       },
     );

@@ -8,6 +8,7 @@ import { LocalError } from '../errors/errors.js';
 import { WIRE } from '../errors/wire-codes.js';
 import type { Logger } from '../log.js';
 import { parseWire, RAW_MESSAGE_BYTES } from '../jsonrpc/wire-parse.js';
+import { MALFORMED_ANSWER } from '../jsonrpc/message.js';
 import { noteLargeRead } from '../net/read-buffers.js';
 import { redirectNotFollowed } from './http-redirects.js';
 import type { Glimpse } from '../encoding/glimpse.js';
@@ -125,7 +126,11 @@ export function unreadableAnswerTo(id: string | number, backend: string, why: st
   return {
     jsonrpc: '2.0',
     id,
-    error: { code: WIRE.INTERNAL_ERROR, message: `malformed answer from backend ${backend}: ${why}` },
+    error: {
+      code: WIRE.INTERNAL_ERROR,
+      message: `malformed answer from backend ${backend}: ${why}`,
+      data: { reason: MALFORMED_ANSWER, backend },
+    },
   };
 }
 

@@ -2,6 +2,7 @@
 // backend dead, so a hung backend is restarted instead of swallowing every call sent to it.
 import type { BackendConfig } from '../config/schema.js';
 import { BackendWireError } from '../errors/errors.js';
+import { isMalformedAnswer } from '../jsonrpc/message.js';
 
 export type HealthPolicy = BackendConfig['health'];
 
@@ -36,8 +37,9 @@ export class Prober {
       await this.ping(AbortSignal.timeout(timeoutMs));
       this.missed = 0;
     } catch (err) {
-      // An error answer (a server without ping) still proves the backend is alive.
-      if (err instanceof BackendWireError) this.missed = 0;
+      // An error answer (a server without ping) still proves the backend is alive; one made in
+      // place of an answer that was not one (an HTML page from a proxy) does not.
+      if (err instanceof BackendWireError && !isMalformedAnswer(err.data)) this.missed = 0;
       else if (++this.missed >= misses && this.timer) {
         this.stop();
         this.dead(`missed ${this.missed} liveness probes in a row (ping, ${timeoutMs} ms each)`);

@@ -61,6 +61,14 @@ const LOCAL = {
     description:
       "An HTTP backend's message over `limits.maxMessageBytes`. A body over it is refused before it is read, and only the call it answers fails (`data.bytes` and `data.limit` give both sizes); an SSE event over it is dropped, and when the dropped event looks like an answer and the call's response stream then ends without another, the call gets this error in its place. A stdio backend's line over it is dropped and what its two ends show decides: an answer fails the call it answered with this error, a request of the backend's is refused by its id (-32600), a notification is dropped; only a line whose ends tell none of that stops the backend (`backend_closed`); an A2A agent's call fails as any failure of the agent's (`-32001`), the sizes in its message.",
   },
+  malformed_answer: {
+    group: 'backend',
+    code: WIRE.INTERNAL_ERROR,
+    expose: true,
+    fault: 'backend',
+    description:
+      "An answer that is not one: its `result` or `error` not an object, nested past 512 levels, or an HTTP backend's 2xx response whose body is not JSON or whose content type is neither JSON nor an event stream. It fails the request it answers at once, the message saying why (`malformed answer …`), rather than at its time limit; a liveness ping answered so is a miss, not a sign of life. A host's answer of that shape to a backend's request fails that request the same way.",
+  },
   backend_protocol_error: {
     group: 'backend',
     code: WIRE.INTERNAL_ERROR,

@@ -96,6 +96,14 @@ export function classify(value: unknown): Classified {
   return { kind: 'invalid', id, reason: 'neither a request, a notification nor a response' };
 }
 
+/** `data.reason` of the error an answer that is not one is replaced with (errors.md). */
+export const MALFORMED_ANSWER = 'malformed_answer';
+
+/** Whether an error answer is one switchboard made in place of an answer that was not one. */
+export function isMalformedAnswer(data: unknown): boolean {
+  return (data as { reason?: unknown } | null | undefined)?.reason === MALFORMED_ANSWER;
+}
+
 /**
  * An answer of the wrong shape: it fails the request it answers at once, saying why, rather than
  * leave it to its time limit (and is never answered itself: it is a response). One with no usable
@@ -108,7 +116,11 @@ function malformed(id: RequestId | null, why: string): Classified {
     message: {
       jsonrpc: '2.0',
       id,
-      error: { code: WIRE.INTERNAL_ERROR, message: `malformed answer: ${why}` },
+      error: {
+        code: WIRE.INTERNAL_ERROR,
+        message: `malformed answer: ${why}`,
+        data: { reason: MALFORMED_ANSWER },
+      },
     },
   };
 }

@@ -3,7 +3,8 @@
 // tests and embedders call it directly.
 import type { Config } from './config/schema.js';
 import { Gateway } from './gateway/gateway.js';
-import { serveHttp, type HttpFront } from './front/http.js';
+import { inUse, serveHttp, type HttpFront } from './front/http.js';
+import { assertPortFree } from './net/loopback-twin.js';
 import { checkHttpAuth } from './front/http-auth.js';
 import { serveStdio, type StdioFront } from './front/stdio.js';
 import { silentLogger } from './log.js';
@@ -59,8 +60,13 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
   } catch (err) {
     throw new StartupError((err as Error).message);
   }
-  // An HTTP front that would be open to the network is refused before any backend starts.
-  if (options.http ?? !options.stdio) checkHttpAuth(config.http);
+  // An HTTP front open to the network, or on a port taken, is refused before any backend starts.
+  if (options.http ?? !options.stdio) {
+    checkHttpAuth(config.http);
+    await assertPortFree(config.http.host, config.http.port).catch((err: Error) => {
+      throw new StartupError(inUse(err, config.http.host).message);
+    });
+  }
   const { vault, runConfig, redactor, trust, state } = openStores(config, log, options);
   // With mesh.state jetstream: the context store, workflow runs and task ownership the nodes share.
   // The mesh's modules (and NATS's client) are loaded only when it is on; so are the A2A agent's.

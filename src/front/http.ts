@@ -177,14 +177,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
   }
 
   const { port, twin } = await listenWithTwin(server, options.host, options.port).catch((err: Error) => {
-    if (!(err instanceof PortInUse)) throw err;
-    const other =
-      err.address === options.host
-        ? ''
-        : ` (the other loopback address of ${options.host}: hosts that connect to localhost could reach whatever holds it)`;
-    throw new Error(
-      `port ${err.port} on ${err.address} is in use${other}; choose another with --port (0 picks a free one)`,
-    );
+    throw inUse(err, options.host);
   });
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   const url = `http://${host}:${port}${options.path}`;
@@ -211,4 +204,16 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
         server.closeAllConnections();
       }),
   };
+}
+
+/** A listen error as the operator reads it: a port in use names the flag that moves the front. */
+export function inUse(err: Error, host: string): Error {
+  if (!(err instanceof PortInUse)) return err;
+  const other =
+    err.address === host
+      ? ''
+      : ` (the other loopback address of ${host}: hosts that connect to localhost could reach whatever holds it)`;
+  return new Error(
+    `port ${err.port} on ${err.address} is in use${other}; choose another with --port (0 picks a free one)`,
+  );
 }

@@ -4,6 +4,7 @@
 // `localhost` resolves to it first, and receive their tokens; so a twin someone holds is a port in
 // use. Connections on the twin are handed to the same HTTP server.
 import { createServer, type Server } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
 import type { Server as HttpServer } from 'node:http';
 
 /** How many free ports are tried, when any will do, for one whose twin is free too. */
@@ -69,4 +70,19 @@ function listen(server: Server | HttpServer, port: number, host: string): Promis
     server.once('error', reject);
     server.listen({ port, host, ipv6Only: host === '::1' }, () => resolve());
   });
+}
+
+/**
+ * Rejects with PortInUse when `host`:`port` (or its loopback twin) cannot be listened on now:
+ * found before anything else starts, rather than once backends have been spawned. A fixed port
+ * only; what takes it between this and the real listen is still found there.
+ */
+export async function assertPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = createHttpServer();
+  const { twin } = await listenWithTwin(probe, host, port);
+  await Promise.all([
+    new Promise<void>((resolve) => probe.close(() => resolve())),
+    twin && new Promise<void>((resolve) => twin.close(() => resolve())),
+  ]);
 }

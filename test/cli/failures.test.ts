@@ -2,12 +2,13 @@
 // gateway's per-backend state, in the failure's log line and in `switchboard validate`; a missing
 // command names the PATH it was looked for on; an unanswered handshake names its timeout and
 // setting; a refused private address names the address and the setting that allows it; a port in
-// use is one clear error, not the failures of the backends it stopped; a profile that cannot be
+// use is one clear error, found before any backend is spawned; a profile that cannot be
 // served is refused before anything starts.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { lookup } from 'node:dns/promises';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
@@ -119,7 +120,7 @@ test('an HTTP backend whose name resolves to a private address says which and wh
   assert.match(run.stderr, /servers\.inside\.allowPrivateNetwork: true/);
 });
 
-test('a port in use stops the start with one clear error, not with the backends it was starting', async (t) => {
+test('a port in use stops the start with one clear error, before any backend is spawned', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'sb-fail-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const taken = createServer();
@@ -127,10 +128,12 @@ test('a port in use stops the start with one clear error, not with the backends 
   t.after(() => new Promise<void>((resolve) => taken.close(() => resolve())));
   const port = (taken.address() as AddressInfo).port;
   const file = join(dir, 'switchboard.json');
-  // Still in its handshake when the front fails to open: it is stopped, it did not fail.
+  // The port is found taken before any backend is spawned: this one would write its file.
+  const started = join(dir, 'started');
+  const spawned = { command: process.execPath, args: [fixture('faulty-server'), '--state', started] };
   await writeFile(
     file,
-    JSON.stringify({ sandbox: { mode: 'none' }, admin: { enabled: false }, servers: { silent: SILENT } }),
+    JSON.stringify({ sandbox: { mode: 'none' }, admin: { enabled: false }, servers: { spawned } }),
   );
   const run = await runCli(['up', '--config', file, '--port', String(port), '--log-format', 'json'], {
     env: { ...process.env, XDG_STATE_HOME: dir },
@@ -141,6 +144,7 @@ test('a port in use stops the start with one clear error, not with the backends 
     new RegExp(`port ${port} on 127\\.0\\.0\\.1 is in use; choose another with --port`),
   );
   assert.doesNotMatch(run.stderr, /backend failed to start/);
+  assert.ok(!existsSync(started), 'no backend was spawned');
 });
 
 test('an admin port in use leaves switchboard serving without it, naming the flag; --admin-port moves it', async (t) => {

@@ -97,6 +97,8 @@ async function up(flags: UpFlags): Promise<number> {
     ...(flags.host === undefined ? {} : { host: flags.host }),
   };
   const admin = adminPort === undefined ? {} : { port: adminPort };
+  // The flags win over the file at start and at every reload alike.
+  const overrides = { http, admin };
   // Filled with the vault's secrets at start; every log line passes through it.
   const redactor = new Redactor();
   const logFor = (configLevel: string) =>
@@ -105,7 +107,7 @@ async function up(flags: UpFlags): Promise<number> {
   let configFiles: readonly string[] = [];
   if (flags.config) {
     try {
-      const loaded = await loadConfig(flags.config, { overrides: { http, admin } });
+      const loaded = await loadConfig(flags.config, { overrides });
       config = loaded.config;
       configFiles = loaded.files;
       const log = logFor(config.log.level);
@@ -203,7 +205,7 @@ async function up(flags: UpFlags): Promise<number> {
     log.info({ file, why }, 'reloading the configuration');
     // What went wrong (file, path, expectation) is logged by the reload; the running one stays.
     sb.reload(async () => {
-      const loaded = await loadConfig(file, { overrides: { http } });
+      const loaded = await loadConfig(file, { overrides });
       for (const w of loaded.warnings) log.warn({ file }, formatIssue(w));
       return loaded.config;
     }).catch(() => {});

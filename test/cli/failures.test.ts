@@ -170,9 +170,17 @@ test('an admin port in use leaves switchboard serving without it, naming the fla
     ['up', '--config', file, '--port', '0', '--admin-port', '0', '--log-format', 'json'],
     env,
     /fronting/,
+    // The flag holds at a reload too: the file's port is no change waiting for a restart.
+    () =>
+      writeFile(
+        file,
+        JSON.stringify({ sandbox: { mode: 'none' }, admin: { port }, servers: {}, log: { level: 'info' } }),
+      ),
+    /configuration reloaded/,
   );
   const at = /admin: http:\/\/127\.0\.0\.1:(\d+)\//.exec(moved)?.[1];
   assert.ok(at !== undefined && Number(at) !== port, moved);
+  assert.doesNotMatch(moved, /admin\.port changed but needs a restart/);
   const usage = await runCli(['up', '--admin-port', 'x'], { env });
   assert.equal(usage.code, 2);
   assert.match(usage.stderr, /--admin-port expects a number from 0 to 65535, got "x"/);
@@ -215,19 +223,30 @@ test('a profile is refused before anything starts: without --stdio, or one the c
 });
 
 /** Starts `switchboard ...args` and stops it once its stderr matches `ready`; returns the stderr. */
-async function runUntil(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<string> {
+async function runUntil(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ...said: (RegExp | (() => Promise<void>))[]
+): Promise<string> {
   const child = spawn(process.execPath, [MAIN, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   try {
-    await until(
-      () => {
-        if (child.exitCode !== null) throw new Error(`switchboard exited: ${stderr}`);
-        return ready.test(stderr) || undefined;
-      },
-      () => `switchboard to say ${String(ready)}; it said: ${stderr}`,
-      { timeoutMs: 30_000 },
-    );
+    // Each pattern waited for in turn; a function between them acts (edits the file, say).
+    for (const step of said) {
+      if (typeof step === 'function') {
+        await step();
+        continue;
+      }
+      await until(
+        () => {
+          if (child.exitCode !== null) throw new Error(`switchboard exited: ${stderr}`);
+          return step.test(stderr) || undefined;
+        },
+        () => `switchboard to say ${String(step)}; it said: ${stderr}`,
+        { timeoutMs: 30_000 },
+      );
+    }
     return stderr;
   } finally {
     child.kill('SIGTERM');

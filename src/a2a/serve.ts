@@ -110,7 +110,7 @@ export function a2aRoute(options: A2AServeOptions): HttpRoute {
     const host = await authenticate(req, res);
     if (!host) return;
     const caller = agentOf(host);
-    const raw = await readBody(req, options.maxMessageBytes);
+    const raw = await readBody(req, res, options.maxMessageBytes);
     if (raw === undefined) {
       const message = `Request too large: over limits.maxMessageBytes (${options.maxMessageBytes} bytes)`;
       return json(res, { jsonrpc: '2.0', id: null, error: { code: -32600, message } }, 413);
@@ -191,7 +191,7 @@ export function a2aRoute(options: A2AServeOptions): HttpRoute {
   ): Promise<void> {
     const host = await authenticate(req, res);
     if (!host) return;
-    const raw = await readBody(req, options.maxMessageBytes);
+    const raw = await readBody(req, res, options.maxMessageBytes);
     if (raw === undefined) return restError(res, 413, 'RESOURCE_EXHAUSTED', 'Request too large');
     let body: unknown;
     try {
@@ -286,13 +286,18 @@ function envelopeError(body: unknown): object | undefined {
   return undefined;
 }
 
-/** The request's body as text, or undefined when it is larger than `max` bytes. */
-async function readBody(req: IncomingMessage, max: number): Promise<string | undefined> {
+/** The request's body as text, or undefined when it is larger than `max` bytes (the connection then closes). */
+async function readBody(req: IncomingMessage, res: ServerResponse, max: number): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > max) return undefined;
+    if (size > max) {
+      // Not read to its end: the connection closes with the answer, or the rest of the body
+      // would be read as the client's next request.
+      res.setHeader('connection', 'close');
+      return undefined;
+    }
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');

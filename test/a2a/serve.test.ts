@@ -194,7 +194,12 @@ test('a body that is not one request of a known method gets the JSON-RPC code fo
       body,
     });
     const answer = (await res.json()) as { id: unknown; error?: { code: number; message: string } };
-    return { status: res.status, id: answer.id, ...answer.error };
+    return {
+      status: res.status,
+      id: answer.id,
+      ...answer.error,
+      ...(res.status === 413 && { connection: res.headers.get('connection') }),
+    };
   };
   assert.deepEqual(await post('{"jsonrpc":"2.0","id":1,"method":"Nope"}'), {
     status: 200,
@@ -211,6 +216,8 @@ test('a body that is not one request of a known method gets the JSON-RPC code fo
   );
   assert.equal(big.status, 413);
   assert.equal(big.code, -32600);
+  // Not read to its end, the body would be the connection's next request: it closes instead.
+  assert.equal(big.connection, 'close');
   assert.match(big.message ?? '', /over limits\.maxMessageBytes/);
 });
 

@@ -28,7 +28,8 @@ import { openStores, StartupError } from './switchboard-stores.js';
 import { setUpExtensions } from './switchboard-extensions.js';
 import { reloadSecrets } from './vault/open.js';
 import type { ReloadReport, StartOptions, Switchboard } from './switchboard-types.js';
-import type { ReloadState } from './gateway/reload-plan.js';
+import { ReloadRecord } from './gateway/reload-plan.js';
+import { reportCut } from './gateway/drain-report.js';
 
 export { StartupError };
 
@@ -142,7 +143,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     const { startTracing } = await import('./tracing/tracing.js');
     tracing = startTracing(config.tracing, { log, env: options.env, version: SERVER_INFO.version, redactor });
   }
-  const reloads: ReloadState = { applied: 0, refused: 0, lastError: undefined, needRestart: [], failed: [] };
+  const reloads = new ReloadRecord((name) => gateway.backends.get(name)?.state === 'ready');
   // Before the backends start: /readyz answers 503 while they do, and the admin token's directory
   // exists before any sandbox is laid out, so it is hidden from every backend.
   const admin =
@@ -274,7 +275,11 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     reloads.needRestart = needRestart;
     const { added, removed, replaced, failed } = outcome;
     // A backend's stderr may quote a secret, as a refusal's text may.
-    reloads.failed = failed.map((f) => ({ name: f.name, error: redactor.text(f.error) }));
+    reloads.failedStarts = failed.map((f) => ({
+      name: f.name,
+      error: redactor.text(f.error),
+      added: running.servers[f.name] === undefined,
+    }));
     // What did not start is the operator's to see, as a refusal is.
     log[failed.length > 0 ? 'warn' : 'info'](
       { added, removed, replaced, failed: reloads.failed, applied: live, needRestart, reloads },
@@ -301,16 +306,7 @@ export async function startSwitchboard(options: StartOptions): Promise<Switchboa
     for (const r of openExtensions) r.close();
     const drainMs = gateway.config.shutdown.drainMs;
     const cut = await gateway.drain(drainMs);
-    if (cut.length > 0) {
-      const perBackend: Record<string, number> = Object.create(null) as Record<string, number>;
-      for (const c of cut)
-        perBackend[c.backend ?? 'switchboard'] = (perBackend[c.backend ?? 'switchboard'] ?? 0) + 1;
-      const where = Object.entries(perBackend).map(([b, n]) => `${n} to ${b}`);
-      log.warn(
-        { cut: cut.map((c) => c.call), perBackend },
-        `shutdown cut ${cut.length} calls still under way after ${drainMs} ms (${where.join(', ')})`,
-      );
-    }
+    reportCut(log, cut, drainMs);
     stdio?.close('switchboard stopped');
     await http?.close();
     await mesh?.stop();

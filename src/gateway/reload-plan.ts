@@ -104,8 +104,37 @@ export interface ReloadState {
   /** Settings the file changed that keep their running value until a restart. */
   needRestart: string[];
   /**
-   * Servers the latest applied reload could not start, and why: an added one is retried, a
-   * changed one keeps running as it was (the file and what runs differ until it starts).
+   * Servers the latest applied reload could not start, and why: a changed one keeps running as it
+   * was (the file and what runs differ until a reload starts it); an added one is retried, and
+   * is listed until it is up.
    */
-  failed: { name: string; error: string }[];
+  readonly failed: { name: string; error: string }[];
+}
+
+/** ReloadState as switchboard keeps it: what a reload could not start is read against what is up now. */
+export class ReloadRecord implements ReloadState {
+  applied = 0;
+  refused = 0;
+  lastError: string | undefined = undefined;
+  needRestart: string[] = [];
+  private starts: { name: string; error: string; added: boolean }[] = [];
+
+  constructor(private readonly isUp: (name: string) => boolean) {}
+
+  get failed(): { name: string; error: string }[] {
+    return this.starts
+      .filter((f) => !(f.added && this.isUp(f.name)))
+      .map(({ name, error }) => ({ name, error }));
+  }
+
+  /** The servers an applied reload could not start; `added`: whether one was not running before. */
+  set failedStarts(starts: { name: string; error: string; added: boolean }[]) {
+    this.starts = starts;
+  }
+
+  /** As status and the log show it (a getter is not an own property JSON would see). */
+  toJSON(): ReloadState {
+    const { applied, refused, lastError, needRestart, failed } = this;
+    return { applied, refused, lastError, needRestart, failed };
+  }
 }

@@ -1,7 +1,7 @@
 // Hot reload in-process: backends added, removed and replaced while a host session stays open and
 // a call to an unchanged backend is under way; refused reloads leave the running configuration.
 import assert from 'node:assert/strict';
-import { writeFile, mkdtemp } from 'node:fs/promises';
+import { writeFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -250,4 +250,28 @@ test('a backend added by a reload gets the bridge grants its entry names; a chan
   await eventually('caller listed', async () => (await toolNames(client)).includes('caller_sdk'));
   const refused = await viaBridge('f_echo');
   assert.match(JSON.stringify(refused.error), /Unknown tool/);
+});
+
+test('an added server that failed to start is listed in reloads.failed until a retry starts it', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'sb-reload-retry-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const sb = await startGateway(t, { servers: { a: faulty() } });
+  const late = faulty(['--fail-starts', '1', '--state', join(dir, 'starts')], {
+    restart: { initialMs: 100 },
+    // Its /tmp is private to each start: the count is kept where it is let write.
+    sandbox: { write: [dir] },
+  });
+  const report = await sb.reload(configFor({ servers: { a: faulty(), late } }));
+  assert.deepEqual(
+    report.failed.map((f) => f.name),
+    ['late'],
+  );
+  assert.deepEqual(
+    sb.reloads.failed.map((f) => f.name),
+    ['late'],
+  );
+  // Retried with backoff, it starts: no longer news, and status no longer says it.
+  await eventually('the retry to start it', () => sb.gateway.backends.get('late')?.state === 'ready');
+  assert.deepEqual(sb.reloads.failed, []);
+  assert.deepEqual((JSON.parse(JSON.stringify(sb.reloads)) as { failed: unknown[] }).failed, []);
 });

@@ -3,7 +3,9 @@
 // whole; its stderr goes to our log, labelled and rate-limited.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
+import { resolve } from 'node:path';
 import type { StdioBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
@@ -299,12 +301,19 @@ function explained(
       { code },
     );
   if (code !== 'ENOENT') return err;
-  // A path is not looked up on PATH: the file itself is missing.
-  if (command.includes('/'))
+  // A path is not looked up on PATH: the file itself is missing, or (it is there) the
+  // interpreter its #! line names.
+  if (command.includes('/')) {
+    const why = existsSync(resolve(cwd ?? '.', command))
+      ? 'the file is there: the interpreter its #! line names is not'
+      : 'no such file';
     return Object.assign(
-      new Error(`command "${command}" not found (spawn ${command} ENOENT): no such file`, { cause: err }),
-      { code: 'ENOENT' },
+      new Error(`command "${command}" not found (spawn ${command} ENOENT): ${why}`, { cause: err }),
+      {
+        code: 'ENOENT',
+      },
     );
+  }
   return Object.assign(
     new Error(
       `command "${command}" not found (spawn ${command} ENOENT) on the PATH the backend sees: ` +

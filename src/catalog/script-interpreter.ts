@@ -35,8 +35,10 @@ function lineOf(stack: string, lineNumber: unknown, source: string): number | un
   if (at === undefined) return undefined;
   const line = at - LINE_OFFSET;
   if (line < 1) return undefined;
+  // Its last line with anything on it: blank lines after it hold nothing to point at.
+  const text = source.trimEnd();
   let last = 1;
-  for (let i = source.indexOf('\n'); i !== -1 && last < line; i = source.indexOf('\n', i + 1)) last++;
+  for (let i = text.indexOf('\n'); i !== -1 && last < line; i = text.indexOf('\n', i + 1)) last++;
   return Math.min(line, last);
 }
 

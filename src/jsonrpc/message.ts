@@ -88,9 +88,20 @@ export function classify(value: unknown): Classified {
   }
   if ('result' in value || 'error' in value) {
     if (!('id' in value)) return { kind: 'invalid', id: null, reason: 'a response needs an id' };
-    if ('error' in value && !isObject(value.error)) return malformed(id, 'error must be an object');
-    if ('result' in value && !isObject(value.result)) return malformed(id, 'result must be an object');
-    if ('error' in value) return { kind: 'response', message: wellFormedFailure(value, id) };
+    // An error object is the answer, whatever came beside it (a result of null, say).
+    if (isObject(value.error)) {
+      const failure = wellFormedFailure(value, id);
+      return {
+        kind: 'response',
+        message: 'result' in failure ? { jsonrpc: '2.0', id, error: failure.error } : failure,
+      };
+    }
+    if (value.error !== undefined && value.error !== null) return malformed(id, 'error must be an object');
+    if (!isObject(value.result))
+      return malformed(id, 'result' in value ? 'result must be an object' : 'error must be an object');
+    // `error: null` beside a result, as JSON-RPC 1.0 wrote it, is no error.
+    if ('error' in value)
+      return { kind: 'response', message: { jsonrpc: '2.0', id: id!, result: value.result } };
     return { kind: 'response', message: value as unknown as JsonRpcResponse };
   }
   return { kind: 'invalid', id, reason: 'neither a request, a notification nor a response' };

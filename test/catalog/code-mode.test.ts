@@ -236,8 +236,8 @@ test('code mode', async (t) => {
     const cut = await run('return (');
     assert.equal(cut.structuredContent!.error!.name, 'SyntaxError');
     assert.equal(cut.structuredContent!.error!.line, 1);
-    const cutLater = await run('const a = 1;\nreturn [a,');
-    assert.equal(cutLater.structuredContent!.error!.line, 2);
+    const cutLater = await run('const a = 1;\nreturn [a,\n\n');
+    assert.equal(cutLater.structuredContent!.error!.line, 2, 'blank lines after it hold nothing');
   });
 
   await t.test('output past the limit stops the script', async () => {

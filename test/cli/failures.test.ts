@@ -51,6 +51,7 @@ test('switchboard validate shows why each backend did not start', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'sb-fail-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'switchboard.json');
+  await writeFile(join(dir, 'server.sh'), '#!/nonexistent/interpreter\n', { mode: 0o755 });
   await writeFile(
     file,
     JSON.stringify({
@@ -62,6 +63,8 @@ test('switchboard validate shows why each backend did not start', async (t) => {
         missing: { command: 'no-such-mcp-server-cmd', env: { PATH: '/nonexistent/bin' } },
         // A path is not looked up on PATH: no word of it.
         absent: { command: join(dir, 'no-such-server') },
+        // There, but its #! interpreter is not.
+        shebang: { command: join(dir, 'server.sh') },
         // The command is there; its working directory is not (spawn says ENOENT all the same).
         nowhere: { command: process.execPath, cwd: join(dir, 'no-such-dir') },
         silent: SILENT,
@@ -86,6 +89,10 @@ test('switchboard validate shows why each backend did not start', async (t) => {
     /servers\.absent: .*command ".*no-such-server" not found \(spawn .* ENOENT\): no such file/,
   );
   assert.doesNotMatch(run.stderr, /servers\.absent: [^\n]*PATH/);
+  assert.match(
+    run.stderr,
+    /servers\.shebang: .*server\.sh" not found .*: the file is there: the interpreter its #! line names is not/,
+  );
   assert.match(
     run.stderr,
     /servers\.nowhere: .*cwd ".*no-such-dir" does not exist \(spawn .* ENOENT\): set cwd to a directory, or leave it out/,

@@ -232,10 +232,17 @@ test('an answer whose result or error is not an object fails its request at once
   rpc.receive({ jsonrpc: '2.0', id: 2, error: 'boom' }, inbound);
   await assert.rejects(scalar, /malformed answer: result must be an object$/);
   await assert.rejects(text, /malformed answer: error must be an object$/);
+  // An error object is the answer whatever came beside it; error: null beside a result is none.
+  const both = rpc.outgoing.request('c', {});
+  rpc.receive({ jsonrpc: '2.0', id: 3, result: null, error: { code: -32000, message: 'its own' } }, inbound);
+  await assert.rejects(both, /its own/);
+  const old = rpc.outgoing.request('d', {});
+  rpc.receive({ jsonrpc: '2.0', id: 4, result: { ok: true }, error: null }, inbound);
+  assert.deepEqual(await old, { ok: true });
   // An answer to nothing of ours, of the same shape, is dropped: a response gets no reply.
   rpc.receive({ jsonrpc: '2.0', id: 99, result: [] }, inbound);
   assert.deepEqual(seen, []);
-  assert.equal(sent.length, 2, 'only the two requests went out');
+  assert.equal(sent.length, 4, 'only the four requests went out');
 });
 
 test('a message whose handling throws is reported, and the engine goes on serving', async () => {

@@ -13,7 +13,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { captureLog } from '../support/log-capture.js';
 import { startGateway } from '../support/start-switchboard.js';
@@ -130,10 +130,7 @@ test('an HTTP backend whose name resolves to a private address says which and wh
 test('a port in use stops the start with one clear error, before any backend is spawned', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'sb-fail-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const taken = createServer();
-  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => taken.close(() => resolve())));
-  const port = (taken.address() as AddressInfo).port;
+  const port = await takenPort(t);
   const file = join(dir, 'switchboard.json');
   // The port is found taken before any backend is spawned: this one would write its file.
   const started = join(dir, 'started');
@@ -157,10 +154,7 @@ test('a port in use stops the start with one clear error, before any backend is 
 test('an admin port in use leaves switchboard serving without it, naming the flag; --admin-port moves it', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'sb-fail-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const taken = createServer();
-  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => taken.close(() => resolve())));
-  const port = (taken.address() as AddressInfo).port;
+  const port = await takenPort(t);
   const file = join(dir, 'switchboard.json');
   await writeFile(file, JSON.stringify({ sandbox: { mode: 'none' }, admin: { port }, servers: {} }));
   const env = { ...process.env, XDG_STATE_HOME: dir };
@@ -205,10 +199,7 @@ test('a start refused for a setting, with no config file, says where settings go
     /no --config given: the settings named are those of a config file; `switchboard init`/,
   );
   // A port in use names the flag that fixes it: no word of a file.
-  const taken = createServer();
-  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
-  t.after(() => new Promise<void>((resolve) => taken.close(() => resolve())));
-  const port = (taken.address() as AddressInfo).port;
+  const port = await takenPort(t);
   const busy = await runCli(['up', '--port', String(port), '--log-format', 'json'], { env });
   assert.notEqual(busy.code, 0);
   assert.match(busy.stderr, /is in use; choose another with --port/);
@@ -259,4 +250,12 @@ async function runUntil(
     child.kill('SIGTERM');
     await once(child, 'close');
   }
+}
+
+/** A port on 127.0.0.1 that something else holds until the test ends. */
+async function takenPort(t: TestContext): Promise<number> {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+  return (taken.address() as AddressInfo).port;
 }

@@ -47,7 +47,7 @@ export function watchConfigFile(
     // A writer that pauses mid-file (a redirect that a slow command fills) leaves a text that may
     // parse yet hold only part of what is coming (some of the rules): a new text counts once it
     // reads the same again a debounce later.
-    await new Promise((resolve) => setTimeout(resolve, DEBOUNCE_MS));
+    await new Promise((resolve) => setTimeout(resolve, DEBOUNCE_MS).unref());
     if (mine !== generation) return;
     const again = await readNow();
     if (again === undefined || mine !== generation) return;
@@ -76,6 +76,8 @@ export function watchConfigFile(
     return watcher;
   });
   return () => {
+    // A settle still waiting gives way, as to a later one: nothing is told after the unwatch.
+    generation++;
     clearTimeout(timer);
     for (const w of watchers) w.close();
   };

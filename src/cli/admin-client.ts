@@ -28,6 +28,32 @@ export interface AdminFlags {
 
 export class AdminClientError extends Error {}
 
+/** How long a read (status, tools) waits for the listener. */
+const READ_TIMEOUT_MS = 30_000;
+
+/** A --url as the listener's base: http(s) only, without a trailing slash or the API prefix. */
+function adminUrl(given: string): string {
+  let url: URL;
+  try {
+    url = new URL(given);
+  } catch {
+    throw new AdminClientError(
+      `--url ${given} is not a URL (the admin listener's, such as http://127.0.0.1:7451)`,
+    );
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new AdminClientError(`--url ${given} is not an http(s) URL`);
+  return url.href.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+}
+
+function sameOrigin(a: string, b: string): boolean {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
+}
+
 export class AdminClient {
   constructor(
     readonly url: string,
@@ -36,7 +62,7 @@ export class AdminClient {
 
   static find(flags: AdminFlags, env: NodeJS.ProcessEnv = process.env): AdminClient {
     const dir = adminDir(flags['state-dir'], env);
-    const given = flags.url ?? env.SWITCHBOARD_ADMIN_URL;
+    const given = flags.url || env.SWITCHBOARD_ADMIN_URL || undefined;
     const info = readAdminInfo(dir);
     // Left by a switchboard that did not stop cleanly: its port may be anyone's now (a backend
     // listening there would be sent the token), so it is not used.
@@ -44,27 +70,42 @@ export class AdminClient {
       throw new AdminClientError(
         `no running switchboard found: ${join(dir, 'admin.json')} names process ${info.pid}, which is not running (is \`switchboard up\` running?); or give --url and --token`,
       );
-    const url = given ?? info?.url;
+    const url = given === undefined ? info?.url : adminUrl(given);
     if (!url)
       throw new AdminClientError(
         `no running switchboard found: ${join(dir, 'admin.json')} is absent (is \`switchboard up\` running, with admin.enabled?); or give --url and --token`,
       );
+    // The token kept here is the local switchboard's: it goes only to the listener admin.json
+    // names (a mistyped port, or another host, would be handed the admin credential).
+    const local = info !== undefined && sameOrigin(url, info.url) && processAlive(info.pid);
     const token =
-      flags.token ?? env.SWITCHBOARD_ADMIN_TOKEN ?? info?.token ?? readTokenFile(join(dir, TOKEN_FILE));
+      flags.token ||
+      env.SWITCHBOARD_ADMIN_TOKEN ||
+      (local || given === undefined ? (info?.token ?? readTokenFile(join(dir, TOKEN_FILE))) : undefined);
     if (!token)
-      throw new AdminClientError(`no admin token: give --token, or run as the user switchboard runs as`);
-    return new AdminClient(url.replace(/\/+$/, ''), token);
+      throw new AdminClientError(
+        given !== undefined && !local
+          ? `no admin token for ${url}: give --token (the local admin token is sent only to the admin listener ${join(dir, 'admin.json')} names)`
+          : `no admin token: give --token, or run as the user switchboard runs as`,
+      );
+    return new AdminClient(url, token);
   }
 
+  /** A read, which a listener that never answers does not hold for ever. */
   async get(path: string): Promise<unknown> {
-    return this.request('GET', path);
+    return this.request('GET', path, undefined, AbortSignal.timeout(READ_TIMEOUT_MS));
   }
 
   async post(path: string, body: unknown): Promise<unknown> {
     return this.request('POST', path, body);
   }
 
-  private async request(method: string, path: string, body?: unknown): Promise<unknown> {
+  private async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
     let res: Response;
     try {
       res = await fetch(this.url + path, {
@@ -74,8 +115,11 @@ export class AdminClient {
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
       });
     } catch (err) {
+      if (signal?.aborted)
+        throw new AdminClientError(`${this.url} did not answer within ${READ_TIMEOUT_MS / 1000} s`);
       const cause = (err as { cause?: { code?: string } }).cause?.code;
       throw new AdminClientError(
         `cannot reach switchboard's admin listener at ${this.url} (${cause ?? (err as Error).message}): is it running?`,

@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -85,6 +87,27 @@ test('status, tools and call work against a running switchboard, and call is ref
   const wrong = await run(env, ['status', '--url', mcp, '--token', 'x']);
   assert.equal(wrong.code, 1);
   assert.match(wrong.err, /is an MCP endpoint, not switchboard's admin listener \(\d+\): give the admin URL/);
+  // The local token goes only to the listener admin.json names: not to a port mistyped, or
+  // another host's.
+  const heard: string[] = [];
+  const elsewhere = createServer((req, res) => {
+    heard.push(req.headers.authorization ?? '');
+    res.end('{}');
+  });
+  await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => elsewhere.close(() => resolve())));
+  const other = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
+  const withheld = await run(env, ['status', '--url', other]);
+  assert.equal(withheld.code, 1);
+  assert.match(withheld.err, /no admin token for http:\/\/127\.0\.0\.1:\d+: give --token/);
+  assert.deepEqual(heard, [], 'nothing was sent there');
+  const recorded = (JSON.parse(readFileSync(join(stateDir, 'admin.json'), 'utf8')) as { url: string }).url;
+  assert.equal(
+    (await run(env, ['status', '--url', `${recorded}/api/v1`])).code,
+    0,
+    'its own URL, the prefix too',
+  );
+  assert.match((await run(env, ['status', '--url', 'not a url'])).err, /is not a URL/);
   const json = await run(env, ['status', '--json']);
   assert.equal((JSON.parse(json.out) as { backends: { name: string }[] }).backends[0]?.name, 'notes');
 

@@ -183,8 +183,9 @@ async function callAt(
   const token = given ?? localTokenFor(url);
   const headers = token ? { Authorization: `Bearer ${token}` } : undefined;
   const client = new Client({ name: 'switchboard-workflows-cli', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
   try {
-    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+    await client.connect(transport);
     return (await client.callTool({ name: tool, arguments: args })) as Record<string, unknown>;
   } catch (err) {
     const said = err instanceof Error ? err.message : String(err);
@@ -199,6 +200,9 @@ async function callAt(
             : `no --token given, and no local token at ${localTokenPath()}`;
     return `${url} refused the call: ${why}. Pass --token KEY, or run with the XDG_STATE_HOME of the switchboard there`;
   } finally {
+    // Its session ends with it (DELETE): left to its ttl, one per run would fill the caller's
+    // sessions (http.sessions.maxPerCaller), which every local-token host shares.
+    await transport.terminateSession().catch(() => {});
     await client.close();
   }
 }

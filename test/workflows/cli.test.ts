@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { runWorkflows } from '../../src/cli/workflows.js';
 import { localTokenFor, localTokenPath } from '../../src/front/http-auth.js';
 import { connectHttp } from '../support/mcp-clients.js';
-import { until } from '../support/poll.js';
+import { eventually, until } from '../support/poll.js';
 import { httpUrl } from '../support/start-switchboard.js';
 import { fixture, setup } from './harness.js';
 
@@ -102,8 +102,12 @@ test('run --url reaches a switchboard on its default local token without --token
   });
   const ran = io();
   const args = ['run', 'sum', '--url', httpUrl(s.sb)];
+  const hosts = () => [...s.sb.gateway.sessions.values()].filter((x) => x.caller.kind === 'host').length;
+  const before = hosts();
   assert.equal(await runWorkflows(args, ran.io), 0, ran.err.join('\n'));
   assert.doesNotMatch(ran.out.join('\n'), /"isError":true/);
+  // Its session ended with it: runs from a cron job do not pile up against the caller's cap.
+  await eventually('the run to end its session', () => hosts() === before);
   // The file's token goes only to a loopback port a running front holds (either loopback
   // address): never to a switchboard on another machine, nor to another listener on this one.
   const token = readFileSync(localTokenPath(), 'utf8').trim();

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { localTokenFor, localTokenPath } from '../front/http-auth.js';
 import { readTokenFile } from '../state/token-file.js';
+import { processAlive } from '../state/process-alive.js';
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { exposedName } from '../catalog/naming.js';
@@ -97,6 +98,13 @@ export async function runWorkflows(argv: string[], io: CommandIo = processIo): P
         if (!store.requestCancel(row.id)) {
           io.err(`switchboard workflows: run ${row.id} is ${row.status}, not running`);
           return 1;
+        }
+        // No switchboard runs it (its process is gone): nobody would act on the request until a
+        // restart, so it ends here.
+        if (row.ownerPid !== null && !processAlive(row.ownerPid)) {
+          store.cancelStranded(row.id, 'cancelled while no switchboard was running it');
+          io.out(`cancelled ${row.id} (no switchboard was running it: process ${row.ownerPid} is gone)`);
+          return 0;
         }
         io.out(`cancel requested for ${row.id}; the switchboard running it stops it within a second`);
         return 0;

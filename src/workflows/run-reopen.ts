@@ -31,6 +31,11 @@ export function resumeLocal(o: Reopener): string[] {
   for (const row of o.store.running()) {
     if (row.ownerPid !== null && row.ownerPid !== process.pid && processAlive(row.ownerPid)) continue;
     if (row.ownerPid === process.pid) continue;
+    // Asked to cancel while no switchboard ran it: that is its end, not a resume.
+    if (row.cancelRequested) {
+      o.store.cancelStranded(row.id, 'cancelled while no switchboard was running it');
+      continue;
+    }
     const wf = o.compiled.get(row.workflow);
     if (row.parentRun !== null || !wf) {
       o.store.end(row.id, 'failed', undefined, wf ? 'interrupted' : 'workflow no longer configured');

@@ -255,6 +255,21 @@ export class RunStore {
     );
   }
 
+  /**
+   * Ends a run that no process runs (its owner is gone) as cancelled, its steps under way too:
+   * the cancel a switchboard running it would have made.
+   */
+  cancelStranded(id: string, why: string): void {
+    this.db.transaction(() => {
+      this.end(id, 'cancelled', undefined, 'cancelled');
+      this.db
+        .prepare(
+          "UPDATE workflow_steps SET status = 'cancelled', error = ?, ended_at = ? WHERE run_id = ? AND status = 'started'",
+        )
+        .run(why, Date.now(), id);
+    })();
+  }
+
   /** Of these runs, the ones someone asked to cancel. */
   cancelRequested(ids: readonly string[]): string[] {
     if (ids.length === 0) return [];

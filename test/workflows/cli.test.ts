@@ -8,7 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { spawnSync } from 'node:child_process';
 import { runWorkflows } from '../../src/cli/workflows.js';
+import { openStateDb } from '../../src/state/state-db.js';
+import { RunStore } from '../../src/workflows/run-store.js';
 import { localTokenFor, localTokenPath } from '../../src/front/http-auth.js';
 import { connectHttp } from '../support/mcp-clients.js';
 import { eventually, until } from '../support/poll.js';
@@ -150,4 +153,31 @@ test('run --url reaches a switchboard on its default local token without --token
   // Once the front has closed, its port is nobody's to trust.
   await s.sb.stop();
   assert.equal(localTokenFor(`http://127.0.0.1:${port}/mcp`), undefined);
+});
+
+test('cancel of a run whose switchboard is gone ends it here, its step under way too; a restart would not resume it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-wf-stranded-'));
+  const state = join(dir, 'state.sqlite');
+  const db = openStateDb(state);
+  const store = new RunStore(db);
+  const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+  const stranded = store.create('slow', 'host:http', {});
+  store.stepStarted(stranded, 'wait', 1);
+  db.prepare('UPDATE workflow_runs SET owner_pid = ? WHERE id = ?').run(gone, stranded);
+  db.close();
+  const cancel = io();
+  assert.equal(
+    await runWorkflows(['cancel', stranded, '--state', state], cancel.io),
+    0,
+    cancel.err.join('\n'),
+  );
+  assert.match(cancel.out.join('\n'), new RegExp(`no switchboard was running it: process ${gone} is gone`));
+  const show = io();
+  await runWorkflows(['show', stranded, '--state', state, '--json'], show.io);
+  const shown = JSON.parse(show.out[0]!) as { status: string; steps: { step: string; status: string }[] };
+  assert.equal(shown.status, 'cancelled');
+  assert.deepEqual(
+    shown.steps.map((st) => [st.step, st.status]),
+    [['wait', 'cancelled']],
+  );
 });

@@ -34,6 +34,8 @@ export interface BackendStatus {
   nodes?: RemoteNode[] | undefined;
   restarts: number;
   lastError?: string | undefined;
+  /** A backend that is not ready: the last lines it wrote on stderr (redacted), its why. */
+  stderr?: readonly string[] | undefined;
   callsLastMinute: number;
   tools: number;
 }
@@ -60,6 +62,7 @@ export function statusView(s: ViewSources) {
       ...(nodes && { nodes }),
       restarts: b.status().reduce((n, r) => n + r.restarts, 0),
       lastError: b.lastError,
+      ...(b.state !== 'ready' && b.lastStderr.length > 0 && { stderr: b.lastStderr }),
       callsLastMinute: rates[b.name] ?? 0,
       tools: toolsOf.get(b.name) ?? 0,
     };

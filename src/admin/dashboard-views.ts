@@ -11,15 +11,11 @@ import { statusView, type ViewSources } from './admin-views.js';
 /** How many stderr lines of a backend the topology shows. */
 const STDERR_LINES = 20;
 
-/**
- * The last stderr lines of a backend, when the gateway's backend state keeps a tail of them
- * (`stderrTail`: string[] or a function returning one); undefined until it does. The dashboard
- * shows `lastError` either way.
- */
-export function backendStderrTail(backend: unknown): string[] | undefined {
-  const tail = (backend as { stderrTail?: unknown }).stderrTail;
-  const lines = typeof tail === 'function' ? (tail as () => unknown).call(backend) : tail;
-  return Array.isArray(lines) ? lines.slice(-STDERR_LINES).map(String) : undefined;
+/** The last stderr lines of a backend (redacted as they were kept), for the dashboard's card. */
+export function backendStderrTail(
+  backend: { lastStderr: readonly string[] } | undefined,
+): string[] | undefined {
+  return backend?.lastStderr.length ? backend.lastStderr.slice(-STDERR_LINES) : undefined;
 }
 
 export function topologyView(s: ViewSources, edges: CallEdges) {

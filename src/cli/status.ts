@@ -40,6 +40,10 @@ export async function runStatus(argv: string[], io: CommandIo = processIo): Prom
         ]),
       ),
     );
+    // Why a server is down, in its own words (its last stderr line).
+    for (const b of status.backends)
+      if (b.stderr?.length)
+        io.out(`${b.name} wrote on stderr: ${b.stderr[b.stderr.length - 1]!.slice(0, 200)}`);
     const inside = status.calls.lastMinute['(switchboard)'] ?? 0;
     io.out(
       `sessions: ${status.sessions.legacy} legacy host sessions, ${status.sessions.bridge} bridge connections; ` +

@@ -7,6 +7,7 @@ import { connectHttp } from '../support/mcp-clients.js';
 import { auditRows } from '../policy/helpers.js';
 import { adminScene, example, NOTES } from './helpers.js';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 test('the call stream (SSE) delivers a call a host made', async (t) => {
   const { admin, sb } = await adminScene(t, { servers: { notes: example(NOTES) } });
@@ -108,4 +109,21 @@ test('status and tools describe the running switchboard', async (t) => {
   const list = tools.tools.find((x) => x.name === 'list_notes');
   assert.equal(list?.backend, 'notes');
   assert.equal(list?.annotations?.readOnlyHint, true);
+});
+
+test('a server that did not start says why in status and on the topology, in its own (redacted) words', async (t) => {
+  const crashing = fileURLToPath(new URL('../fixtures/crashing-server.js', import.meta.url));
+  const { admin } = await adminScene(t, {
+    servers: { notes: example(NOTES), broken: { ...example(crashing), restart: { initialMs: 60_000 } } },
+    redaction: { patterns: ['sk-live-[0-9a-f]+'] },
+  });
+  type Backend = { name: string; state: string; stderr?: string[] };
+  const status = (await (await admin('/api/v1/status')).json()) as { backends: Backend[] };
+  const broken = status.backends.find((b) => b.name === 'broken')!;
+  assert.notEqual(broken.state, 'ready');
+  assert.equal(broken.stderr?.at(-1), 'fatal: cannot continue without a valid API_TOKEN');
+  assert.ok(!JSON.stringify(broken.stderr).includes('sk-live'), 'redacted as kept');
+  assert.equal(status.backends.find((b) => b.name === 'notes')!.stderr, undefined, 'a ready one has no why');
+  const topology = (await (await admin('/api/v1/topology')).json()) as { backends: Backend[] };
+  assert.equal(topology.backends.find((b) => b.name === 'broken')!.stderr?.at(-1), broken.stderr?.at(-1));
 });

@@ -64,17 +64,25 @@ function unknownStepTools(loaded: LoadedConfig, listed: readonly { name: string 
   const aside = disabled.length
     ? `; ${disabled.map(([name]) => name).join(', ')} ${disabled.length === 1 ? 'is' : 'are'} disabled, and list none`
     : '';
+  const sep = loaded.config.namespacing.separator;
+  const servers = Object.keys(loaded.config.servers);
+  // The same tool with its server's prefix, or without it: the likeliest mix-up.
+  const likely = (tool: string) =>
+    [...names].find((n) => servers.some((s) => n === `${s}${sep}${tool}` || tool === `${s}${sep}${n}`));
   return Object.entries(loaded.config.workflows).flatMap(([workflow, wf]) =>
-    wf.steps.flatMap((step, i) =>
-      step.tool === undefined || names.has(step.tool)
-        ? []
-        : [
-            {
-              file: loaded.file,
-              path: `workflows.${workflow}.steps[${i}].tool`,
-              message: `no server lists a tool "${step.tool}" (steps name tools as hosts see them, with their server's prefix)${aside}`,
-            },
-          ],
-    ),
+    wf.steps.flatMap((step, i) => {
+      if (step.tool === undefined || names.has(step.tool)) return [];
+      const guess = likely(step.tool);
+      const hint = guess
+        ? `; did you mean "${guess}"?`
+        : ' (steps name tools as hosts see them, prefixed where hosts see prefixes)';
+      return [
+        {
+          file: loaded.file,
+          path: `workflows.${workflow}.steps[${i}].tool`,
+          message: `no server lists a tool "${step.tool}"${hint}${aside}`,
+        },
+      ];
+    }),
   );
 }

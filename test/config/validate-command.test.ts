@@ -156,7 +156,7 @@ test('the live check names a workflow step whose tool no server lists, with its 
     assert.equal(code, 1);
     const problems = lines.filter((l) => l.includes('no server lists'));
     assert.deepEqual(problems, [
-      `${file}: workflows.typo.steps[0].tool: no server lists a tool "list_notes" (steps name tools as hosts see them, with their server's prefix)`,
+      `${file}: workflows.typo.steps[0].tool: no server lists a tool "list_notes"; did you mean "notes_list_notes"?`,
     ]);
   });
 });

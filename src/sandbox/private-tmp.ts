@@ -30,6 +30,6 @@ export function hiddenByPrivateTmp(backend: StdioBackendConfig, sandbox: Config[
 export function privateTmpProblem(name: string, hidden: readonly string[]): { why: string; fix: string } {
   return {
     why: `names ${hidden.join(', ')}, under /tmp: the sandbox gives the server a /tmp of its own, without it`,
-    fix: `add its directory to servers.${name}.sandbox.read (write if the server writes there)`,
+    fix: `add its directory to servers.${name}.sandbox.read, with what it loads from there (its package's node_modules: the checkout's root) (write if the server writes there), or move it out of /tmp`,
   };
 }

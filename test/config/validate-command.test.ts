@@ -127,7 +127,7 @@ test('a sandboxed backend naming a script under /tmp it will not see is warned o
     assert.equal(code, 0, 'a warning, not a problem');
     const warnings = lines.filter((l) => l.startsWith('warning: '));
     assert.deepEqual(warnings, [
-      `warning: ${file}: servers.hidden: names ${script}, under /tmp: the sandbox gives the server a /tmp of its own, without it: add its directory to servers.hidden.sandbox.read (write if the server writes there)`,
+      `warning: ${file}: servers.hidden: names ${script}, under /tmp: the sandbox gives the server a /tmp of its own, without it: add its directory to servers.hidden.sandbox.read, with what it loads from there (its package's node_modules: the checkout's root) (write if the server writes there), or move it out of /tmp`,
     ]);
   });
 });

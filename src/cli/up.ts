@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { embeddedConfig } from '../config/defaults.js';
 import { loadConfig } from '../config/load.js';
-import type { Config } from '../config/schema.js';
+import { adminPortClash, type Config } from '../config/schema.js';
 import { formatIssue } from '../config/errors.js';
 import { authModeOf, localTokenPath } from '../front/http-auth.js';
 import { createLogger, type Logger } from '../log.js';
@@ -119,6 +119,9 @@ async function up(flags: UpFlags): Promise<number> {
   } else {
     const base = embeddedConfig();
     config = { ...base, http: { ...base.http, ...http }, admin: { ...base.admin, ...admin } };
+    // The flags are the only settings here: what the file's check would say of them, said now.
+    const clash = adminPortClash(config);
+    if (clash) return usageError('up', `--admin-port ${clash.replace('http.port', '--port')}`, UP_USAGE);
   }
   const log = logFor(config.log.level);
   logCalls(log);

@@ -108,12 +108,26 @@ export const Config = z
         path: ['workflows', cycle[0]!],
         message: `workflows that run each other in a cycle (${cycle.join(' -> ')})`,
       });
+    const clash = adminPortClash(c);
+    if (clash) ctx.addIssue({ code: 'custom', path: ['admin', 'port'], message: clash });
     for (const issue of a2aPathIssues(c.a2a.serve, c.http.path)) ctx.addIssue({ code: 'custom', ...issue });
     for (const issue of a2aPushIssues(c.a2a.serve, authModeOf(c.http.auth)))
       ctx.addIssue({ code: 'custom', ...issue });
   });
 
 export type Config = z.output<typeof Config>;
+
+/**
+ * The admin listener and the HTTP front on one port: found before anything starts, not as a port
+ * in use once the admin listener holds it and the front cannot open.
+ */
+export function adminPortClash(c: {
+  admin: { enabled: boolean; port: number };
+  http: { port: number };
+}): string | undefined {
+  if (!c.admin.enabled || c.http.port === 0 || c.admin.port !== c.http.port) return undefined;
+  return `is http.port too (${c.http.port}): the admin listener needs a port of its own`;
+}
 export type ConfigInput = z.input<typeof Config>;
 export type { WorkflowConfig, WorkflowStepConfig } from './workflow-schema.js';
 export type VaultKeyConfig = Config['vault']['keys'][string];

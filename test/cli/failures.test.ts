@@ -185,6 +185,16 @@ test('an admin port in use leaves switchboard serving without it, naming the fla
   const usage = await runCli(['up', '--admin-port', 'x'], { env });
   assert.equal(usage.code, 2);
   assert.match(usage.stderr, /--admin-port expects a number from 0 to 65535, got "x"/);
+  // One port for both listeners is refused before anything starts, from a file or from flags.
+  const same = await runCli(['up', '--port', String(port), '--admin-port', String(port)], { env });
+  assert.equal(same.code, 2);
+  assert.match(same.stderr, /--admin-port is --port too \(\d+\): the admin listener needs a port of its own/);
+  const inFile = await runCli(['validate', '--offline', '--config', file], { env });
+  assert.equal(inFile.code, 0, 'the file alone has no clash');
+  await writeFile(file, JSON.stringify({ http: { port: 47999 }, admin: { port: 47999 }, servers: {} }));
+  const clash = await runCli(['validate', '--offline', '--config', file], { env });
+  assert.equal(clash.code, 1);
+  assert.match(clash.stderr, /admin\.port: is http\.port too \(47999\)/);
 });
 
 test('a start refused for a setting, with no config file, says where settings go', async (t) => {

@@ -79,7 +79,8 @@ function parseJson(text: string, file: string): Source {
       'config_invalid',
       duplicates.map((e) => {
         const { line, col } = lines.linePos(e.pos[0]);
-        return { file, path: '', line, column: col, message: `invalid JSON: ${parserSentence(e.message)}` };
+        const key = /^"(?:[^"\\]|\\.)*"/.exec(plain.slice(e.pos[0]))?.[0] ?? 'here';
+        return { file, path: '', line, column: col, message: `invalid JSON: the key ${key} is given twice` };
       }),
     );
   return { data, doc: doc.errors.length === 0 ? doc : undefined, lines, warnings: [] };

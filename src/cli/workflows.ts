@@ -30,9 +30,9 @@ export const WORKFLOWS_USAGE = `Usage: switchboard workflows <list|run|runs|show
                            with mesh.state jetstream in --config, whichever node of the mesh runs it
 
 Options: --config FILE, --state FILE (default: state.path of --config, else
-         ~/.local/state/switchboard/state.sqlite), --url URL, --token TOKEN (an API key for --url;
-         default for the port of a running switchboard's front: the local token,
-         $XDG_STATE_HOME/switchboard/http-token),
+         $XDG_STATE_HOME/switchboard/state.sqlite, ~/.local/state/… without it), --url URL,
+         --token TOKEN (an API key for --url; default for the port of a running switchboard's
+         front: the local token, $XDG_STATE_HOME/switchboard/http-token),
          --json (one JSON object per line)`;
 
 const OPTIONS = {

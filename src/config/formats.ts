@@ -95,7 +95,8 @@ function fromVscode(doc: Record<string, unknown>): Converted {
   const input: Record<string, unknown> = Object.fromEntries(
     Object.entries(doc).filter(([k]) => k !== '$schema' && k !== 'inputs' && !k.startsWith('x-')),
   );
-  if ('inputs' in doc) {
+  // An empty list asks for nothing: nothing is ignored.
+  if ('inputs' in doc && !(Array.isArray(doc['inputs']) && doc['inputs'].length === 0)) {
     warnings.push({
       path: ['inputs'],
       message:

@@ -77,7 +77,7 @@ test('init --from reads a VS Code mcp.json (servers), and --force overwrites', a
     from,
     JSON.stringify({
       servers: { files: { type: 'stdio', command: 'node', args: ['server.js', dir] } },
-      inputs: [],
+      inputs: [{ type: 'promptString', id: 'token', password: true }],
     }),
   );
   await writeFile(join(dir, 'switchboard.yaml'), 'servers: {}\n');

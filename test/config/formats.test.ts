@@ -193,6 +193,15 @@ test('reads VS Code .vscode/mcp.json with comments and trailing commas, ignoring
   assert.ok(fs && isStdioBackend(fs));
   assert.deepEqual(fs.args, ['-y', 'server-filesystem', '/home/me/project']);
   assert.ok(warnings.some((w) => w.path === 'inputs' && w.line === 3 && /ignored: inputs/.test(w.message)));
+  // An empty list asks for nothing, and is not warned of.
+  const none = parseConfig(
+    '{ "inputs": [], "servers": { "s": { "type": "stdio", "command": "x" } } }',
+    'mcp.json',
+    {
+      env,
+    },
+  );
+  assert.ok(!none.warnings.some((w) => w.path === 'inputs'));
   assert.ok(warnings.some((w) => w.path === 'servers.fs' && /envFile is not read/.test(w.message)));
 });
 

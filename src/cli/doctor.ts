@@ -2,7 +2,7 @@
 // ports, the PATH backends will see, the permissions of the state directory and the vault, the mesh.
 // Each check is ok, warn or fail with a one-line fix; any fail exits 1.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { assertPortFree } from '../net/loopback-twin.js';
 import { dirname, join } from 'node:path';
 import { embeddedConfig } from '../config/defaults.js';
 import { loadConfig } from '../config/load.js';
@@ -17,7 +17,7 @@ import { EXIT, defineCommand, say } from './command.js';
 import { modeCheck, type Check } from './doctor-check.js';
 import { meshChecks } from './doctor-mesh.js';
 import { workingDirProblem } from '../backends/working-dir.js';
-import { hiddenByPrivateTmp, privateTmpProblem } from '../sandbox/private-tmp.js';
+import { privateTmpProblems } from '../sandbox/private-tmp.js';
 
 export const DOCTOR_USAGE = `Usage: switchboard doctor [--config FILE]
 
@@ -130,11 +130,11 @@ async function portChecks(config: Config): Promise<Check[]> {
 async function portCheck(name: string, at: { host: string; port: number }, choose: string): Promise<Check> {
   const { port, host } = at;
   if (port === 0) return { status: 'ok', name, detail: `port 0: a free port is picked at start` };
-  const free = await new Promise<string | undefined>((resolve) => {
-    const server = createServer();
-    server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
-    server.listen(port, host, () => server.close(() => resolve(undefined)));
-  });
+  // As the listeners will bind it: a loopback address with its twin (loopback-twin.ts).
+  const free = await assertPortFree(host, port).then(
+    () => undefined,
+    (err: NodeJS.ErrnoException) => err.code ?? err.message,
+  );
   if (free === undefined) return { status: 'ok', name, detail: `${host}:${port} is free` };
   return {
     status: 'fail',
@@ -196,15 +196,12 @@ function commandChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
 
 /** Backends whose command line names a path under /tmp their sandbox's private /tmp does not have. */
 function privateTmpChecks(config: Config): Check[] {
-  const checks: Check[] = [];
-  for (const [name, b] of Object.entries(config.servers)) {
-    if (!isStdioBackend(b) || b.disabled) continue;
-    const hidden = hiddenByPrivateTmp(b, config.sandbox);
-    if (hidden.length === 0) continue;
-    const { why, fix } = privateTmpProblem(name, hidden);
-    checks.push({ status: 'warn', name: `servers.${name}`, detail: why, fix });
-  }
-  return checks;
+  return privateTmpProblems(config).map(({ name, why, fix }) => ({
+    status: 'warn',
+    name: `servers.${name}`,
+    detail: why,
+    fix,
+  }));
 }
 
 /** Owner-only state: the directory 0700, what is in it 0600. */

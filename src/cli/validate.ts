@@ -2,7 +2,7 @@
 import { ConfigError, formatIssue, type ConfigIssue } from '../config/errors.js';
 import { loadConfig, type LoadedConfig } from '../config/load.js';
 import { isA2ABackend, isStdioBackend, type BackendConfig, type Config } from '../config/schema.js';
-import { hiddenByPrivateTmp, privateTmpProblem } from '../sandbox/private-tmp.js';
+import { privateTmpProblems } from '../sandbox/private-tmp.js';
 import { probeSandbox } from '../sandbox/sandbox-probe.js';
 import { backendOnlyHandlers } from '../extensions/index.js';
 import { broadHandlerGrants } from './handler-grants.js';
@@ -95,13 +95,11 @@ async function sandboxReport(
  * with the server's own "cannot find" and no word of why.
  */
 function hiddenUnderTmp(config: Config, file: string): ConfigIssue[] {
-  return Object.entries(config.servers).flatMap(([name, backend]) => {
-    if (!isStdioBackend(backend) || backend.disabled) return [];
-    const hidden = hiddenByPrivateTmp(backend, config.sandbox);
-    if (hidden.length === 0) return [];
-    const { why, fix } = privateTmpProblem(name, hidden);
-    return [{ file, path: `servers.${name}`, message: `${why}: ${fix}` }];
-  });
+  return privateTmpProblems(config).map(({ name, why, fix }) => ({
+    file,
+    path: `servers.${name}`,
+    message: `${why}: ${fix}`,
+  }));
 }
 
 function kindOf(backend: BackendConfig): 'stdio' | 'http' | 'sse' | 'a2a' {

@@ -1,7 +1,7 @@
 // Paths under /tmp that a sandboxed stdio backend's command line names but cannot see: its /tmp is
 // a private one, so a script there fails with "Cannot find module" unless its directory is bound.
 import { isAbsolute, resolve } from 'node:path';
-import type { Config, StdioBackendConfig } from '../config/schema.js';
+import { isStdioBackend, type Config, type StdioBackendConfig } from '../config/schema.js';
 import { within } from './sandbox-view.js';
 
 /**
@@ -32,4 +32,13 @@ export function privateTmpProblem(name: string, hidden: readonly string[]): { wh
     why: `names ${hidden.join(', ')}, under /tmp: the sandbox gives the server a /tmp of its own, without it`,
     fix: `add its directory to servers.${name}.sandbox.read, with what it loads from there (its package's node_modules: the checkout's root) (write if the server writes there), or move it out of /tmp`,
   };
+}
+
+/** Every enabled stdio backend of `config` whose command line names a path its sandbox hides. */
+export function privateTmpProblems(config: Config): { name: string; why: string; fix: string }[] {
+  return Object.entries(config.servers).flatMap(([name, backend]) => {
+    if (!isStdioBackend(backend) || backend.disabled) return [];
+    const hidden = hiddenByPrivateTmp(backend, config.sandbox);
+    return hidden.length === 0 ? [] : [{ name, ...privateTmpProblem(name, hidden) }];
+  });
 }

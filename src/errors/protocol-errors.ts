@@ -15,7 +15,10 @@ const PROTOCOL = {
     code: WIRE.INVALID_REQUEST,
     http: 400,
     fault: 'caller',
-    description: 'The message is not a JSON-RPC request switchboard can take (a batch, say).',
+    description:
+      'The message is not a JSON-RPC request switchboard can take: a batch, say, or an id that is ' +
+      "neither a string nor a number within ±(2^53 - 1) (JSON parsers such as JavaScript's round " +
+      'larger integers, so the answer could not carry the id sent).',
   },
   METHOD_NOT_FOUND: {
     group: 'jsonrpc',

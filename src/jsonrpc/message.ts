@@ -54,8 +54,25 @@ export type Classified =
   | { kind: 'response'; message: JsonRpcResponse }
   | { kind: 'invalid'; id: RequestId | null; reason: string };
 
+/**
+ * A string, or a number JSON text in JavaScript keeps exactly. An integer beyond ±(2^53 − 1) was
+ * rounded when it was parsed: echoed, it would not be the id the peer sent, and two such ids can
+ * read as one, so one peer's answer would go to another request. Such an id is refused, as one
+ * that is no number at all (fractions are kept: 0.5 is written back as it came).
+ */
 function isId(v: unknown): v is RequestId {
-  return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+  return (
+    typeof v === 'string' ||
+    (typeof v === 'number' && Number.isFinite(v) && (Number.isSafeInteger(v) || !Number.isInteger(v)))
+  );
+}
+
+/** Why an id is not one: what a refusal says. */
+function idProblem(v: unknown): string {
+  return typeof v === 'number' && Number.isFinite(v)
+    ? 'id must be a string or a number within ±(2^53 - 1): larger integers lose precision in JSON ' +
+        "parsers such as JavaScript's (send it as a string)"
+    : 'id must be a string or a number';
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -83,7 +100,7 @@ export function classify(value: unknown): Classified {
       return { kind: 'invalid', id, reason: 'params must be an object' };
     }
     if (!('id' in value)) return { kind: 'notification', message: value as unknown as JsonRpcNotification };
-    if (id === null) return { kind: 'invalid', id: null, reason: 'id must be a string or a number' };
+    if (id === null) return { kind: 'invalid', id: null, reason: idProblem(value.id) };
     return { kind: 'request', message: value as unknown as JsonRpcRequest };
   }
   if ('result' in value || 'error' in value) {

@@ -290,3 +290,21 @@ test('the switchboard command on stdio answers malformed input and keeps serving
   const [code] = (await once(child, 'exit')) as [number | null];
   assert.equal(code, 0);
 });
+
+test('a numeric id JSON in JavaScript cannot keep exactly is refused; one it can is echoed as sent', async (t) => {
+  const { write, inbox } = await rawStdio(t, { servers: SERVERS });
+  write(initialize());
+  await inbox.next((m) => m.id === 'init');
+  // 2^53 + 1 parses as 2^53: echoed, it would not be the host's id, and 2^53 + 2 would read as it too.
+  write('{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"a_echo"}}');
+  const refused = await inbox.next((m) => m.id === null);
+  assert.equal(errorOf(refused).code, -32600);
+  assert.match(errorOf(refused).message, /within ±\(2\^53 - 1\).*send it as a string/);
+  write('{"jsonrpc":"2.0","id":1e+300,"method":"ping"}');
+  await eventually('the second refusal', () => inbox.items.filter((m) => m.id === null).length === 2);
+  // The largest exact integer and a fraction are ids like any other.
+  write(req(9007199254740991, 'tools/call', { name: 'a_echo', arguments: { n: 1 } }));
+  assert.deepEqual(textJson((await inbox.next((m) => m.id === 9007199254740991)).result).arguments, { n: 1 });
+  write(req(0.5, 'ping'));
+  assert.deepEqual((await inbox.next((m) => m.id === 0.5)).result, {});
+});

@@ -274,8 +274,9 @@ function envelopeError(body: unknown): object | undefined {
     return invalid(null, 'expected one JSON-RPC request object (batches are not supported)');
   const { jsonrpc, id, method } = body as Record<string, unknown>;
   if (jsonrpc !== '2.0') return invalid(id, 'jsonrpc must be "2.0"');
-  if (id !== undefined && id !== null && typeof id !== 'string' && !Number.isInteger(id))
-    return invalid(null, 'id must be a string or an integer');
+  // Larger integers were rounded by JSON.parse: the answer would carry another id.
+  if (id !== undefined && id !== null && typeof id !== 'string' && !Number.isSafeInteger(id))
+    return invalid(null, 'id must be a string or an integer within ±(2^53 - 1)');
   if (typeof method !== 'string') return invalid(id, 'method must be a string');
   if (!A2A_METHODS.has(method))
     return {

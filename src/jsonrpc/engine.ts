@@ -28,6 +28,11 @@ export interface Inbound {
   /** An error answered to id null: the other side could not tell which request it concerns. */
   orphanError?(error: WireErrorBody): void;
   /**
+   * An answer to no request of ours under way: a late one to a request withdrawn or timed out, a
+   * second answer, or one to an id never sent.
+   */
+  unmatched?(id: RequestId | null): void;
+  /**
    * Handling one message threw (a value no handler expected): the connection and the process go
    * on; the message is lost and this says so.
    */
@@ -65,8 +70,9 @@ export class RpcEngine<C = undefined> {
     switch (c.kind) {
       case 'response': {
         const r = c.message;
-        // Otherwise a late answer to a cancelled request, or one to nothing we asked.
-        if (!this.outgoing.settle(r) && r.id === null && isFailure(r)) inbound.orphanError?.(r.error);
+        if (this.outgoing.settle(r)) return;
+        if (r.id === null && isFailure(r)) inbound.orphanError?.(r.error);
+        else inbound.unmatched?.(r.id);
         return;
       }
       case 'notification': {

@@ -69,6 +69,15 @@ export class RpcPeer {
     request: (req) => void this.serve(req),
     notification: (n) => this.onNotification(n),
     failed: (err) => this.log.warn({ err: messageOf(err) }, 'a message from the peer could not be handled'),
+    // The peer could not read something we sent (a parse error, say), and could not tell which.
+    orphanError: ({ code, message }) =>
+      this.log.warn({ code, message }, 'the peer answered an error to no request (id null); dropped'),
+    // Routine after a withdrawal or a time limit (the answer was on its way), so only at debug.
+    unmatched: (id) =>
+      this.log.debug(
+        { id },
+        'an answer to no request under way dropped (late, after its request was withdrawn or timed out; a second answer; or an unknown id)',
+      ),
     invalid: (id, reason) => {
       this.log.warn({ reason }, 'invalid message from peer dropped');
       if (id !== null) {

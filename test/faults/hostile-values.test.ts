@@ -159,3 +159,27 @@ test('a message nested deeper than 512 levels is refused, whoever sent it; nothi
   assert.equal(starts, 1, 'the backend was never restarted');
   await stillServes(client);
 });
+
+test('answers to no request under way are dropped and said so in the log; the call gets its first answer', async (t) => {
+  const log = captureLog('debug');
+  const sb = await startGateway(t, { servers: { f: faulty(), p: probe('p') } }, { log: log.logger });
+  const client = await connect(t, sb);
+  const lines = [
+    // A backend that could not read something it was sent says so to id null.
+    '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error near byte 7"}}',
+    '{"jsonrpc":"2.0","id":"$id","result":{"content":[{"type":"text","text":"first"}]}}',
+    '{"jsonrpc":"2.0","id":"$id","result":{"content":[{"type":"text","text":"second"}]}}',
+    '{"jsonrpc":"2.0","id":"never-sent","result":{}}',
+  ];
+  const r = await client.callTool({ name: 'f_raw', arguments: { lines } });
+  assert.deepEqual(r.content, [{ type: 'text', text: 'first' }]);
+  await eventually('both stray answers are logged', () =>
+    log.lines().some((l) => l.id === 'never-sent' && l.level === 20),
+  );
+  const orphan = log.lines().find((l) => /error to no request \(id null\)/.test(String(l.msg)));
+  assert.equal(orphan?.level, 40);
+  assert.equal(orphan?.message, 'Parse error near byte 7');
+  const stray = log.lines().filter((l) => /an answer to no request under way dropped/.test(String(l.msg)));
+  assert.equal(stray.length, 2, JSON.stringify(stray));
+  await stillServes(client);
+});

@@ -20,9 +20,23 @@ export interface ListRead {
   hint: CacheHint | undefined;
 }
 
+/** Pages one read of a list may take, and items it may hold: a backend that pages for ever is stopped. */
+export const MAX_LIST_PAGES = 1000;
+export const MAX_LIST_ITEMS = 100_000;
+/**
+ * Reads of a list that moved under its pages, from the first page again, before the last one is
+ * taken as it is (its repeated items once each).
+ */
+const READS_OF_A_MOVING_LIST = 3;
+
 /**
  * Every page of one list, and the cache hint its first page gave; undefined when the backend does
- * not serve the kind; throws when a page fails or all of them take longer than `timeoutMs`.
+ * not serve the kind; throws when a page fails, when all of them take longer than `timeoutMs`, or
+ * when the backend pages in a loop (a cursor given twice) or past MAX_LIST_PAGES or MAX_LIST_ITEMS.
+ *
+ * A backend that pages by offset and changes its list between two pages gives an item twice (an
+ * insert before the cursor shifts it onto the next page): the read then starts again from the first
+ * page, so what is kept is one state of the list rather than the head of one and the tail of another.
  */
 export async function readList(
   backend: Upstream,
@@ -32,13 +46,52 @@ export async function readList(
 ): Promise<ListRead | undefined> {
   const spec = LIST_KINDS[kind];
   if (!backend.capabilities[spec.capability]) return undefined;
-  const items: Item[] = [];
-  let hint: CacheHint | undefined;
-  let cursor: unknown;
-  // One limit for every page: a backend that pages for ever is as stuck as one that never answers.
+  // One limit for every page of every try: a backend that pages for ever is as stuck as one that never answers.
   const signal = AbortSignal.timeout(timeoutMs);
-  do {
-    const params = cursor === undefined ? undefined : { cursor: cursor as string };
+  let read: PagesRead;
+  for (let attempt = 1; ; attempt++) {
+    read = await readPages(backend, kind, timeoutMs, signal, log);
+    if (read.repeated === 0) break;
+    if (attempt === READS_OF_A_MOVING_LIST) {
+      log.warn(
+        { backend: backend.name, method: spec.method, repeated: read.repeated, reads: attempt },
+        'the list moved while it was paged, at every read: its repeated items are kept once',
+      );
+      break;
+    }
+  }
+  const once = read.items;
+  if (kind === 'tools' && backend.isModern && backend.kind === 'streamable-http')
+    dropInvalidHeaders(once, backend, log);
+  return { items: kind === 'tools' ? toolsAsOffered(backend.capabilities, once) : once, hint: read.hint };
+}
+
+interface PagesRead {
+  /** Each item once (the first of a name given twice). */
+  items: Item[];
+  hint: CacheHint | undefined;
+  /** Items given again under a name an earlier page gave: the list moved between two pages. */
+  repeated: number;
+}
+
+/** The pages of one list, from the first to the last. */
+async function readPages(
+  backend: Upstream,
+  kind: ListKind,
+  timeoutMs: number,
+  signal: AbortSignal,
+  log: Logger,
+): Promise<PagesRead> {
+  const spec = LIST_KINDS[kind];
+  const items: Item[] = [];
+  /** Each name read, and the page it came on. */
+  const names = new Map<unknown, number>();
+  const cursors = new Set<string>();
+  let repeated = 0;
+  let hint: CacheHint | undefined;
+  let cursor: string | undefined;
+  for (let pages = 1; ; pages++) {
+    const params = cursor === undefined ? undefined : { cursor };
     const page = await backend.request(spec.method, params, { signal }).catch((err: unknown) => {
       if (!signal.aborted) throw err;
       throw new Error(`no answer within catalog.listTimeoutMs (${timeoutMs} ms)`, { cause: err });
@@ -48,16 +101,34 @@ export async function readList(
       hint = { until: Date.now() + page.ttlMs, scope };
     }
     const got = page[spec.key];
-    if (Array.isArray(got)) items.push(...wellFormed(got, spec.field, backend, log));
-    cursor = page.nextCursor;
-  } while (typeof cursor === 'string' && cursor.length > 0);
-  // A backend whose list moved while it was paged (offsets shifted by an insert) gives an item
-  // twice: the first is kept, as a name is served once.
-  const seen = new Set<unknown>();
-  const once = items.filter((item) => !seen.has(item[spec.field]) && (seen.add(item[spec.field]), true));
-  if (kind === 'tools' && backend.isModern && backend.kind === 'streamable-http')
-    dropInvalidHeaders(once, backend, log);
-  return { items: kind === 'tools' ? toolsAsOffered(backend.capabilities, once) : once, hint };
+    if (Array.isArray(got))
+      for (const item of wellFormed(got, spec.field, backend, log)) {
+        const name = item[spec.field];
+        const first = names.get(name);
+        // Twice on one page is the backend's own duplicate, not a move: kept once, read once.
+        if (first !== undefined) repeated += first < pages ? 1 : 0;
+        else {
+          names.set(name, pages);
+          items.push(item);
+        }
+      }
+    const next = page.nextCursor;
+    if (typeof next !== 'string' || next.length === 0) return { items, hint, repeated };
+    if (cursors.has(next))
+      throw new Error(`${spec.method} pages in a loop: it gave the cursor ${clip(next)} a second time`);
+    if (pages >= MAX_LIST_PAGES || items.length >= MAX_LIST_ITEMS)
+      throw new Error(
+        `${spec.method} was still paging after ${pages} pages and ${items.length} items ` +
+          `(at most ${MAX_LIST_PAGES} and ${MAX_LIST_ITEMS} are read)`,
+      );
+    cursors.add(next);
+    cursor = next;
+  }
+}
+
+/** A cursor as a message quotes it: a backend's cursor can be long. */
+function clip(cursor: string): string {
+  return JSON.stringify(cursor.length > 80 ? `${cursor.slice(0, 80)}…` : cursor);
 }
 
 /** Resolves when `work` does or after `ms`, whichever is first (the work goes on). */

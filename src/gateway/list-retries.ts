@@ -1,5 +1,5 @@
 // Lists whose read failed, read again on a timer with a growing delay while their backend is up,
-// and lists a backend says it has no method for, which are not asked for again.
+// and resource templates a backend says it has no method for, which are not asked for again.
 import type { Upstream } from '../backends/upstream.js';
 import { LIST_KINDS, type ListKind } from '../catalog/catalog.js';
 import { WireError } from '../errors/errors.js';
@@ -28,7 +28,7 @@ export class ListRetries {
     string,
     { backend: Upstream; timer: NodeJS.Timeout; failures: number }
   >();
-  /** Lists a backend answered -32601 for: not read again on a listing (its next start reads them). */
+  /** Template lists a backend answered -32601 for: not read again on a listing (its next start reads them). */
   private readonly absent = new Set<string>();
 
   constructor(private readonly o: ListRetriesOptions) {}
@@ -48,9 +48,11 @@ export class ListRetries {
     // its failures afresh.
     const prior = found?.backend === backend ? found : undefined;
     const said = { backend: backend.name, method: LIST_KINDS[kind].method, err: messageOf(err) };
-    // A server that has no such method (a common case: resources declared, templates not served)
-    // will not have one later in this run: asking again would only repeat the answer.
-    if (err instanceof WireError && err.code === WIRE.METHOD_NOT_FOUND) {
+    // A server that has no such method for a list its capabilities do not name on their own (the
+    // common case: resources declared, templates not served) will not have one later in this run:
+    // asking again would only repeat the answer. One that declared `tools` (or prompts, resources)
+    // and then says it has no tools/list failed like any other read: it is read again.
+    if (err instanceof WireError && err.code === WIRE.METHOD_NOT_FOUND && kind === 'resourceTemplates') {
       this.pending.delete(key);
       this.absent.add(key);
       return this.o.log.warn(said, 'list failed: the backend has no such method');

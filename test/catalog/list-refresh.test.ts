@@ -9,6 +9,9 @@ import { fileURLToPath } from 'node:url';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { connectHttp, type Host } from '../support/mcp-clients.js';
 import { httpUrl, startGateway } from '../support/start-switchboard.js';
+import { captureLog } from '../support/log-capture.js';
+import { eventually } from '../support/poll.js';
+import { probe } from '../gateway/harness.js';
 
 const QUIET = fileURLToPath(new URL('../fixtures/quiet-server.js', import.meta.url));
 
@@ -98,4 +101,48 @@ test('no listing mixes two states of one backend, even while it changes between 
     await bumper;
   }
   assert.ok(generations.size > 1, 'the backend did change while it was listed');
+});
+
+test('a list that moves under its pages is read again from the start: one state of it is served', async (t) => {
+  // Pages of 2, 150 ms apart: a bump lands in the middle of a read and shifts t_1 onto page 2.
+  const client = await open(
+    t,
+    config(0, ['--by-offset', '--count', '6', '--per-page', '2', '--delay-ms', '150']),
+  );
+  const before = await call(client, 'reads');
+  const listing = client.listTools();
+  await sleep(250);
+  await call(client, 'bump');
+  const tools = (await listing).tools.filter((tool) => /^(t|front)_/.test(tool.name));
+  const generations = new Set(
+    tools.filter((tool) => tool.name.startsWith('t_')).map((tool) => tool.description),
+  );
+  assert.equal(generations.size, 1, `one state: ${JSON.stringify(tools)}`);
+  const fronts = tools.filter((tool) => tool.name.startsWith('front_')).length;
+  assert.equal(`generation ${fronts}`, [...generations][0], `one state: ${JSON.stringify(tools)}`);
+  assert.equal(tools.length, 6 + fronts);
+  assert.ok((await call(client, 'reads')) - before >= 2, 'the moved read was read again');
+});
+
+test('a backend paging in a loop, or for ever, is stopped and its other lists served', async (t) => {
+  for (const args of [['--loop-cursor'], ['--endless', '--per-page', '2000']]) {
+    const log = captureLog('warn');
+    const sb = await startGateway(
+      t,
+      { ...config(600_000, args), servers: { ...config(0, args).servers, p: probe('p') } },
+      { log: log.logger },
+    );
+    const client = (await connectHttp(t, httpUrl(sb))).client;
+    await eventually('the read failed', () =>
+      log.lines().some((l) => l.msg === 'list failed; reading it again later'),
+    );
+    const failure = String(log.lines().find((l) => l.msg === 'list failed; reading it again later')!.err);
+    assert.match(
+      failure,
+      args[0] === '--loop-cursor'
+        ? /tools\/list pages in a loop: it gave the cursor "again" a second time/
+        : /tools\/list was still paging after 50 pages and 100000 items \(at most 1000 and 100000 are read\)/,
+    );
+    assert.ok((await client.listTools()).tools.some((tool) => tool.name === 'p_echo'));
+  }
 });

@@ -131,3 +131,30 @@ test('a list method the backend does not have is not asked for again', async (t)
   }
   assert.equal(failures(log, 'list failed: the backend has no such method').length, 1);
 });
+
+test('a backend that declares tools and answers tools/list with -32601 is read again, not written off', async (t) => {
+  const gate = await gateFile(t);
+  const log = captureLog('debug');
+  const sb = await startGateway(
+    t,
+    {
+      servers: {
+        f: faulty(['--list-gate', gate.file, '--list-gate-code=-32601'], {
+          sandbox: { read: [gate.dir] },
+        }),
+      },
+    },
+    { log: log.logger },
+  );
+  let changed = 0;
+  const client = await connect(t, sb, () => changed++);
+  assert.deepEqual((await client.listTools()).tools, []);
+  await eventually(
+    'the read failed',
+    () => failures(log, 'list failed; reading it again later').length === 1,
+  );
+  assert.equal(failures(log, 'list failed: the backend has no such method').length, 0);
+  await writeFile(gate.file, '');
+  await eventually('hosts are told the tools arrived', () => changed > 0, 40_000);
+  assert.ok((await client.listTools()).tools.some((tool) => tool.name === 'echo'));
+});

@@ -27,6 +27,7 @@ import { firstParts, skillsToTools, type SkillOfTool } from './skill-tools.js';
 import { textOf as wireText } from '../encoding/text-of.js';
 import { WIRE } from '../errors/errors.js';
 import { plain } from '../encoding/raw-text.js';
+import { blindJsonError } from '../encoding/json-error.js';
 
 type Json = Record<string, unknown>;
 type Id = string | number;
@@ -126,7 +127,13 @@ export class AgentChannel implements Channel {
    */
   private errorOf(err: unknown): { code: number; message: string } {
     const code = (err as { code?: unknown }).code;
-    const message = err instanceof Error ? err.message : String(err);
+    // A body the library could not parse: its message would quote the agent's bytes.
+    const message =
+      err instanceof SyntaxError
+        ? blindJsonError(err).message
+        : err instanceof Error
+          ? err.message
+          : String(err);
     if (Number.isInteger(code)) return { code: code as number, message };
     return { code: WIRE.BACKEND_UNAVAILABLE, message: `A2A agent ${this.options.name} failed: ${message}` };
   }

@@ -6,6 +6,7 @@
 import { fewChunks, notesBytes, RAW_MARK, RawText } from '../encoding/raw-text.js';
 import { setOwn } from '../encoding/set-own.js';
 import { ByteLine } from '../encoding/byte-line.js';
+import { blindJsonError } from '../encoding/json-error.js';
 
 /** Messages from this size are scanned for large strings; smaller ones are parsed as text. */
 export const RAW_MESSAGE_BYTES = 64 * 1024;
@@ -21,8 +22,19 @@ const SHORT_ESCAPES = new Set([0x22, 0x5c, 0x62, 0x66, 0x6e, 0x72, 0x74]);
 /** A mark as it reads between a string's quotes in JSON text. */
 const MARK_JSON = JSON.stringify(RAW_MARK).slice(1, -1);
 
-/** The message in `chunks` (UTF-8 JSON, in the pieces it arrived in); throws SyntaxError as JSON.parse does. */
+/**
+ * The message in `chunks` (UTF-8 JSON, in the pieces it arrived in); throws a SyntaxError where
+ * JSON.parse does, one that says where the text went wrong but quotes none of it (json-error.ts).
+ */
 export function parseWire(chunks: readonly Buffer[]): unknown {
+  try {
+    return parseBytes(chunks);
+  } catch (err) {
+    throw err instanceof SyntaxError ? blindJsonError(err) : err;
+  }
+}
+
+function parseBytes(chunks: readonly Buffer[]): unknown {
   const line = new ByteLine(fewChunks(chunks));
   if (line.length >= RAW_MESSAGE_BYTES) {
     const spans = largeStrings(line);

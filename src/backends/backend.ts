@@ -74,7 +74,7 @@ export class BackendConnection implements Upstream {
       this.log,
       options.startupTimeoutMs,
     );
-    this.stderrTail = new StderrTail(options.redact);
+    this.stderrTail = new StderrTail();
     // A failure's text as kept (lastError: status, the admin API, the dashboard, other mesh
     // nodes): a backend's own words may carry a secret it holds.
     this.redacted = options.redact ?? ((text) => text);

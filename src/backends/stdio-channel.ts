@@ -79,7 +79,7 @@ export interface StdioChannelOptions {
   launch?: Launcher | undefined;
   /** Keeps the last stderr lines, so that a failure can show them. */
   stderrTail?: StderrTail | undefined;
-  /** Takes secrets out of a line that is not JSON before it is cut for the log (ChannelOptions). */
+  /** Takes secrets out of what the backend writes outside its messages (stderr, a line that is not JSON). */
   redact?: ((text: string) => string) | undefined;
 }
 
@@ -183,10 +183,13 @@ export class StdioChannel implements Channel {
     const tail = this.options.stderrTail;
     readLines(child.stderr, 64 * 1024, {
       line: (text) => {
+        // Redacted here, as a line, before the log serialises it: a secret the backend wrote
+        // JSON-escaped would be escaped twice there, past the log redactor's needles.
+        const clean = this.options.redact?.(text) ?? text;
         // npx's own warnings are not the server speaking: kept out of the tail and the info log.
-        if (isNpmNoise(text)) return void log.debug({ stderr: text }, 'backend stderr (npm)');
-        tail?.push(text);
-        if (limiter.take()) log.info({ stderr: text }, 'backend stderr');
+        if (isNpmNoise(text)) return void log.debug({ stderr: clean }, 'backend stderr (npm)');
+        tail?.push(clean);
+        if (limiter.take()) log.info({ stderr: clean }, 'backend stderr');
       },
       oversized: () => void limiter.take(),
     });

@@ -158,7 +158,8 @@ export class Gateway {
       bridgeEnv: (name, replica) => this.bridgeEnv?.(name, replica),
       bridgeEnded: (name, replica, env) => this.bridgeEnded?.(name, replica, env),
       launcher: options.launcher,
-      redact: options.redactor ? (text) => options.redactor!.text(text) : undefined,
+      // What backends say outside their messages is read a line at a time: lines of secrets too.
+      redact: options.redactor ? (text) => options.redactor!.lines(text) : undefined,
       hostWaitMs: () => this.current.startup.waitMs,
     });
     this.remotes = new RemoteBackends({

@@ -54,3 +54,26 @@ export function encodedNeedles(bytes: Buffer): string[] {
   }
   return out;
 }
+
+/** Lines of a secret shorter than this are not looked for on their own (`}`, a blank line). */
+export const MIN_LINE_LENGTH = 8;
+
+/**
+ * Each line of each secret written over several lines (a PEM key, a credentials file), as it is
+ * and as a JSON string writes it: text read a line at a time (a backend's stderr) never holds such
+ * a secret whole, only its lines.
+ */
+export function lineNeedlesOf(secrets: readonly SecretForms[]): Map<string, string> {
+  const needles = new Map<string, string>();
+  for (const { name, forms } of secrets)
+    for (const form of forms) {
+      if (!/[\r\n]/.test(form)) continue;
+      for (const line of form.split(/\r?\n|\r/)) {
+        const text = line.trim();
+        if (text.length < MIN_LINE_LENGTH) continue;
+        for (const needle of [text, JSON.stringify(text).slice(1, -1)])
+          if (!needles.has(needle)) needles.set(needle, name);
+      }
+    }
+  return needles;
+}

@@ -11,7 +11,7 @@ import { PatternScan } from './pattern-scan.js';
 import { SearchBudget } from '../encoding/linear-pattern.js';
 import { RawScan } from './raw-scan.js';
 import { RawText } from '../encoding/raw-text.js';
-import { MIN_REDACTED_LENGTH, needlesOf, type SecretForms } from './needles.js';
+import { lineNeedlesOf, MIN_REDACTED_LENGTH, needlesOf, type SecretForms } from './needles.js';
 import { setOwn } from '../encoding/set-own.js';
 
 export { MIN_REDACTED_LENGTH } from './needles.js';
@@ -29,6 +29,8 @@ export class Redactor {
   private vaultNeedles = new Map<string, string>();
   private tokenNeedles = new Map<string, string>();
   private literals: LiteralScan | undefined;
+  /** The lines of secrets written over several lines, for text read line by line (`lines`). */
+  private lineLiterals: LiteralScan | undefined;
   /** The same needles, looked for in large strings kept as bytes. */
   private raw: RawScan | undefined;
   /** The configured patterns. */
@@ -48,6 +50,10 @@ export class Redactor {
   /** Replaces what is hidden of the vault and the configuration (at start, once the vault is open). */
   load({ secrets, patterns }: RedactionSource): void {
     this.vaultNeedles = needlesOf(secrets);
+    const lines = lineNeedlesOf(secrets);
+    this.lineLiterals = lines.size
+      ? new LiteralScan(new Map([...lines].map(([needle, name]) => [needle, `[REDACTED:${name}]`])))
+      : undefined;
     this.patterns = patterns.length ? new PatternScan(patterns) : undefined;
     this.tooShort = secrets
       .filter((s) => (s.forms[0] ?? s.bytes?.[0]?.toString('hex') ?? '').length < MIN_REDACTED_LENGTH)
@@ -80,6 +86,17 @@ export class Redactor {
   text(s: string, budget?: SearchBudget): string {
     const out = this.literals ? this.literals.replace(s) : s;
     return this.patterns ? this.patterns.replace(out, budget) : out;
+  }
+
+  /**
+   * `text` for what a backend says outside its messages, read a line at a time (stderr, a stdout
+   * line that is not JSON, an error body): a secret written over several lines never comes whole
+   * there, so each of its lines is hidden on its own too. Not for messages, where a line of a
+   * secret alone (a PEM header) is ordinary text.
+   */
+  lines(s: string, budget?: SearchBudget): string {
+    const out = this.text(s, budget);
+    return this.lineLiterals ? this.lineLiterals.replace(out) : out;
   }
 
   /**

@@ -1,5 +1,5 @@
 // The strings redaction looks for, derived once from each secret: its text as written, as a JSON
-// string and a URL component write it, and its bytes in hex (either case) and in base64 and
+// string, a URL component and a URL write it, and its bytes in hex (either case) and in base64 and
 // base64url. An encoder that starts the secret at byte 1 or 2 of its input writes different
 // characters than one that starts it at byte 0, and whatever follows the secret changes the last
 // character or two, so for each alignment the needle is the run of characters that the secret's
@@ -27,9 +27,11 @@ export function needlesOf(secrets: readonly SecretForms[]): Map<string, string> 
     for (const form of forms) {
       if (form.length < MIN_REDACTED_LENGTH) continue;
       add(form, name);
-      // As a JSON string writes it (log lines, stored definitions), and as a URL component does.
+      // As a JSON string writes it (log lines, stored definitions), as a URL component does, and
+      // as a whole URL (a path, a redirect's target as URL parsing writes it) does.
       add(JSON.stringify(form).slice(1, -1), name);
       add(encodeURIComponent(form), name);
+      add(encodeURI(form), name);
     }
     for (const b of bytes ??
       forms.filter((f) => f.length >= MIN_REDACTED_LENGTH).map((f) => Buffer.from(f))) {

@@ -77,6 +77,8 @@ test('hex in either case, URL-encoded text and the whole padded base64 are repla
   assert.equal(r.text(`x${hex}y`), 'x[REDACTED:s]y');
   assert.equal(r.text(`x${hex.toUpperCase()}y`), 'x[REDACTED:s]y');
   assert.equal(r.text(`?q=${encodeURIComponent(secret)}&`), '?q=[REDACTED:s]&');
+  // In a URL's path, as URL parsing writes it (a redirect's target in an error): space encoded, @ and / not.
+  assert.equal(r.text(new URL(`http://h.example/${secret}`).href), 'http://h.example/[REDACTED:s]');
   assert.equal(r.text(Buffer.from(secret).toString('base64')), '[REDACTED:s]');
 });
 

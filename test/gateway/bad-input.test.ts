@@ -308,3 +308,17 @@ test('a numeric id JSON in JavaScript cannot keep exactly is refused; one it can
   write(req(0.5, 'ping'));
   assert.deepEqual((await inbox.next((m) => m.id === 0.5)).result, {});
 });
+
+test('a cursor of null asks for the first page, with or without paging', async (t) => {
+  for (const catalog of [{}, { pageSize: 1 }]) {
+    const { write, inbox } = await rawStdio(t, { servers: SERVERS, catalog });
+    write(initialize());
+    await inbox.next((m) => m.id === 'init');
+    write(req('list', 'tools/list', { cursor: null }));
+    const answer = await inbox.next((m) => m.id === 'list');
+    assert.ok(
+      Array.isArray((answer.result as { tools?: unknown[] } | undefined)?.tools),
+      JSON.stringify(answer),
+    );
+  }
+});

@@ -44,7 +44,8 @@ async function pageList(
   const size = ctx.mesh ? undefined : options.pageSize;
   const purpose = `list-cursor:${ctx.method}`;
   let after: string | undefined;
-  if (ctx.params.cursor !== undefined) {
+  // A host that writes an absent cursor as null asks for the first page.
+  if (ctx.params.cursor !== undefined && ctx.params.cursor !== null) {
     // Refused as the specification says for a cursor the server cannot honour: the host starts
     // over. Only a cursor sealed here, for this caller and this list, is honoured.
     const state = size === undefined ? undefined : options.sealer.open(purpose, ctx.params.cursor);

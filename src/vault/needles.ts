@@ -29,7 +29,11 @@ export function needlesOf(secrets: readonly SecretForms[]): Map<string, string> 
       add(form, name);
       // As a JSON string writes it (log lines, stored definitions), as a URL component does, and
       // as a whole URL (a path, a redirect's target as URL parsing writes it) does.
-      add(JSON.stringify(form).slice(1, -1), name);
+      const json = JSON.stringify(form).slice(1, -1);
+      add(json, name);
+      // ... and as JSON quoted in JSON writes it (a structured log line in a log line, arguments
+      // quoted in a prompt): a secret with a quote, a backslash or a newline reads otherwise there.
+      add(JSON.stringify(json).slice(1, -1), name);
       add(encodeURIComponent(form), name);
       add(encodeURI(form), name);
     }

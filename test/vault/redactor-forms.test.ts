@@ -77,6 +77,10 @@ test('hex in either case, URL-encoded text and the whole padded base64 are repla
   assert.equal(r.text(`x${hex}y`), 'x[REDACTED:s]y');
   assert.equal(r.text(`x${hex.toUpperCase()}y`), 'x[REDACTED:s]y');
   assert.equal(r.text(`?q=${encodeURIComponent(secret)}&`), '?q=[REDACTED:s]&');
+  // JSON quoted in JSON: a secret with a quote or backslash escaped twice.
+  const tricky = only('t', 'pa"ss\\wo\nrd');
+  const twice = JSON.stringify(JSON.stringify({ k: 'pa"ss\\wo\nrd' }));
+  assert.equal(tricky.text(twice).includes('REDACTED:t'), true, tricky.text(twice));
   // In a URL's path, as URL parsing writes it (a redirect's target in an error): space encoded, @ and / not.
   assert.equal(r.text(new URL(`http://h.example/${secret}`).href), 'http://h.example/[REDACTED:s]');
   assert.equal(r.text(Buffer.from(secret).toString('base64')), '[REDACTED:s]');

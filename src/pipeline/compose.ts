@@ -2,7 +2,7 @@
 // its response side, so the response side unwinds in reverse order by itself.
 import { channel } from 'node:diagnostics_channel';
 import type { CallContext } from '../call/context.js';
-import { afterTurn } from './after-turn.js';
+import { afterTurn } from '../after-turn.js';
 
 /**
  * Every stage's time of one call, published once when the call leaves the pipeline (after

@@ -2,29 +2,14 @@
 // for answers still to come once the turn the call started in has ended.
 import { LocalError } from '../errors/errors.js';
 import type { Result } from '../jsonrpc/message.js';
-
-/** Work for after this turn's end: two setImmediate hops, for all of it together. */
-let afterTurn: (() => void)[] = [];
+import { later } from '../after-turn.js';
 
 /**
- * Runs `run` once this turn's own end-of-turn work is done. That work (a group commit) is queued
- * with setImmediate too, possibly after the first hop here; the second hop, queued while the check
- * phase runs, comes after all of it, and after the answers it settled have been passed on.
+ * Deadlines armed once this turn's own end-of-turn work is done. That work (a group commit) is
+ * queued with setImmediate too; `later`'s second hop comes after all of it, and after the answers
+ * it settled have been passed on.
  */
-function afterTurnEnd(run: () => void): void {
-  if (afterTurn.length === 0) setImmediate(secondHop);
-  afterTurn.push(run);
-}
-
-function secondHop(): void {
-  const runs = afterTurn;
-  afterTurn = [];
-  setImmediate(runAll, runs);
-}
-
-function runAll(runs: readonly (() => void)[]): void {
-  for (const run of runs) run();
-}
+const afterTurnEnd = later();
 
 export interface Deadline {
   /** The caller's cancellation. */
@@ -59,7 +44,7 @@ export function settleInTime(answer: PromiseLike<Result>, deadline: Deadline): P
       (result) => settle(resolve, result),
       (err: unknown) => settle(reject, err),
     );
-    afterTurnEnd(() => {
+    afterTurnEnd.add(() => {
       if (done) return;
       const { caller, limitMs } = deadline;
       const cancelled = () => settle(reject, new LocalError('cancelled', 'Request cancelled'));

@@ -24,7 +24,7 @@ import type { Meta, Result } from '../jsonrpc/message.js';
 import { callStages, stageSampling, type CallStagesEvent } from '../pipeline/compose.js';
 import { hopEnd, hopStart, type HopEvent } from '../pipeline/hop.js';
 import { callEnd, callStart, type CallEndEvent } from '../pipeline/stages/observe.js';
-import { later } from '../pipeline/after-turn.js';
+import { later } from '../after-turn.js';
 import type { Logger } from '../log.js';
 import { watchChannel } from '../observe/watch-channel.js';
 import {

@@ -1,10 +1,10 @@
 // Appends audit records to the chain. A call's arguments are canonicalised and hashed before it
-// runs (prepare), so a call that cannot be recorded is known before it reaches its target; when
-// it ends, its record is reduced to plain fields at once (the call's context is not kept) and
-// queued, and the queue goes to the writer's own thread a few milliseconds later (sooner when many
-// are queued), which chains and commits it in one transaction (WAL, synchronous=NORMAL: no fsync
-// per commit). The reply goes out first, many calls share one commit, and no commit stalls the
-// event loop.
+// runs (prepare), so a call that cannot be recorded is known before it reaches its target; once
+// the turn it ended in has written its reply, its record is reduced to plain fields (the call's
+// context is not kept) and queued, and the queue goes to the writer's own thread a few
+// milliseconds later (sooner when many are queued), which chains and commits it in one transaction
+// (WAL, synchronous=NORMAL: no fsync per commit). The reply goes out first, many calls share one
+// commit, and no commit stalls the event loop.
 import { LocalError, WireError } from '../errors/errors.js';
 import type { Logger } from '../log.js';
 import { callArguments, type CallContext } from '../call/context.js';
@@ -17,6 +17,7 @@ import { AuditHealth } from './audit-health.js';
 import type { Redactor } from '../vault/redactor.js';
 import { textOf } from '../encoding/text-of.js';
 import { wellFormed } from '../encoding/well-formed.js';
+import { later } from '../after-turn.js';
 
 export interface AuditOptions {
   /** Store the canonical arguments themselves, not only their hash. */
@@ -51,6 +52,8 @@ export const UNRECORDABLE = 'unrecordable:';
 
 export class AuditWriter {
   private queue: AuditEntry[] = [];
+  /** Records of calls that ended this turn, made once its replies are written. */
+  private readonly ends = later();
   private scheduled: NodeJS.Timeout | undefined;
   private readonly thread: AuditThread;
   /** Records that could not be written since start (each was logged). */
@@ -108,11 +111,25 @@ export class AuditWriter {
     }
   }
 
-  /** Queues the record of a call that has ended; never throws. */
+  /**
+   * Takes the record of a call that has ended; never throws. The record is made after the turn
+   * (the call's reply leaves first: nothing a host waits for is spent on it) and queued then.
+   */
   ended(ctx: CallContext, durationMs: number, error: unknown, prepared = this.prepare(ctx)): void {
+    const ts = Date.now() - durationMs;
+    this.ends.add(() => this.queueEntry(ctx, ts, durationMs, error, prepared));
+  }
+
+  private queueEntry(
+    ctx: CallContext,
+    ts: number,
+    durationMs: number,
+    error: unknown,
+    prepared: PreparedRecord,
+  ): void {
     let entry: AuditEntry;
     try {
-      entry = this.entry(ctx, Date.now() - durationMs, durationMs, error, prepared);
+      entry = this.entry(ctx, ts, durationMs, error, prepared);
     } catch (err) {
       this.lose([ctx.callId], err);
       return;
@@ -129,6 +146,7 @@ export class AuditWriter {
 
   /** Writes what is queued and waits until it is committed (shutdown, exit, tests). */
   flush(): void {
+    this.ends.flush();
     this.send();
     this.thread.drain();
   }
@@ -141,6 +159,7 @@ export class AuditWriter {
   /** Writes what is queued, then stops the writer's thread. */
   close(): void {
     this.health.stop();
+    this.ends.flush();
     this.send();
     this.thread.close();
   }

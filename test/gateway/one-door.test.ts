@@ -14,6 +14,7 @@ import { initialize, probe, rawPost, rawStdio, textJson } from './harness.js';
 import { connectHttp } from '../support/mcp-clients.js';
 import { httpUrl } from '../support/start-switchboard.js';
 import { tempDbPath } from '../trust/helpers.js';
+import { afterTurnJobs } from '../support/after-turn.js';
 
 const V = '2026-07-28';
 /** Three calls a caller may make, then its rate is spent for the rest of the test. */
@@ -79,7 +80,7 @@ async function assertTraces(
   refusedMethod: string,
 ): Promise<void> {
   // call:end is published after the turn a call ended in (the reply leaves first).
-  await new Promise((resolve) => setImmediate(resolve));
+  await afterTurnJobs();
   const [kind, ...id] = caller.split(':');
   const mine = audit.filter((r) => r.callerKind === kind && r.callerId === id.join(':'));
   assert.ok(
@@ -261,5 +262,7 @@ test('a modern retry refused at the door (a forged requestState) is audited and 
   const refused = records(sb, path).find((x) => x.method === 'tools/call' && x.rule === 'protocol');
   assert.ok(refused, 'no audit record of the refused retry');
   assert.equal(refused.decision, 'deny');
+  // call:end is published after the turn the call ended in (the reply leaves first).
+  await afterTurnJobs();
   assert.ok(seen.some((s) => s.caller === 'host:http' && s.method === 'tools/call' && s.code === -32602));
 });

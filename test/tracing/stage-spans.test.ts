@@ -3,7 +3,8 @@
 // spans finished after the call are all there once tracing stops.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setImmediate as turn, setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterTurnJobs } from '../support/after-turn.js';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { CallContext } from '../../src/call/context.js';
@@ -63,7 +64,7 @@ test('a stage gets a span for its own work, not for the backend it waited for; t
   const stop = traceCalls(t, silentLogger, 5);
   try {
     const hop = await runCall(callContext());
-    await turn();
+    await afterTurnJobs();
     const spans = exporter.getFinishedSpans();
     const call = spans.find((s) => s.kind === SpanKind.SERVER);
     const backend = spans.find((s) => s.kind === SpanKind.CLIENT);

@@ -12,6 +12,7 @@ import {
   type StageEndEvent,
 } from '../../src/pipeline/compose.js';
 import type { CallContext } from '../../src/call/context.js';
+import { afterTurnJobs } from '../support/after-turn.js';
 
 const ctx = {} as CallContext;
 
@@ -70,7 +71,7 @@ test('observed, every stage is timed into one array published once after the cal
     const unreached: Stage = async function unreached() {};
     await compose([outer, inner, unreached])(ctx);
     assert.equal(batches.length, 0, 'published after the turn the call ended in, not during it');
-    await new Promise((resolve) => setImmediate(resolve));
+    await afterTurnJobs();
     assert.equal(batches.length, 1);
     const [batch] = batches;
     assert.equal(batch!.ctx, ctx);
@@ -94,7 +95,7 @@ test('a call that fails still publishes its stages, and its error reaches the ca
       throw new Error('boom');
     };
     await assert.rejects(compose([async (_c, next) => next(), failing])(ctx), /boom/);
-    await new Promise((resolve) => setImmediate(resolve));
+    await afterTurnJobs();
     assert.equal(batches.length, 1);
     assert.equal(batches[0]!.ran, 2);
     assert.ok(batches[0]!.times[3]! >= batches[0]!.times[2]!, 'the failed stage has an end');

@@ -2,7 +2,7 @@
 // subscribe there, so observability costs nothing on the request path when nobody listens, and
 // the end is published after the turn the call ended in, once its reply is on its way.
 import { channel } from 'node:diagnostics_channel';
-import { afterTurn } from '../after-turn.js';
+import { afterTurn } from '../../after-turn.js';
 import { whenEnded, type Stage } from '../compose.js';
 import type { CallContext } from '../../call/context.js';
 

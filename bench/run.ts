@@ -5,6 +5,7 @@ import { gatewayMissing } from './lib/gateway.js';
 import { RESULTS_DIR } from './lib/paths.js';
 import { installExitHooks, killEverything, survivors } from './lib/processes.js';
 import { formatTable, rowsForJson, writeResults, type Row, type Skip } from './lib/report.js';
+import { PATH_TIME, pathTimeProblem } from './lib/path-time.js';
 import { BRIDGE_SCENARIOS } from './bridge.js';
 import { MESH_SCENARIOS } from './mesh.js';
 import { CONTEXT_SCENARIOS } from './context.js';
@@ -76,6 +77,9 @@ environment:
   BENCH_CPU_PROF=<dir>                 each switchboard writes a V8 CPU profile there when it stops
   BENCH_GC=<dir>                       adds what switchboard allocates young and promotes per call,
                                        and its full collections (rows 'young alloc', 'promoted')
+  BENCH_PATH=1                         adds how long the process in the middle held each message of
+                                       the sequential calls, read off its system calls by perf (rows
+                                       'request held', 'response held'; stdio scenarios, x86-64)
 
 Targets are reported, never enforced: the exit code is 0 unless something failed to run.`;
 
@@ -189,6 +193,11 @@ async function main(): Promise<number> {
     const help = args === USAGE;
     (help ? console.log : console.error)(args);
     return help ? 0 : 2;
+  }
+  const pathProblem = PATH_TIME ? pathTimeProblem() : undefined;
+  if (pathProblem !== undefined) {
+    console.error(pathProblem);
+    return 2;
   }
   installExitHooks();
   const all: Outcome = { rows: [], skips: [], measurements: [], failed: false };

@@ -125,6 +125,9 @@ export function rowsOf(
       pick: (m) => m.cpuMsPerCall,
       goal: goal('<=', goals.cpu),
     },
+    // BENCH_PATH: how long the process in the middle held each message (path-time.ts).
+    { name: () => 'request held p50', unit: 'µs', pick: (m) => m.path?.request.p50Us },
+    { name: () => 'response held p50', unit: 'µs', pick: (m) => m.path?.response.p50Us },
   ];
   const rows: Row[] = [];
   for (const m of subject === undefined ? [baseline] : [baseline, subject]) {

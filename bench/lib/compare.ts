@@ -2,6 +2,7 @@
 // neighbour or a CPU-frequency change lands on both rather than skewing their ratio.
 import { cpuTimeMs, peakRssKiB } from './proc.js';
 import { heapCounts, type HeapCounts } from './young-marks.js';
+import { PATH_TIME, PathRecorder, type PathTimes } from './path-time.js';
 import {
   rate,
   summarize,
@@ -47,6 +48,8 @@ export interface Measurement {
   readonly promotedKiBPerCall?: number;
   /** Full collections per 10,000 timed calls (BENCH_GC only). */
   readonly fullGcsPer10k?: number;
+  /** How long `pid` held each message of the sequential calls, per direction (BENCH_PATH only). */
+  readonly path?: PathTimes;
 }
 
 export async function measureInterleaved(targets: readonly Target[], plan: Plan): Promise<Measurement[]> {
@@ -72,11 +75,16 @@ export async function measureInterleaved(targets: readonly Target[], plan: Plan)
   const latencySlices = slices(plan.calls, rounds);
   const throughputSlices = slices(plan.throughputCalls, rounds);
 
+  // One call at a time, so each message is read, passed on and written before the next arrives.
+  const recorders = await Promise.all(
+    targets.map((t) => (PATH_TIME && t.pid !== undefined ? PathRecorder.start(t.pid) : undefined)),
+  );
   for (let round = 0; round < rounds; round++) {
     for (const i of turnOrder(targets.length, round)) {
       samples[i]!.push(...(await timeSequential(targets[i]!.call, latencySlices[round]!)));
     }
   }
+  const paths = await Promise.all(recorders.map((r) => r?.stop()));
   for (let round = 0; round < rounds; round++) {
     for (const i of turnOrder(targets.length, round)) {
       if (throughputSlices[round]! > 0) seconds[i]! += await timeSlice(targets[i]!, throughputSlices[round]!);
@@ -104,6 +112,7 @@ export async function measureInterleaved(targets: readonly Target[], plan: Plan)
         promotedKiBPerCall: heap.promoted / 1024 / timedCalls,
         fullGcsPer10k: (heap.fullCollections * 10_000) / timedCalls,
       }),
+      ...(paths[i] !== undefined && { path: paths[i] }),
     };
   });
 }

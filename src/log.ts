@@ -2,6 +2,8 @@
 // the same records made readable for a person at a terminal.
 import { pino, type Logger as PinoLogger } from 'pino';
 import { prettyFactory } from 'pino-pretty';
+import { format } from 'node:util';
+import { blindJsonError } from './encoding/json-error.js';
 
 /** What takes secrets out of a log line (the vault's Redactor). */
 export interface LineRedactor {
@@ -73,3 +75,28 @@ export function createLogger(
 
 /** A logger that drops everything: the default where a caller passes none (tests, library use). */
 export const silentLogger: Logger = pino({ level: 'silent' });
+
+/**
+ * Sends what libraries write with `console` to the log: to stderr through its redactor, never to
+ * stdout (which carries JSON-RPC in stdio mode). A library that prints a peer's bytes (the A2A
+ * client prints a stream event it could not parse, whole) must not put a vault secret in the log;
+ * a parse error among the arguments loses its quote of the text (json-error.ts), since a piece of
+ * a secret matches no needle.
+ */
+export function routeConsole(log: Logger): void {
+  const to =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (...args: unknown[]): void =>
+      log[level](
+        { source: 'console' },
+        format(...args.map((a) => (a instanceof SyntaxError ? blindJsonError(a) : a))),
+      );
+  Object.assign(console, {
+    log: to('info'),
+    info: to('info'),
+    debug: to('debug'),
+    trace: to('debug'),
+    warn: to('warn'),
+    error: to('error'),
+  });
+}

@@ -127,10 +127,11 @@ export class AgentChannel implements Channel {
    */
   private errorOf(err: unknown): { code: number; message: string } {
     const code = (err as { code?: unknown }).code;
-    // A body the library could not parse: its message would quote the agent's bytes.
+    // A body or stream event the library could not parse: its message would quote the agent's bytes.
+    const unparsed = unparsedJson(err);
     const message =
-      err instanceof SyntaxError
-        ? blindJsonError(err).message
+      unparsed !== undefined
+        ? blindJsonError(unparsed).message
         : err instanceof Error
           ? err.message
           : String(err);
@@ -293,4 +294,17 @@ export class AgentChannel implements Channel {
 
 function withSlash(url: string): string {
   return url.endsWith('/') ? url : `${url}/`;
+}
+
+/**
+ * The parse error behind `err`, if the agent sent something that is not JSON: a SyntaxError, one
+ * in its causes, or the A2A client's own error for a stream event it could not parse (it quotes
+ * the event's first 100 characters and V8's message, and over REST keeps no cause).
+ */
+function unparsedJson(err: unknown): unknown {
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof SyntaxError) return e;
+    if (e.message.startsWith('Failed to parse SSE event data')) return e.cause ?? new SyntaxError(e.message);
+  }
+  return undefined;
 }

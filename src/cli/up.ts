@@ -7,7 +7,7 @@ import { loadConfig } from '../config/load.js';
 import { adminPortClash, type Config } from '../config/schema.js';
 import { formatIssue } from '../config/errors.js';
 import { authModeOf, localTokenPath } from '../front/http-auth.js';
-import { createLogger, type Logger } from '../log.js';
+import { createLogger, routeConsole, type Logger } from '../log.js';
 import { freeReadBuffers } from '../net/read-buffers.js';
 import { SERVER_INFO } from '../protocol/versions.js';
 import { startSwitchboard } from '../switchboard.js';
@@ -124,6 +124,7 @@ async function up(flags: UpFlags): Promise<number> {
     if (clash) return usageError('up', `--admin-port ${clash.replace('http.port', '--port')}`, UP_USAGE);
   }
   const log = logFor(config.log.level);
+  routeConsole(log);
   logCalls(log);
   // What is served and how to connect is said at info even under a quieter level (warn, error):
   // it is the one thing an operator, or a script waiting for the endpoint, always needs. silent

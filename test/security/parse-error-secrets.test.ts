@@ -15,6 +15,7 @@ import { captureLog } from '../support/log-capture.js';
 import { listenForTest } from '../support/listen.js';
 import { connectHttp } from '../support/mcp-clients.js';
 import { httpUrl, startGateway } from '../support/start-switchboard.js';
+import { startAgent } from '../fixtures/a2a-agent.js';
 
 /** Every piece of `secret` `length` characters long. */
 const pieces = (secret: string, length: number) =>
@@ -75,6 +76,36 @@ test("a secret where a backend's answer stops being JSON reaches neither the hos
   }
   assert.match(seen[0]!, /its JSON body could not be read: not valid JSON/);
   const everywhere = [...seen, log.text()].join('\n');
+  for (const piece of pieces(secret, 6))
+    assert.ok(!everywhere.includes(piece), `"${piece}" of the secret got out`);
+});
+
+test("a secret where an A2A agent's stream event stops being JSON reaches neither the host nor the log", async (t) => {
+  const secret = `Zq9${randomBytes(12).toString('hex')}`;
+  // The client library quotes an event's first 100 characters and V8's message when it cannot
+  // parse it: the secret sits just past that cut, where V8's quote of the fault takes its start.
+  const agent = await startAgent({
+    streaming: true,
+    brokenEvent: `{"jsonrpc":"2.0","id":1,"result":{"x":"${'p'.repeat(90)}","k":${secret}}}`,
+  });
+  t.after(() => agent.close());
+  const dir = mkdtempSync(join(tmpdir(), 'sb-parse-secret-'));
+  const vault = makeVault(dir, { canary: secret });
+  const log = captureLog('debug');
+  const sb = await startGateway(
+    t,
+    { servers: { helper: { a2a: agent.url } }, vault: { file: vault.file, keyFile: vault.keyFile } },
+    { log: log.logger },
+  );
+  const { client } = await connectHttp(t, httpUrl(sb));
+  const failure = await client
+    .callTool({ name: 'greet', arguments: { message: 'Ada' } }, { timeout: 5000 })
+    .then(
+      (r) => JSON.stringify(r),
+      (err: Error) => err.message,
+    );
+  assert.match(failure, /not valid JSON/);
+  const everywhere = [failure, log.text()].join('\n');
   for (const piece of pieces(secret, 6))
     assert.ok(!everywhere.includes(piece), `"${piece}" of the secret got out`);
 });

@@ -1,5 +1,5 @@
 // The strings redaction looks for, derived once from each secret: its text as written, as a JSON
-// string, a URL component and a URL write it, and its bytes in hex (either case) and in base64 and
+// string writes it, as URL encoders and URL parsing write it, and its bytes in hex (either case) and in base64 and
 // base64url. An encoder that starts the secret at byte 1 or 2 of its input writes different
 // characters than one that starts it at byte 0, and whatever follows the secret changes the last
 // character or two, so for each alignment the needle is the run of characters that the secret's
@@ -34,8 +34,7 @@ export function needlesOf(secrets: readonly SecretForms[]): Map<string, string> 
       // ... and as JSON quoted in JSON writes it (a structured log line in a log line, arguments
       // quoted in a prompt): a secret with a quote, a backslash or a newline reads otherwise there.
       add(JSON.stringify(json).slice(1, -1), name);
-      add(encodeURIComponent(form), name);
-      add(encodeURI(form), name);
+      for (const encoded of urlForms(form)) add(encoded, name);
     }
     for (const b of bytes ??
       forms.filter((f) => f.length >= MIN_REDACTED_LENGTH).map((f) => Buffer.from(f))) {
@@ -43,6 +42,30 @@ export function needlesOf(secrets: readonly SecretForms[]): Map<string, string> 
     }
   }
   return needles;
+}
+
+/**
+ * The text as percent-encoders write it: encodeURIComponent and encodeURI, URL parsing in each part
+ * of a URL (each leaves other characters as they are: a path keeps `|` and `%`, a query `'` in some
+ * schemes, userinfo escapes `/`, `:`, `=`, `@`), form encoding (a space as `+`), and each of these
+ * with its escapes in lower-case hex, as some encoders write them.
+ */
+function urlForms(form: string): Set<string> {
+  const forms = new Set([encodeURIComponent(form), encodeURI(form)]);
+  const url = new URL('http://host/');
+  const parts: [(u: URL) => void, (u: URL) => string][] = [
+    [(u) => (u.pathname = `/${form}`), (u) => u.pathname.slice(1)],
+    [(u) => (u.search = `?${form}`), (u) => u.search.slice(1)],
+    [(u) => (u.hash = `#${form}`), (u) => u.hash.slice(1)],
+    [(u) => (u.password = form), (u) => u.password],
+  ];
+  for (const [set, get] of parts) {
+    set(url);
+    forms.add(get(url));
+  }
+  forms.add(new URLSearchParams([['k', form]]).toString().slice(2));
+  for (const f of [...forms]) forms.add(f.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
+  return forms;
 }
 
 /** Hex in both cases, whole base64 and base64url, and the aligned runs of each. */

@@ -86,6 +86,31 @@ test('hex in either case, URL-encoded text and the whole padded base64 are repla
   assert.equal(r.text(Buffer.from(secret).toString('base64')), '[REDACTED:s]');
 });
 
+test('a secret is hidden as each part of a URL, form encoding and lower-case escapes write it', () => {
+  // Characters each encoder treats its own way: `|` and `%` kept in a path, `!'()~` and a space
+  // as `+` in a form, `/`, `:`, `=` and `@` escaped in userinfo.
+  for (const secret of ['pa ss|word!12', 'sec ret%41zz', "p@ss w0rd~(x)'", 'tok+en/with=chars:@']) {
+    const r = only('s', secret);
+    const url = (set: (u: URL) => void) => {
+      const u = new URL('http://h.example/');
+      set(u);
+      return u.href;
+    };
+    const written = [
+      url((u) => (u.pathname = `/${secret}`)),
+      url((u) => (u.search = `?${secret}`)),
+      url((u) => (u.hash = `#${secret}`)),
+      url((u) => (u.password = secret)),
+      `a=1&${new URLSearchParams([['k', secret]]).toString()}&z=2`,
+      encodeURIComponent(secret).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()),
+    ];
+    for (const text of written) {
+      const out = r.text(text);
+      assert.ok(out.includes('[REDACTED:s]'), `${JSON.stringify(secret)} not hidden in ${out}`);
+    }
+  }
+});
+
 test('bridge tokens are hidden while they work, and only then', () => {
   const r = only('s', 'secret-value');
   const token = randomBytes(32).toString('base64url');

@@ -5,14 +5,17 @@ import { WIRE, WireError } from '../errors/errors.js';
 import type { Params, Result } from '../jsonrpc/message.js';
 import type { RequestOptions } from '../jsonrpc/peer.js';
 import type { CallContext } from '../call/context.js';
+import type { Logger } from '../log.js';
 import type { BackendConnection } from './backend.js';
 import type { ListenFilter } from './listen-stream.js';
 import type { ReplicaChooser } from './replica-choice.js';
+import { firstPage, followPages, TASK_LIST_BOUNDS } from '../protocol/list-pages.js';
 
 export class ReplicaFanOut {
   constructor(
     private readonly replicas: readonly BackendConnection[],
     private readonly choice: ReplicaChooser,
+    private readonly log: Logger,
   ) {}
 
   /** Sends to every replica that is up; what fails on one is reported after all were tried. */
@@ -49,22 +52,34 @@ export class ReplicaFanOut {
 
   /** Every replica's tasks, each list read whole: a cursor of one replica means nothing to another. */
   async listTasks(ctx: CallContext, params: Params): Promise<Result> {
-    if (params.cursor !== undefined) throw new WireError(WIRE.INVALID_PARAMS, 'Invalid cursor');
+    if (!firstPage(params)) throw new WireError(WIRE.INVALID_PARAMS, 'Invalid cursor');
     const up = this.up();
     const lists = await Promise.all(
       up.map(async (i) => {
         const tasks: Record<string, unknown>[] = [];
-        let cursor: unknown;
-        do {
-          const page = await this.choice.on(i, 'tasks/list', params, (r) =>
-            r.call(ctx, 'tasks/list', cursor === undefined ? params : { ...params, cursor }),
-          );
-          for (const t of Array.isArray(page.tasks) ? (page.tasks as Record<string, unknown>[]) : []) {
-            if (typeof t.taskId === 'string') this.choice.listed(t.taskId, i, t.ttl);
-            tasks.push(t);
-          }
-          cursor = page.nextCursor;
-        } while (typeof cursor === 'string' && cursor.length > 0);
+        const given = new Set<unknown>();
+        const { cursor: _first, ...rest } = params;
+        const stopped = await followPages(
+          undefined,
+          (cursor) =>
+            this.choice.on(i, 'tasks/list', params, (r) =>
+              r.call(ctx, 'tasks/list', cursor === undefined ? rest : { ...rest, cursor }),
+            ),
+          (page) => {
+            const listed = Array.isArray(page.tasks) ? (page.tasks as Record<string, unknown>[]) : [];
+            for (const t of listed) {
+              // A replica that pages in a loop gives a task again: it is listed once.
+              if (given.has(t.taskId)) continue;
+              given.add(t.taskId);
+              if (typeof t.taskId === 'string') this.choice.listed(t.taskId, i, t.ttl);
+              tasks.push(t);
+            }
+            return listed.length;
+          },
+          TASK_LIST_BOUNDS,
+        );
+        if (stopped)
+          this.log.warn({ replica: i, why: stopped }, 'tasks/list read in part: the replica pages for ever');
         return tasks;
       }),
     );

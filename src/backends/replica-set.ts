@@ -115,7 +115,7 @@ export class ReplicaSet implements Upstream {
         }),
     );
     this.choice = new ReplicaChooser(name, this.replicas, options.tasks);
-    this.fanOut = new ReplicaFanOut(this.replicas, this.choice);
+    this.fanOut = new ReplicaFanOut(this.replicas, this.choice, log);
     this.resend = new ReadResend(() => this.state === 'ready', log);
     this.supervisor = new ReplicaSupervisor(name, this.replicas, this.choice, config.restart, log, {
       up: () => this.resend.wake(),

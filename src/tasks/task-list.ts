@@ -8,15 +8,13 @@ import { messageOf } from '../jsonrpc/peer.js';
 import type { Logger } from '../log.js';
 import { exposeRelated, exposeTaskId, isObj, type Obj } from './task-ids.js';
 import { ownerKey, type TaskTable } from './task-table.js';
+import { firstPage, followPages, TASK_LIST_BOUNDS } from '../protocol/list-pages.js';
 
 /** An in-process owner of tasks (workflows): its tasks with its own ids. */
 export interface TaskLister {
   name: string;
   list(ctx: CallContext): Promise<Obj[]>;
 }
-
-/** Pages of one backend's tasks/list read at most for one merged list. */
-const MAX_LIST_PAGES = 100;
 
 /**
  * A backend that is down or cannot answer is left out (and logged), so one backend's failure does
@@ -29,7 +27,7 @@ export async function listTasks(
   log: Logger,
   sources: readonly TaskLister[] = [],
 ): Promise<Result> {
-  if (ctx.params.cursor !== undefined) throw new WireError(WIRE.INVALID_PARAMS, 'Invalid cursor');
+  if (!firstPage(ctx.params)) throw new WireError(WIRE.INVALID_PARAMS, 'Invalid cursor');
   const listing = [...backends].filter(
     (b) => isObj(b.capabilities.tasks) && b.capabilities.tasks.list !== undefined,
   );
@@ -39,16 +37,27 @@ export async function listTasks(
   const pages = await Promise.all(
     listing.map(async (b) => {
       const out: Obj[] = [];
-      let cursor: unknown;
+      const given = new Set<unknown>();
       // A backend that is down has no tasks to reach until it is back.
       if (b.state !== 'ready') return [];
       try {
-        for (let page = 0; page < MAX_LIST_PAGES; page++) {
-          const result = await b.call(ctx, 'tasks/list', cursor === undefined ? {} : { cursor });
-          if (Array.isArray(result.tasks)) for (const t of result.tasks) if (isObj(t)) out.push(t);
-          cursor = result.nextCursor;
-          if (typeof cursor !== 'string' || cursor.length === 0) break;
-        }
+        const stopped = await followPages(
+          undefined,
+          (cursor) => b.call(ctx, 'tasks/list', cursor === undefined ? {} : { cursor }),
+          (result) => {
+            const tasks = Array.isArray(result.tasks) ? result.tasks.filter(isObj) : [];
+            // A backend that pages in a loop gives a task again: it is listed once.
+            for (const t of tasks) {
+              if (given.has(t.taskId)) continue;
+              given.add(t.taskId);
+              out.push(t);
+            }
+            return tasks.length;
+          },
+          TASK_LIST_BOUNDS,
+        );
+        if (stopped)
+          log.warn({ backend: b.name, why: stopped }, 'tasks/list read in part: the backend pages for ever');
       } catch (err) {
         log.warn({ backend: b.name, err: messageOf(err) }, 'tasks/list failed; left out');
       }

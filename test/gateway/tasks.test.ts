@@ -134,7 +134,20 @@ test('tasks/list merges every backend, all pages, with namespaced ids', async (t
   ]);
   assert.equal(list.nextCursor, undefined);
   assert.equal((await h.error('tasks/list', { cursor: '1' })).code, -32602);
+  // A host that writes an absent cursor as null asks for the first page.
+  assert.equal((await h.result('tasks/list', { cursor: null })).tasks.length, 4);
 });
+
+for (const replicas of [1, 2]) {
+  test(`tasks/list ends for a backend that pages for ever: what it gave is listed once (replicas: ${replicas})`, async (t) => {
+    const looping = { ...taskServer('a', '--endless-pages'), ...(replicas > 1 && { replicas }) };
+    const h = await host(t, { servers: { a: looping, b: taskServer('b') } });
+    await h.result('tools/call', jobAsTask('a_job', '1'));
+    await h.result('tools/call', jobAsTask('b_job', '2'));
+    const list = await h.result('tasks/list');
+    assert.deepEqual(list.tasks.map((x: Obj) => x.taskId).sort(), ['a:task-1', 'b:task-1']);
+  });
+}
 
 test('an id switchboard did not issue is an unknown task, and no backend is asked', async (t) => {
   const h = await host(t, { servers: { a: taskServer('a'), b: taskServer('b') } });

@@ -8,6 +8,7 @@ import { WIRE, WireError } from '../../errors/errors.js';
 import { methodSpec, type MethodSpec } from '../../protocol/methods.js';
 import { ownerKey } from '../../tasks/task-table.js';
 import type { Next, Stage } from '../compose.js';
+import { firstPage } from '../../protocol/list-pages.js';
 import type { CallContext } from '../../call/context.js';
 
 export interface PagingOptions {
@@ -44,8 +45,7 @@ async function pageList(
   const size = ctx.mesh ? undefined : options.pageSize;
   const purpose = `list-cursor:${ctx.method}`;
   let after: string | undefined;
-  // A host that writes an absent cursor as null asks for the first page.
-  if (ctx.params.cursor !== undefined && ctx.params.cursor !== null) {
+  if (!firstPage(ctx.params)) {
     // Refused as the specification says for a cursor the server cannot honour: the host starts
     // over. Only a cursor sealed here, for this caller and this list, is honoured.
     const state = size === undefined ? undefined : options.sealer.open(purpose, ctx.params.cursor);

@@ -49,9 +49,14 @@ export async function readList(
   // One limit for every page of every try: a backend that pages for ever is as stuck as one that never answers.
   const signal = AbortSignal.timeout(timeoutMs);
   let read: PagesRead;
+  let before: string | undefined;
   for (let attempt = 1; ; attempt++) {
     read = await readPages(backend, kind, timeoutMs, signal, log);
     if (read.repeated === 0) break;
+    // Read the same way twice: the list did not move, it holds a name on two pages (kept once).
+    const shape = `${read.repeated}\u0000${read.items.map((i) => String(i[spec.field])).join('\u0000')}`;
+    if (shape === before) break;
+    before = shape;
     if (attempt === READS_OF_A_MOVING_LIST) {
       log.warn(
         { backend: backend.name, method: spec.method, repeated: read.repeated, reads: attempt },

@@ -124,6 +124,16 @@ test('a list that moves under its pages is read again from the start: one state 
   assert.ok((await call(client, 'reads')) - before >= 2, 'the moved read was read again');
 });
 
+test('a list that holds a name on two pages, and stays put, is read twice, kept once, and not reported', async (t) => {
+  const log = captureLog('warn');
+  const sb = await startGateway(t, config(0, ['--per-page', '2', '--name-twice']), { log: log.logger });
+  const client = (await connectHttp(t, httpUrl(sb))).client;
+  const before = await call(client, 'reads');
+  assert.deepEqual(await listed(client), ['g0_0', 'g0_1', 'g0_2', 'g0_3']);
+  assert.equal((await call(client, 'reads')) - before, 2, 'read again once: the same both times');
+  assert.ok(!log.lines().some((l) => /moved/.test(String(l.msg))), 'no move reported');
+});
+
 test('a backend paging in a loop, or for ever, is stopped and its other lists served', async (t) => {
   for (const args of [['--loop-cursor'], ['--endless', '--per-page', '2000']]) {
     const log = captureLog('warn');

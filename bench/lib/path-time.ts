@@ -81,8 +81,11 @@ export class PathRecorder {
     return recorder;
   }
 
-  /** Stops recording and reads what the process held, per direction. */
-  async stop(): Promise<PathTimes> {
+  /**
+   * Stops recording and reads what the process held, per direction; undefined for a process that
+   * read no request on its stdin (not a stdio process in the middle: an HTTP server, say).
+   */
+  async stop(): Promise<PathTimes | undefined> {
     try {
       const exited = new Promise((resolve) => this.perf.once('exit', resolve));
       this.perf.kill('SIGINT');
@@ -95,7 +98,8 @@ export class PathRecorder {
         maxBuffer: 1024 * 1024 * 1024,
       });
       if (script.status !== 0) throw new Error(`perf script failed: ${script.stderr.trim()}`);
-      return heldTimes(script.stdout);
+      const times = heldTimes(script.stdout);
+      return times.request.count === 0 ? undefined : times;
     } finally {
       rmSync(this.dir, { recursive: true, force: true });
     }

@@ -49,7 +49,10 @@ test('a writer whose thread is gone reports the batch it was given as lost, nami
   void thread.terminate();
   const c = toolCall(1);
   writer.ended(c, 1, undefined);
-  (writer as unknown as { send(): void }).send();
+  // Its record made now (not once the turn is over) and posted to the thread before its end is known.
+  const internals = writer as unknown as { ends: { flush(): void }; send(): void };
+  internals.ends.flush();
+  internals.send();
   await exited;
   assert.equal(writer.lost, 1);
   const line = log.lines().find((l) => l.msg === 'audit write failed; these calls have no audit record');

@@ -1,6 +1,6 @@
 // The strings redaction looks for, derived once from each secret: its text as written, as a JSON
-// string writes it, as URL encoders and URL parsing write it, and its bytes in hex (either case) and in base64 and
-// base64url. An encoder that starts the secret at byte 1 or 2 of its input writes different
+// string writes it, as URL encoders and URL parsing write it, and its bytes in hex (either case)
+// and in base64 and base64url. An encoder that starts the secret at byte 1 or 2 of its input writes different
 // characters than one that starts it at byte 0, and whatever follows the secret changes the last
 // character or two, so for each alignment the needle is the run of characters that the secret's
 // bytes alone determine: found whatever surrounds the secret in the encoded input.
@@ -61,7 +61,10 @@ function urlForms(form: string): Set<string> {
   ];
   for (const [set, get] of parts) {
     set(url);
-    forms.add(get(url));
+    // A path also resolves dot segments: what "a/../word" leaves ("word") is some other text, not
+    // this secret's form. Percent-encoding only lengthens a text; removing segments shortens it.
+    const written = get(url);
+    if (written.length >= form.length) forms.add(written);
   }
   forms.add(new URLSearchParams([['k', form]]).toString().slice(2));
   for (const f of [...forms]) forms.add(f.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));

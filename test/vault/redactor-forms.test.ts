@@ -109,6 +109,9 @@ test('a secret is hidden as each part of a URL, form encoding and lower-case esc
       assert.ok(out.includes('[REDACTED:s]'), `${JSON.stringify(secret)} not hidden in ${out}`);
     }
   }
+  // A path resolves dot segments: what "x1/../password" leaves there is not this secret's form.
+  const dotted = only('d', 'x1/../password');
+  assert.equal(dotted.text('the password field'), 'the password field');
 });
 
 test('bridge tokens are hidden while they work, and only then', () => {

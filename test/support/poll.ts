@@ -9,7 +9,10 @@ export interface PollOptions {
   timeoutMs?: number;
 }
 
-/** Polls `check` until it returns something other than undefined, and resolves with that. */
+/**
+ * Polls `check` until it returns something other than undefined or false, and resolves with that
+ * (false is "not yet" too: a check written as a condition waits for it to hold).
+ */
 export async function until<T>(
   check: () => T | undefined | Promise<T | undefined>,
   /** What is waited for; a function is asked when giving up (to say what was seen meanwhile). */
@@ -19,7 +22,7 @@ export async function until<T>(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
-    if (value !== undefined) return value;
+    if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline)
       throw new Error(`gave up waiting: ${typeof what === 'function' ? what() : what}`);
     await sleep(everyMs);

@@ -79,7 +79,8 @@ environment:
                                        and its full collections (rows 'young alloc', 'promoted')
   BENCH_PATH=1                         adds how long the process in the middle held each message of
                                        the sequential calls, read off its system calls by perf (rows
-                                       'request held', 'response held'; stdio scenarios, x86-64)
+                                       'request held', 'response held', the paired write, and the
+                                       time busy after it; stdio scenarios, x86-64)
 
 Targets are reported, never enforced: the exit code is 0 unless something failed to run.`;
 

@@ -128,6 +128,10 @@ export function rowsOf(
     // BENCH_PATH: how long the process in the middle held each message (path-time.ts).
     { name: () => 'request held p50', unit: 'µs', pick: (m) => m.path?.request.p50Us },
     { name: () => 'response held p50', unit: 'µs', pick: (m) => m.path?.response.p50Us },
+    { name: () => 'request write p50', unit: 'µs', pick: (m) => m.path?.request.write.p50Us },
+    { name: () => 'response write p50', unit: 'µs', pick: (m) => m.path?.response.write.p50Us },
+    { name: () => 'busy after request p50', unit: 'µs', pick: (m) => m.path?.request.after.p50Us },
+    { name: () => 'busy after response p50', unit: 'µs', pick: (m) => m.path?.response.after.p50Us },
   ];
   const rows: Row[] = [];
   for (const m of subject === undefined ? [baseline] : [baseline, subject]) {

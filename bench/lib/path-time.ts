@@ -15,6 +15,11 @@ export const PATH_TIME = process.env.BENCH_PATH !== undefined && process.env.BEN
 const READ = 0;
 const WRITE = 1;
 const WRITEV = 20;
+/**
+ * Where a Node process waits for events (libuv's epoll_pwait; the others for other builds). Only a
+ * wait with a timeout other than 0 is one: libuv polls with 0 while callbacks are still queued.
+ */
+const WAITS = new Set([232, 281, 441]);
 
 /** The host's side of a stdio process in the middle: what it reads there is a request. */
 const HOST_FD = 0;
@@ -30,11 +35,22 @@ export interface HeldTimes {
   p90Us: number;
 }
 
+/** One direction's figures: how long a message was held, then what passing it on cost. */
+export interface DirectionTimes extends HeldTimes {
+  /** The write that passed the message on, from its start to its return (the kernel waking the reader). */
+  write: HeldTimes;
+  /**
+   * From that write's return to the process's next wait for events: work it did after passing the
+   * message on, while the next message (the answer, or the host's next request) may already wait.
+   */
+  after: HeldTimes;
+}
+
 export interface PathTimes {
   /** From the read of a host's request to the write that sends it on. */
-  request: HeldTimes;
+  request: DirectionTimes;
   /** From the read of the answer to the write that gives it to the host. */
-  response: HeldTimes;
+  response: DirectionTimes;
 }
 
 /** Why BENCH_PATH cannot measure here, or undefined when it can. */
@@ -109,31 +125,54 @@ export class PathRecorder {
 /**
  * Pairs each write with the read before it: the time between the read's return and the write's
  * start is the message's time in the process. A read of the host's side makes a request, any other
- * a response. Reads that took nothing (a closed or empty pipe) are not messages.
+ * a response. Reads that took nothing (a closed or empty pipe) are not messages. The paired write's
+ * own duration, and the time from its return to the next wait for events, go with the message.
  */
 export function heldTimes(script: string): PathTimes {
-  const request: number[] = [];
-  const response: number[] = [];
-  let entered: { nr: number; fd: number } | undefined;
+  const sides = { request: new Side(), response: new Side() };
+  let entered: { nr: number; fd: number; at: number } | undefined;
   let lastRead: { at: number; fd: number } | undefined;
-  const line = /^\s*([\d.]+):\s+raw_syscalls:sys_(enter|exit):\s+NR (\d+) (?:\(([0-9a-f]+)|= (-?\d+))/;
+  /** The message whose write is under way or done, until the process next waits. */
+  let passing: { side: Side; writeEnded?: number } | undefined;
+  const line =
+    /^\s*([\d.]+):\s+raw_syscalls:sys_(enter|exit):\s+NR (\d+) (?:\(([0-9a-f]+)(?:, [0-9a-f]+, [0-9a-f]+, ([0-9a-f]+))?|= (-?\d+))/;
   for (const text of script.split('\n')) {
     const m = line.exec(text);
     if (m === null) continue;
     const us = Number(m[1]) * 1e6;
     const nr = Number(m[3]);
     if (m[2] === 'enter') {
-      entered = { nr, fd: parseInt(m[4] ?? '-1', 16) };
+      entered = { nr, fd: parseInt(m[4] ?? '-1', 16), at: us };
+      const waits = WAITS.has(nr) && m[5] !== undefined && m[5] !== '0';
+      if (waits && passing?.writeEnded !== undefined) {
+        passing.side.after.push(us - passing.writeEnded);
+        passing = undefined;
+      }
       if ((nr === WRITE || nr === WRITEV) && lastRead !== undefined) {
-        (lastRead.fd === HOST_FD ? request : response).push(us - lastRead.at);
+        const side = lastRead.fd === HOST_FD ? sides.request : sides.response;
+        side.held.push(us - lastRead.at);
+        passing = { side };
         lastRead = undefined;
       }
       continue;
     }
-    if (entered?.nr === READ && nr === READ && Number(m[5]) > 0) lastRead = { at: us, fd: entered.fd };
+    if (entered?.nr === nr && (nr === WRITE || nr === WRITEV) && passing?.writeEnded === undefined) {
+      passing?.side.write.push(us - entered.at);
+      if (passing) passing.writeEnded = us;
+    }
+    if (entered?.nr === READ && nr === READ && Number(m[6]) > 0) lastRead = { at: us, fd: entered.fd };
     entered = undefined;
   }
-  return { request: quantiles(request), response: quantiles(response) };
+  return { request: sides.request.times(), response: sides.response.times() };
+}
+
+class Side {
+  readonly held: number[] = [];
+  readonly write: number[] = [];
+  readonly after: number[] = [];
+  times(): DirectionTimes {
+    return { ...quantiles(this.held), write: quantiles(this.write), after: quantiles(this.after) };
+  }
 }
 
 function quantiles(values: number[]): HeldTimes {

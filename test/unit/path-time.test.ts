@@ -37,3 +37,24 @@ test('a trace with no messages gives counts of zero, not figures', () => {
   assert.equal(request.count, 0);
   assert.ok(Number.isNaN(request.p50Us));
 });
+
+test("a message's write is timed, and the time after it runs to the next wait that may sleep", () => {
+  // The response's writev ends at .071507; libuv then polls with a timeout of 0 (callbacks still
+  // queued, not a wait) and only at .071580 waits with a timeout of 0xa.
+  const trace = `${TRACE}
+ 8403.071550: raw_syscalls:sys_enter: NR 281 (d, 7ffc311ae740, 400, 0, 0, 8)
+ 8403.071552:  raw_syscalls:sys_exit: NR 281 = 0
+ 8403.071580: raw_syscalls:sys_enter: NR 281 (d, 7ffc311ae740, 400, a, 0, 8)
+`;
+  const { request, response } = heldTimes(trace);
+  assert.equal(Math.round(request.write.p50Us), 52, 'the write to the backend, enter to exit');
+  assert.equal(Math.round(request.after.p50Us), 14, 'from its return to the epoll_pwait at .071019');
+  assert.equal(Math.round(response.write.p50Us), 12, 'the writev, not the unpaired write after it');
+  assert.equal(Math.round(response.after.p50Us), 73, 'the poll with a timeout of 0 is not a wait');
+});
+
+test('a write with no wait after it in the trace has no time after', () => {
+  const { response } = heldTimes(TRACE);
+  assert.equal(response.write.count, 1);
+  assert.equal(response.after.count, 0);
+});

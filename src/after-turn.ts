@@ -1,8 +1,8 @@
 // Work put off until the replies of the current turn of the event loop have been written. A call's
-// reply is queued in the turn its call ends (the stdio front and the bridge write what a turn
-// queued from one setImmediate, the HTTP front writes at once); what only watches the call
-// (metrics, traces, the call log, the dashboard's stream, the audit record) runs after that, so a
-// host is not kept waiting for it.
+// reply is queued in the turn its call ends (the stdio front and the bridge write a turn's first
+// line at once and the rest from one setImmediate, the HTTP front writes at once); what only
+// watches the call (metrics, traces, the call log, the dashboard's stream, the audit record) runs
+// after that, so a host is not kept waiting for it.
 //
 // Two setImmediate hops, not one: the jobs are queued while the call unwinds, before its reply is
 // (the outer stages end before the door sends the answer), so one hop would run them in the same

@@ -103,15 +103,18 @@ export function readLines(stream: Readable, maxBytes: number, handlers: LineHand
 const JOIN_BELOW = 64 * 1024;
 
 /**
- * Writes NDJSON lines, coalescing every line written in one turn of the event loop into one write:
- * under load that is one system call for many messages instead of one each, at no added latency
- * (the flush runs in the same turn, after I/O callbacks).
+ * Writes NDJSON lines: the first line of a turn of the event loop leaves at once, and every line
+ * written after it in the same turn is coalesced into one write at the turn's end. A lone message
+ * (a sequential caller's request or answer) is not held while the rest of its turn runs, and under
+ * load a turn's many messages still cost two system calls rather than one each.
  */
 export class LineWriter {
   private queue: WireText[] = [];
   private queued = 0;
   /** Whether a queued line is in parts (so the flush writes pieces rather than joining). */
   private parts = false;
+  /** A line went out at once this turn: the lines after it wait for the flush at its end. */
+  private flushing = false;
 
   constructor(private readonly stream: Writable) {}
 
@@ -125,9 +128,16 @@ export class LineWriter {
     return this.writeLine(stringifyWire(message));
   }
 
-  /** Queues one line already encoded (without its newline); false as for `write`. */
+  /** Writes or queues one line already encoded (without its newline); false as for `write`. */
   writeLine(line: WireText): boolean {
-    if (this.queue.length === 0) setImmediate(this.flush);
+    if (!this.flushing) {
+      this.flushing = true;
+      setImmediate(this.flush);
+      if (this.stream.writable)
+        if (typeof line === 'string') this.send([line], false, line.length + 1);
+        else this.send([line], true, line.bytes + 1);
+      return !this.stream.writableNeedDrain;
+    }
     this.queue.push(line);
     this.queued += (typeof line === 'string' ? line.length : line.bytes) + 1;
     if (typeof line !== 'string') this.parts = true;
@@ -141,8 +151,12 @@ export class LineWriter {
     this.queue = [];
     this.queued = 0;
     this.parts = false;
-    if (lines.length === 0 || !this.stream.writable) return;
-    if (queued < JOIN_BELOW && !parts) return void this.stream.write(lines.join('\n') + '\n');
+    this.flushing = false;
+    if (lines.length > 0 && this.stream.writable) this.send(lines, parts, queued);
+  };
+
+  private send(lines: readonly WireText[], parts: boolean, chars: number): void {
+    if (chars < JOIN_BELOW && !parts) return void this.stream.write(lines.join('\n') + '\n');
     // Large lines are not joined: a joined string is one more copy of every byte before the
     // stream encodes it. Corked, they still leave in one system call (a writev), and the bytes
     // of a large string that came in as bytes go out as the same buffer.
@@ -153,5 +167,5 @@ export class LineWriter {
       this.stream.write('\n');
     }
     this.stream.uncork();
-  };
+  }
 }

@@ -1,7 +1,7 @@
 // NDJSON framing: lines split at any chunk boundary, CRLF tolerated, oversized lines dropped
-// without losing the lines around them, and writes of one turn coalesced into one.
+// without losing the lines around them, and the writes of one turn after its first coalesced into one.
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { test } from 'node:test';
 import { LineSplitter, LineWriter } from '../../src/jsonrpc/ndjson.js';
 
@@ -43,16 +43,24 @@ test('an oversized line within one chunk is dropped too', () => {
   assert.equal(r.oversized.length, 1);
 });
 
-test('messages written in one turn leave in one write, newline-terminated', async () => {
-  const out = new PassThrough();
+test("a turn's first message leaves at once, the rest of the turn in one write, newline-terminated", async () => {
   const writes: string[] = [];
-  out.on('data', (d: Buffer) => writes.push(d.toString()));
+  const out = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      writes.push(chunk.toString());
+      done();
+    },
+  });
   const w = new LineWriter(out);
   w.write({ a: 1 });
+  assert.deepEqual(writes, ['{"a":1}\n'], 'written before the turn ends');
   w.write({ b: 2 });
+  w.write({ c: 3 });
+  assert.equal(writes.length, 1, 'the rest wait for the end of the turn');
   await new Promise((r) => setImmediate(r));
+  w.write({ d: 4 });
   await new Promise((r) => setImmediate(r));
-  assert.deepEqual(writes, ['{"a":1}\n{"b":2}\n']);
+  assert.deepEqual(writes, ['{"a":1}\n', '{"b":2}\n{"c":3}\n', '{"d":4}\n']);
 });
 
 test('large lines among small ones leave whole, in order, each newline-terminated', async () => {

@@ -4,15 +4,15 @@
 // everything, which shows the test can tell the two apart.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { test } from 'node:test';
 import { CANARY, SNOOP, digestOf, scene, tokenOf } from './snoop.js';
 
 const victim = { command: process.execPath, args: [SNOOP], secrets: { API_KEY: 'canary' } };
 
+/** A file in the host's /tmp itself (not under TMPDIR, which the test runner points elsewhere). */
 function hostTmpFile(t: { after(fn: () => void): void }): string {
-  const dir = mkdtempSync(join(tmpdir(), 'sb-host-only-'));
+  const dir = mkdtempSync('/tmp/sb-host-only-');
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'secret.txt'), CANARY);
   return dir;

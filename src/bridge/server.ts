@@ -105,8 +105,8 @@ export class BridgeServer {
     const log = this.options.log;
     let session: LineConnection | undefined;
     let refused = false;
-    // Answers finished in one turn of the event loop leave in at most two writes (see LineWriter); the
-    // writer refuses what the client announced it cannot take, and a client that stops reading.
+    // Answers finished in one turn of the event loop leave in at most two writes (see LineWriter);
+    // the writer refuses what the client announced it cannot take, and a client that stops reading.
     const who = () => session?.session.caller.id;
     const writer = new BoundedWriter(socket, {
       maxMessageBytes: this.options.maxMessageBytes,

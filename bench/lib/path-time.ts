@@ -13,8 +13,8 @@ export const PATH_TIME = process.env.BENCH_PATH !== undefined && process.env.BEN
 
 /** x86-64 system call numbers: what a Node process reads and writes a pipe with. */
 const READ = 0;
-const WRITE = 1;
-const WRITEV = 20;
+/** write and writev: what passes a message on. */
+const WRITES = new Set([1, 20]);
 /**
  * Where a Node process waits for events (libuv's epoll_pwait; the others for other builds). Only a
  * wait with a timeout other than 0 is one: libuv polls with 0 while callbacks are still queued.
@@ -148,7 +148,7 @@ export function heldTimes(script: string): PathTimes {
         passing.side.after.push(us - passing.writeEnded);
         passing = undefined;
       }
-      if ((nr === WRITE || nr === WRITEV) && lastRead !== undefined) {
+      if (WRITES.has(nr) && lastRead !== undefined) {
         const side = lastRead.fd === HOST_FD ? sides.request : sides.response;
         side.held.push(us - lastRead.at);
         passing = { side };
@@ -156,9 +156,9 @@ export function heldTimes(script: string): PathTimes {
       }
       continue;
     }
-    if (entered?.nr === nr && (nr === WRITE || nr === WRITEV) && passing?.writeEnded === undefined) {
-      passing?.side.write.push(us - entered.at);
-      if (passing) passing.writeEnded = us;
+    if (passing && passing.writeEnded === undefined && entered?.nr === nr && WRITES.has(nr)) {
+      passing.side.write.push(us - entered.at);
+      passing.writeEnded = us;
     }
     if (entered?.nr === READ && nr === READ && Number(m[6]) > 0) lastRead = { at: us, fd: entered.fd };
     entered = undefined;

@@ -130,17 +130,17 @@ export class LineWriter {
 
   /** Writes or queues one line already encoded (without its newline); false as for `write`. */
   writeLine(line: WireText): boolean {
-    if (!this.flushing) {
+    const chars = (typeof line === 'string' ? line.length : line.bytes) + 1;
+    const parts = typeof line !== 'string';
+    if (this.flushing) {
+      this.queue.push(line);
+      this.queued += chars;
+      this.parts ||= parts;
+    } else {
       this.flushing = true;
       setImmediate(this.flush);
-      if (this.stream.writable)
-        if (typeof line === 'string') this.send([line], false, line.length + 1);
-        else this.send([line], true, line.bytes + 1);
-      return !this.stream.writableNeedDrain;
+      if (this.stream.writable) this.send([line], parts, chars);
     }
-    this.queue.push(line);
-    this.queued += (typeof line === 'string' ? line.length : line.bytes) + 1;
-    if (typeof line !== 'string') this.parts = true;
     return !this.stream.writableNeedDrain;
   }
 

@@ -1,6 +1,6 @@
 // A backend spawned as a child process speaking NDJSON JSON-RPC on its stdin/stdout. Spawned
 // without a shell, with an explicit environment, in a process group of its own that is ended
-// whole; its stderr goes to our log, labelled and rate-limited.
+// whole; its stderr and stray stdout lines go to our log, labelled and rate-limited.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
@@ -12,13 +12,13 @@ import type { JsonRpcMessage } from '../jsonrpc/message.js';
 import { readJsonLines, standInAnswer } from '../jsonrpc/json-lines.js';
 import { LineWriter, readLines } from '../jsonrpc/ndjson.js';
 import type { Logger } from '../log.js';
-import { TokenBucket } from './token-bucket.js';
+import { LimitedLog } from '../limited-log.js';
 import { isNpmNoise, type StderrTail } from './stderr-tail.js';
 import type { ProcessGroups } from './watchdog.js';
 import { workingDirProblem } from './working-dir.js';
 
-/** How often a child's suppressed stderr lines are counted in the log. */
-const SUPPRESSED_REPORT_MS = 10_000;
+/** The longest stderr line logged; a longer one is dropped (and said to be). */
+const STDERR_LINE_BYTES = 64 * 1024;
 /** How long a backend that exited is given for its stderr to end before it counts as closed. */
 const STDERR_SETTLE_MS = 250;
 /** How long a backend whose stdout ended is given to exit on its own before it is stopped. */
@@ -131,10 +131,17 @@ export class StdioChannel implements Channel {
     if (pgid !== undefined) this.options.groups?.add(pgid);
     this.writer = new LineWriter(child.stdin);
     child.stdin.on('error', (err) => this.onerror?.(err));
+    // What the child writes outside its messages (stderr, stdout lines that are not JSON) is logged
+    // under one budget: a server that logs to stdout by mistake floods no more than one on stderr.
+    const output = new LimitedLog(
+      log,
+      { perSecond: config.stderr.linesPerSecond, burst: config.stderr.burst },
+      'backend output',
+    );
     readJsonLines(child.stdout, maxMessageBytes, {
       message: (value) => this.onmessage?.(value),
       notJson: (_error, text) =>
-        log.warn(
+        output.warn(
           { backend: name, line: (this.options.redact?.(text) ?? text).slice(0, 200) },
           'backend wrote a line that is not JSON; dropped',
         ),
@@ -174,14 +181,8 @@ export class StdioChannel implements Channel {
         this.kill('SIGKILL');
       }, STDOUT_END_GRACE_MS).unref();
     });
-    const limiter = new TokenBucket({ perSecond: config.stderr.linesPerSecond, burst: config.stderr.burst });
-    const report = () => {
-      const n = limiter.drain();
-      if (n > 0) log.warn({ suppressed: n }, `backend stderr: ${n} lines suppressed (rate limit)`);
-    };
-    const reporter = setInterval(report, SUPPRESSED_REPORT_MS).unref();
     const tail = this.options.stderrTail;
-    readLines(child.stderr, 64 * 1024, {
+    readLines(child.stderr, STDERR_LINE_BYTES, {
       line: (text) => {
         // Redacted here, as a line, before the log serialises it: a secret the backend wrote
         // JSON-escaped would be escaped twice there, past the log redactor's needles.
@@ -189,14 +190,14 @@ export class StdioChannel implements Channel {
         // npx's own warnings are not the server speaking: kept out of the tail and the info log.
         if (isNpmNoise(text)) return void log.debug({ stderr: clean }, 'backend stderr (npm)');
         tail?.push(clean);
-        if (limiter.take()) log.info({ stderr: clean }, 'backend stderr');
+        output.info({ stderr: clean }, 'backend stderr');
       },
-      oversized: () => void limiter.take(),
+      oversized: (bytes) =>
+        output.info({ bytes, limit: STDERR_LINE_BYTES }, 'backend stderr line over the limit; dropped'),
     });
     // The stream, not the exit: lines may still be read after the child has exited.
     const stderrClosed = once(child.stderr, 'close').then(() => {
-      clearInterval(reporter);
-      report();
+      output.report();
     });
     child.on('exit', (code, signal) => {
       // What the child left running in its group (its own children) goes with it.

@@ -8,7 +8,7 @@
 // in front of anyone else, so every other caller keeps its throughput. A host caller is one
 // session; a backend calling over the bridge is one caller however many connections it opens.
 // An operator's call through the admin API (`switchboard call`) is drained as a host's is.
-import { TokenBucket } from '../backends/token-bucket.js';
+import { TokenBucket } from '../token-bucket.js';
 import type { Config } from '../config/schema.js';
 import { LocalError } from '../errors/errors.js';
 import { InFlightMap } from '../jsonrpc/in-flight-map.js';

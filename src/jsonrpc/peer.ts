@@ -2,6 +2,7 @@
 // per-request HTTP options, its close, and the handlers a backend connection installs.
 import { LocalError, WireError, toWire, WIRE } from '../errors/errors.js';
 import type { Logger } from '../log.js';
+import { LimitedLog } from '../limited-log.js';
 import type { Channel, RequestOrigin } from './channel.js';
 import { RpcEngine, type Inbound } from './engine.js';
 import type { JsonRpcNotification, JsonRpcRequest, Params, RequestId, Result } from './message.js';
@@ -63,15 +64,23 @@ class SentWith implements Exchange {
 export type RequestHandler = (request: JsonRpcRequest, signal: AbortSignal) => Promise<Result>;
 export type NotificationHandler = (notification: JsonRpcNotification) => void;
 
+/**
+ * How many lines about the other side's unusable messages are logged: a server that writes its
+ * own JSON logs to stdout sends one such message per log line.
+ */
+const COMPLAINTS = { burst: 20, perSecond: 1 };
+
 export class RpcPeer {
   private readonly engine: RpcEngine<Exchange>;
+  private readonly complaints: LimitedLog;
   private readonly inbound: Inbound = {
     request: (req) => void this.serve(req),
     notification: (n) => this.onNotification(n),
-    failed: (err) => this.log.warn({ err: messageOf(err) }, 'a message from the peer could not be handled'),
+    failed: (err) =>
+      this.complaints.warn({ err: messageOf(err) }, 'a message from the peer could not be handled'),
     // The peer could not read something we sent (a parse error, say), and could not tell which.
     orphanError: ({ code, message }) =>
-      this.log.warn({ code, message }, 'the peer answered an error to no request (id null); dropped'),
+      this.complaints.warn({ code, message }, 'the peer answered an error to no request (id null); dropped'),
     // Routine after a withdrawal or a time limit (the answer was on its way), so only at debug.
     unmatched: (id) =>
       this.log.debug(
@@ -79,7 +88,7 @@ export class RpcPeer {
         'an answer to no request under way dropped (late, after its request was withdrawn or timed out; a second answer; or an unknown id)',
       ),
     invalid: (id, reason) => {
-      this.log.warn({ reason }, 'invalid message from peer dropped');
+      this.complaints.warn({ reason }, 'invalid message from peer dropped');
       if (id !== null) {
         void this.channel
           .send({ jsonrpc: '2.0', id, error: { code: WIRE.INVALID_REQUEST, message: reason } })
@@ -98,6 +107,7 @@ export class RpcPeer {
     private readonly channel: Channel,
     private readonly log: Logger,
   ) {
+    this.complaints = new LimitedLog(log, COMPLAINTS, 'unusable messages from the peer');
     this.engine = new RpcEngine<Exchange>({
       send: (message, exchange) => channel.send(message, exchange),
       // Not on the withdrawn request's own HTTP exchange: its signal has already ended that.
@@ -192,6 +202,7 @@ export class RpcPeer {
 
   private shutDown(reason: Error): void {
     if (this.isClosed) return;
+    this.complaints.report();
     this.engine.close(reason);
     this.onClose(reason);
   }

@@ -1,5 +1,6 @@
-// Floods: a child's stderr is rate-limited with what was dropped counted; a backend flooding
-// notifications does not stop it or anyone else from answering.
+// Floods: a child's stderr and stray stdout lines, and its unusable messages, are rate-limited in
+// the log with what was dropped counted; a backend flooding notifications does not stop it or
+// anyone else from answering.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { probe } from '../gateway/harness.js';
@@ -27,6 +28,40 @@ test("a child's stderr flood is logged up to its burst and the rest is counted a
       .reduce((n, l) => n + (typeof l.suppressed === 'number' ? l.suppressed : 0), 0);
   await eventually('every line to be logged or counted', () => logged() + suppressed() === 1000);
   assert.equal(logged(), 10);
+});
+
+test('a backend that logs to stdout fills no log: lines past the budget are counted, calls go on', async (t) => {
+  const log = captureLog('info');
+  const sb = await startGateway(
+    t,
+    { servers: { f: faulty([], { stderr: { linesPerSecond: 0, burst: 10 } }) } },
+    { log: log.logger },
+  );
+  const client = await connect(t, sb);
+  // What servers that log to stdout by mistake write: plain text, and JSON logs that are no JSON-RPC.
+  const plain = Array.from({ length: 300 }, (_, i) => `server: plain log line ${i}`);
+  const jsonLogs = Array.from({ length: 300 }, (_, i) => JSON.stringify({ level: 30, msg: `json log ${i}` }));
+  const answer = JSON.stringify({
+    jsonrpc: '2.0',
+    id: '$id',
+    result: { content: [{ type: 'text', text: 'done' }] },
+  });
+  const raw = await client.callTool({ name: 'raw', arguments: { lines: [...plain, ...jsonLogs, answer] } });
+  assert.deepEqual(raw.content, [{ type: 'text', text: 'done' }]);
+  assert.deepEqual(json(await client.callTool({ name: 'echo', arguments: { x: 1 } })).arguments, { x: 1 });
+  await client.close();
+  await sb.stop();
+  const count = (msg: string) => log.lines().filter((l) => l.msg === msg).length;
+  const suppressed = (about: RegExp) =>
+    log
+      .lines()
+      .filter((l) => about.test(String(l.msg)))
+      .reduce((n, l) => n + (typeof l.suppressed === 'number' ? l.suppressed : 0), 0);
+  // The stray lines share the child's output budget (stderr's); its unusable messages have their own.
+  assert.equal(count('backend wrote a line that is not JSON; dropped'), 10);
+  assert.equal(count('invalid message from peer dropped'), 20);
+  await eventually('the rest to be counted', () => suppressed(/^backend output:/) === 290);
+  await eventually('the rest to be counted', () => suppressed(/^unusable messages from the peer:/) === 280);
 });
 
 test('a backend flooding notifications still answers, and so do the others', async (t) => {

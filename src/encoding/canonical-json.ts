@@ -26,10 +26,50 @@ export function canonicalJson(value: unknown): string {
   try {
     return encode(value, 0) ?? 'null';
   } catch (err) {
-    if (err instanceof CanonicalJsonError) throw err;
-    // A BigInt, a toJSON that throws: the value has no canonical form.
-    throw new CanonicalJsonError(`value cannot be encoded: ${(err as Error).message}`, 'unencodable');
+    throw canonicalError(err);
   }
+}
+
+/**
+ * Why canonicalJson would refuse `value`, found by the same walk without writing any text;
+ * undefined when it would encode it. Lets a caller know before a call runs that its record can be
+ * made, and make the record (text and hash) later.
+ */
+export function canonicalProblem(value: unknown): CanonicalJsonError | undefined {
+  try {
+    check(value, 0);
+    return undefined;
+  } catch (err) {
+    return canonicalError(err);
+  }
+}
+
+function canonicalError(err: unknown): CanonicalJsonError {
+  if (err instanceof CanonicalJsonError) return err;
+  // A BigInt, a getter that throws: the value has no canonical form.
+  return new CanonicalJsonError(`value cannot be encoded: ${(err as Error).message}`, 'unencodable');
+}
+
+function tooDeep(): CanonicalJsonError {
+  return new CanonicalJsonError(
+    `value nests deeper than ${MAX_CANONICAL_DEPTH} levels; it has no canonical form`,
+    'too_deep',
+  );
+}
+
+/** Throws where encode would, and writes nothing. */
+function check(value: unknown, depth: number): void {
+  if (value === null || typeof value !== 'object' || value instanceof RawText) {
+    // Of the values encode passes to JSON.stringify, only a BigInt makes it throw.
+    if (typeof value === 'bigint') JSON.stringify(value);
+    return;
+  }
+  if (depth >= MAX_CANONICAL_DEPTH) throw tooDeep();
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) check(value[i], depth + 1);
+    return;
+  }
+  for (const key of Object.keys(value)) check((value as Record<string, unknown>)[key], depth + 1);
 }
 
 /**
@@ -42,12 +82,7 @@ function encode(value: unknown, depth: number): string | undefined {
   // for them inside `withBytes`): not as the object that holds it.
   if (value === null || typeof value !== 'object' || value instanceof RawText)
     return JSON.stringify(value) as string | undefined;
-  if (depth >= MAX_CANONICAL_DEPTH) {
-    throw new CanonicalJsonError(
-      `value nests deeper than ${MAX_CANONICAL_DEPTH} levels; it has no canonical form`,
-      'too_deep',
-    );
-  }
+  if (depth >= MAX_CANONICAL_DEPTH) throw tooDeep();
   if (Array.isArray(value)) {
     let text = '[';
     for (let i = 0; i < value.length; i++) {

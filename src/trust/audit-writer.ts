@@ -1,7 +1,7 @@
-// Appends audit records to the chain. A call's arguments are canonicalised and hashed before it
-// runs (prepare), so a call that cannot be recorded is known before it reaches its target; once
-// the turn it ended in has written its reply, its record is reduced to plain fields (the call's
-// context is not kept) and queued, and the queue goes to the writer's own thread a few
+// Appends audit records to the chain. A call's arguments are checked before it runs (prepare), so
+// a call that cannot be recorded is known before it reaches its target; once the turn it ended in
+// has written its reply, its record is made (its arguments hashed, its fields reduced to plain
+// values: the call's context is not kept) and queued, and the queue goes to the writer's own thread a few
 // milliseconds later (sooner when many are queued), which chains and commits it in one transaction
 // (WAL, synchronous=NORMAL: no fsync per commit). The reply goes out first, many calls share one
 // commit, and no commit stalls the event loop.
@@ -9,7 +9,13 @@ import { LocalError, WireError } from '../errors/errors.js';
 import type { Logger } from '../log.js';
 import { callArguments, type CallContext } from '../call/context.js';
 import { methodSpec, namedBy } from '../protocol/methods.js';
-import { CanonicalJsonError, canonicalJson, canonicalSha256, sha256 } from '../encoding/canonical-json.js';
+import {
+  CanonicalJsonError,
+  canonicalJson,
+  canonicalProblem,
+  canonicalSha256,
+  sha256,
+} from '../encoding/canonical-json.js';
 import type { AuditEntry } from './audit-record.js';
 import type { AppendResult } from './audit-append.js';
 import { AuditThread } from './audit-thread.js';
@@ -35,11 +41,12 @@ export interface AuditOptions {
   probeMs?: number | undefined;
 }
 
-/** What a call's record will hold of its arguments, worked out before the call runs. */
+/** Whether a call's record can be made, worked out before the call runs. */
 export interface PreparedRecord {
-  argsSha256: string;
   /** Why the call cannot be recorded faithfully (its arguments have no canonical form). */
   problem?: string;
+  /** What the record holds in place of the arguments' hash when they have none: `unrecordable:<reason>`. */
+  unrecordable?: string;
   /** The problem is the trail's: its writes fail now. */
   unavailable?: boolean;
 }
@@ -90,25 +97,19 @@ export class AuditWriter {
   }
 
   /**
-   * Canonicalises and hashes the call's arguments; never throws (a failure is the `problem`).
-   * While the trail's writes fail, failing closed, every call has a problem: it could not be
-   * recorded (`unavailable`: the trail's fault, not the call's). Calls go through again once a
-   * probe record is written (audit-health.ts).
+   * Checks that the call's arguments have a canonical form, without encoding them (they are
+   * hashed with the rest of the record, after the reply has left); never throws (a failure is the
+   * `problem`). While the trail's writes fail, failing closed, every call has a problem: it could
+   * not be recorded (`unavailable`: the trail's fault, not the call's). Calls go through again
+   * once a probe record is written (audit-health.ts).
    */
   prepare(ctx: CallContext): PreparedRecord {
-    try {
-      const argsSha256 = canonicalSha256(callArguments(ctx));
-      const failing = this.health.failing;
-      if (failing !== undefined && this.failsClosed)
-        return { argsSha256, problem: `the audit trail cannot be written: ${failing}`, unavailable: true };
-      return { argsSha256 };
-    } catch (err) {
-      const reason = err instanceof CanonicalJsonError ? err.reason : 'unencodable';
-      return {
-        argsSha256: UNRECORDABLE + reason,
-        problem: err instanceof Error ? err.message : String(err),
-      };
-    }
+    const unencodable = canonicalProblem(callArguments(ctx));
+    if (unencodable) return { problem: unencodable.message, unrecordable: UNRECORDABLE + unencodable.reason };
+    const failing = this.health.failing;
+    if (failing !== undefined && this.failsClosed)
+      return { problem: `the audit trail cannot be written: ${failing}`, unavailable: true };
+    return {};
   }
 
   /**
@@ -210,11 +211,8 @@ export class AuditWriter {
     const decided = ctx.decision;
     const target = ctx.target;
     const isToolError = !error && ctx.result?.isError === true;
-    // A resource's arguments name the URI it resolved to, known only now (and always encodable).
-    const argsSha256 =
-      target?.kind === 'resource' && !prepared.problem
-        ? canonicalSha256(callArguments(ctx))
-        : prepared.argsSha256;
+    // Hashed now, not when the call started: a resource's arguments name the URI it resolved to.
+    const argsSha256 = prepared.unrecordable ?? argumentsHash(callArguments(ctx));
     const keepValues = (this.options.values || decided?.auditValues === true) && !prepared.problem;
     const called = calledName(ctx);
     return {
@@ -278,6 +276,16 @@ export function sessionDigest(key: string): string {
     digests.set(key, digest);
   }
   return digest;
+}
+
+/** The hash of the canonical arguments, or what a record holds when they have none. */
+function argumentsHash(args: unknown): string {
+  try {
+    return canonicalSha256(args);
+  } catch (err) {
+    // Checked before the call ran: only a value that changed since (a getter) gets here.
+    return UNRECORDABLE + (err instanceof CanonicalJsonError ? err.reason : 'unencodable');
+  }
 }
 
 /** The canonical (redacted) arguments to store; null when they cannot be encoded. */

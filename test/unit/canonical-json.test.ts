@@ -2,7 +2,12 @@
 // they must not change from one release to the next. These are the bytes it has always given.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CanonicalJsonError, canonicalJson } from '../../src/encoding/canonical-json.js';
+import {
+  CanonicalJsonError,
+  MAX_CANONICAL_DEPTH,
+  canonicalJson,
+  canonicalProblem,
+} from '../../src/encoding/canonical-json.js';
 
 test('keys sorted at every depth; array-index keys first, in numeric order, as always', () => {
   const cases: [unknown, string][] = [
@@ -37,4 +42,45 @@ test('what has no canonical form is refused with the reason', () => {
     () => canonicalJson(cycle),
     (e: CanonicalJsonError) => e.reason === 'too_deep',
   );
+});
+
+/** A value nested `levels` deep in alternating objects and arrays, holding `inner`. */
+function nested(levels: number, inner: unknown = 1): unknown {
+  let v = inner;
+  for (let i = 0; i < levels; i++) v = i % 2 ? [v] : { k: v };
+  return v;
+}
+
+test('the check before a call refuses exactly what encoding refuses, for the same reason', () => {
+  const throwing = {
+    get secret(): unknown {
+      throw new Error('no');
+    },
+  };
+  const cycle: unknown[] = [];
+  cycle.push(cycle);
+  const values = [
+    nested(MAX_CANONICAL_DEPTH - 1),
+    nested(MAX_CANONICAL_DEPTH),
+    nested(MAX_CANONICAL_DEPTH + 1),
+    nested(MAX_CANONICAL_DEPTH - 1, {}),
+    nested(MAX_CANONICAL_DEPTH - 1, []),
+    nested(3, 1n),
+    { a: [1, 'x', null, { b: 2n }] },
+    { f: () => 1, s: Symbol('s'), u: undefined, d: new Date(0) },
+    throwing,
+    cycle,
+    1n,
+    'text',
+    null,
+  ];
+  for (const [i, value] of values.entries()) {
+    let reason: string | undefined;
+    try {
+      canonicalJson(value);
+    } catch (err) {
+      reason = (err as CanonicalJsonError).reason;
+    }
+    assert.equal(canonicalProblem(value)?.reason, reason, `value ${i}`);
+  }
 });

@@ -1,5 +1,5 @@
-// Records every call, allowed or refused, with the audit writer: its arguments are prepared
-// (canonicalised and hashed) before anything else runs, and its record is handed over when it ends.
+// Records every call, allowed or refused, with the audit writer: its arguments are checked before
+// anything else runs (they can be recorded), and its record is handed over when it ends.
 //
 // A stage rather than a subscriber of the observe stage's diagnostics channel: those channels are
 // process-wide, so two switchboards in one process (tests, embedders) would each record the
@@ -10,9 +10,8 @@ import { LocalError } from '../../errors/errors.js';
 import type { Stage } from '../compose.js';
 import type { CallContext } from '../../call/context.js';
 
-/** What a call's record will hold of its arguments; `problem` when they cannot be recorded. */
+/** Whether a call's record can be made; `problem` when it cannot. */
 export interface Prepared {
-  argsSha256: string;
   problem?: string;
   /** The problem is the trail's (its writes fail now), not the call's. */
   unavailable?: boolean;

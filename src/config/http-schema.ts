@@ -149,7 +149,9 @@ export const HttpFront = z
     allowedOrigins: z
       .array(z.string())
       .default([])
-      .describe('Origin header values accepted besides http(s)://localhost, 127.0.0.1 and [::1].'),
+      .describe(
+        'Origin header values accepted besides http(s)://localhost, 127.0.0.1 and [::1]; pages on these may also use the endpoint from a browser (CORS).',
+      ),
     sessions: z
       .object({
         key: z

@@ -4,9 +4,10 @@
 // requests name by Mcp-Session-Id. A legacy request is answered on a resumable SSE stream opened at
 // once; a modern one as plain JSON unless something related to it must go out first (progress, a
 // log line): then the answer becomes an SSE stream, and the client closing it cancels the request.
-// Here: the listener, the checks every request passes (Host and Origin, authentication) and the
-// split by method and era; http-modern.ts and http-legacy.ts serve the eras, http-session.ts holds
-// the sessions, http-exchange.ts answers one request, http-body.ts reads what was POSTed.
+// Here: the listener, the checks every request passes (Host and Origin, CORS for listed origins,
+// authentication) and the split by method and era; http-modern.ts and http-legacy.ts serve the
+// eras, http-session.ts holds the sessions, http-exchange.ts answers one request, http-body.ts
+// reads what was POSTed.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { listenWithTwin, PortInUse } from '../net/loopback-twin.js';
 import { eraOf } from '../protocol/envelope.js';
@@ -19,6 +20,7 @@ import { createAuthenticator } from './http-auth.js';
 import { recordFront } from './front-record.js';
 import { readMessage } from './http-body.js';
 import { checkHostAndOrigin } from './http-guard.js';
+import { answerCors } from './http-cors.js';
 import { deleteSession, openStream, postLegacy } from './http-legacy.js';
 import { postModern } from './http-modern.js';
 import { withTraceHeader } from './trace-header.js';
@@ -125,6 +127,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
       if (await route(req, res, path, (q, r) => auth.authenticate(q, r))) return;
     const view = profileOf(path, options.path, options.profiles);
     if (view === null) return refuse(res, 'http_not_found', `Not found; the MCP endpoint is ${options.path}`);
+    if (answerCors(req, res, options.allowedOrigins)) return;
     // Every request proves who it is, modern or legacy (not only the one that opened a session).
     const caller = await auth.authenticate(req, res);
     if (!caller) return;

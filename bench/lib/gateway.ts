@@ -80,13 +80,13 @@ const PROFILE = process.env.BENCH_CPU_PROF;
 // A finer interval than V8's 1 ms default: an echo call costs a fraction of a millisecond.
 /**
  * Node flags for each switchboard process: write a CPU profile (BENCH_CPU_PROF=<dir>), report its
- * young-generation allocation (BENCH_GC=<dir>), any given in BENCH_NODE_FLAGS (space-separated,
- * e.g. `--perf-basic-prof`: the SDK's stdio client passes a child only a few environment
+ * young-generation allocation (BENCH_GC=<dir>), any given in BENCH_NODE_FLAGS (separated by white
+ * space, e.g. `--perf-basic-prof`: the SDK's stdio client passes a child only a few environment
  * variables, so NODE_OPTIONS does not reach it), else none.
  */
 export const profileFlags = [
   ...(PROFILE ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${PROFILE}`] : []),
-  ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+  ...(process.env.BENCH_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? []),
   ...youngAllocFlags,
 ];
 

@@ -4,6 +4,21 @@ import { z } from 'zod';
 import { BACKEND_NAME } from './backend-schema.js';
 import { timerMs } from './durations.js';
 
+/** `http://host[:port]` or `https://…`, exactly as a browser sends it in Origin. */
+const WebOrigin = z.string().superRefine((text, ctx) => {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  if (url && (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text) return;
+  ctx.addIssue({
+    code: 'custom',
+    message: `expected a web origin as a browser sends it (http(s)://host[:port], lower case, no path, no trailing slash), got ${JSON.stringify(text)}`,
+  });
+});
+
 /** Asymmetric JWS algorithms only: a JWKS publishes public keys, and `none` is never a signature. */
 export const JWT_ALGORITHMS = [
   'RS256',
@@ -149,8 +164,12 @@ export const HttpFront = z
     allowedOrigins: z
       .array(z.string())
       .default([])
+      .describe('Origin header values accepted besides http(s)://localhost, 127.0.0.1 and [::1].'),
+    corsOrigins: z
+      .array(WebOrigin)
+      .default([])
       .describe(
-        'Origin header values accepted besides http(s)://localhost, 127.0.0.1 and [::1]; pages on these may also use the endpoint from a browser (CORS).',
+        'Origins whose web pages may use the MCP endpoint from a browser (CORS): their preflight is answered and their answers readable, session id included. Accepted by the Origin check as well. A page still needs its token; no cookies are involved. Never `null` (any sandboxed page sends that).',
       ),
     sessions: z
       .object({

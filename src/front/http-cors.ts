@@ -1,4 +1,4 @@
-// CORS for the MCP endpoint: a page on an origin the operator listed (`http.allowedOrigins`) may
+// CORS for the MCP endpoint: a page on an origin the operator listed (`http.corsOrigins`) may
 // talk to it from a browser. Its preflight is answered before authentication (a browser sends no
 // credentials with one), and its answers say that origin may read them, session id included.
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -16,17 +16,15 @@ const HEADER_LIST = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \t]*,[ \t]*[!#$%&'*+.^_`|~
 
 /**
  * For a request from a listed origin: answers it if it is a preflight (true: nothing more to do),
- * else marks its answer as readable by that origin. Any other request is left as it is.
+ * else marks its answer as readable by that origin. Any other request is left as it is, but for
+ * `Vary` once any origin is listed: an answer then depends on who asked.
  */
-export function answerCors(
-  req: IncomingMessage,
-  res: ServerResponse,
-  allowedOrigins: readonly string[],
-): boolean {
-  const origin = req.headers.origin;
-  if (origin === undefined || !allowedOrigins.includes(origin)) return false;
-  res.setHeader('access-control-allow-origin', origin);
+export function answerCors(req: IncomingMessage, res: ServerResponse, origins: readonly string[]): boolean {
+  if (origins.length === 0) return false;
   res.setHeader('vary', 'Origin');
+  const origin = req.headers.origin;
+  if (origin === undefined || !origins.includes(origin)) return false;
+  res.setHeader('access-control-allow-origin', origin);
   if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
     // The origin is trusted by the operator: the headers its client asks for are allowed, so a
     // tool's own Mcp-Param-* headers pass as the standard ones do.

@@ -5,6 +5,8 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 export interface GuardOptions {
   allowedHosts: readonly string[];
   allowedOrigins: readonly string[];
+  /** Origins whose pages may use the endpoint from a browser: accepted here too. */
+  corsOrigins?: readonly string[] | undefined;
 }
 
 function hostnameOf(hostHeader: string): string {
@@ -29,7 +31,7 @@ export function checkHostAndOrigin(
     return `Host ${host} is not allowed`;
   }
   if (origin === undefined) return undefined;
-  if (options.allowedOrigins.includes(origin)) return undefined;
+  if (options.allowedOrigins.includes(origin) || options.corsOrigins?.includes(origin)) return undefined;
   let url: URL;
   try {
     url = new URL(origin);

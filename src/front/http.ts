@@ -41,6 +41,8 @@ export interface HttpFrontOptions {
   dnsRebindingProtection: boolean;
   allowedHosts: readonly string[];
   allowedOrigins: readonly string[];
+  /** Origins whose pages may use the endpoint from a browser (http-cors.ts); default: none. */
+  corsOrigins?: readonly string[] | undefined;
   /** Who may use the front (http.auth); absent: anyone who can reach it, as the caller `http`. */
   auth?: Config['http']['auth'];
   /** Where the state directory (the local token's) is worked out from (default: process.env). */
@@ -127,7 +129,7 @@ export async function serveHttp(gateway: Gateway, options: HttpFrontOptions): Pr
       if (await route(req, res, path, (q, r) => auth.authenticate(q, r))) return;
     const view = profileOf(path, options.path, options.profiles);
     if (view === null) return refuse(res, 'http_not_found', `Not found; the MCP endpoint is ${options.path}`);
-    if (answerCors(req, res, options.allowedOrigins)) return;
+    if (answerCors(req, res, options.corsOrigins ?? [])) return;
     // Every request proves who it is, modern or legacy (not only the one that opened a session).
     const caller = await auth.authenticate(req, res);
     if (!caller) return;

@@ -39,7 +39,7 @@ test('an unknown key with no close match lists the keys that are allowed', () =>
   const err = rejects('http:\n  bind: 0.0.0.0\n', 'switchboard.yaml');
   assert.equal(
     issueAt(err, 'http').message,
-    "unknown key 'bind' (expected one of: host, port, path, dnsRebindingProtection, allowedHosts, allowedOrigins, sessions, streams, auth)",
+    "unknown key 'bind' (expected one of: host, port, path, dnsRebindingProtection, allowedHosts, allowedOrigins, corsOrigins, sessions, streams, auth)",
   );
 });
 
@@ -75,11 +75,21 @@ test('out-of-range numbers, bad URLs and bad names say what would be accepted', 
     '  "bad name": { command: x }',
     '  web: { url: "file:///etc/passwd" }',
     '  a: { command: "" }',
-    'http: { port: 70000, path: mcp }',
+    'http: { port: 70000, path: mcp, corsOrigins: ["https://app.example", "null", "https://app.example/"] }',
   ].join('\n');
   const err = rejects(text, 'switchboard.yaml');
   assert.equal(issueAt(err, 'http.port').message, 'expected at most 65535, got a number (70000)');
   assert.equal(issueAt(err, 'http.path').message, 'expected text starting with "/", got a string ("mcp")');
+  // A browser sends null from any sandboxed page or file: it names no one, so it cannot be trusted.
+  for (const [i, got] of [
+    [1, '"null"'],
+    [2, '"https://app.example/"'],
+  ] as const)
+    assert.match(
+      issueAt(err, `http.corsOrigins[${i}]`).message,
+      new RegExp(`^expected a web origin .*, got ${got}$`),
+    );
+  assert.ok(!err.issues.some((i) => i.path === 'http.corsOrigins[0]'), 'a web origin is accepted');
   assert.equal(
     issueAt(err, 'servers.web.url').message,
     'expected an http:// or https:// URL, got a string ("file:///etc/passwd")',

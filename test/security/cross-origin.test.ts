@@ -1,7 +1,7 @@
 // Threat: a web page the user opens reads switchboard's answers through the user's browser. Only
-// an origin listed in http.allowedOrigins gets CORS: a page there uses switchboard from a real
+// an origin listed in http.corsOrigins gets CORS: a page there uses switchboard from a real
 // browser (preflight, session id, both eras) with its token still required; a page on any other
-// origin, loopback included, cannot read an answer.
+// origin, loopback or listed in http.allowedOrigins included, cannot read an answer.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -34,11 +34,27 @@ function send(url: string, method: string, headers: Record<string, string>, body
   });
 }
 
-/** Switchboard with an API key, listing `origins`. */
-function corsGateway(t: TestContext, origins: string[]) {
+/** Switchboard with an API key, giving CORS to `origins`; `allowed` only pass the Origin check. */
+function corsGateway(t: TestContext, origins: string[], allowed: string[] = []) {
   return startGateway(t, {
     servers: { p: probe('p') },
-    http: { allowedOrigins: origins, auth: { keys: [{ name: 'page', sha256: sha256Hex(KEY) }] } },
+    http: {
+      corsOrigins: origins,
+      allowedOrigins: allowed,
+      auth: { keys: [{ name: 'page', sha256: sha256Hex(KEY) }] },
+    },
+  });
+}
+
+/** The headers of an answer, without waiting for its body (an SSE stream stays open). */
+function headersOf(url: string, method: string, headers: Record<string, string>): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers }, (res) => {
+      resolve({ status: res.statusCode ?? 0, headers: res.headers, text: '' });
+      req.destroy();
+    });
+    req.on('error', reject);
+    req.end();
   });
 }
 
@@ -84,24 +100,53 @@ test('a listed origin gets its preflight answered before authentication and may 
   assert.equal(init.headers['access-control-allow-origin'], origin);
   assert.match(String(init.headers.vary), /Origin/);
   assert.match(String(init.headers['access-control-expose-headers']), /mcp-session-id/);
-  assert.ok(init.headers['mcp-session-id']);
+  const session = String(init.headers['mcp-session-id']);
+  assert.ok(session);
+
+  // The session's own stream (GET) is readable by the page too.
+  const inSession = { origin, authorization: `Bearer ${KEY}`, 'mcp-session-id': session };
+  await send(
+    url,
+    'POST',
+    { ...MCP_HEADERS, ...inSession },
+    JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  );
+  const stream = await headersOf(url, 'GET', { ...inSession, accept: 'text/event-stream' });
+  assert.equal(stream.status, 200);
+  assert.equal(stream.headers['access-control-allow-origin'], origin);
+
+  // Only a genuine preflight skips the token, and only on the endpoint.
+  const bare = await send(url, 'OPTIONS', { origin });
+  assert.equal(bare.status, 401);
+  assert.equal(bare.headers['access-control-allow-origin'], origin, 'the page may read why');
+  const elsewhere = await send(new URL('/elsewhere', url).href, 'OPTIONS', {
+    origin,
+    'access-control-request-method': 'POST',
+  });
+  assert.equal(elsewhere.status, 404);
+  assert.equal(elsewhere.headers['access-control-allow-origin'], undefined);
 });
 
-test('an origin not listed gets no CORS, loopback included; a request with no Origin is unchanged', async (t) => {
-  const url = httpUrl(await corsGateway(t, ['https://app.example']));
-  for (const origin of ['http://localhost:5173', 'https://other.example']) {
+test('an origin not listed gets no CORS, loopback and allowedOrigins included; nor does no Origin', async (t) => {
+  // Both pass the rebinding check: only the CORS list decides here.
+  const passing = ['http://localhost:5173', 'https://other.example'];
+  const url = httpUrl(await corsGateway(t, ['https://app.example'], ['https://other.example']));
+  for (const origin of [...passing, 'https://APP.example', 'https://app.example/']) {
     const preflight = await send(url, 'OPTIONS', { origin, 'access-control-request-method': 'POST' });
     assert.notEqual(preflight.status, 204, origin);
     assert.equal(preflight.headers['access-control-allow-origin'], undefined, origin);
   }
-  const local = await send(
-    url,
-    'POST',
-    { ...MCP_HEADERS, origin: 'http://localhost:5173', authorization: `Bearer ${KEY}` },
-    initialize(),
-  );
-  assert.equal(local.status, 200, 'a loopback page still passes the rebinding check');
-  assert.equal(local.headers['access-control-allow-origin'], undefined);
+  for (const origin of passing) {
+    const answer = await send(
+      url,
+      'POST',
+      { ...MCP_HEADERS, origin, authorization: `Bearer ${KEY}` },
+      initialize(),
+    );
+    assert.equal(answer.status, 200, origin);
+    assert.equal(answer.headers['access-control-allow-origin'], undefined, origin);
+    assert.match(String(answer.headers.vary), /Origin/, 'an answer that depends on the Origin says so');
+  }
   const plain = await send(url, 'POST', { ...MCP_HEADERS, authorization: `Bearer ${KEY}` }, initialize());
   assert.equal(plain.status, 200);
   assert.equal(plain.headers['access-control-allow-origin'], undefined);

@@ -6,6 +6,10 @@ import { TokenBucket, type BucketLimits } from './token-bucket.js';
 /** How long after a line is held back the count of held-back lines is logged. */
 export const SUPPRESSED_REPORT_MS = 10_000;
 
+type Fields = object | (() => object);
+
+const made = (fields: Fields): object => (typeof fields === 'function' ? (fields as () => object)() : fields);
+
 export class LimitedLog {
   private readonly bucket: TokenBucket;
   private timer: NodeJS.Timeout | undefined;
@@ -23,13 +27,14 @@ export class LimitedLog {
     this.bucket = new TokenBucket(limits);
   }
 
-  info(fields: object, message: string): void {
-    if (this.bucket.take()) this.log.info(fields, message);
+  /** `fields` may be a function: it is called only for a line that is written (redaction costs). */
+  info(fields: Fields, message: string): void {
+    if (this.bucket.take()) this.log.info(made(fields), message);
     else this.heldBack();
   }
 
-  warn(fields: object, message: string): void {
-    if (this.bucket.take()) this.log.warn(fields, message);
+  warn(fields: Fields, message: string): void {
+    if (this.bucket.take()) this.log.warn(made(fields), message);
     else this.heldBack();
   }
 

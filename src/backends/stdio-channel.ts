@@ -93,6 +93,8 @@ export class StdioChannel implements Channel {
   /** close() was asked for: its stdout ending is the stop, not a fault. */
   private closing = false;
   private writer: LineWriter | undefined;
+  /** Logs what the child writes outside its messages, within the stderr budget. */
+  private output: LimitedLog | undefined;
 
   constructor(private readonly options: StdioChannelOptions) {}
 
@@ -133,16 +135,16 @@ export class StdioChannel implements Channel {
     child.stdin.on('error', (err) => this.onerror?.(err));
     // What the child writes outside its messages (stderr, stdout lines that are not JSON) is logged
     // under one budget: a server that logs to stdout by mistake floods no more than one on stderr.
-    const output = new LimitedLog(
+    const output = (this.output = new LimitedLog(
       log,
       { perSecond: config.stderr.linesPerSecond, burst: config.stderr.burst },
       'backend output',
-    );
+    ));
     readJsonLines(child.stdout, maxMessageBytes, {
       message: (value) => this.onmessage?.(value),
       notJson: (_error, text) =>
         output.warn(
-          { backend: name, line: (this.options.redact?.(text) ?? text).slice(0, 200) },
+          () => ({ backend: name, line: (this.options.redact?.(text) ?? text).slice(0, 200) }),
           'backend wrote a line that is not JSON; dropped',
         ),
       oversized: (line) => {
@@ -259,6 +261,8 @@ export class StdioChannel implements Channel {
     await exited;
     clearTimeout(timer);
     clearTimeout(killer);
+    // Counted before the stop is done, not only when its stderr closes (which may come later).
+    this.output?.report();
   }
 
   /** Signals the child's whole process group (the child alone where there are no groups). */

@@ -176,12 +176,16 @@ export const StdioBackend = z
           .number()
           .min(0)
           .default(20)
-          .describe("Lines of the child's stderr logged per second in the long run."),
+          .describe(
+            "Lines of the child's stderr, and of its stdout that are not JSON, logged per second in the long run.",
+          ),
         burst: z.number().int().min(1).default(200).describe('Lines logged at once before the rate applies.'),
       })
       .strict()
       .prefault({})
-      .describe("Rate limit on logging the child's stderr; what is dropped is counted in the log."),
+      .describe(
+        'Rate limit on logging what the child writes outside its messages (stderr, stdout lines that are not JSON); what is dropped is counted in the log.',
+      ),
     replicas: z
       .number()
       .int()

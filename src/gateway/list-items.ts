@@ -28,18 +28,26 @@ export function wellFormed(got: unknown[], field: string, backend: Upstream, log
   return items;
 }
 
+/** Tools a warning about left-out tools names; the rest are counted. */
+const NAMED = 10;
+
 /**
  * A modern HTTP backend's tools whose x-mcp-header annotations break the rules are left out, as
- * the 2026-07-28 transport requires of an HTTP client, one warning each: the rest still serve.
+ * the 2026-07-28 transport requires of an HTTP client, in one warning per read (the first few
+ * named, with why): the rest still serve.
  */
 export function dropInvalidHeaders(items: Record<string, unknown>[], backend: Upstream, log: Logger): void {
-  for (let i = items.length - 1; i >= 0; i--) {
-    const why = invalidHeaderAnnotation(items[i]!.inputSchema);
-    if (!why) continue;
-    log.warn(
-      { backend: backend.name, tool: items[i]!.name, reason: why },
-      'tool left out: invalid x-mcp-header',
-    );
-    items.splice(i, 1);
+  const left: { tool: unknown; reason: string }[] = [];
+  let kept = 0;
+  for (const item of items) {
+    const why = invalidHeaderAnnotation(item.inputSchema);
+    if (why) left.push({ tool: item.name, reason: why });
+    else items[kept++] = item;
   }
+  if (left.length === 0) return;
+  items.length = kept;
+  log.warn(
+    { backend: backend.name, left: left.length, tools: left.slice(0, NAMED) },
+    `${left.length === 1 ? 'a tool' : `${left.length} tools`} left out: invalid x-mcp-header`,
+  );
 }

@@ -69,6 +69,9 @@ export type NotificationHandler = (notification: JsonRpcNotification) => void;
  * own JSON logs to stdout sends one such message per log line.
  */
 const COMPLAINTS = { burst: 20, perSecond: 1 };
+/** Characters of the other side's own text a complaint quotes: one line, not its whole message. */
+const QUOTED = 200;
+const quoted = (text: string) => (text.length > QUOTED ? `${text.slice(0, QUOTED)}…` : text);
 
 export class RpcPeer {
   private readonly engine: RpcEngine<Exchange>;
@@ -77,10 +80,13 @@ export class RpcPeer {
     request: (req) => void this.serve(req),
     notification: (n) => this.onNotification(n),
     failed: (err) =>
-      this.complaints.warn({ err: messageOf(err) }, 'a message from the peer could not be handled'),
+      this.complaints.warn({ err: quoted(messageOf(err)) }, 'a message from the peer could not be handled'),
     // The peer could not read something we sent (a parse error, say), and could not tell which.
     orphanError: ({ code, message }) =>
-      this.complaints.warn({ code, message }, 'the peer answered an error to no request (id null); dropped'),
+      this.complaints.warn(
+        { code, message: quoted(message) },
+        'the peer answered an error to no request (id null); dropped',
+      ),
     // Routine after a withdrawal or a time limit (the answer was on its way), so only at debug.
     unmatched: (id) =>
       this.log.debug(

@@ -46,7 +46,16 @@ test('a backend that logs to stdout fills no log: lines past the budget are coun
     id: '$id',
     result: { content: [{ type: 'text', text: 'done' }] },
   });
-  const raw = await client.callTool({ name: 'raw', arguments: { lines: [...plain, ...jsonLogs, answer] } });
+  // An error to id null quotes the backend's message, but not all of it.
+  const orphan = JSON.stringify({
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32700, message: 'm'.repeat(10_000) },
+  });
+  const raw = await client.callTool({
+    name: 'raw',
+    arguments: { lines: [orphan, ...plain, ...jsonLogs, answer] },
+  });
   assert.deepEqual(raw.content, [{ type: 'text', text: 'done' }]);
   assert.deepEqual(json(await client.callTool({ name: 'echo', arguments: { x: 1 } })).arguments, { x: 1 });
   await client.close();
@@ -59,9 +68,11 @@ test('a backend that logs to stdout fills no log: lines past the budget are coun
       .reduce((n, l) => n + (typeof l.suppressed === 'number' ? l.suppressed : 0), 0);
   // The stray lines share the child's output budget (stderr's); its unusable messages have their own.
   assert.equal(count('backend wrote a line that is not JSON; dropped'), 10);
-  assert.equal(count('invalid message from peer dropped'), 20);
+  const quoted = log.lines().find((l) => /id null/.test(String(l.msg)));
+  assert.match(String(quoted?.message), /^m{200}…$/, 'the quote is cut');
+  assert.equal(count('invalid message from peer dropped'), 19, 'the rest of the 20 at once');
   await eventually('the rest to be counted', () => suppressed(/^backend output:/) === 290);
-  await eventually('the rest to be counted', () => suppressed(/^unusable messages from the peer:/) === 280);
+  await eventually('the rest to be counted', () => suppressed(/^unusable messages from the peer:/) === 281);
 });
 
 test('a backend flooding notifications still answers, and so do the others', async (t) => {

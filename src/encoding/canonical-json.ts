@@ -1,8 +1,12 @@
 // Canonical JSON: object keys sorted at every depth, no whitespace, undefined left out, so the
 // same value always hashes the same whichever order a backend or host wrote its keys in.
+import { constants } from 'node:buffer';
 import { createHash, hash } from 'node:crypto';
 
 import { RawText, withBytes } from './raw-text.js';
+
+/** The longest string V8 makes: a canonical text longer than this cannot be written. */
+const MAX_STRING_LENGTH = constants.MAX_STRING_LENGTH;
 
 /**
  * How deep a value may nest (objects and arrays). Far beyond any real tool's arguments, and far
@@ -33,14 +37,24 @@ export function canonicalJson(value: unknown): string {
 /**
  * Why canonicalJson would refuse `value`, found by the same walk without writing any text;
  * undefined when it would encode it. Lets a caller know before a call runs that its record can be
- * made, and make the record (text and hash) later.
+ * made, and make the record (text and hash) later. Only a value whose text might pass the longest
+ * string V8 makes is encoded here, to be sure.
  */
 export function canonicalProblem(value: unknown): CanonicalJsonError | undefined {
   try {
-    check(value, 0);
+    if (check(value, 0) > MAX_STRING_LENGTH) withBytes(() => canonicalJson(value));
     return undefined;
   } catch (err) {
     return canonicalError(err);
+  }
+}
+
+/** At least the length of canonicalJson(value), worked out without writing it; throws as it would. */
+export function canonicalLengthBound(value: unknown): number {
+  try {
+    return check(value, 0);
+  } catch (err) {
+    throw canonicalError(err);
   }
 }
 
@@ -57,19 +71,38 @@ function tooDeep(): CanonicalJsonError {
   );
 }
 
-/** Throws where encode would, and writes nothing. */
-function check(value: unknown, depth: number): void {
-  if (value === null || typeof value !== 'object' || value instanceof RawText) {
-    // Of the values encode passes to JSON.stringify, only a BigInt makes it throw.
-    if (typeof value === 'bigint') JSON.stringify(value);
-    return;
+/**
+ * Throws where encode would, and writes nothing: returns at least the length of the text encode
+ * would write (a string's every character escaped, every number at its longest).
+ */
+function check(value: unknown, depth: number): number {
+  if (value instanceof RawText) return value.byteLength + 2;
+  switch (typeof value) {
+    case 'string':
+      return 6 * value.length + 2;
+    case 'number':
+      return 24;
+    case 'boolean':
+      return 5;
+    case 'bigint':
+      // Throws, as encode's JSON.stringify does (unless something gave BigInt a toJSON).
+      return JSON.stringify(value).length;
+    case 'object':
+      break;
+    default:
+      // undefined, a function, a symbol: left out of an object, null in an array.
+      return 4;
   }
+  if (value === null) return 4;
   if (depth >= MAX_CANONICAL_DEPTH) throw tooDeep();
+  let length = 2;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) check(value[i], depth + 1);
-    return;
+    for (let i = 0; i < value.length; i++) length += check(value[i], depth + 1) + 1;
+    return length;
   }
-  for (const key of Object.keys(value)) check((value as Record<string, unknown>)[key], depth + 1);
+  for (const key of Object.keys(value))
+    length += 6 * key.length + 4 + check((value as Record<string, unknown>)[key], depth + 1);
+  return length;
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   CanonicalJsonError,
   MAX_CANONICAL_DEPTH,
   canonicalJson,
+  canonicalLengthBound,
   canonicalProblem,
 } from '../../src/encoding/canonical-json.js';
 
@@ -83,4 +84,19 @@ test('the check before a call refuses exactly what encoding refuses, for the sam
     }
     assert.equal(canonicalProblem(value)?.reason, reason, `value ${i}`);
   }
+});
+
+test('the length worked out before a call is never shorter than the text (what V8 can write decides)', () => {
+  const values = [
+    { b: 1, a: [3, { d: 4, c: 5 }] },
+    ['\u0000\u001f"\\', '\ud800', 'é𝄞', ''],
+    [-1.7976931348623157e308, 2.2250738585072014e-308, -0, NaN, 1e21, 123456789],
+    { u: undefined, f: () => 1, s: Symbol('s'), n: null, t: true, x: false },
+    [undefined, () => 1],
+    { '\u0001key': 'v', ['k'.repeat(50)]: ['\n'.repeat(50)] },
+    nested(40, 'deep'),
+    new Date(0),
+  ];
+  for (const [i, value] of values.entries())
+    assert.ok(canonicalLengthBound(value) >= canonicalJson(value).length, `value ${i}`);
 });

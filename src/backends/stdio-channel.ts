@@ -133,8 +133,9 @@ export class StdioChannel implements Channel {
     if (pgid !== undefined) this.options.groups?.add(pgid);
     this.writer = new LineWriter(child.stdin);
     child.stdin.on('error', (err) => this.onerror?.(err));
-    // What the child writes outside its messages (stderr, stdout lines that are not JSON) is logged
-    // under one budget: a server that logs to stdout by mistake floods no more than one on stderr.
+    // What the child writes outside its messages (stderr, stdout lines that are not JSON, and lines
+    // too long to be read as messages) is logged under one budget: a server that logs to stdout by
+    // mistake floods no more than one on stderr.
     const output = (this.output = new LimitedLog(
       log,
       { perSecond: config.stderr.linesPerSecond, burst: config.stderr.burst },
@@ -153,7 +154,7 @@ export class StdioChannel implements Channel {
         // a request of the backend's is refused by its id; a notification is dropped.
         const answer = standInAnswer(line, `backend ${name}`, 'backend_message_too_large');
         if (answer || seen.namesMethod) {
-          log.warn(
+          output.warn(
             { bytes, limit, id: seen.id, answer: answer !== undefined },
             'backend message over limits.maxMessageBytes dropped',
           );

@@ -34,10 +34,16 @@ test('a backend that logs to stdout fills no log: lines past the budget are coun
   const log = captureLog('info');
   const sb = await startGateway(
     t,
-    { servers: { f: faulty([], { stderr: { linesPerSecond: 0, burst: 10 } }) } },
+    {
+      servers: { f: faulty([], { stderr: { linesPerSecond: 0, burst: 10 } }) },
+      limits: { maxMessageBytes: 64 * 1024 },
+    },
     { log: log.logger },
   );
   const client = await connect(t, sb);
+  // Notifications too long to be read: dropped, each said to be, within the same budget.
+  const long = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { data: '$pad' } });
+  const oversized = Array.from({ length: 4 }, () => long);
   // What servers that log to stdout by mistake write: plain text, and JSON logs that are no JSON-RPC.
   const plain = Array.from({ length: 300 }, (_, i) => `server: plain log line ${i}`);
   const jsonLogs = Array.from({ length: 300 }, (_, i) => JSON.stringify({ level: 30, msg: `json log ${i}` }));
@@ -54,7 +60,7 @@ test('a backend that logs to stdout fills no log: lines past the budget are coun
   });
   const raw = await client.callTool({
     name: 'raw',
-    arguments: { lines: [orphan, ...plain, ...jsonLogs, answer] },
+    arguments: { pad: 70_000, lines: [orphan, ...oversized, ...plain, ...jsonLogs, answer] },
   });
   assert.deepEqual(raw.content, [{ type: 'text', text: 'done' }]);
   assert.deepEqual(json(await client.callTool({ name: 'echo', arguments: { x: 1 } })).arguments, { x: 1 });
@@ -67,11 +73,12 @@ test('a backend that logs to stdout fills no log: lines past the budget are coun
       .filter((l) => about.test(String(l.msg)))
       .reduce((n, l) => n + (typeof l.suppressed === 'number' ? l.suppressed : 0), 0);
   // The stray lines share the child's output budget (stderr's); its unusable messages have their own.
-  assert.equal(count('backend wrote a line that is not JSON; dropped'), 10);
+  assert.equal(count('backend message over limits.maxMessageBytes dropped'), 4);
+  assert.equal(count('backend wrote a line that is not JSON; dropped'), 6);
   const quoted = log.lines().find((l) => /id null/.test(String(l.msg)));
   assert.match(String(quoted?.message), /^m{200}…$/, 'the quote is cut');
   assert.equal(count('invalid message from peer dropped'), 19, 'the rest of the 20 at once');
-  await eventually('the rest to be counted', () => suppressed(/^backend output:/) === 290);
+  await eventually('the rest to be counted', () => suppressed(/^backend output:/) === 294);
   await eventually('the rest to be counted', () => suppressed(/^unusable messages from the peer:/) === 281);
 });
 

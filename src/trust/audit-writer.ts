@@ -1,10 +1,10 @@
 // Appends audit records to the chain. A call's arguments are checked before it runs (prepare), so
 // a call that cannot be recorded is known before it reaches its target; once the turn it ended in
 // has written its reply, its record is made (its arguments hashed, its fields reduced to plain
-// values: the call's context is not kept) and queued, and the queue goes to the writer's own thread a few
-// milliseconds later (sooner when many are queued), which chains and commits it in one transaction
-// (WAL, synchronous=NORMAL: no fsync per commit). The reply goes out first, many calls share one
-// commit, and no commit stalls the event loop.
+// values: the call's context is not kept) and queued, and the queue goes to the writer's own
+// thread a few milliseconds later (sooner when many are queued), which chains and commits it in
+// one transaction (WAL, synchronous=NORMAL: no fsync per commit). The reply goes out first, many
+// calls share one commit, and no commit stalls the event loop.
 import { LocalError, WireError } from '../errors/errors.js';
 import type { Logger } from '../log.js';
 import { callArguments, type CallContext } from '../call/context.js';

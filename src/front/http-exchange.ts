@@ -1,9 +1,10 @@
 // One POSTed request's answer on the HTTP front: plain JSON, unless something related to it must
 // go out first, and then an SSE stream that the final message ends; or, for a legacy session's
-// request, a resumable stream opened at once (resumable-stream.ts).
+// request, a resumable stream (resumable-stream.ts), which answers as plain JSON too when the
+// answer comes first.
 import type { ServerResponse } from 'node:http';
 import type { JsonRpcMessage, RequestId } from '../jsonrpc/message.js';
-import { stringifyWire } from '../jsonrpc/wire-write.js';
+import { answerJson } from './json-answer.js';
 import type { ResumableStream } from './resumable-stream.js';
 import { messageEvent, SSE_HEADERS, writeChunk, type StreamCap } from './sse-stream.js';
 
@@ -44,20 +45,7 @@ export class Exchange {
     }
     if (final && !this.streaming) {
       this.done = true;
-      const body = stringifyWire(message);
-      if (typeof body === 'string') {
-        this.res.writeHead(status, { ...this.headers, 'content-type': 'application/json' }).end(body);
-        return true;
-      }
-      // A large string that came in as bytes goes out as the same buffer.
-      this.res.writeHead(status, {
-        ...this.headers,
-        'content-type': 'application/json',
-        'content-length': body.bytes,
-      });
-      this.res.cork();
-      for (const part of body.parts) this.res.write(part);
-      this.res.end();
+      answerJson(this.res, message, this.headers, status);
       return true;
     }
     if (!this.streaming) {

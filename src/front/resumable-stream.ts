@@ -2,8 +2,10 @@
 // stream and its place in it, the last events are kept (bounded by count and bytes) so a host whose
 // connection dropped resumes with GET and Last-Event-ID, and what is sent while no connection is
 // attached waits in the same buffer. An ended stream stays resumable for a while (keepMs), so a
-// host that lost the final answer still gets it.
+// host that lost the final answer still gets it. A POST's stream opens only with its first message
+// (or PRIMING_HOLD_MS): an answer that comes first is the whole response, as plain JSON.
 import type { ServerResponse } from 'node:http';
+import { answerJson } from './json-answer.js';
 import { randomId } from './random-id.js';
 import {
   chunkBytes,
@@ -33,9 +35,11 @@ export interface StreamReplay {
 }
 
 /**
- * How long a POST's response headers and priming event are held back for the first message to
- * leave with them. A call answered within it (most tool calls) costs one write, and one wake-up of
- * its host, instead of two; a slower one sends them when it ends, so the host can resume from then.
+ * How long a POST's response waits for its first message before it opens as an SSE stream. A call
+ * answered within it (most tool calls) is answered as plain JSON, in one write: the host parses no
+ * stream, and there is nothing to keep for a resume, as no event id went out. A call that sends
+ * something first, or is slower, gets the headers and priming event then, so the host can resume
+ * from there.
  */
 export const PRIMING_HOLD_MS = 20;
 
@@ -75,10 +79,10 @@ export class ResumableStream {
   private res: ServerResponse | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private forgetTimer: NodeJS.Timeout | undefined;
-  /** Ends the hold on a POST connection's first write (PRIMING_HOLD_MS). */
+  /** Ends the hold on a POST connection's response (PRIMING_HOLD_MS). */
   private holdTimer: NodeJS.Timeout | undefined;
-  /** Bytes the hold keeps back (the headers and the priming event). */
-  private heldBytes = 0;
+  /** The headers of a held response: nothing is written to it until the hold ends. */
+  private heldHeaders: Record<string, string> | undefined;
   /** A connection was attached before: later ones are resumes. */
   private resumed = false;
   /** What happens when no connection is attached for `ms` before the stream ends (whenUnattended). */
@@ -108,13 +112,14 @@ export class ResumableStream {
   /**
    * Attaches a connection: headers, a priming event (an id and `retry`, so the host can come back
    * even before any message), then every kept event after `after`. False, with nothing written,
-   * when events after `after` are no longer all kept.
+   * when events after `after` are no longer all kept. The POST's own connection holds its response
+   * for the first message (PRIMING_HOLD_MS); one already waiting to be replayed goes at once.
    */
   attach(res: ServerResponse, headers: Record<string, string> = {}, after = 0): boolean {
     if (after < this.droppedThrough || after > this.seq) return false;
     // A resume while the old connection looks open: the host has given it up, so it goes.
     if (this.res && this.res !== res) {
-      this.unhold();
+      this.openHeld();
       this.res.end();
     }
     this.res = res;
@@ -122,20 +127,12 @@ export class ResumableStream {
     // An ended stream is forgotten keepMs after it ended, however often it is resumed.
     if (!this.ended) clearTimeout(this.forgetTimer);
     const first = !this.resumed;
-    // The POST's own connection holds its headers and priming event for the first message (one
-    // already waiting to be replayed goes at once).
-    const hold = first && this.polled && !this.ended && !this.kept.some((k) => k.seq > after);
-    if (hold) this.hold(res);
-    // Not flushed on their own: the priming event below carries the headers in the same write.
-    res.writeHead(200, { ...headers, ...SSE_HEADERS });
     res.once('close', () => this.detach(res));
-    if (!this.push(primingEvent(`${this.id}.${after}`, this.replay.retryMs))) return true;
-    // What the hold keeps back was never sent: not the reader's backlog (writeChunk's cap).
-    if (hold) this.heldBytes = res.writableLength;
-    // Events in the front's ring are copied out: a slow reader's socket holds what it was given
-    // until it is written, and the ring's bytes may by then belong to another stream.
-    for (const k of this.kept)
-      if (k.seq > after && !this.push(this.inRing ? Buffer.from(k.chunk as Buffer) : k.chunk)) return true;
+    if (first && this.polled && !this.ended && !this.kept.some((k) => k.seq > after)) {
+      this.heldHeaders = headers;
+      this.holdTimer = setTimeout(() => this.openHeld(), PRIMING_HOLD_MS);
+      this.holdTimer.unref();
+    } else if (!this.open(res, headers, after)) return true;
     this.resumed = true;
     if (this.ended) res.end();
     // Only the POST's own connection is closed for polling: the host that came back is served on
@@ -145,6 +142,24 @@ export class ResumableStream {
       this.pollTimer = setTimeout(() => this.poll(res), this.replay.pollAfterMs);
       this.pollTimer.unref();
     }
+    return true;
+  }
+
+  /**
+   * Writes the SSE headers, the priming event and the kept events after `after`; false if cut.
+   * `corked`: `res` is corked, so the headers and priming event wait to leave with the first event.
+   */
+  private open(res: ServerResponse, headers: Record<string, string>, after: number, corked = false): boolean {
+    // Not flushed on their own: the priming event below carries the headers in the same write.
+    res.writeHead(200, { ...headers, ...SSE_HEADERS });
+    if (!this.push(primingEvent(`${this.id}.${after}`, this.replay.retryMs))) return false;
+    // Kept back by the cork, they were never sent: not the reader's backlog (writeChunk's cap).
+    const held = corked ? res.writableLength : 0;
+    // Events in the front's ring are copied out: a slow reader's socket holds what it was given
+    // until it is written, and the ring's bytes may by then belong to another stream.
+    for (const k of this.kept)
+      if (k.seq > after && !this.push(this.inRing ? Buffer.from(k.chunk as Buffer) : k.chunk, held))
+        return false;
     return true;
   }
 
@@ -175,6 +190,8 @@ export class ResumableStream {
    */
   write(message: unknown, last = false): void {
     if (this.ended) return;
+    const heldHeaders = this.unhold();
+    if (heldHeaders && last) return this.answerWhole(this.res!, heldHeaders, message);
     const seq = ++this.seq;
     const chunk = idEvent(`${this.id}.${seq}`, messageEvent(message));
     const bytes = chunkBytes(chunk);
@@ -188,31 +205,43 @@ export class ResumableStream {
       this.#keptBytes -= old.bytes;
       this.droppedThrough = old.seq;
     }
-    // res.end() uncorks: the event and the response's end leave together.
-    if (last) this.res?.cork();
-    this.push(chunk);
+    // One write: the headers, the priming event and this event (and, with `last`, the response's
+    // end: res.end() uncorks).
+    if (heldHeaders || last) this.res?.cork();
+    if (heldHeaders) this.open(this.res!, heldHeaders, 0, true);
+    else this.push(chunk);
     if (last) this.end();
-    else this.release();
+    else if (heldHeaders) this.res?.uncork();
   }
 
-  /** Corks `res` until the first message or PRIMING_HOLD_MS, whichever comes first. */
-  private hold(res: ServerResponse): void {
-    res.cork();
-    this.holdTimer = setTimeout(() => this.release(), PRIMING_HOLD_MS);
-    this.holdTimer.unref();
+  /**
+   * The answer came first, within the hold: it is the whole response, as plain JSON. The host was
+   * given no event id, so nothing of this stream can be resumed: it is forgotten now.
+   */
+  private answerWhole(res: ServerResponse, headers: Record<string, string>, message: unknown): void {
+    this.ended = true;
+    clearTimeout(this.pollTimer);
+    clearTimeout(this.unattended?.timer);
+    this.pollTimer = undefined;
+    this.unattended = undefined;
+    if (!res.destroyed && !res.writableEnded) answerJson(res, message, headers);
+    this.owner.forget(this);
   }
 
-  /** Sends what the hold kept back. */
-  private release(): void {
-    if (this.unhold()) this.res?.uncork();
+  /** Ends the hold: the response opens as an SSE stream now (PRIMING_HOLD_MS passed, or it ends). */
+  private openHeld(): void {
+    const heldHeaders = this.unhold();
+    if (heldHeaders && this.res) this.open(this.res, heldHeaders, 0);
   }
 
-  /** No hold any more (the connection ended, which sends what it kept); true if there was one. */
-  private unhold(): boolean {
-    if (this.holdTimer === undefined) return false;
+  /** No hold any more; the headers it held, if there was one (nothing of them was written). */
+  private unhold(): Record<string, string> | undefined {
+    if (this.holdTimer === undefined) return undefined;
     clearTimeout(this.holdTimer);
     this.holdTimer = undefined;
-    return true;
+    const headers = this.heldHeaders;
+    this.heldHeaders = undefined;
+    return headers;
   }
 
   /** The stream is complete: its connection ends; it stays resumable for keepMs. */
@@ -221,8 +250,8 @@ export class ResumableStream {
     this.ended = true;
     clearTimeout(this.pollTimer);
     clearTimeout(this.unattended?.timer);
-    // res.end() below sends what a hold kept back.
-    this.unhold();
+    // Ended with no answer (a cancelled call): the host gets the stream, and its end.
+    this.openHeld();
     // An ended stream is kept for keepMs, thousands at a time: it lets go of what only a stream
     // under way needs (the call's cancellation, with what that holds).
     this.pollTimer = undefined;
@@ -265,8 +294,8 @@ export class ResumableStream {
 
   /** Ends the stream and forgets it now (its session is closing). */
   close(): void {
+    this.openHeld();
     this.ended = true;
-    this.unhold();
     clearTimeout(this.pollTimer);
     clearTimeout(this.unattended?.timer);
     clearTimeout(this.forgetTimer);
@@ -275,10 +304,10 @@ export class ResumableStream {
   }
 
   /** Writes to the attached connection; a reader too far behind loses the connection, not the events. */
-  private push(chunk: SseChunk): boolean {
+  private push(chunk: SseChunk, held = 0): boolean {
     const res = this.res;
     if (!res) return false;
-    if (writeChunk(res, chunk, this.cap, this.holdTimer === undefined ? 0 : this.heldBytes)) return true;
+    if (writeChunk(res, chunk, this.cap, held)) return true;
     this.detach(res);
     return false;
   }
@@ -286,6 +315,7 @@ export class ResumableStream {
   /** Closes the connection without ending the stream: the host comes back after `retry`. */
   private poll(res: ServerResponse): void {
     if (this.res !== res || this.ended) return;
+    this.openHeld();
     res.end();
     this.detach(res);
   }

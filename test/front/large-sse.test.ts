@@ -1,7 +1,10 @@
-// A large result answered over a legacy session's SSE stream: written, kept for a resume and
-// replayed as the bytes it arrived in (never decoded to text on the way), and the host gets the
-// same message either way, whatever characters it holds.
+// A large result answered to a legacy session: as plain JSON when it comes within the hold, or over
+// its SSE stream, kept for a resume and replayed, always as the bytes it arrived in (never decoded
+// to text on the way), and the host gets the same message either way, whatever characters it holds.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { RawText } from '../../src/encoding/raw-text.js';
@@ -70,6 +73,32 @@ test('a resumable stream keeps a large answer as bytes and counts them as writte
   stream.close();
 });
 
+test('a large answer within the hold goes as plain JSON, its bytes as they arrived', async (t) => {
+  const text = mixed(200_000);
+  const server = createServer((_req, res) => {
+    const stream = new ResumableStream(
+      { maxEvents: 10, maxBytes: 1 << 30, keepMs: 60_000, maxEndedBytes: 1 << 30, retryMs: 1000 },
+      { maxUnreadBytes: 1 << 30, overflowed: () => assert.fail('nothing reads slowly here') },
+      { ended: () => assert.fail('an answer sent whole is not kept'), forget: () => {} },
+      true,
+    );
+    stream.attach(res);
+    stream.write(parsedResult(text).message, true);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => server.close());
+  const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+  assert.equal(res.headers.get('content-type'), 'application/json');
+  const body = await res.text();
+  assert.equal(Number(res.headers.get('content-length')), Buffer.byteLength(body));
+  assert.deepEqual(JSON.parse(body), {
+    jsonrpc: '2.0',
+    id: 1,
+    result: { content: [{ type: 'text', text }] },
+  });
+});
+
 test('a legacy host gets a large answer whole over SSE, and the same again when it resumes', async (t) => {
   const sb = await startGateway(t, {
     servers: { bulk: { command: process.execPath, args: [BULK_ECHO] } },
@@ -86,7 +115,8 @@ test('a legacy host gets a large answer whole over SSE, and the same again when 
       jsonrpc: '2.0',
       id,
       method: 'tools/call',
-      params: { name: 'echo', arguments: { text } },
+      // Answered after the hold, so the answer goes as an event of a stream the host can resume.
+      params: { name: 'echo', arguments: { text, delayMs: 50 } },
     });
     // Looked for once each stream has ended: an event that does not parse fails here, not hangs.
     const answerIn = (events: SseEvent[]) => events.find((e) => e.message?.id === id);

@@ -132,9 +132,10 @@ test('replay keeps at most maxEvents per stream, and an ended stream only for ke
 test('ended streams together keep at most maxEndedBytes: the first ended are forgotten early, the newest stays', async (t) => {
   const { url, session } = await gateway(t, { maxEndedBytes: 4096, keepMs: 60_000 });
   const other = await rawSession(url);
-  // Each answer echoes 3,000 characters back: one ended stream fits, two do not.
+  // Each answer echoes 3,000 characters back: one ended stream fits, two do not. It comes after the
+  // hold (PRIMING_HOLD_MS), so as an SSE stream kept for a resume.
   const answered = async (id: number, sessionId: string) => {
-    const post = await openSse(url, call(id, 'echo', { text: 'x'.repeat(3000) }), {
+    const post = await openSse(url, call(id, 'echo', { text: 'x'.repeat(3000), delayMs: 30 }), {
       'mcp-session-id': sessionId,
     });
     await post.ended;

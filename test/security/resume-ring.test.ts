@@ -44,7 +44,8 @@ test("a resumed answer is its own or refused, never bytes of another host's answ
         jsonrpc: '2.0',
         id,
         method: 'tools/call',
-        params: { name: 'echo', arguments: { text } },
+        // Answered after the hold (PRIMING_HOLD_MS), so as an SSE stream kept for a resume.
+        params: { name: 'echo', arguments: { text, delayMs: 30 } },
       }),
     });
     const body = await res.text();

@@ -1,6 +1,7 @@
-// A POST's SSE response holds its headers and priming event for the first message (or
-// PRIMING_HOLD_MS): a call answered at once is one write with its answer; a slower one still gets
-// its priming event first, on its own, so its host can resume from it; a notification goes at once.
+// A POST's response waits for its first message (or PRIMING_HOLD_MS): a call answered at once is
+// answered as plain JSON in one write, and nothing of it is kept to resume; a slower one gets its
+// SSE headers and priming event first, on their own, so its host can resume from them; a
+// notification opens the stream at once, with the priming event before it.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
@@ -11,7 +12,13 @@ import type { StreamCap } from '../../src/front/sse-stream.js';
 
 const REPLAY = { maxEvents: 100, maxBytes: 1 << 20, keepMs: 60_000, maxEndedBytes: 1 << 20, retryMs: 1000 };
 const CAP = { maxUnreadBytes: 1 << 30, overflowed: () => assert.fail('nothing reads slowly here') };
-const OWNER = { ended: () => false, forget: () => {} };
+/** Streams told to their owner, as the HTTP session would be. */
+const ended: ResumableStream[] = [];
+const forgotten: ResumableStream[] = [];
+const OWNER = {
+  ended: (s: ResumableStream) => (ended.push(s), false),
+  forget: (s: ResumableStream) => void forgotten.push(s),
+};
 const ANSWER = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'done' }] } };
 const PROGRESS = {
   jsonrpc: '2.0',
@@ -72,18 +79,48 @@ async function toEnd(reads: () => Promise<string>): Promise<string> {
   return got;
 }
 
-test('a call answered within the hold sends headers, priming event and answer in one write, priming first', async (t) => {
+/** A plain response read to the end of its body (content-length). */
+async function toLength(reads: () => Promise<string>): Promise<{ head: string; body: string }> {
+  let got = '';
+  for (;;) {
+    const split = got.indexOf('\r\n\r\n');
+    const length = /\r\ncontent-length: (\d+)\r\n/i.exec(got)?.[1];
+    if (split !== -1 && length !== undefined && Buffer.byteLength(got.slice(split + 4)) >= Number(length))
+      return { head: got.slice(0, split), body: got.slice(split + 4) };
+    got += await reads();
+  }
+}
+
+test('a call answered within the hold is answered as plain JSON in one write, and nothing of it is kept', async (t) => {
   // Answered a few turns later, as a backend's answer comes: the hold (a timer set earlier and due
   // later) cannot have ended first, however late the timers run.
-  const port = await serve(t, (s) => setTimeout(() => s.write(ANSWER, true), 5));
+  let stream: ResumableStream | undefined;
+  const port = await serve(t, (s) => {
+    stream = s;
+    setTimeout(() => s.write(ANSWER, true), 5);
+  });
   const { socket, reads } = request(port);
   t.after(() => socket.destroy());
   const first = await reads();
   assert.match(first, /^HTTP\/1\.1 200 OK\r\n/);
-  const priming = first.indexOf('retry: 1000');
-  const answer = first.indexOf('"text":"done"');
-  assert.ok(priming > 0 && answer > priming, `the priming event, then the answer, in one read: ${first}`);
-  assert.ok(first.endsWith('0\r\n\r\n'), 'and the response ends in the same write');
+  assert.match(first, /\r\ncontent-type: application\/json\r\n/i);
+  const body = JSON.stringify(ANSWER);
+  assert.match(first, new RegExp(`\\r\\ncontent-length: ${body.length}\\r\\n`, 'i'));
+  assert.ok(first.endsWith(`\r\n\r\n${body}`), `headers and the whole answer in one read: ${first}`);
+  assert.ok(!/retry:|text\/event-stream/.test(first), 'no stream, no event id');
+  assert.ok(
+    forgotten.includes(stream!) && !ended.includes(stream!),
+    'forgotten at once, never kept for a resume',
+  );
+  assert.equal(stream!.keptBytes, 0);
+});
+
+test('a call that ends unanswered within the hold (cancelled) gets its stream, primed, and its end', async (t) => {
+  const port = await serve(t, (s) => setTimeout(() => s.end(), 5));
+  const { socket, reads } = request(port);
+  t.after(() => socket.destroy());
+  const got = await toEnd(reads);
+  assert.match(got, /\r\ncontent-type: text\/event-stream\r\n[\s\S]*retry: 1000\ndata:\n\n/i);
 });
 
 test('a call not answered within the hold gets its priming event on its own, then its answer', async (t) => {
@@ -116,7 +153,7 @@ test('a notification ends the hold: the host has it after the priming event, and
   assert.match(rest, /"text":"done"/);
 });
 
-test("a first message over the unread cap still goes whole: what the hold keeps back is not the reader's", async (t) => {
+test('a first message over the unread cap still goes whole: nothing was written before it', async (t) => {
   const overflows: number[] = [];
   const cap = { maxUnreadBytes: 64 * 1024, overflowed: (n: number) => overflows.push(n) };
   const text = 'y'.repeat(200 * 1024);
@@ -134,7 +171,7 @@ test("a first message over the unread cap still goes whole: what the hold keeps 
     );
     const { socket, reads } = request(port);
     t.after(() => socket.destroy());
-    const got = await toEnd(reads);
+    const got = first === 'answer' ? (await toLength(reads)).body : await toEnd(reads);
     assert.ok(got.includes(text), `the ${first} arrived whole`);
   }
   assert.deepEqual(overflows, [], 'nothing was taken for a reader falling behind');

@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import { LOCAL_ERRORS, httpStatusOf, type LocalCode } from '../errors/catalogue.js';
 import { LocalError, toWire } from '../errors/errors.js';
 import type { RequestId, WireErrorBody } from '../jsonrpc/message.js';
+import { answerJson } from './json-answer.js';
 
 /** The status of an HTTP answer carrying this error: the catalogue's, else 200 (the error in the body). */
 export function statusFor(error: WireErrorBody): number {
@@ -34,7 +35,5 @@ export function answerError(
   headers: Record<string, string> = {},
 ): void {
   if (res.headersSent) return void res.end();
-  res
-    .writeHead(statusFor(error), { ...headers, 'content-type': 'application/json' })
-    .end(JSON.stringify({ jsonrpc: '2.0', id, error }));
+  answerJson(res, { jsonrpc: '2.0', id, error }, headers, statusFor(error));
 }

@@ -3,11 +3,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 
-/** A ratio target: `<=` where less is better (latency, CPU), `>=` where more is (throughput). */
-export interface Goal {
-  readonly op: '<=' | '>=';
-  readonly ratio: number;
-}
+/**
+ * A target: `<=` where less is better (latency, CPU), `>=` where more is (throughput); a ratio to
+ * the baseline of the same run, or a value in the row's own unit (a machine's absolute budget).
+ */
+export type Goal =
+  { readonly op: '<=' | '>='; readonly ratio: number } | { readonly op: '<=' | '>='; readonly value: number };
 
 export interface Row {
   readonly scenario: string;
@@ -30,9 +31,11 @@ export function ratioOf(row: Row): number | undefined {
 }
 
 export function isMet(row: Row): boolean | undefined {
-  const ratio = ratioOf(row);
-  if (ratio === undefined || row.goal === undefined) return undefined;
-  return row.goal.op === '<=' ? ratio <= row.goal.ratio : ratio >= row.goal.ratio;
+  const goal = row.goal;
+  if (goal === undefined) return undefined;
+  const [have, want] = 'value' in goal ? [row.value, goal.value] : [ratioOf(row), goal.ratio];
+  if (have === undefined) return undefined;
+  return goal.op === '<=' ? have <= want : have >= want;
 }
 
 export function formatTable(rows: readonly Row[], skips: readonly Skip[]): string {
@@ -46,7 +49,7 @@ export function formatTable(rows: readonly Row[], skips: readonly Skip[]): strin
       `${format(row.value)} ${row.unit}`,
       row.baseline === undefined ? '' : `${format(row.baseline.value)} ${row.unit} (${row.baseline.name})`,
       ratio === undefined ? '' : `${ratio.toFixed(2)}×`,
-      row.goal === undefined ? '' : `${row.goal.op === '<=' ? '≤' : '≥'} ${ratioText(row.goal.ratio)}×`,
+      row.goal === undefined ? '' : targetText(row.goal, row.unit),
       met === undefined ? '' : met ? 'met' : 'NOT met',
     ];
   });
@@ -63,9 +66,11 @@ export function formatTable(rows: readonly Row[], skips: readonly Skip[]): strin
   return out.join('\n');
 }
 
-/** 1 → "1.0", 1.3 → "1.3": targets read as ratios, not counts. */
-function ratioText(ratio: number): string {
-  return Number.isInteger(ratio) ? ratio.toFixed(1) : String(ratio);
+/** "≤ 1.3×", "≥ 1.0×" (ratios read as ratios, not counts), or "≤ 0.15 ms". */
+function targetText(goal: Goal, unit: string): string {
+  const op = goal.op === '<=' ? '≤' : '≥';
+  if ('value' in goal) return `${op} ${goal.value} ${unit}`;
+  return `${op} ${Number.isInteger(goal.ratio) ? goal.ratio.toFixed(1) : String(goal.ratio)}×`;
 }
 
 /** Three significant digits, whatever the magnitude (0.0123 ms, 1.23 ms, 12,300 calls/s). */

@@ -34,10 +34,13 @@ export interface ViewInput {
 const REPLACED = ['/tmp', '/proc', '/dev'];
 
 export function sandboxView(input: ViewInput): Mount[] {
-  const read = input.read.map((p) => resolve(p));
-  const write = input.write.map((p) => resolve(p));
-  const caches = cacheDirs(input.env);
-  const cwd = resolve(input.cwd);
+  // Every path where it really is: bwrap cannot bind one whose way goes through a symbolic link
+  // (a `write` path that is one would fail the backend's start), and what is hidden is compared
+  // with what is bound where both really are. Through the link the backend reaches the same place.
+  const read = input.read.map(realPath);
+  const write = input.write.map(realPath);
+  const caches = cacheDirs(input.env).map(realPath);
+  const cwd = realPath(input.cwd);
   const bound = [cwd, ...read, ...write];
   const mounts: Mount[] = [{ kind: 'root' }];
   // The root is there read-only already: a read-only path is bound again only where the private
@@ -48,13 +51,20 @@ export function sandboxView(input: ViewInput): Mount[] {
     if (REPLACED.some((r) => within(path, r))) mounts.push({ kind: 'read', path });
   for (const path of caches) mounts.push({ kind: 'cache', path });
   for (const path of write) mounts.push({ kind: 'write', path });
-  const needed = [...bound, ...caches, ...input.sockets, input.env['HOME'] ?? '/', dirname(input.command)];
+  const sockets = input.sockets.map(realPath);
+  const needed = [
+    ...bound,
+    ...caches,
+    ...sockets,
+    realPath(input.env['HOME'] ?? '/'),
+    realPath(dirname(input.command)),
+  ];
   for (const hide of hidden(input, needed)) {
     if (!existsSync(hide)) continue; // bwrap cannot lay anything over a path that is not there
     if (!visible(hide, bound)) continue;
     mounts.push({ kind: isDirectory(hide) ? 'hide-dir' : 'hide-file', path: hide });
   }
-  for (const path of input.sockets) mounts.push({ kind: 'write', path });
+  for (const path of sockets) mounts.push({ kind: 'write', path });
   return mounts;
 }
 
@@ -62,7 +72,7 @@ export function sandboxView(input: ViewInput): Mount[] {
  * Where a path really is: bwrap lays a mount on the path it is given and cannot make one whose
  * way goes through a symbolic link (a state directory reached through one, say).
  */
-function real(path: string): string {
+export function realPath(path: string): string {
   const absolute = resolve(path);
   // A path not made yet: where its nearest existing ancestor really is, and the rest after it.
   for (let at = absolute; ; at = dirname(at)) {
@@ -84,11 +94,11 @@ function hidden(input: ViewInput, needed: readonly string[]): string[] {
   const add = (path: string) => {
     if (!out.some((h) => within(path, h))) out.push(path);
   };
-  for (const dir of input.protect.dirs) add(real(dir));
-  for (const path of input.hide) add(real(path));
-  for (const file of input.protect.files.map(real)) {
+  for (const dir of input.protect.dirs) add(realPath(dir));
+  for (const path of input.hide) add(realPath(path));
+  for (const file of input.protect.files.map(realPath)) {
     const dir = dirname(file);
-    const shared = dir.split(sep).length < 3 || needed.some((n) => within(resolve(n), dir));
+    const shared = dir.split(sep).length < 3 || needed.some((n) => within(n, dir));
     add(shared ? file : dir);
   }
   return out;

@@ -15,7 +15,7 @@ import { BRIDGE_PATH_ENV } from '../public/bridge-client/constants.js';
 import { bwrapArgs } from './bwrap-args.js';
 import { findCommand } from './command-path.js';
 import { probeSandbox, type SandboxProbe } from './sandbox-probe.js';
-import { cacheDirs, sandboxView, within, type Protected } from './sandbox-view.js';
+import { cacheDirs, realPath, sandboxView, within, type Protected } from './sandbox-view.js';
 
 export interface SandboxOptions {
   config: Config;
@@ -94,8 +94,9 @@ export class Sandbox {
       return undefined;
     }
     const top = config.sandbox;
+    // Compared where both really are: a write path may be a link to a parent of the state directory.
     const above = [...top.write, ...(own?.write ?? [])].filter((w) =>
-      [...this.marks.keys()].some((d) => within(d, w)),
+      [...this.marks.keys()].some((d) => within(realPath(d), realPath(w))),
     );
     if (above.length > 0)
       this.log.warn(
@@ -135,7 +136,8 @@ export class Sandbox {
       const args = bwrapArgs({
         mounts,
         network: own?.network ?? top.network,
-        chdir: cwd,
+        // Where it really is: one under /tmp reached through a link is bound there, not at the link.
+        chdir: realPath(cwd),
         command: spec.command,
         args: spec.args,
       });

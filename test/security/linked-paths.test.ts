@@ -1,0 +1,66 @@
+// Threat and fault: sandbox paths given through symbolic links. A `write` path that is a link (a
+// notes directory linked elsewhere, a home on another disk) must work through the link rather than
+// fail the backend's start, and a link must not bring back what the sandbox hides: one to a parent
+// of switchboard's state is warned about as that parent is, and its files stay out of reach.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, symlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { localTokenPath } from '../../src/front/http-auth.js';
+import { CANARY, SNOOP, outsideTmp, scene } from './snoop.js';
+
+test('a write path reached through a symbolic link takes writes through the link, and its backend starts', async (t) => {
+  const real = outsideTmp(t, 'linked-real');
+  const link = join(outsideTmp(t, 'link'), 'notes');
+  symlinkSync(real, link);
+  const { snoop } = await scene(t, {
+    w: {
+      command: process.execPath,
+      args: [SNOOP, '--write', join(link, 'ok'), '--write', join(real, 'also')],
+      sandbox: { write: [link] },
+    },
+  });
+  const writes = (await snoop('w')).report['writes'] as Record<string, boolean>;
+  assert.equal(writes[join(link, 'ok')], true, 'the write through the link went in');
+  assert.equal(writes[join(real, 'also')], true, 'and so did one to where the link leads');
+  assert.equal(readFileSync(join(real, 'ok'), 'utf8'), 'pwned\n', 'the write reached the host');
+});
+
+test("write paths that link to parents of switchboard's files and state are warned about, and those stay hidden", async (t) => {
+  // The scenes' files (config, vault, key, trust database) are made in SNOOP's directory; the
+  // state directory (the local token's) is $XDG_STATE_HOME/switchboard.
+  const links = outsideTmp(t, 'link');
+  const [toFiles, toState] = [join(links, 'files'), join(links, 'state')];
+  symlinkSync(dirname(SNOOP), toFiles);
+  symlinkSync(dirname(dirname(localTokenPath())), toState);
+  const { snoop, sb, log, files } = await scene(t, {
+    w: {
+      command: process.execPath,
+      args: [
+        SNOOP,
+        ...['{{config}}', '{{vault}}', '{{key}}', '{{audit}}', localTokenPath()].flatMap((f) => [
+          '--read',
+          f,
+        ]),
+        '--write',
+        '{{audit}}',
+        '--write',
+        '{{config}}',
+        '--write',
+        join(dirname(localTokenPath()), 'planted'),
+      ],
+      sandbox: { write: [toFiles, toState] },
+    },
+  });
+  const { raw, report } = await snoop('w');
+  for (const [file, got] of Object.entries(report['reads'] as Record<string, string>))
+    assert.ok(got === '' || got.startsWith('failed:'), `read ${file}: ${got.slice(0, 80)}`);
+  assert.deepEqual(Object.values(report['writes'] as object), [false, false, false], `wrote: ${raw}`);
+  assert.ok(!raw.includes(CANARY));
+  sb.flushAudit();
+  assert.ok(!readFileSync(files.audit).includes('pwned'), 'the trust database is untouched');
+  assert.ok(!readFileSync(files.config, 'utf8').includes('pwned'));
+  assert.ok(!existsSync(join(dirname(localTokenPath()), 'planted')));
+  const warned = log.lines().find((l) => /above switchboard's state/.test(String(l['msg'])));
+  assert.deepEqual(warned?.['write'], [toState], "the link to the state directory's parent is warned about");
+});

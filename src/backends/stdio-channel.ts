@@ -152,7 +152,9 @@ export class StdioChannel implements Channel {
         const { bytes, limit, seen } = line;
         // What the line's ends show decides: the call an answer was for fails, naming the sizes;
         // a request of the backend's is refused by its id; a notification is dropped.
-        const answer = standInAnswer(line, `backend ${name}`, 'backend_message_too_large');
+        // Its id in view but not its kind: taken for the answer it most likely is (a backend's own
+        // requests are rare, and the requests waiting are the client's above this channel).
+        const answer = standInAnswer(line, `backend ${name}`, 'backend_message_too_large', () => true);
         if (answer || seen.namesMethod) {
           output.warn(
             { bytes, limit, id: seen.id, answer: answer !== undefined },

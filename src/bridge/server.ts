@@ -151,7 +151,11 @@ export class BridgeServer {
           oversized: (line) => {
             // Before authentication, refused as any bad line; after it, a request is answered by
             // its id, an answer fails the request it answered, a notification is dropped.
-            const answer = session && standInAnswer(line, 'the bridge client', 'message_too_large');
+            const answer =
+              session &&
+              standInAnswer(line, 'the bridge client', 'message_too_large', (id) =>
+                session!.session.awaits(id),
+              );
             if (answer) return void session!.receive(answer);
             fault(line.reply);
           },

@@ -85,11 +85,13 @@ export function serveStdio(gateway: Gateway, options: StdioFrontOptions): StdioF
     },
     notJson: write,
     oversized: (line) => {
-      // A request is answered by its id (its caller can match that); an answer of the host's to
-      // one of ours fails that request; a notification is dropped, as a JSON-RPC peer answers none.
-      if (line.reply) return void write(line.reply);
-      const answer = standInAnswer(line, 'the host', 'message_too_large');
+      // An answer of the host's to one of ours fails that request; a request is answered by its
+      // id (its caller can match that); a notification is dropped, as a JSON-RPC peer answers none.
+      const answer = standInAnswer(line, 'the host', 'message_too_large', (id) =>
+        connection.session.awaits(id),
+      );
       if (answer) return connection.receive(answer);
+      if (line.reply) return void write(line.reply);
       log.warn(
         { bytes: line.bytes, limit: line.limit },
         'stdio host notification over the message limit dropped',

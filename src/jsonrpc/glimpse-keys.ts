@@ -7,16 +7,20 @@ import type { Glimpse } from '../encoding/glimpse.js';
 /** How the dropped message was framed: an SSE event (its JSON after `data:`) or a line of JSON. */
 export type Framing = 'sse' | 'line';
 
-/** What a glimpse shows of its message: its own id, if in view, and whether it names a method. */
+/** What a glimpse shows of its message: its own id, if in view, and which keys tell its kind. */
 export interface GlimpsedMessage {
   id: string | number | undefined;
   /** A request or notification, not an answer. */
   namesMethod: boolean;
+  /** A `result` or `error` key and no `method`: an answer. */
+  namesAnswer: boolean;
 }
 
 export function glimpsedMessage(glimpse: Glimpse, framing: Framing): GlimpsedMessage {
   const views = ends(glimpse, framing);
-  return { id: idIn(views), namesMethod: views.some(({ keys }) => keys.has('method')) };
+  const namesMethod = views.some(({ keys }) => keys.has('method'));
+  const namesAnswer = !namesMethod && views.some(({ keys }) => keys.has('result') || keys.has('error'));
+  return { id: idIn(views), namesMethod, namesAnswer };
 }
 
 /**

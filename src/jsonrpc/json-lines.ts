@@ -28,7 +28,9 @@ export interface OversizedLine {
   seen: GlimpsedMessage;
   /**
    * The -32600 answer its sender is owed, naming both sizes: to a request's id, or to null when
-   * what it was cannot be told; undefined for a notification or an answer, which get none.
+   * what it was cannot be told; undefined for a notification or an answer, which get none. A line
+   * whose id is in view but whose kind is not has one too, for when it answers nothing that waits
+   * (standInAnswer decides).
    */
   reply: JsonRpcFailure | undefined;
 }
@@ -88,8 +90,9 @@ function parseError(): JsonRpcFailure {
 
 function oversizedLine(bytes: number, limit: number, glimpse: Glimpse): OversizedLine {
   const seen = glimpsedMessage(glimpse, 'line');
-  const told = seen.namesMethod || seen.id !== undefined;
-  const owed = seen.namesMethod ? seen.id !== undefined : !told;
+  // A notification (a method, no id) and an answer are owed nothing; a request, or what may be
+  // one, is answered by its id, or by null when no id is in view.
+  const owed = seen.namesMethod ? seen.id !== undefined : !seen.namesAnswer;
   return { bytes, limit, seen, reply: owed ? oversizedError(bytes, limit, seen.id ?? null) : undefined };
 }
 
@@ -107,11 +110,20 @@ function oversizedError(bytes: number, limit: number, id: string | number | null
 /**
  * For a dropped line that was an answer (an id, no method), the error answer that stands in for
  * it, so the call it answered fails now, naming the sizes, instead of waiting out its time limit.
- * `who` names the sender (`the host`, `backend x`); `reason` goes in `data.reason`.
+ * `who` names the sender (`the host`, `backend x`); `reason` goes in `data.reason`. A line whose
+ * id is in view but neither `method` nor `result`/`error` is (the key that tells lies between two
+ * large values) is taken for an answer only when `awaits` says a request of ours has that id: else
+ * it is a request, owed `line.reply`.
  */
-export function standInAnswer(line: OversizedLine, who: string, reason: string): JsonRpcFailure | undefined {
+export function standInAnswer(
+  line: OversizedLine,
+  who: string,
+  reason: string,
+  awaits: (id: string | number) => boolean,
+): JsonRpcFailure | undefined {
   const { seen, bytes, limit } = line;
   if (seen.namesMethod || seen.id === undefined) return undefined;
+  if (!seen.namesAnswer && !awaits(seen.id)) return undefined;
   return {
     jsonrpc: '2.0',
     id: seen.id,

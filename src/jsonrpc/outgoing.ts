@@ -134,6 +134,11 @@ export class OutgoingRequests<C = undefined> {
     });
   }
 
+  /** Whether a request with this id waits for its answer. */
+  awaits(id: RequestId): boolean {
+    return this.pending.has(id);
+  }
+
   /** Hands an answer to the request waiting for it; false when none waits (late, or unknown). */
   settle(response: JsonRpcResponse): boolean {
     const p = response.id === null ? undefined : this.take(response.id);

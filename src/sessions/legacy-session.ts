@@ -158,6 +158,11 @@ export class LegacySession {
     }
   }
 
+  /** Whether a request of ours to the peer with this id waits for its answer. */
+  awaits(id: RequestId): boolean {
+    return this.engine.outgoing.awaits(id);
+  }
+
   /** Unrelated to any call: list changes, resource updates, log lines nobody's call caused. */
   notify(method: string, params?: Params): void {
     if (this.closed) return;

@@ -54,6 +54,26 @@ test("a stdio host's answer over the limit fails the request it answered, and th
   assert.deepEqual(textJson((await inbox.next((m) => m.id === 2)).result).arguments, { still: 'here' });
 });
 
+test("a stdio host's request over the limit whose method neither end shows is still answered to its id", async (t) => {
+  const { write, inbox } = await rawStdio(t, { servers: SERVERS, limits: { maxMessageBytes: LIMIT } });
+  write(initialize({ sampling: {} }));
+  await inbox.next((m) => m.id === 'init');
+  // A request of switchboard's to the host waits under its own id, so the host's id 1 is no answer.
+  write(req(1, 'tools/call', { name: 'a_sample', arguments: { prompt: 'p' } }));
+  const ask = await inbox.next((m) => m.method === 'sampling/createMessage');
+  // `method` between two large values: the line's ends show its id, and not what it is.
+  const big = 'v'.repeat(LIMIT);
+  const id = typeof ask.id === 'number' ? ask.id + 1000 : 'host-7';
+  write(JSON.stringify({ jsonrpc: '2.0', id, params: { big }, method: 'tools/call', x: { big } }));
+  const refused = await inbox.next((m) => m.id === id);
+  assert.equal(errorOf(refused).code, -32600);
+  assert.match(errorOf(refused).message, new RegExp(`exceeds the limit of ${LIMIT} bytes`));
+  // The request switchboard waits on is untouched: the host's answer still settles it.
+  const result = { role: 'assistant', content: { type: 'text', text: 'fine' }, model: 'm' };
+  write(JSON.stringify({ jsonrpc: '2.0', id: ask.id, result }));
+  assert.match(JSON.stringify((await inbox.next((m) => m.id === 1)).result), /fine/);
+});
+
 test('bad input over stdio is answered with the right error and the session goes on', async (t) => {
   const { write, inbox } = await rawStdio(t, { servers: SERVERS, limits: { maxMessageBytes: LIMIT } });
   write(initialize());

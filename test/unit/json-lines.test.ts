@@ -40,7 +40,7 @@ test('a line over the limit that cannot be told apart is answered with -32600 to
     {
       bytes: 60,
       limit: 50,
-      seen: { id: undefined, namesMethod: false },
+      seen: { id: undefined, namesMethod: false, namesAnswer: false },
       reply: {
         jsonrpc: '2.0',
         id: null,
@@ -64,20 +64,53 @@ test('an oversized request is answered to its id, however it was cut; an answer 
     assert.deepEqual(
       oversized.map((l) => [l.seen, l.reply?.id]),
       [
-        [{ id: 'r-1', namesMethod: true }, 'r-1'],
-        [{ id: 41, namesMethod: false }, undefined],
-        [{ id: undefined, namesMethod: true }, undefined],
+        [{ id: 'r-1', namesMethod: true, namesAnswer: false }, 'r-1'],
+        [{ id: 41, namesMethod: false, namesAnswer: true }, undefined],
+        [{ id: undefined, namesMethod: true, namesAnswer: false }, undefined],
       ],
       `cut ${cut}`,
     );
-    const standIn = standInAnswer(oversized[1]!, 'backend b', 'backend_message_too_large');
+    const standIn = standInAnswer(oversized[1]!, 'backend b', 'backend_message_too_large', () => false);
     assert.equal(standIn?.id, 41);
     assert.match(
       standIn!.error.message,
       /^backend b answered with 5\d{3} bytes, over the message limit of 1000 bytes/,
     );
-    assert.equal(standInAnswer(oversized[0]!, 'b', 'r'), undefined, 'a request is no answer');
+    assert.equal(
+      standInAnswer(oversized[0]!, 'b', 'r', () => true),
+      undefined,
+      'a request is no answer',
+    );
   }
+});
+
+test('an oversized line whose kind lies between two large values is an answer only to a request that waits', () => {
+  const big = 'y'.repeat(5000);
+  // `method` (or `result`) between two large values: neither end of the line shows it.
+  const request = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 7,
+    params: { big },
+    method: 'tools/call',
+    x: { big },
+  });
+  const answer = JSON.stringify({ jsonrpc: '2.0', id: 8, a: { big }, result: {}, z: { big } });
+  const { oversized } = read([`${request}\n${answer}\n`], 1000);
+  for (const line of oversized)
+    assert.deepEqual([line.seen.namesMethod, line.seen.namesAnswer], [false, false], 'neither end tells');
+  const waiting = new Set([8]);
+  const awaits = (id: string | number) => waiting.has(id as number);
+  assert.equal(
+    standInAnswer(oversized[0]!, 'the host', 'r', awaits),
+    undefined,
+    'nothing waits on 7: a request',
+  );
+  assert.equal(oversized[0]!.reply?.id, 7, 'owed an error to its id');
+  assert.equal(
+    standInAnswer(oversized[1]!, 'the host', 'r', awaits)?.id,
+    8,
+    'a request waits on 8: its answer',
+  );
 });
 
 test('a limit changed between lines applies to the lines after it', () => {

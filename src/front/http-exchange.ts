@@ -4,6 +4,7 @@
 // answer comes first.
 import type { ServerResponse } from 'node:http';
 import type { JsonRpcMessage, RequestId } from '../jsonrpc/message.js';
+import { stringifyWire } from '../jsonrpc/wire-write.js';
 import { answerJson } from './json-answer.js';
 import type { ResumableStream } from './resumable-stream.js';
 import { messageEvent, SSE_HEADERS, writeChunk, type StreamCap } from './sse-stream.js';
@@ -24,7 +25,7 @@ export class Exchange {
     private readonly headers: Record<string, string>,
     /** Bounds what its SSE stream may leave unread; past it the stream is closed. */
     private readonly cap: StreamCap,
-    /** Where the answer goes when it is resumable: opened now, so the host has headers at once. */
+    /** Where the answer goes when it is resumable (a legacy session's request). */
     private readonly stream?: ResumableStream,
   ) {
     if (stream) {
@@ -45,7 +46,7 @@ export class Exchange {
     }
     if (final && !this.streaming) {
       this.done = true;
-      answerJson(this.res, message, this.headers, status);
+      answerJson(this.res, stringifyWire(message), this.headers, status);
       return true;
     }
     if (!this.streaming) {

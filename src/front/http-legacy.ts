@@ -1,8 +1,8 @@
 // The legacy era (2025-11-25) on the HTTP front: an initialize opens a session, later POSTs name it
 // by Mcp-Session-Id, a GET opens its standalone stream (or, with Last-Event-ID, resumes any stream
 // of the session) and a DELETE ends it. Every request but initialize is given a resumable stream at
-// once, so a host whose connection drops comes back for what followed; an answer that comes first,
-// within PRIMING_HOLD_MS, is sent as plain JSON instead (resumable-stream.ts).
+// once, so a host whose connection drops comes back for what followed; a small answer that comes
+// first, within PRIMING_HOLD_MS, is sent as plain JSON instead (resumable-stream.ts).
 //
 // On this wire a closed connection is not a cancellation (2025-11-25, transports: "Disconnection
 // SHOULD NOT be interpreted as the client cancelling its request"): the call goes on and its

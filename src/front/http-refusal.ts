@@ -35,5 +35,5 @@ export function answerError(
   headers: Record<string, string> = {},
 ): void {
   if (res.headersSent) return void res.end();
-  answerJson(res, { jsonrpc: '2.0', id, error }, headers, statusFor(error));
+  answerJson(res, JSON.stringify({ jsonrpc: '2.0', id, error }), headers, statusFor(error));
 }

@@ -1,9 +1,10 @@
 // The Streamable HTTP front on node:http, both eras on one URL: a POST whose request names a
 // modern version (2026-07-28) in its _meta is served statelessly after its routing headers are
 // checked against the body; an initialize opens a legacy (2025-11-25) session, which later
-// requests name by Mcp-Session-Id. A legacy request is answered on a resumable SSE stream opened at
-// once; a modern one as plain JSON unless something related to it must go out first (progress, a
-// log line): then the answer becomes an SSE stream, and the client closing it cancels the request.
+// requests name by Mcp-Session-Id. A legacy request is answered on a resumable SSE stream, or as
+// plain JSON when a small answer comes first and soon; a modern one as plain JSON unless something
+// related to it must go out first (progress, a log line): then the answer becomes an SSE stream,
+// and the client closing it cancels the request.
 // Here: the listener, the checks every request passes (Host and Origin, CORS for listed origins,
 // authentication) and the split by method and era; http-modern.ts and http-legacy.ts serve the
 // eras, http-session.ts holds the sessions, http-exchange.ts answers one request, http-body.ts

@@ -2,16 +2,15 @@
 // no framing around the body, no closing chunk), a large string that came in as bytes written as
 // those bytes.
 import type { ServerResponse } from 'node:http';
-import { stringifyWire } from '../jsonrpc/wire-write.js';
+import type { WireText } from '../jsonrpc/wire-write.js';
 
-/** Writes `message` as the response's whole body with `status` and `headers`, and ends it. */
+/** Writes `body` (a serialised message) as the response's whole body with `status` and `headers`, and ends it. */
 export function answerJson(
   res: ServerResponse,
-  message: unknown,
+  body: WireText,
   headers: Record<string, string>,
   status = 200,
 ): void {
-  const body = stringifyWire(message);
   const json = { ...headers, 'content-type': 'application/json' };
   if (typeof body === 'string') {
     res.writeHead(status, { ...json, 'content-length': Buffer.byteLength(body) }).end(body);

@@ -3,16 +3,17 @@
 // connection dropped resumes with GET and Last-Event-ID, and what is sent while no connection is
 // attached waits in the same buffer. An ended stream stays resumable for a while (keepMs), so a
 // host that lost the final answer still gets it. A POST's stream opens only with its first message
-// (or PRIMING_HOLD_MS): an answer that comes first is the whole response, as plain JSON.
+// (or PRIMING_HOLD_MS): a small answer that comes first is the whole response, as plain JSON.
 import type { ServerResponse } from 'node:http';
+import { stringifyWire, wireBytes, type WireText } from '../jsonrpc/wire-write.js';
 import { answerJson } from './json-answer.js';
 import { randomId } from './random-id.js';
 import {
   chunkBytes,
   idEvent,
-  messageEvent,
   primingEvent,
   SSE_HEADERS,
+  textEvent,
   writeChunk,
   type SseChunk,
   type StreamCap,
@@ -36,12 +37,19 @@ export interface StreamReplay {
 
 /**
  * How long a POST's response waits for its first message before it opens as an SSE stream. A call
- * answered within it (most tool calls) is answered as plain JSON, in one write: the host parses no
- * stream, and there is nothing to keep for a resume, as no event id went out. A call that sends
- * something first, or is slower, gets the headers and priming event then, so the host can resume
- * from there.
+ * answered within it with a small answer (most tool calls) is answered as plain JSON, in one write:
+ * the host parses no stream, and there is nothing to keep for a resume, as no event id went out. A
+ * call that sends something first, or is slower, gets the headers and priming event then, so the
+ * host can resume from there.
  */
 export const PRIMING_HOLD_MS = 20;
+
+/**
+ * The largest answer sent as plain JSON. A larger one goes as an SSE event after the priming
+ * event, in the same write: a connection cut while its body is under way has given the host the
+ * id to resume from, and the answer is kept for it. A small one leaves whole or not at all.
+ */
+export const JSON_ANSWER_MAX_BYTES = 16 * 1024;
 
 /** Who holds a stream: told when it has ended and when it can no longer be resumed. */
 export interface StreamOwner {
@@ -85,6 +93,8 @@ export class ResumableStream {
   private heldHeaders: Record<string, string> | undefined;
   /** A connection was attached before: later ones are resumes. */
   private resumed = false;
+  /** Its connection closed while held, before any event id of it went out: no host can name it. */
+  private unnamed = false;
   /** What happens when no connection is attached for `ms` before the stream ends (whenUnattended). */
   private unattended: { ms: number; then: () => void; timer?: NodeJS.Timeout | undefined } | undefined;
   ended = false;
@@ -150,6 +160,12 @@ export class ResumableStream {
    * `corked`: `res` is corked, so the headers and priming event wait to leave with the first event.
    */
   private open(res: ServerResponse, headers: Record<string, string>, after: number, corked = false): boolean {
+    // Answered by someone else already (a failure answered whole while the response was held):
+    // this connection is done with.
+    if (res.headersSent) {
+      this.detach(res);
+      return false;
+    }
     // Not flushed on their own: the priming event below carries the headers in the same write.
     res.writeHead(200, { ...headers, ...SSE_HEADERS });
     if (!this.push(primingEvent(`${this.id}.${after}`, this.replay.retryMs))) return false;
@@ -191,9 +207,11 @@ export class ResumableStream {
   write(message: unknown, last = false): void {
     if (this.ended) return;
     const heldHeaders = this.unhold();
-    if (heldHeaders && last) return this.answerWhole(this.res!, heldHeaders, message);
+    const text = stringifyWire(message);
+    if (heldHeaders && last && wireBytes(text) <= JSON_ANSWER_MAX_BYTES)
+      return this.answerWhole(this.res!, heldHeaders, text);
     const seq = ++this.seq;
-    const chunk = idEvent(`${this.id}.${seq}`, messageEvent(message));
+    const chunk = idEvent(`${this.id}.${seq}`, textEvent(text));
     const bytes = chunkBytes(chunk);
     this.kept.push({ seq, chunk, bytes });
     this.#keptBytes += bytes;
@@ -218,14 +236,14 @@ export class ResumableStream {
    * The answer came first, within the hold: it is the whole response, as plain JSON. The host was
    * given no event id, so nothing of this stream can be resumed: it is forgotten now.
    */
-  private answerWhole(res: ServerResponse, headers: Record<string, string>, message: unknown): void {
+  private answerWhole(res: ServerResponse, headers: Record<string, string>, body: WireText): void {
     this.ended = true;
     clearTimeout(this.pollTimer);
     clearTimeout(this.unattended?.timer);
     this.pollTimer = undefined;
     this.unattended = undefined;
-    if (!res.destroyed && !res.writableEnded) answerJson(res, message, headers);
     this.owner.forget(this);
+    if (!res.headersSent && !res.destroyed && !res.writableEnded) answerJson(res, body, headers);
   }
 
   /** Ends the hold: the response opens as an SSE stream now (PRIMING_HOLD_MS passed, or it ends). */
@@ -257,6 +275,8 @@ export class ResumableStream {
     this.pollTimer = undefined;
     this.unattended = undefined;
     this.res?.end();
+    // Nobody can come back for it: nothing of it is kept.
+    if (this.unnamed) return this.owner.forget(this);
     if (!this.owner.ended(this)) this.scheduleForget();
   }
 
@@ -324,7 +344,8 @@ export class ResumableStream {
     if (this.res !== res) return;
     this.res = undefined;
     clearTimeout(this.pollTimer);
-    this.unhold();
+    // Closed while held: the host was given no event id (the hold keeps back the priming event).
+    if (this.unhold()) this.unnamed = true;
     if (!this.ended) this.armUnattended();
     // A POST stream lives as long as its call; a GET stream with nobody to resume it is abandoned.
     if (!this.ended && !this.polled) this.scheduleForget();

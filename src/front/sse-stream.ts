@@ -74,7 +74,12 @@ export function writeChunk(res: ServerResponse, chunk: SseChunk, cap: StreamCap,
  * are escaped, large strings' bytes included), so the message is one `data` line.
  */
 export function messageEvent(message: unknown): WireText {
-  return around('event: message\ndata: ', stringifyWire(message), '\n\n');
+  return textEvent(stringifyWire(message));
+}
+
+/** The `message` event of a message serialised already. */
+export function textEvent(text: WireText): WireText {
+  return around('event: message\ndata: ', text, '\n\n');
 }
 
 /** `event` with an id, so a host that loses the connection after it can resume from it. */

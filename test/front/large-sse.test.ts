@@ -1,6 +1,7 @@
-// A large result answered to a legacy session: as plain JSON when it comes within the hold, or over
-// its SSE stream, kept for a resume and replayed, always as the bytes it arrived in (never decoded
-// to text on the way), and the host gets the same message either way, whatever characters it holds.
+// A large result answered over a legacy session's SSE stream (too large for a plain JSON answer,
+// however soon it comes): written, kept for a resume and replayed as the bytes it arrived in (never
+// decoded to text on the way), and the host gets the same message either way, whatever characters
+// it holds.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
@@ -55,48 +56,33 @@ test('an SSE event of a message holding a large string is its bytes, not a decod
   assert.equal(wire.toString(), `event: message\ndata: ${JSON.stringify(expected)}\n\n`);
 });
 
-test('a resumable stream keeps a large answer as bytes and counts them as written', () => {
+test('a large answer within the hold follows the priming event, written and kept as its bytes', async (t) => {
   const text = mixed(200_000);
-  const { message } = parsedResult(text);
   const ended: ResumableStream[] = [];
-  const stream = new ResumableStream(
-    { maxEvents: 10, maxBytes: 1 << 30, keepMs: 60_000, maxEndedBytes: 1 << 30, retryMs: 1000 },
-    { maxUnreadBytes: 1 << 30, overflowed: () => assert.fail('no reader to overflow') },
-    { ended: (s) => ended.push(s) > 0, forget: () => {} },
-    true,
-  );
-  stream.write(message, true);
-  assert.deepEqual(ended, [stream]);
-  const json = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text }] } });
-  const event = `id: ${stream.id}.1\nevent: message\ndata: ${json}\n\n`;
-  assert.equal(stream.keptBytes, Buffer.byteLength(event), 'UTF-8 bytes, not UTF-16 units');
-  stream.close();
-});
-
-test('a large answer within the hold goes as plain JSON, its bytes as they arrived', async (t) => {
-  const text = mixed(200_000);
+  let stream: ResumableStream | undefined;
   const server = createServer((_req, res) => {
-    const stream = new ResumableStream(
+    stream = new ResumableStream(
       { maxEvents: 10, maxBytes: 1 << 30, keepMs: 60_000, maxEndedBytes: 1 << 30, retryMs: 1000 },
       { maxUnreadBytes: 1 << 30, overflowed: () => assert.fail('nothing reads slowly here') },
-      { ended: () => assert.fail('an answer sent whole is not kept'), forget: () => {} },
+      { ended: (s) => ended.push(s) > 0, forget: () => {} },
       true,
     );
     stream.attach(res);
+    // Within the hold, but too large for plain JSON: a cut mid-body must leave an id to resume from.
     stream.write(parsedResult(text).message, true);
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   t.after(() => server.close());
   const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
-  assert.equal(res.headers.get('content-type'), 'application/json');
+  assert.equal(res.headers.get('content-type'), 'text/event-stream');
   const body = await res.text();
-  assert.equal(Number(res.headers.get('content-length')), Buffer.byteLength(body));
-  assert.deepEqual(JSON.parse(body), {
-    jsonrpc: '2.0',
-    id: 1,
-    result: { content: [{ type: 'text', text }] },
-  });
+  const json = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text }] } });
+  const event = `id: ${stream!.id}.1\nevent: message\ndata: ${json}\n\n`;
+  assert.equal(body, `id: ${stream!.id}.0\nretry: 1000\ndata:\n\n${event}`);
+  assert.deepEqual(ended, [stream]);
+  assert.equal(stream!.keptBytes, Buffer.byteLength(event), 'UTF-8 bytes, not UTF-16 units');
+  stream!.close();
 });
 
 test('a legacy host gets a large answer whole over SSE, and the same again when it resumes', async (t) => {
@@ -115,8 +101,7 @@ test('a legacy host gets a large answer whole over SSE, and the same again when 
       jsonrpc: '2.0',
       id,
       method: 'tools/call',
-      // Answered after the hold, so the answer goes as an event of a stream the host can resume.
-      params: { name: 'echo', arguments: { text, delayMs: 50 } },
+      params: { name: 'echo', arguments: { text } },
     });
     // Looked for once each stream has ended: an event that does not parse fails here, not hangs.
     const answerIn = (events: SseEvent[]) => events.find((e) => e.message?.id === id);

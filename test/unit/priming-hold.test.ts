@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { test } from 'node:test';
-import { ResumableStream } from '../../src/front/resumable-stream.js';
+import { JSON_ANSWER_MAX_BYTES, ResumableStream } from '../../src/front/resumable-stream.js';
 import type { StreamCap } from '../../src/front/sse-stream.js';
 
 const REPLAY = { maxEvents: 100, maxBytes: 1 << 20, keepMs: 60_000, maxEndedBytes: 1 << 20, retryMs: 1000 };
@@ -79,18 +79,6 @@ async function toEnd(reads: () => Promise<string>): Promise<string> {
   return got;
 }
 
-/** A plain response read to the end of its body (content-length). */
-async function toLength(reads: () => Promise<string>): Promise<{ head: string; body: string }> {
-  let got = '';
-  for (;;) {
-    const split = got.indexOf('\r\n\r\n');
-    const length = /\r\ncontent-length: (\d+)\r\n/i.exec(got)?.[1];
-    if (split !== -1 && length !== undefined && Buffer.byteLength(got.slice(split + 4)) >= Number(length))
-      return { head: got.slice(0, split), body: got.slice(split + 4) };
-    got += await reads();
-  }
-}
-
 test('a call answered within the hold is answered as plain JSON in one write, and nothing of it is kept', async (t) => {
   // Answered a few turns later, as a backend's answer comes: the hold (a timer set earlier and due
   // later) cannot have ended first, however late the timers run.
@@ -153,7 +141,7 @@ test('a notification ends the hold: the host has it after the priming event, and
   assert.match(rest, /"text":"done"/);
 });
 
-test('a first message over the unread cap still goes whole: nothing was written before it', async (t) => {
+test("a first message over the unread cap still goes whole: what the hold kept back is not the reader's", async (t) => {
   const overflows: number[] = [];
   const cap = { maxUnreadBytes: 64 * 1024, overflowed: (n: number) => overflows.push(n) };
   const text = 'y'.repeat(200 * 1024);
@@ -171,8 +159,64 @@ test('a first message over the unread cap still goes whole: nothing was written 
     );
     const { socket, reads } = request(port);
     t.after(() => socket.destroy());
-    const got = first === 'answer' ? (await toLength(reads)).body : await toEnd(reads);
+    const got = await toEnd(reads);
     assert.ok(got.includes(text), `the ${first} arrived whole`);
   }
   assert.deepEqual(overflows, [], 'nothing was taken for a reader falling behind');
+});
+
+test('an answer over JSON_ANSWER_MAX_BYTES within the hold goes after the priming event and is kept for a resume', async (t) => {
+  const text = 'z'.repeat(JSON_ANSWER_MAX_BYTES);
+  const big = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text }] } };
+  let stream: ResumableStream | undefined;
+  const port = await serve(t, (s) => {
+    stream = s;
+    setTimeout(() => s.write(big, true), 5);
+  });
+  const { socket, reads } = request(port);
+  t.after(() => socket.destroy());
+  const got = await toEnd(reads);
+  assert.match(got, /\r\ncontent-type: text\/event-stream\r\n/i);
+  // A connection cut while the body is under way has given the host the id to come back with.
+  assert.ok(got.indexOf('retry: 1000') < got.indexOf(text), 'the priming event before the answer');
+  assert.ok(ended.includes(stream!) && !forgotten.includes(stream!), 'kept for a resume');
+});
+
+/** The response a stream is attached to (to act on it as the front or the network would). */
+const resOf = (s: ResumableStream) => (s as unknown as { res: ServerResponse }).res;
+
+test('a stream whose connection closed while held was never named: it is forgotten when it ends, not kept', async (t) => {
+  const done = new Promise<ResumableStream>(
+    (resolve) =>
+      void serve(t, (s) => {
+        const res = resOf(s);
+        // Closed within the hold, then the call goes on: its messages have nobody to come back for them.
+        res.once('close', () => {
+          s.write(PROGRESS);
+          s.write(ANSWER, true);
+          resolve(s);
+        });
+        res.destroy();
+      }).then((port) => request(port)),
+  );
+  const stream = await done;
+  assert.ok(forgotten.includes(stream) && !ended.includes(stream));
+});
+
+test('a held response answered whole by someone else takes no stream writes after it', async (t) => {
+  let threw: unknown;
+  const port = await serve(t, (s) => {
+    // As the front answers a failure with plain JSON while the response is still held.
+    resOf(s).writeHead(500, { 'content-type': 'application/json' }).end('{}');
+    try {
+      s.write(PROGRESS);
+      s.write(ANSWER, true);
+    } catch (error) {
+      threw = error;
+    }
+  });
+  const { socket, reads } = request(port);
+  t.after(() => socket.destroy());
+  assert.match(await reads(), /^HTTP\/1\.1 500 /);
+  assert.equal(threw, undefined);
 });

@@ -36,24 +36,38 @@ test('a request or a notification is not an answer, whatever its id', () => {
 
 test('a line of JSON is read from its first brace: a `data:` inside it is data', () => {
   const answer = { jsonrpc: '2.0', id: 12, result: { text: `data: {"id": 99} ${big}` } };
-  assert.deepEqual(glimpsedMessage(glimpseOf(answer, 'line'), 'line'), { id: 12, namesMethod: false });
+  assert.deepEqual(glimpsedMessage(glimpseOf(answer, 'line'), 'line'), {
+    id: 12,
+    namesMethod: false,
+    namesAnswer: true,
+  });
   const request = { jsonrpc: '2.0', id: 'r1', method: 'tools/call', params: { text: big } };
-  assert.deepEqual(glimpsedMessage(glimpseOf(request, 'line'), 'line'), { id: 'r1', namesMethod: true });
+  assert.deepEqual(glimpsedMessage(glimpseOf(request, 'line'), 'line'), {
+    id: 'r1',
+    namesMethod: true,
+    namesAnswer: false,
+  });
   const notification = { jsonrpc: '2.0', method: 'notifications/message', params: { data: big } };
   assert.deepEqual(glimpsedMessage(glimpseOf(notification, 'line'), 'line'), {
     id: undefined,
     namesMethod: true,
+    namesAnswer: false,
   });
   assert.deepEqual(glimpsedMessage(glimpseOf({ result: big }, 'line'), 'line'), {
     id: undefined,
     namesMethod: false,
+    namesAnswer: true,
   });
+  // A `result` inside a request's params is not the message's own.
+  const asking = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { result: big } };
+  assert.equal(glimpsedMessage(glimpseOf(asking, 'line'), 'line').namesAnswer, false);
 });
 
 test('an id that is not JSON (a leading zero, a bad escape) is an id not seen, never a throw', () => {
   for (const id of ['01', '"\\x"', '"\\u12"', '-', '"\\']) {
     const line = `{"jsonrpc":"2.0","id":${id},"result":"${big}"}`;
     const ends = { head: Buffer.from(line.slice(0, 256)), tail: Buffer.from(line.slice(-256)) };
-    assert.deepEqual(glimpsedMessage(ends, 'line'), { id: undefined, namesMethod: false }, id);
+    const seen = glimpsedMessage(ends, 'line');
+    assert.deepEqual([seen.id, seen.namesMethod], [undefined, false], id);
   }
 });

@@ -37,10 +37,12 @@ export function sandboxView(input: ViewInput): Mount[] {
   // Every path where it really is: bwrap cannot bind one whose way goes through a symbolic link
   // (a `write` path that is one would fail the backend's start), and what is hidden is compared
   // with what is bound where both really are. Through the link the backend reaches the same place.
-  const read = input.read.map(realPath);
-  const write = input.write.map(realPath);
-  const caches = cacheDirs(input.env).map(realPath);
-  const cwd = realPath(input.cwd);
+  const writable = [...input.write, ...cacheDirs(input.env)].map(realPath);
+  const bindable = (path: string) => followedLinks(path, writable);
+  const read = input.read.map(bindable);
+  const write = input.write.map(bindable);
+  const caches = cacheDirs(input.env).map(bindable);
+  const cwd = bindable(input.cwd);
   const bound = [cwd, ...read, ...write];
   const mounts: Mount[] = [{ kind: 'root' }];
   // The root is there read-only already: a read-only path is bound again only where the private
@@ -66,6 +68,31 @@ export function sandboxView(input: ViewInput): Mount[] {
   }
   for (const path of sockets) mounts.push({ kind: 'write', path });
   return mounts;
+}
+
+/**
+ * Where a path to bind really is, its links followed one by one; refused when one lies in a
+ * directory the backend may write (`writable`, real paths): the backend could have made it there,
+ * to be given what it points at the next time it starts.
+ */
+function followedLinks(path: string, writable: readonly string[]): string {
+  const parts = resolve(path).split(sep).filter(Boolean);
+  let at: string = sep;
+  for (const [i, part] of parts.entries()) {
+    const next = join(at, part);
+    let link: boolean;
+    try {
+      link = lstatSync(next).isSymbolicLink();
+    } catch {
+      return join(next, ...parts.slice(i + 1)); // not made yet
+    }
+    if (link && writable.some((w) => within(at, w)))
+      throw new Error(
+        `sandbox path ${path} ${i === parts.length - 1 ? 'is' : `goes through ${next},`} a symbolic link in ${at}, which the backend may write (it could have made it): give the path it leads to instead`,
+      );
+    at = link ? realPath(next) : next;
+  }
+  return at;
 }
 
 /**

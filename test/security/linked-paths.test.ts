@@ -3,7 +3,7 @@
 // fail the backend's start, and a link must not bring back what the sandbox hides: one to a parent
 // of switchboard's state is warned about as that parent is, and its files stay out of reach.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { localTokenPath } from '../../src/front/http-auth.js';
@@ -29,7 +29,9 @@ test('a write path reached through a symbolic link takes writes through the link
 test("write paths that link to parents of switchboard's files and state are warned about, and those stay hidden", async (t) => {
   // The scenes' files (config, vault, key, trust database) are made in SNOOP's directory; the
   // state directory (the local token's) is $XDG_STATE_HOME/switchboard.
-  const links = outsideTmp(t, 'link');
+  // Where the backend may not write: a link in a directory it may write is not followed (below).
+  const links = mkdtempSync(join(dirname(dirname(SNOOP)), 'links-'));
+  t.after(() => rmSync(links, { recursive: true, force: true }));
   const [toFiles, toState] = [join(links, 'files'), join(links, 'state')];
   symlinkSync(dirname(SNOOP), toFiles);
   symlinkSync(dirname(dirname(localTokenPath())), toState);
@@ -63,4 +65,25 @@ test("write paths that link to parents of switchboard's files and state are warn
   assert.ok(!existsSync(join(dirname(localTokenPath()), 'planted')));
   const warned = log.lines().find((l) => /above switchboard's state/.test(String(l['msg'])));
   assert.deepEqual(warned?.['write'], [toState], "the link to the state directory's parent is warned about");
+});
+
+test('a link in a directory the backend may write is not followed: the backend is not started, and the log says why', async (t) => {
+  // The backend may write `work`, so it could have made `work/sub` a link to what it wants.
+  const work = outsideTmp(t, 'work');
+  const target = outsideTmp(t, 'target');
+  const sub = join(work, 'sub');
+  symlinkSync(target, sub);
+  const { snoop, log } = await scene(t, {
+    w: {
+      command: process.execPath,
+      args: [SNOOP, '--write', join(sub, 'planted')],
+      sandbox: { write: [work, sub] },
+    },
+  });
+  await assert.rejects(snoop('w'), /Unknown tool/);
+  assert.match(
+    log.text(),
+    /sandbox path [^"]*\/sub is a symbolic link in [^"]*\/work-[^"]*, which the backend may write/,
+  );
+  assert.ok(!existsSync(join(target, 'planted')));
 });

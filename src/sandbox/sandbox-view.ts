@@ -1,8 +1,8 @@
 // What a sandboxed backend sees of the file system: the whole root read-only, a private /tmp, its
 // caches and the paths its config lists, and none of switchboard's own files, as an ordered list of
 // mounts (a later mount lies over an earlier one, so what is hidden stays hidden).
-import { existsSync, lstatSync, realpathSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 export type Mount =
   { kind: 'root' } | { kind: 'read' | 'write' | 'cache' | 'hide-dir' | 'hide-file'; path: string };
@@ -26,6 +26,11 @@ export interface ViewInput {
   readonly env: Readonly<Record<string, string>>;
   /** Bound in read-write after everything else: the bridge socket. */
   readonly sockets: readonly string[];
+  /**
+   * Write paths of the other sandboxed backends: a link in one of them may have been made by that
+   * backend, so it is not followed for this one either.
+   */
+  readonly othersWrite: readonly string[];
   /** The executable's absolute path (as execvp finds it): its directory must stay visible. */
   readonly command: string;
 }
@@ -37,7 +42,7 @@ export function sandboxView(input: ViewInput): Mount[] {
   // Every path where it really is: bwrap cannot bind one whose way goes through a symbolic link
   // (a `write` path that is one would fail the backend's start), and what is hidden is compared
   // with what is bound where both really are. Through the link the backend reaches the same place.
-  const writable = [...input.write, ...cacheDirs(input.env)].map(realPath);
+  const writable = writableBy(input);
   const bindable = (path: string) => followedLinks(path, writable);
   const read = input.read.map(bindable);
   const write = input.write.map(bindable);
@@ -53,7 +58,8 @@ export function sandboxView(input: ViewInput): Mount[] {
     if (REPLACED.some((r) => within(path, r))) mounts.push({ kind: 'read', path });
   for (const path of caches) mounts.push({ kind: 'cache', path });
   for (const path of write) mounts.push({ kind: 'write', path });
-  const sockets = input.sockets.map(realPath);
+  // Laid over the hides: only a socket reached through no link a backend could have made.
+  const sockets = input.sockets.map((path) => socketPath(path, writable));
   const needed = [
     ...bound,
     ...caches,
@@ -70,29 +76,62 @@ export function sandboxView(input: ViewInput): Mount[] {
   return mounts;
 }
 
+/** Where any sandboxed backend may write (this one's write paths, the others', the caches), as real paths. */
+export function writableBy(input: Pick<ViewInput, 'write' | 'othersWrite' | 'env'>): string[] {
+  return [...input.write, ...input.othersWrite, ...cacheDirs(input.env)].map(realPath);
+}
+
+/** How many links one path may go through (as the kernel's own limit, ELOOP). */
+const MAX_LINKS = 40;
+
 /**
- * Where a path to bind really is, its links followed one by one; refused when one lies in a
- * directory the backend may write (`writable`, real paths): the backend could have made it there,
- * to be given what it points at the next time it starts.
+ * Where a path to bind really is, each link on its way followed hop by hop, its target walked the
+ * same way; refused when a link lies in a directory a backend may write (`writable`, real paths):
+ * that backend could have made it, to be given what it points at the next time this one starts.
  */
-function followedLinks(path: string, writable: readonly string[]): string {
-  const parts = resolve(path).split(sep).filter(Boolean);
+export function followedLinks(path: string, writable: readonly string[]): string {
+  const pending = resolve(path).split(sep).filter(Boolean);
   let at: string = sep;
-  for (const [i, part] of parts.entries()) {
-    const next = join(at, part);
-    let link: boolean;
-    try {
-      link = lstatSync(next).isSymbolicLink();
-    } catch {
-      return join(next, ...parts.slice(i + 1)); // not made yet
+  for (let links = 0; pending.length > 0;) {
+    const part = pending.shift()!;
+    if (part === '.') continue;
+    if (part === '..') {
+      at = dirname(at);
+      continue;
     }
-    if (link && writable.some((w) => within(at, w)))
+    const next = join(at, part);
+    let target: string | undefined;
+    try {
+      target = lstatSync(next).isSymbolicLink() ? readlinkSync(next) : undefined;
+    } catch {
+      return join(next, ...pending); // not made yet
+    }
+    if (target === undefined) {
+      at = next;
+      continue;
+    }
+    if (writable.some((w) => within(at, w)))
       throw new Error(
-        `sandbox path ${path} ${i === parts.length - 1 ? 'is' : `goes through ${next},`} a symbolic link in ${at}, which the backend may write (it could have made it): give the path it leads to instead`,
+        `sandbox path ${path} goes through ${next}, a symbolic link in ${at}, which a backend may write (it could have made it): give the path it leads to instead`,
       );
-    at = link ? realPath(next) : next;
+    if (++links > MAX_LINKS) throw new Error(`sandbox path ${path} goes through too many symbolic links`);
+    pending.unshift(...target.split(sep).filter(Boolean));
+    if (isAbsolute(target)) at = sep;
   }
   return at;
+}
+
+/** The bridge socket where it really is, reached through no link a backend could have made; and a socket. */
+function socketPath(path: string, writable: readonly string[]): string {
+  const real = followedLinks(path, writable);
+  let socket = false;
+  try {
+    socket = lstatSync(real).isSocket();
+  } catch {
+    // not there: said below
+  }
+  if (!socket) throw new Error(`bridge socket ${path} is not a socket any more: the backend is not given it`);
+  return real;
 }
 
 /**

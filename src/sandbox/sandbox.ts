@@ -15,7 +15,15 @@ import { BRIDGE_PATH_ENV } from '../public/bridge-client/constants.js';
 import { bwrapArgs } from './bwrap-args.js';
 import { findCommand } from './command-path.js';
 import { probeSandbox, type SandboxProbe } from './sandbox-probe.js';
-import { cacheDirs, realPath, sandboxView, within, type Protected } from './sandbox-view.js';
+import {
+  cacheDirs,
+  followedLinks,
+  realPath,
+  sandboxView,
+  within,
+  writableBy,
+  type Protected,
+} from './sandbox-view.js';
 
 export interface SandboxOptions {
   config: Config;
@@ -121,7 +129,9 @@ export class Sandbox {
       if (env['TMPDIR'] !== undefined && !write.some((w) => within(env['TMPDIR']!, w)))
         env['TMPDIR'] = '/tmp';
       makeCaches(env);
-      makeWritable(write);
+      const others = othersWrite(config, name);
+      const writable = writableBy({ write, othersWrite: others, env });
+      makeWritable(write, (w) => followedLinks(w, writable));
       const socket = env[BRIDGE_PATH_ENV];
       const mounts = sandboxView({
         protect: this.protect,
@@ -132,6 +142,7 @@ export class Sandbox {
         env,
         sockets: socket ? [socket] : [],
         command: found,
+        othersWrite: others,
       });
       const args = bwrapArgs({
         mounts,
@@ -144,6 +155,15 @@ export class Sandbox {
       return { command: probe.bwrap, args, cwd, env };
     };
   }
+}
+
+/** The write paths of every other sandboxed stdio backend. */
+function othersWrite(config: Config, self: string): string[] {
+  return Object.entries(config.servers).flatMap(([name, entry]) => {
+    const sandbox =
+      name === self ? undefined : (entry as { sandbox?: StdioBackendConfig['sandbox'] }).sandbox;
+    return typeof sandbox === 'object' ? (sandbox.write ?? []) : [];
+  });
 }
 
 /** A directory's device and inode; undefined when it is not there. */
@@ -208,10 +228,12 @@ function makeHideable(dirs: readonly string[], log: Logger): void {
  * The `write` directories, made when missing (owner-only): a backend given a place to keep its data
  * finds it on its first start, rather than bwrap refusing to start it for a path that is not there.
  */
-function makeWritable(paths: readonly string[]): void {
+function makeWritable(paths: readonly string[], where: (path: string) => string): void {
   // Only a path that says where it is: `~/x` or `data` would be made under switchboard's own
-  // working directory (the config does not expand `~`), which is not what was meant.
-  for (const dir of paths.filter((p) => isAbsolute(p))) {
+  // working directory (the config does not expand `~`), which is not what was meant. Made where
+  // it really leads, past no link a backend could have made (`where` refuses those: nothing made).
+  for (const path of paths.filter((p) => isAbsolute(p))) {
+    const dir = where(path);
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch {

@@ -77,13 +77,15 @@ test('a link in a directory the backend may write is not followed: the backend i
     w: {
       command: process.execPath,
       args: [SNOOP, '--write', join(sub, 'planted')],
-      sandbox: { write: [work, sub] },
+      // A write path not made yet under the link is not made where the link leads either.
+      sandbox: { write: [work, sub, join(sub, 'data')] },
     },
   });
   await assert.rejects(snoop('w'), /Unknown tool/);
   assert.match(
     log.text(),
-    /sandbox path [^"]*\/sub is a symbolic link in [^"]*\/work-[^"]*, which the backend may write/,
+    /sandbox path [^"]*\/sub goes through [^"]*\/sub, a symbolic link in [^"]*\/work-[^"]*, which a backend may write/,
   );
   assert.ok(!existsSync(join(target, 'planted')));
+  assert.ok(!existsSync(join(target, 'data')), 'nothing was made through the link');
 });

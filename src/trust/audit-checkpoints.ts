@@ -3,7 +3,8 @@
 // the head's sequence number and hash, and keeps the signature in the database and in a small file
 // beside it. Whoever rewrites, truncates, rolls back or wipes the chain cannot sign a checkpoint
 // that agrees with it, so `audit verify` finds it without an anchor the operator noted.
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { replaceFile } from '../state/file-replace.js';
 import type { Logger } from '../log.js';
 import { GENESIS_HASH } from './audit-record.js';
 import type { TrustDb } from './trust-db.js';
@@ -145,8 +146,7 @@ export class Checkpointer {
       this.save.run(c);
       // Written aside then renamed: a reader never sees half a checkpoint.
       const file = checkpointFilePath(this.dbPath);
-      writeFileSync(`${file}.tmp`, JSON.stringify(c) + '\n', { mode: 0o600 });
-      renameSync(`${file}.tmp`, file);
+      replaceFile(file, JSON.stringify(c) + '\n');
       this.signedSeq = c.seq;
     } catch (err) {
       this.options.log.error(

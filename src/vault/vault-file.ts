@@ -13,9 +13,10 @@ import {
   scryptSync,
   timingSafeEqual,
 } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { canonicalJson } from '../encoding/canonical-json.js';
+import { replaceFile } from '../state/file-replace.js';
 
 export const VAULT_FORMAT_VERSION = 1;
 
@@ -268,10 +269,7 @@ export function writeVault(path: string, source: KeySource, kdf: Kdf, entries: I
     mac: mac(keys.mac, canonicalJson({ header, entries: sealed })).toString('base64'),
   };
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(body, null, 2) + '\n', { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, path);
+  replaceFile(path, JSON.stringify(body, null, 2) + '\n');
 }
 
 function parseBody(text: string, path: string): FileBody {

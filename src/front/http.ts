@@ -28,7 +28,7 @@ import { withTraceHeader } from './trace-header.js';
 import { refuse } from './http-refusal.js';
 import { HttpSessions, type SessionLimits } from './http-session.js';
 import { streamCap } from './sse-stream.js';
-import type { StreamReplay } from './resumable-stream.js';
+import type { StreamReplay } from './stream-replay.js';
 import { HttpStreams } from '../config/http-schema.js';
 import { mayUseProfile, profileOf } from './http-profiles.js';
 

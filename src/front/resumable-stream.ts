@@ -216,11 +216,7 @@ export class ResumableStream {
    * given no event id, so nothing of this stream can be resumed: it is forgotten now.
    */
   private answerWhole(res: ServerResponse, headers: Record<string, string>, body: WireText): void {
-    this.ended = true;
-    clearTimeout(this.pollTimer);
-    clearTimeout(this.unattended?.timer);
-    this.pollTimer = undefined;
-    this.unattended = undefined;
+    this.over();
     this.owner.forget(this);
     if (!res.headersSent && !res.destroyed && !res.writableEnded) answerJson(res, body, headers);
   }
@@ -244,19 +240,26 @@ export class ResumableStream {
   /** The stream is complete: its connection ends; it stays resumable for keepMs. */
   end(): void {
     if (this.ended) return;
-    this.ended = true;
-    clearTimeout(this.pollTimer);
-    clearTimeout(this.unattended?.timer);
+    this.over();
     // Ended with no answer (a cancelled call): the host gets the stream, and its end.
     this.openHeld();
-    // An ended stream is kept for keepMs, thousands at a time: it lets go of what only a stream
-    // under way needs (the call's cancellation, with what that holds).
-    this.pollTimer = undefined;
-    this.unattended = undefined;
     this.res?.end();
     // Nobody can come back for it: nothing of it is kept.
     if (this.unnamed) return this.owner.forget(this);
     if (!this.owner.ended(this)) this.scheduleForget();
+  }
+
+  /**
+   * Nothing more will be written: the stream's timers stop, and an ended stream, kept for keepMs
+   * thousands at a time, lets go of what only a stream under way needs (the call's cancellation,
+   * with what that holds).
+   */
+  private over(): void {
+    this.ended = true;
+    clearTimeout(this.pollTimer);
+    clearTimeout(this.unattended?.timer);
+    this.pollTimer = undefined;
+    this.unattended = undefined;
   }
 
   /**

@@ -1,11 +1,12 @@
 // A backend spawned as a child process speaking NDJSON JSON-RPC on its stdin/stdout. Spawned
 // without a shell, with an explicit environment, in a process group of its own that is ended
 // whole; its stderr and stray stdout lines go to our log, labelled and rate-limited.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import { resolve } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import type { StdioBackendConfig } from '../config/schema.js';
 import type { Channel } from '../jsonrpc/channel.js';
 import type { JsonRpcMessage } from '../jsonrpc/message.js';
@@ -60,6 +61,11 @@ export interface LaunchSpec {
   args: readonly string[];
   cwd: string | undefined;
   env: Record<string, string>;
+  /**
+   * Open descriptors the child is given as its 3, 4, … (the sandbox's pinned paths): this
+   * process's copies are closed once the child is spawned, or could not be.
+   */
+  fds?: readonly number[] | undefined;
 }
 
 /** Turns what a backend's config asks to run into what is spawned (the sandbox wraps it). */
@@ -118,16 +124,23 @@ export class StdioChannel implements Channel {
     }
     // Sandboxed, the spawned process is bwrap: it leads the group, and ending it ends every
     // process inside (its PID namespace dies with it), so the group kill below still holds.
-    const child = spawn(launch.command, launch.args, {
-      cwd: launch.cwd,
-      env: launch.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      shell: false,
-      windowsHide: true,
-      // Its own process group: the child and whatever it spawns are ended together, and a
-      // terminal's Ctrl-C reaches switchboard only, which then stops its children in order.
-      detached: GROUPS,
-    });
+    let child: ChildProcessByStdio<Writable, Readable, Readable>;
+    try {
+      child = spawn(launch.command, launch.args, {
+        cwd: launch.cwd,
+        env: launch.env,
+        stdio: ['pipe', 'pipe', 'pipe', ...(launch.fds ?? [])],
+        shell: false,
+        windowsHide: true,
+        // Its own process group: the child and whatever it spawns are ended together, and a
+        // terminal's Ctrl-C reaches switchboard only, which then stops its children in order.
+        detached: GROUPS,
+        // The first three are pipes whatever follows them: the types cannot tell from a spread.
+      }) as ChildProcessByStdio<Writable, Readable, Readable>;
+    } finally {
+      // The child has its copies (spawn returns once it has been made), or there is no child.
+      for (const fd of launch.fds ?? []) closeSync(fd);
+    }
     this.child = child;
     const pgid = GROUPS ? child.pid : undefined;
     if (pgid !== undefined) this.options.groups?.add(pgid);

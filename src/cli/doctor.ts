@@ -10,7 +10,7 @@ import { authModeOf, isLoopbackHost, isStdioBackend, type Config } from '../conf
 import { localTokenPath } from '../front/http-auth.js';
 import { childEnvironment } from '../backends/stdio-channel.js';
 import { findCommand } from '../sandbox/command-path.js';
-import { probeSandbox } from '../sandbox/sandbox-probe.js';
+import { BY_NAME, probeSandbox } from '../sandbox/sandbox-probe.js';
 import { stateDirFile } from '../state/sqlite-file.js';
 import { defaultVaultPath } from '../vault/open.js';
 import { EXIT, defineCommand, say } from './command.js';
@@ -55,7 +55,7 @@ export const doctorCommand = defineCommand('doctor', {
 });
 
 export async function runChecks(config: Config, env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
-  const sandbox = await sandboxCheck(config);
+  const { check: sandbox, contained } = await sandboxCheck(config);
   return [
     nodeCheck(),
     sandbox,
@@ -63,7 +63,7 @@ export async function runChecks(config: Config, env: NodeJS.ProcessEnv = process
     httpAuthCheck(config, env),
     ...commandChecks(config, env),
     // Only where a sandbox will be made: without one a backend sees the host's /tmp.
-    ...(sandbox.status === 'ok' ? privateTmpChecks(config) : []),
+    ...(contained ? privateTmpChecks(config) : []),
     ...stateChecks(config, env),
     ...vaultChecks(config, env),
     ...(await meshChecks(config.mesh)),
@@ -88,25 +88,36 @@ function nodeCheck(): Check {
   };
 }
 
-async function sandboxCheck(config: Config): Promise<Check> {
+/** The sandbox check, and whether backends will run in one (they do even where it warns). */
+async function sandboxCheck(config: Config): Promise<{ check: Check; contained: boolean }> {
   const { mode, bwrap } = config.sandbox;
+  const name = 'sandbox';
   if (mode === 'none')
     return {
-      status: 'warn',
-      name: 'sandbox',
-      detail: 'off (sandbox.mode: none)',
-      fix: 'set sandbox.mode: auto',
+      check: { status: 'warn', name, detail: 'off (sandbox.mode: none)', fix: 'set sandbox.mode: auto' },
+      contained: false,
     };
   const probe = await probeSandbox(bwrap);
-  if (probe.available) return { status: 'ok', name: 'sandbox', detail: `bubblewrap (${probe.bwrap})` };
+  if (probe.available && !probe.pins) {
+    const detail = `bubblewrap (${probe.bwrap}); ${BY_NAME}`;
+    return {
+      check: { status: 'warn', name, detail, fix: 'install bubblewrap 0.8 or later' },
+      contained: true,
+    };
+  }
+  if (probe.available)
+    return { check: { status: 'ok', name, detail: `bubblewrap (${probe.bwrap})` }, contained: true };
   return {
-    status: mode === 'required' ? 'fail' : 'warn',
-    name: 'sandbox',
-    detail: `none available: ${probe.reason}; stdio backends run unsandboxed`,
-    fix:
-      process.platform === 'linux'
-        ? 'install bubblewrap (apt install bubblewrap) and allow unprivileged user namespaces'
-        : 'run on Linux for a sandbox, or accept unsandboxed backends (sandbox.mode: auto)',
+    check: {
+      status: mode === 'required' ? 'fail' : 'warn',
+      name,
+      detail: `none available: ${probe.reason}; stdio backends run unsandboxed`,
+      fix:
+        process.platform === 'linux'
+          ? 'install bubblewrap (apt install bubblewrap) and allow unprivileged user namespaces'
+          : 'run on Linux for a sandbox, or accept unsandboxed backends (sandbox.mode: auto)',
+    },
+    contained: false,
   };
 }
 

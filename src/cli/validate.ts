@@ -3,7 +3,7 @@ import { ConfigError, formatIssue, type ConfigIssue } from '../config/errors.js'
 import { loadConfig, type LoadedConfig } from '../config/load.js';
 import { isA2ABackend, isStdioBackend, type BackendConfig, type Config } from '../config/schema.js';
 import { privateTmpProblems } from '../sandbox/private-tmp.js';
-import { probeSandbox } from '../sandbox/sandbox-probe.js';
+import { BY_NAME, probeSandbox } from '../sandbox/sandbox-probe.js';
 import { backendOnlyHandlers } from '../extensions/index.js';
 import { broadHandlerGrants } from './handler-grants.js';
 import { defineCommand, usageError } from './command.js';
@@ -82,7 +82,10 @@ async function sandboxReport(
     return { line: 'sandbox: off (sandbox.mode: none); stdio backends run unsandboxed', contained: false };
   const probe = await probeSandbox(bwrap);
   if (probe.available)
-    return { line: `sandbox: bubblewrap (${probe.bwrap}); stdio backends run sandboxed`, contained: true };
+    return {
+      line: `sandbox: bubblewrap (${probe.bwrap}); stdio backends run sandboxed${probe.pins ? '' : `; ${BY_NAME}`}`,
+      contained: true,
+    };
   const line = `sandbox: none available (${probe.reason}); stdio backends run unsandboxed`;
   return mode === 'required'
     ? { line, contained: false, problem: `expected a sandbox (mode: required), but ${probe.reason}` }

@@ -1,5 +1,6 @@
 // The bwrap command line for one backend: the namespaces every sandboxed backend gets, then its
-// view of the file system (sandbox-view.ts) as mounts in order, each one laid over those before it.
+// view of the file system (sandbox-view.ts) as mounts in order, each one laid over those before it;
+// a mount whose source was opened beforehand (pinned-paths.ts) is bound from its descriptor.
 import type { Mount } from './sandbox-view.js';
 
 /**
@@ -15,17 +16,21 @@ export interface BwrapCommand {
   chdir: string;
   command: string;
   args: readonly string[];
+  /** The child's descriptor for each mount whose source is pinned: bound from it, not by name. */
+  pinned?: ReadonlyMap<Mount, number> | undefined;
 }
 
 export function bwrapArgs(c: BwrapCommand): string[] {
   const out = [...NAMESPACE_ARGS];
   if (c.network) out.push('--share-net');
-  for (const m of c.mounts) out.push(...mountArgs(m));
+  for (const m of c.mounts) out.push(...mountArgs(m, c.pinned?.get(m)));
   out.push('--chdir', c.chdir, '--', c.command, ...c.args);
   return out;
 }
 
-function mountArgs(m: Mount): string[] {
+function mountArgs(m: Mount, fd: number | undefined): string[] {
+  if (fd !== undefined && m.kind !== 'root')
+    return [m.kind === 'read' ? '--ro-bind-fd' : '--bind-fd', String(fd), m.path];
   switch (m.kind) {
     case 'root':
       return ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];

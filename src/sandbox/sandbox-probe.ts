@@ -1,16 +1,33 @@
 // Whether a bubblewrap sandbox can be made here: Linux, a bwrap executable, and namespaces it may
-// create. Asked once per start by running a trivial command inside the same namespaces backends get.
-import { execFile } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+// create. Asked once per start by running a trivial command inside the same namespaces backends
+// get, its root bound from a descriptor as backends' paths are (pinned-paths.ts); a bwrap too old
+// for that (before 0.8) is asked again with the root bound by name.
+import { spawn } from 'node:child_process';
+import { accessSync, closeSync, constants, openSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { NAMESPACE_ARGS } from './bwrap-args.js';
+import { O_PATH } from './pinned-paths.js';
 
 export type SandboxProbe =
-  | { readonly available: true; readonly bwrap: string }
+  | {
+      readonly available: true;
+      readonly bwrap: string;
+      /**
+       * Whether bwrap binds open descriptors (`--bind-fd`, bubblewrap 0.8 and later): without it,
+       * paths are bound by name, looked up again by bwrap after switchboard checked them.
+       */
+      readonly pins: boolean;
+    }
   | { readonly available: false; readonly reason: string };
+
+/** What a bwrap that cannot bind descriptors means for backends (the log, validate, doctor). */
+export const BY_NAME =
+  'it cannot bind an open descriptor (--bind-fd, bubblewrap 0.8 and later), so paths are bound by name: a backend that may write above one could swap it between the check and the bind';
 
 /** A probe that hangs (a stuck namespace setup) counts as no sandbox rather than stalling the start. */
 const PROBE_TIMEOUT_MS = 10_000;
+
+const PROBE_TAIL = ['--proc', '/proc', '--dev', '/dev', 'true'];
 
 export async function probeSandbox(
   bwrap: string,
@@ -22,12 +39,36 @@ export async function probeSandbox(
   const path = resolveExecutable(bwrap, env);
   if (path === undefined)
     return { available: false, reason: `bubblewrap not found (no executable "${bwrap}" in PATH)` };
-  const args = [...NAMESPACE_ARGS, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'];
+  const root = openSync('/', O_PATH);
+  try {
+    const pinned = await run(path, [...NAMESPACE_ARGS, '--ro-bind-fd', '3', '/', ...PROBE_TAIL], [root]);
+    if (pinned === undefined) return { available: true, bwrap: path, pins: true };
+  } finally {
+    closeSync(root);
+  }
+  const why = await run(path, [...NAMESPACE_ARGS, '--ro-bind', '/', '/', ...PROBE_TAIL], []);
+  if (why === undefined) return { available: true, bwrap: path, pins: false };
+  return { available: false, reason: `${path} cannot create a sandbox here: ${why}` };
+}
+
+/** Runs bwrap with `fds` as its 3, 4, …: undefined when it succeeds, else the first line of why not. */
+function run(bwrap: string, args: readonly string[], fds: readonly number[]): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile(path, args, { timeout: PROBE_TIMEOUT_MS, env: {} }, (err, _stdout, stderr) => {
-      if (!err) return resolve({ available: true, bwrap: path });
-      const why = String(stderr).trim().split('\n')[0] || err.message;
-      resolve({ available: false, reason: `${path} cannot create a sandbox here: ${why}` });
+    const child = spawn(bwrap, args, { env: {}, stdio: ['ignore', 'ignore', 'pipe', ...fds] });
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+      if (stderr.length < 4096) stderr += text;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_TIMEOUT_MS);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      resolve(err.message);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) return resolve(undefined);
+      const why = signal === 'SIGKILL' ? `no answer within ${PROBE_TIMEOUT_MS} ms` : undefined;
+      resolve(why ?? (stderr.trim().split('\n')[0] || `exited with code ${code}`));
     });
   });
 }

@@ -13,8 +13,9 @@ import { defaultVaultPath } from '../vault/open.js';
 import { hiddenByPrivateTmp, privateTmpProblem } from './private-tmp.js';
 import { BRIDGE_PATH_ENV } from '../public/bridge-client/constants.js';
 import { bwrapArgs } from './bwrap-args.js';
+import { pinMounts } from './pinned-paths.js';
 import { findCommand } from './command-path.js';
-import { probeSandbox, type SandboxProbe } from './sandbox-probe.js';
+import { BY_NAME, probeSandbox, type SandboxProbe } from './sandbox-probe.js';
 import {
   cacheDirs,
   followedLinks,
@@ -60,6 +61,8 @@ export class Sandbox {
         `no sandbox available (${probe.reason}): stdio backends run unsandboxed, seeing what switchboard sees`,
       );
     else log.info({ bwrap: probe.bwrap }, 'stdio backends run in a bubblewrap sandbox');
+    if (probe?.available && !probe.pins)
+      log.warn({ bwrap: probe.bwrap }, `sandboxed with ${probe.bwrap}, but ${BY_NAME}`);
     const protect = protectedPaths(options);
     if (!probe?.available) return new Sandbox(probe, protect, log);
     makeHideable(protect.dirs, log);
@@ -144,15 +147,18 @@ export class Sandbox {
         command: found,
         othersWrite: others,
       });
+      // Each source opened now and bound from its descriptor: what was checked is what is bound.
+      const pinned = probe.pins ? pinMounts(mounts) : undefined;
       const args = bwrapArgs({
-        mounts,
+        mounts: pinned?.mounts ?? mounts,
+        pinned: pinned?.childFd,
         network: own?.network ?? top.network,
         // Where it really is: one under /tmp reached through a link is bound there, not at the link.
         chdir: realPath(cwd),
         command: spec.command,
         args: spec.args,
       });
-      return { command: probe.bwrap, args, cwd, env };
+      return { command: probe.bwrap, args, cwd, env, ...(pinned && { fds: pinned.fds }) };
     };
   }
 }

@@ -1,15 +1,18 @@
 // Threat: backends silently run uncontained because no sandbox can be made (bwrap missing, or
 // namespaces refused). Switchboard still starts but says so once, `validate` says so too, and
-// `sandbox.mode: required` refuses to start rather than run backends outside a sandbox.
+// `sandbox.mode: required` refuses to start rather than run backends outside a sandbox. A bwrap too
+// old to bind descriptors still sandboxes, and what that leaves open is said the same way.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { runChecks } from '../../src/cli/doctor.js';
 import { runValidate } from '../../src/cli/validate.js';
 import { StartupError, startSwitchboard } from '../../src/switchboard.js';
 import { captureLog } from '../support/log-capture.js';
 import { configFor } from '../support/start-switchboard.js';
-import { SNOOP, outsideTmp } from './snoop.js';
+import { probeSandbox } from '../../src/sandbox/sandbox-probe.js';
+import { SNOOP, outsideTmp, withCheckout } from './snoop.js';
 
 const MISSING = '/nonexistent/bin/bwrap';
 const servers = { s: { command: process.execPath, args: [SNOOP] } };
@@ -78,4 +81,41 @@ test('validate reports a missing sandbox, and fails the file when mode is requir
   );
   const present = await run({});
   assert.match(present.lines.at(-1)!, /^sandbox: bubblewrap \(.*bwrap\); stdio backends run sandboxed$/);
+});
+
+test('a bwrap that cannot bind descriptors (before 0.8): backends still run sandboxed, bound by name, and the log, validate and doctor say what that leaves open', async (t) => {
+  const probe = await probeSandbox('bwrap');
+  if (!probe.available) return t.skip(`no sandbox here (${probe.reason})`);
+  // The real bwrap, refusing the options an older one does not have, as an older one would.
+  const dir = outsideTmp(t, 'old-bwrap');
+  const old = join(dir, 'bwrap');
+  writeFileSync(
+    old,
+    `#!/bin/sh\nfor a in "$@"; do case "$a" in --bind-fd|--ro-bind-fd) echo "bwrap: Unknown option $a" >&2; exit 1;; esac; done\nexec ${probe.bwrap} "$@"\n`,
+    { mode: 0o755 },
+  );
+  const log = captureLog('debug');
+  const config = configFor({ servers: { s: withCheckout(servers.s) }, sandbox: { bwrap: old } });
+  const sb = await startSwitchboard({
+    config,
+    log: log.logger,
+    http: true,
+  });
+  t.after(() => sb.stop());
+  assert.deepEqual(sb.failedBackends, []);
+  assert.deepEqual(sb.sandbox.probe, { available: true, bwrap: old, pins: false });
+  const warned = log.lines().find((l) => String(l['msg']).startsWith(`sandboxed with ${old}, but`));
+  assert.match(
+    String(warned?.['msg']),
+    /paths are bound by name: a backend that may write above one could swap it/,
+  );
+  const file = join(dir, 'switchboard.json');
+  writeFileSync(file, JSON.stringify({ servers, sandbox: { bwrap: old } }));
+  const lines: string[] = [];
+  assert.equal(await runValidate({ config: file, write: (l) => lines.push(l) }), 0);
+  assert.match(lines.at(-1)!, /stdio backends run sandboxed; it cannot bind an open descriptor/);
+  const [check] = (await runChecks(config)).filter((c) => c.name === 'sandbox');
+  assert.equal(check?.status, 'warn');
+  assert.match(String(check?.detail), /cannot bind an open descriptor/);
+  assert.equal(check?.fix, 'install bubblewrap 0.8 or later');
 });

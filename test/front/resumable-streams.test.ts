@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ConfigInput } from '../../src/config/schema.js';
+import { JSON_ANSWER_MAX_BYTES } from '../../src/front/resumable-stream.js';
 import { probe, rawSession } from '../gateway/harness.js';
 import { httpUrl, startGateway } from '../support/start-switchboard.js';
 import { until } from '../support/poll.js';
@@ -130,12 +131,12 @@ test('replay keeps at most maxEvents per stream, and an ended stream only for ke
 });
 
 test('ended streams together keep at most maxEndedBytes: the first ended are forgotten early, the newest stays', async (t) => {
-  const { url, session } = await gateway(t, { maxEndedBytes: 4096, keepMs: 60_000 });
+  // Each answer echoes JSON_ANSWER_MAX_BYTES characters back: one ended stream fits, two do not.
+  // Over that size, an answer goes as an SSE stream kept for a resume, however soon it comes.
+  const { url, session } = await gateway(t, { maxEndedBytes: JSON_ANSWER_MAX_BYTES * 1.5, keepMs: 60_000 });
   const other = await rawSession(url);
-  // Each answer echoes 3,000 characters back: one ended stream fits, two do not. It comes after the
-  // hold (PRIMING_HOLD_MS), so as an SSE stream kept for a resume.
   const answered = async (id: number, sessionId: string) => {
-    const post = await openSse(url, call(id, 'echo', { text: 'x'.repeat(3000), delayMs: 30 }), {
+    const post = await openSse(url, call(id, 'echo', { text: 'x'.repeat(JSON_ANSWER_MAX_BYTES) }), {
       'mcp-session-id': sessionId,
     });
     await post.ended;

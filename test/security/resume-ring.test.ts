@@ -4,11 +4,19 @@
 // that buffer: each resume must give Mallory her own answer whole or refuse it, never Alice's bytes.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { JSON_ANSWER_MAX_BYTES } from '../../src/front/resumable-stream.js';
 import { newApiKey, sha256Hex } from '../../src/front/http-auth.js';
 import { initialize, probe, rawPost } from '../gateway/harness.js';
 import { httpUrl, startGateway } from '../support/start-switchboard.js';
 
 const CANARY = 'canary-3f9a-alice-only';
+/**
+ * Laid into every answer: one over JSON_ANSWER_MAX_BYTES goes as an SSE stream kept for a resume,
+ * whatever the timing (a small one that comes within the hold would be plain JSON, kept nowhere).
+ */
+const SSE_PAD = 'p'.repeat(JSON_ANSWER_MAX_BYTES);
+/** About eight answers: each round's end some at once, so the buffer is left in pieces. */
+const MAX_ENDED_BYTES = 12_288 + 8 * (JSON_ANSWER_MAX_BYTES + 512);
 
 test("a resumed answer is its own or refused, never bytes of another host's answer", async (t) => {
   const alice = newApiKey();
@@ -23,7 +31,7 @@ test("a resumed answer is its own or refused, never bytes of another host's answ
           { name: 'mallory', sha256: sha256Hex(mallory) },
         ],
       },
-      streams: { maxEndedBytes: 12_288, keepMs: 60_000 },
+      streams: { maxEndedBytes: MAX_ENDED_BYTES, keepMs: 60_000 },
     },
   });
   const url = httpUrl(sb);
@@ -44,8 +52,7 @@ test("a resumed answer is its own or refused, never bytes of another host's answ
         jsonrpc: '2.0',
         id,
         method: 'tools/call',
-        // Answered after the hold (PRIMING_HOLD_MS), so as an SSE stream kept for a resume.
-        params: { name: 'echo', arguments: { text, delayMs: 30 } },
+        params: { name: 'echo', arguments: { text } },
       }),
     });
     const body = await res.text();
@@ -61,14 +68,14 @@ test("a resumed answer is its own or refused, never bytes of another host's answ
   let refused = 0;
   const earlier: { body: string; priming: string }[] = [];
   for (let round = 0; round < 60; round++) {
-    const text = `${'m'.repeat(50 + Math.floor(next() * 1200))}${round}`;
+    const text = `${SSE_PAD}${'m'.repeat(50 + Math.floor(next() * 1200))}${round}`;
     const own = await echo(asMallory, 1000 + round, text);
     assert.ok(own.body.includes(text));
     // Alice's answers end while Mallory resumes hers, one after another and at the same time.
     // Sizes that leave the buffer in pieces: some answers then fit within the bound but not after
     // the newest, and what they may take must never be a kept answer's bytes.
     const alices = Array.from({ length: 1 + Math.floor(next() * 4) }, (_, i) =>
-      echo(asAlice, round * 10 + i, `${CANARY} ${'a'.repeat(Math.floor(next() * 3000))}`),
+      echo(asAlice, round * 10 + i, `${CANARY} ${SSE_PAD}${'a'.repeat(Math.floor(next() * 3000))}`),
     );
     const resumes = Array.from({ length: 3 }, () => resume(own.priming));
     for (const { status, body } of await Promise.all(resumes)) {

@@ -10,7 +10,7 @@ import { authModeOf, isLoopbackHost, isStdioBackend, type Config } from '../conf
 import { localTokenPath } from '../front/http-auth.js';
 import { childEnvironment } from '../backends/stdio-channel.js';
 import { findCommand } from '../sandbox/command-path.js';
-import { BY_NAME, probeSandbox } from '../sandbox/sandbox-probe.js';
+import { BY_NAME, PIN_FIX, probeSandbox } from '../sandbox/sandbox-probe.js';
 import { stateDirFile } from '../state/sqlite-file.js';
 import { defaultVaultPath } from '../vault/open.js';
 import { EXIT, defineCommand, say } from './command.js';
@@ -101,7 +101,7 @@ async function sandboxCheck(config: Config): Promise<{ check: Check; contained: 
   if (probe.available && !probe.pins) {
     const detail = `bubblewrap (${probe.bwrap}); ${BY_NAME}`;
     return {
-      check: { status: 'warn', name, detail, fix: 'install bubblewrap 0.8 or later' },
+      check: { status: 'warn', name, detail, fix: PIN_FIX },
       contained: true,
     };
   }

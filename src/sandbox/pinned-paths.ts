@@ -69,8 +69,12 @@ export function pin(path: string): number | undefined {
   try {
     fd = openSync(path, O_PATH | constants.O_NOFOLLOW);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    throw new Error(
+      `sandbox path ${path} cannot be opened (${code ?? (err as Error).message}): the backend is not started`,
+      { cause: err },
+    );
   }
   try {
     // O_NOFOLLOW opens a link at the end as the link itself, which reads back as the same path.

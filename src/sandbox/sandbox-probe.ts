@@ -1,7 +1,7 @@
 // Whether a bubblewrap sandbox can be made here: Linux, a bwrap executable, and namespaces it may
 // create. Asked once per start by running a trivial command inside the same namespaces backends
-// get, its root bound from a descriptor as backends' paths are (pinned-paths.ts); a bwrap too old
-// for that (before 0.8) is asked again with the root bound by name.
+// get, its root bound from a descriptor as backends' paths are (pinned-paths.ts); a bwrap without
+// that (before 0.10, unless backported) is asked again with the root bound by name.
 import { spawn } from 'node:child_process';
 import { accessSync, closeSync, constants, openSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
@@ -13,7 +13,8 @@ export type SandboxProbe =
       readonly available: true;
       readonly bwrap: string;
       /**
-       * Whether bwrap binds open descriptors (`--bind-fd`, bubblewrap 0.8 and later): without it,
+       * Whether bwrap binds open descriptors (`--bind-fd`, bubblewrap 0.10, backported to some
+       * older ones): without it,
        * paths are bound by name, looked up again by bwrap after switchboard checked them.
        */
       readonly pins: boolean;
@@ -22,7 +23,11 @@ export type SandboxProbe =
 
 /** What a bwrap that cannot bind descriptors means for backends (the log, validate, doctor). */
 export const BY_NAME =
-  'it cannot bind an open descriptor (--bind-fd, bubblewrap 0.8 and later), so paths are bound by name: a backend that may write above one could swap it between the check and the bind';
+  'it cannot bind an open descriptor (--bind-fd: bubblewrap 0.10 and later, or a distribution backport), so paths are bound by name: a backend that may write above one could swap it between the check and the bind';
+
+/** What to install for descriptor binds. */
+export const PIN_FIX =
+  'install a bubblewrap with --bind-fd (0.10 or later; Debian 12 has it from 0.8.0-2+deb12u1)';
 
 /** A probe that hangs (a stuck namespace setup) counts as no sandbox rather than stalling the start. */
 const PROBE_TIMEOUT_MS = 10_000;

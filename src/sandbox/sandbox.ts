@@ -114,6 +114,12 @@ export class Sandbox {
         { backend: name, write: above },
         `backend ${name} may write in ${above.join(', ')}, above switchboard's state: should it move that away, it is not started again`,
       );
+    const writing = othersWriting(config, name);
+    for (const n of nestedWrites([...top.write, ...(own?.write ?? [])], writing))
+      this.log.warn(
+        { backend: name, path: n.path, inside: n.inside, by: n.backend },
+        `backend ${name}'s write path ${n.path} lies inside ${n.inside}, which backend ${n.backend} may write: as ${name} starts, ${n.backend} could have it bound elsewhere in ${name}'s view; give them paths that do not nest`,
+      );
     const hidden = hiddenByPrivateTmp(backend, top);
     if (hidden.length > 0) {
       const { why, fix } = privateTmpProblem(name, hidden);
@@ -132,7 +138,7 @@ export class Sandbox {
       if (env['TMPDIR'] !== undefined && !write.some((w) => within(env['TMPDIR']!, w)))
         env['TMPDIR'] = '/tmp';
       makeCaches(env);
-      const others = othersWrite(config, name);
+      const others = writing.map((o) => o.path);
       const writable = writableBy({ write, othersWrite: others, env });
       makeWritable(write, (w) => followedLinks(w, writable));
       const socket = env[BRIDGE_PATH_ENV];
@@ -163,12 +169,29 @@ export class Sandbox {
   }
 }
 
-/** The write paths of every other sandboxed stdio backend. */
-function othersWrite(config: Config, self: string): string[] {
+/** The write paths of every other sandboxed stdio backend, each with whose it is. */
+function othersWriting(config: Config, self: string): { backend: string; path: string }[] {
   return Object.entries(config.servers).flatMap(([name, entry]) => {
     const sandbox =
       name === self ? undefined : (entry as { sandbox?: StdioBackendConfig['sandbox'] }).sandbox;
-    return typeof sandbox === 'object' ? (sandbox.write ?? []) : [];
+    return typeof sandbox === 'object' ? (sandbox.write ?? []).map((path) => ({ backend: name, path })) : [];
+  });
+}
+
+/**
+ * This backend's write paths that lie inside another backend's, with whose: bwrap finds where a
+ * mount goes by name, so that backend, renaming or linking above such a path as this one starts,
+ * could have it bound elsewhere in this one's view (over its code, say). Compared where both are.
+ */
+function nestedWrites(
+  write: readonly string[],
+  others: readonly { backend: string; path: string }[],
+): { path: string; inside: string; backend: string }[] {
+  return write.flatMap((path) => {
+    const real = realPath(path);
+    return others
+      .filter((o) => real !== realPath(o.path) && within(real, realPath(o.path)))
+      .map((o) => ({ path, inside: o.path, backend: o.backend }));
   });
 }
 

@@ -11,7 +11,7 @@ import { runValidate } from '../../src/cli/validate.js';
 import { StartupError, startSwitchboard } from '../../src/switchboard.js';
 import { captureLog } from '../support/log-capture.js';
 import { configFor } from '../support/start-switchboard.js';
-import { probeSandbox } from '../../src/sandbox/sandbox-probe.js';
+import { PIN_FIX, probeSandbox } from '../../src/sandbox/sandbox-probe.js';
 import { SNOOP, outsideTmp, withCheckout } from './snoop.js';
 
 const MISSING = '/nonexistent/bin/bwrap';
@@ -83,7 +83,7 @@ test('validate reports a missing sandbox, and fails the file when mode is requir
   assert.match(present.lines.at(-1)!, /^sandbox: bubblewrap \(.*bwrap\); stdio backends run sandboxed$/);
 });
 
-test('a bwrap that cannot bind descriptors (before 0.8): backends still run sandboxed, bound by name, and the log, validate and doctor say what that leaves open', async (t) => {
+test('a bwrap that cannot bind descriptors (before 0.10): backends still run sandboxed, bound by name, and the log, validate and doctor say what that leaves open', async (t) => {
   const probe = await probeSandbox('bwrap');
   if (!probe.available) return t.skip(`no sandbox here (${probe.reason})`);
   // The real bwrap, refusing the options an older one does not have, as an older one would.
@@ -117,5 +117,5 @@ test('a bwrap that cannot bind descriptors (before 0.8): backends still run sand
   const [check] = (await runChecks(config)).filter((c) => c.name === 'sandbox');
   assert.equal(check?.status, 'warn');
   assert.match(String(check?.detail), /cannot bind an open descriptor/);
-  assert.equal(check?.fix, 'install bubblewrap 0.8 or later');
+  assert.equal(check?.fix, PIN_FIX);
 });

@@ -2,9 +2,11 @@
 // for a relative link (to a secret of the user's) in the moment between switchboard's check of the
 // path and bwrap's bind. bwrap looks paths up again and follows relative links, so a bind by name
 // would hand the other backend the secret, read-write. Switchboard opens each source first and has
-// bwrap bind the descriptor: the backend gets the directory that was checked, or (where bwrap sees
-// that what it mounted is not that directory) is not started. Here the swap is made exactly in
+// bwrap bind the descriptor: the backend is given the directory that was checked, or (where bwrap
+// sees that what it mounted is not that directory) is not started. Here the swap is made exactly in
 // that moment (after the real launcher returns, before the real spawn), every time.
+// Where the mount goes is still found by name: the same backend can have the checked directory
+// laid elsewhere in the other's view (docs/sandbox.md, not guaranteed). Such nesting is warned of.
 import assert from 'node:assert/strict';
 import {
   existsSync,
@@ -36,6 +38,8 @@ process.stdin.resume();
 `;
 
 interface Outcome {
+  /** What switchboard logged at warn, from the sandbox's start to the backend's. */
+  warned: string[];
   /** What the backend reported, when it started. */
   report?: Record<string, unknown>;
   /** Why it stopped, when it did not start. */
@@ -88,10 +92,16 @@ async function launchSwapped(
       .lines()
       .map((l) => String(l['stderr'] ?? ''))
       .join('\n');
+  const warned = () => log.lines().flatMap((l) => (l['level'] === 40 ? [String(l['msg'])] : []));
   const outcome = new Promise<Outcome>((resolve) => {
     channel.onmessage = (m) =>
-      resolve({ report: (m as { params: Record<string, unknown> }).params, stderr: stderr() });
-    channel.onclose = () => resolve({ closed: channel.closeReason ?? 'closed', stderr: stderr() });
+      resolve({
+        report: (m as { params: Record<string, unknown> }).params,
+        stderr: stderr(),
+        warned: warned(),
+      });
+    channel.onclose = () =>
+      resolve({ closed: channel.closeReason ?? 'closed', stderr: stderr(), warned: warned() });
   });
   await channel.start();
   t.after(() => channel.close());
@@ -125,7 +135,7 @@ test('the bound path itself swapped for a link: bwrap finds the mount is not the
   assert.deepEqual(readdirSync(secret), ['key.txt']);
 });
 
-test("a parent of the bound path swapped for a link: the backend gets the checked directory, never the link's target", async (t) => {
+test("a parent of the bound path swapped for a link: what the backend reads and writes is the checked directory, never the link's target; the nesting was warned of", async (t) => {
   const { base, work, notes, secret } = layout(t);
   // The attacker may write `base`: it moves `work` aside and links it to the secret's side.
   mkdirSync(join(secret, 'notes'));
@@ -145,5 +155,11 @@ test("a parent of the bound path swapped for a link: the backend gets the checke
     readdirSync(join(secret, 'notes')),
     ['key.txt'],
     'nothing was written where the link leads',
+  );
+  assert.ok(
+    got.warned.includes(
+      `backend victim's write path ${notes} lies inside ${base}, which backend attacker may write: as victim starts, attacker could have it bound elsewhere in victim's view; give them paths that do not nest`,
+    ),
+    got.warned.join('\n'),
   );
 });

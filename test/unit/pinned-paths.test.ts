@@ -2,7 +2,7 @@
 // the view found (a link swapped in since, at the end of the path or on its way, is refused), a
 // missing cache is left out rather than looked up again by name, and nothing stays open on failure.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -92,7 +92,7 @@ test('a link swapped in on the way to a bound path is refused, naming where the 
   assert.equal(openFds(), before);
 });
 
-test('a write path that is not there fails with its name; closing twice is harmless', (t) => {
+test('a write path that is not there, or runs through a file, fails with its name; closing twice is harmless', (t) => {
   const dir = scratch(t);
   mkdirSync(join(dir, 'a'));
   const before = openFds();
@@ -103,6 +103,15 @@ test('a write path that is not there fails with its name; closing twice is harml
         { kind: 'write', path: join(dir, 'gone') },
       ]),
     new RegExp(`sandbox path ${join(dir, 'gone')} does not exist`),
+  );
+  assert.equal(openFds(), before);
+  // A path through a file: its own error, with the path and what it means.
+  writeFileSync(join(dir, 'file'), '');
+  assert.throws(
+    () => pinMounts([{ kind: 'write', path: join(dir, 'file', 'sub') }]),
+    new RegExp(
+      `sandbox path ${join(dir, 'file', 'sub')} cannot be opened \\(ENOTDIR\\): the backend is not started`,
+    ),
   );
   assert.equal(openFds(), before);
   const pinned = pinMounts([{ kind: 'read', path: join(dir, 'a') }]);

@@ -42,7 +42,10 @@ export class Sandbox {
     readonly probe: SandboxProbe | undefined,
     readonly protect: Protected,
     private readonly log: Logger,
-    /** Each hidden directory's device and inode at start: what each backend's view must hide. */
+    /**
+     * The device and inode at start of each directory whose content every backend's view must
+     * hide: the state directories, and each directory holding one of switchboard's files.
+     */
     private readonly marks: ReadonlyMap<string, string> = new Map(),
   ) {}
 
@@ -67,7 +70,8 @@ export class Sandbox {
     if (!probe?.available) return new Sandbox(probe, protect, log);
     makeHideable(protect.dirs, log);
     const marks = new Map<string, string>();
-    for (const dir of protect.dirs) {
+    // A file's directory too: moved whole, the file would be where no view hides it.
+    for (const dir of [...protect.dirs, ...protect.files.map((f) => dirname(resolve(f)))]) {
       const mark = markOf(dir);
       if (mark) marks.set(dir, mark);
     }
@@ -79,9 +83,10 @@ export class Sandbox {
   }
 
   /**
-   * Refuses to lay out a view while a directory it must hide is not the one there at start: a
-   * backend with a write path above it may have moved it (renaming its parent), and a view laid by
-   * path would then leave it, elsewhere, in sight. Fails closed: the backend is not started.
+   * Refuses to lay out a view while a directory it must hide (or holding a file it must) is not
+   * the one there at start: a backend with a write path above it may have moved it (renaming its
+   * parent), and a view laid by path would then leave it, elsewhere, in sight. Fails closed: the
+   * backend is not started.
    */
   private checkHidden(backend: string): void {
     for (const [dir, mark] of this.marks) {
@@ -112,7 +117,7 @@ export class Sandbox {
     if (above.length > 0)
       this.log.warn(
         { backend: name, write: above },
-        `backend ${name} may write in ${above.join(', ')}, above switchboard's state: should it move that away, it is not started again`,
+        `backend ${name} may write in ${above.join(', ')}, above switchboard's state or files: should it move them away, it is not started again`,
       );
     const writing = othersWriting(config, name);
     for (const n of nestedWrites([...top.write, ...(own?.write ?? [])], writing))

@@ -64,7 +64,11 @@ test("write paths that link to parents of switchboard's files and state are warn
   assert.ok(!readFileSync(files.config, 'utf8').includes('pwned'));
   assert.ok(!existsSync(join(dirname(localTokenPath()), 'planted')));
   const warned = log.lines().find((l) => /above switchboard's state/.test(String(l['msg'])));
-  assert.deepEqual(warned?.['write'], [toState], "the link to the state directory's parent is warned about");
+  assert.deepEqual(
+    warned?.['write'],
+    [toFiles, toState],
+    "the links to the parents of switchboard's files and of its state directory are warned about",
+  );
 });
 
 test('a link in a directory the backend may write is not followed: the backend is not started, and the log says why', async (t) => {

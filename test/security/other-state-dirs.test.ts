@@ -1,11 +1,15 @@
 // Threat: a backend of a switchboard whose state directory XDG_STATE_HOME moved reads another
 // switchboard's tokens from the default state directory (~/.local/state/switchboard), where one
 // a host started without that variable (a Claude Desktop entry, say) keeps its admin and HTTP
-// tokens and its trust database. Both directories are hidden from its view.
+// tokens and its trust database. Both directories are hidden from its view; one moved by a backend
+// that may write above it (or the config file's directory, moved) is not left in sight.
 import assert from 'node:assert/strict';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { loadConfig } from '../../src/config/load.js';
+import { startSwitchboard } from '../../src/switchboard.js';
+import { captureLog } from '../support/log-capture.js';
 import { connectHttp } from '../support/mcp-clients.js';
 import { until } from '../support/poll.js';
 import { spawnSwitchboard, type SwitchboardProcess } from '../support/switchboard-process.js';
@@ -110,4 +114,58 @@ test('a backend that may write above the state directory and moves it is not sta
     !again.includes(CANARY) && !/"reads"/.test(again),
     `the backend ran again: ${again.slice(0, 200)}`,
   );
+});
+
+test("a backend that may write above the config file's directory and moves it is not started again", async (t) => {
+  // The config lies in base/outer/cfg, outside the state directory; the backend may write base. Its
+  // view hides cfg (a mount there cannot be renamed), so it moves outer, which holds it.
+  const base = outsideTmp(t, 'above-config');
+  const outer = join(base, 'outer');
+  const cfg = join(outer, 'cfg');
+  const moved = join(base, 'outer-moved');
+  mkdirSync(cfg, { recursive: true });
+  const file = join(cfg, 'switchboard.json');
+  const args = [SNOOP, '--rename', `${outer}=${moved}`, '--read', join(moved, 'cfg', 'switchboard.json')];
+  const spy = withCheckout({ command: process.execPath, args, sandbox: { write: [base] } });
+  writeFileSync(
+    file,
+    JSON.stringify({
+      servers: { spy },
+      http: { port: 0, auth: { mode: 'none' } },
+      admin: { enabled: false },
+      // What the config holds that no backend may read.
+      redaction: { patterns: [CANARY] },
+    }),
+  );
+  const loaded = await loadConfig(file);
+  const log = captureLog('debug');
+  const sb = await startSwitchboard({
+    config: loaded.config,
+    configFiles: loaded.files,
+    log: log.logger,
+    http: true,
+  });
+  t.after(() => sb.stop());
+  assert.ok(
+    log
+      .lines()
+      .some((l) =>
+        String(l['msg']).startsWith(`backend spy may write in ${base}, above switchboard's state or files`),
+      ),
+    'the risk is said at start',
+  );
+  const { client } = await connectHttp(t, sb.http!.url);
+  const first = (await client.callTool({ name: 'snoop', arguments: {} })) as { content: { text: string }[] };
+  assert.equal((JSON.parse(first.content[0]!.text) as { renamed: boolean }).renamed, true);
+  // Its next start would lay a view by path, and the config's directory would be in sight, moved.
+  await until(
+    () => log.text().includes(`${cfg} is gone or was replaced since switchboard started`) || undefined,
+    'the restart to be refused',
+  );
+  const again = await client.callTool({ name: 'snoop', arguments: {} }).then(
+    (r) => JSON.stringify(r),
+    (err: Error) => err.message,
+  );
+  assert.ok(!/"reads"/.test(again), `the backend ran again: ${again.slice(0, 200)}`);
+  assert.ok(!again.includes('servers'), 'nothing of the config reached the host');
 });

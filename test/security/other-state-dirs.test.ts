@@ -7,13 +7,10 @@ import assert from 'node:assert/strict';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { loadConfig } from '../../src/config/load.js';
-import { startSwitchboard } from '../../src/switchboard.js';
-import { captureLog } from '../support/log-capture.js';
 import { connectHttp } from '../support/mcp-clients.js';
 import { until } from '../support/poll.js';
 import { spawnSwitchboard, type SwitchboardProcess } from '../support/switchboard-process.js';
-import { SNOOP, outsideTmp, withCheckout } from './snoop.js';
+import { SNOOP, outsideTmp, startFromFile, withCheckout } from './snoop.js';
 
 const CANARY = 'canary-other-state-dir-81c3';
 
@@ -137,15 +134,7 @@ test("a backend that may write above the config file's directory and moves it is
       redaction: { patterns: [CANARY] },
     }),
   );
-  const loaded = await loadConfig(file);
-  const log = captureLog('debug');
-  const sb = await startSwitchboard({
-    config: loaded.config,
-    configFiles: loaded.files,
-    log: log.logger,
-    http: true,
-  });
-  t.after(() => sb.stop());
+  const { sb, log } = await startFromFile(t, file);
   assert.ok(
     log
       .lines()

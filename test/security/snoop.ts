@@ -90,16 +90,7 @@ export async function scene(
     ...top,
   };
   writeFileSync(files.config, JSON.stringify(config));
-  const loaded = await loadConfig(files.config);
-  const log = captureLog('debug');
-  const sb = await startSwitchboard({
-    config: loaded.config,
-    configFiles: loaded.files,
-    log: log.logger,
-    http: true,
-    admin: options.admin,
-  });
-  t.after(() => sb.stop());
+  const { sb, log } = await startFromFile(t, files.config, options.admin);
   // The front's default, the local token: the host reads it where switchboard keeps it (none
   // under auth.mode none).
   const token = existsSync(localTokenPath()) ? readFileSync(localTokenPath(), 'utf8').trim() : undefined;
@@ -120,6 +111,28 @@ export async function scene(
       return { raw, report: JSON.parse(result.content[0]!.text) as Record<string, unknown> };
     },
   };
+}
+
+/**
+ * Switchboard in this process, from a config file (hidden from sandboxed backends as the file it
+ * was read from), logging at debug to a log the test reads; stopped when the test ends.
+ */
+export async function startFromFile(
+  t: TestContext,
+  file: string,
+  admin?: boolean,
+): Promise<{ sb: Switchboard; log: CapturedLog }> {
+  const loaded = await loadConfig(file);
+  const log = captureLog('debug');
+  const sb = await startSwitchboard({
+    config: loaded.config,
+    configFiles: loaded.files,
+    log: log.logger,
+    http: true,
+    admin,
+  });
+  t.after(() => sb.stop());
+  return { sb, log };
 }
 
 /** The bridge token of the running process whose environment holds `marker` (read from outside). */

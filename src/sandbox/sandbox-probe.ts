@@ -18,6 +18,8 @@ export type SandboxProbe =
        * paths are bound by name, looked up again by bwrap after switchboard checked them.
        */
       readonly pins: boolean;
+      /** Why not, when it does not: what bwrap said to a descriptor bind. */
+      readonly noPins?: string;
     }
   | { readonly available: false; readonly reason: string };
 
@@ -45,14 +47,15 @@ export async function probeSandbox(
   if (path === undefined)
     return { available: false, reason: `bubblewrap not found (no executable "${bwrap}" in PATH)` };
   const root = openSync('/', O_PATH);
+  let noPins: string | undefined;
   try {
-    const pinned = await run(path, [...NAMESPACE_ARGS, '--ro-bind-fd', '3', '/', ...PROBE_TAIL], [root]);
-    if (pinned === undefined) return { available: true, bwrap: path, pins: true };
+    noPins = await run(path, [...NAMESPACE_ARGS, '--ro-bind-fd', '3', '/', ...PROBE_TAIL], [root]);
+    if (noPins === undefined) return { available: true, bwrap: path, pins: true };
   } finally {
     closeSync(root);
   }
   const why = await run(path, [...NAMESPACE_ARGS, '--ro-bind', '/', '/', ...PROBE_TAIL], []);
-  if (why === undefined) return { available: true, bwrap: path, pins: false };
+  if (why === undefined) return { available: true, bwrap: path, pins: false, noPins };
   return { available: false, reason: `${path} cannot create a sandbox here: ${why}` };
 }
 

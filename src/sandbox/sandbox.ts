@@ -65,7 +65,7 @@ export class Sandbox {
       );
     else log.info({ bwrap: probe.bwrap }, 'stdio backends run in a bubblewrap sandbox');
     if (probe?.available && !probe.pins)
-      log.warn({ bwrap: probe.bwrap }, `sandboxed with ${probe.bwrap}, but ${BY_NAME}`);
+      log.warn({ bwrap: probe.bwrap, said: probe.noPins }, `sandboxed with ${probe.bwrap}, but ${BY_NAME}`);
     const protect = protectedPaths(options);
     if (!probe?.available) return new Sandbox(probe, protect, log);
     makeHideable(protect.dirs, log);

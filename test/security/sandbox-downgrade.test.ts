@@ -103,8 +103,14 @@ test('a bwrap that cannot bind descriptors (before 0.10): backends still run san
   });
   t.after(() => sb.stop());
   assert.deepEqual(sb.failedBackends, []);
-  assert.deepEqual(sb.sandbox.probe, { available: true, bwrap: old, pins: false });
+  assert.deepEqual(sb.sandbox.probe, {
+    available: true,
+    bwrap: old,
+    pins: false,
+    noPins: 'bwrap: Unknown option --ro-bind-fd',
+  });
   const warned = log.lines().find((l) => String(l['msg']).startsWith(`sandboxed with ${old}, but`));
+  assert.equal(warned?.['said'], 'bwrap: Unknown option --ro-bind-fd', 'what bwrap said is in the line');
   assert.match(
     String(warned?.['msg']),
     /paths are bound by name: a backend that may write above one could swap it/,

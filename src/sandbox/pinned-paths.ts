@@ -27,8 +27,7 @@ export interface PinnedMounts {
 /**
  * Opens the source of each bound mount (read, write, cache, socket). A cache that is not there is
  * left out (as `--bind-try` would skip it, but not looked up again by name); any other missing
- * source fails. Throws, closing what it
- * opened, when a source no longer is where the view found it.
+ * source fails. Throws, closing what it opened, when a source is no longer where the view found it.
  */
 export function pinMounts(mounts: readonly Mount[]): PinnedMounts {
   const fds: number[] = [];

@@ -14,8 +14,8 @@ export type SandboxProbe =
       readonly bwrap: string;
       /**
        * Whether bwrap binds open descriptors (`--bind-fd`, bubblewrap 0.10, backported to some
-       * older ones): without it,
-       * paths are bound by name, looked up again by bwrap after switchboard checked them.
+       * older ones): without it, paths are bound by name, looked up again by bwrap after
+       * switchboard checked them.
        */
       readonly pins: boolean;
       /** Why not, when it does not: what bwrap said to a descriptor bind. */

@@ -71,7 +71,7 @@ export class Sandbox {
     makeHideable(protect.dirs, log);
     const marks = new Map<string, string>();
     // A file's directory too: moved whole, the file would be where no view hides it.
-    for (const dir of [...protect.dirs, ...protect.files.map((f) => dirname(resolve(f)))]) {
+    for (const dir of new Set([...protect.dirs, ...protect.files.map((f) => dirname(resolve(f)))])) {
       const mark = markOf(dir);
       if (mark) marks.set(dir, mark);
     }
@@ -192,10 +192,11 @@ function nestedWrites(
   write: readonly string[],
   others: readonly { backend: string; path: string }[],
 ): { path: string; inside: string; backend: string }[] {
+  const theirs = others.map((o) => ({ ...o, real: realPath(o.path) }));
   return write.flatMap((path) => {
     const real = realPath(path);
-    return others
-      .filter((o) => real !== realPath(o.path) && within(real, realPath(o.path)))
+    return theirs
+      .filter((o) => real !== o.real && within(real, o.real))
       .map((o) => ({ path, inside: o.path, backend: o.backend }));
   });
 }
